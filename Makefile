@@ -1,0 +1,33 @@
+# The two commands of the quickstart: `make run` (the main job) and `make test`.
+# Both create .venv and install the project with the tested versions (constraints.txt).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test test-slow bench lint clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install  ## the main job on the default scenario
+	$(VENV)/bin/aco-env run
+
+test: install  ## layering contracts, then the default test suite (slow tests deselected)
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -q
+
+test-slow: install  ## only the slow tests
+	$(PY) -m pytest -q -m slow
+
+bench: install  ## benchmarks; results in docs/benchmarks.md
+	$(VENV)/bin/aco-env bench --out docs/benchmarks.json --markdown docs/benchmarks.md
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,45 @@
+"""The digital twin: the physics of a heterogeneous fleet (no RL, no deep learning here).
+
+Public API: specs (:class:`NodeSpec`, :class:`JobSpec`, :class:`Telemetry`,
+:class:`TwinSpec`, :class:`ObjectiveWeights`), fleets, the simulator :class:`DigitalTwin`,
+its snapshot and the oracle's :class:`HindsightView`.
+"""
+
+from digital_twin.errors import InvalidPlacementError, SpecError, TraceError
+from digital_twin.fleet import (
+    NodeSpec,
+    default_fleet,
+    fleet_from_alibaba_gpu_csv,
+    fleet_from_dicts,
+    generate_fleet,
+)
+from digital_twin.hindsight import HindsightView
+from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, job_from_dict
+from digital_twin.objective import ACTIVE_NODES, COST_MODELS, PRORATED, ObjectiveBreakdown, ObjectiveWeights
+from digital_twin.spec import TwinSpec
+from digital_twin.telemetry import Telemetry
+from digital_twin.twin import DigitalTwin, TwinSnapshot
+
+__all__ = [
+    "ACTIVE_NODES",
+    "COST_MODELS",
+    "PRORATED",
+    "WORKLOAD_TYPES",
+    "DigitalTwin",
+    "HindsightView",
+    "InvalidPlacementError",
+    "JobSpec",
+    "NodeSpec",
+    "ObjectiveBreakdown",
+    "ObjectiveWeights",
+    "SpecError",
+    "Telemetry",
+    "TraceError",
+    "TwinSnapshot",
+    "TwinSpec",
+    "default_fleet",
+    "fleet_from_alibaba_gpu_csv",
+    "fleet_from_dicts",
+    "generate_fleet",
+    "job_from_dict",
+]

@@ -1,0 +1,67 @@
+"""The privileged, read-only view of an episode's future, for the oracle.
+
+An agent in the env sees only the present. The oracle computes the offline optimum with full
+hindsight, and reads everything it needs through :class:`HindsightView`, obtained from
+:meth:`digital_twin.DigitalTwin.hindsight` after ``reset``: never through private attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from digital_twin.fleet import NodeSpec
+from digital_twin.jobs import JobSpec
+from digital_twin.spec import TwinSpec
+
+
+@dataclass(frozen=True, eq=False)
+class HindsightView:
+    """What will happen in the episode regardless of the agent's decisions.
+
+    Attributes:
+        spec: The episode's fixed inputs (fleet, all jobs with arrivals and durations,
+            telemetry, horizon, TTL, SLA threshold, cost model, weights).
+        interruptions_s: Per node, the sorted times at which it is interrupted (only
+            effective interruptions: each hits an up node). Empty for on-demand nodes.
+        down_windows_s: Per node, ``(start, end)`` intervals during which it is down
+            (``end = start + spot_recovery_s``; may extend past the horizon).
+        background_cpu_pct: ``(n_ticks, n_nodes)`` read-only array of background cpu %.
+        background_mem_pct: ``(n_ticks, n_nodes)`` read-only array of background mem %.
+        tick_times_s: ``(n_sla_ticks,)`` read-only array of the SLA sampling times
+            ``k * tick_s < horizon_s``.
+    """
+
+    spec: TwinSpec
+    interruptions_s: tuple[tuple[float, ...], ...]
+    down_windows_s: tuple[tuple[tuple[float, float], ...], ...]
+    background_cpu_pct: np.ndarray  # (n_ticks, n_nodes)
+    background_mem_pct: np.ndarray  # (n_ticks, n_nodes)
+    tick_times_s: np.ndarray  # (n_sla_ticks,)
+
+    @classmethod
+    def build(cls, spec: TwinSpec, interruptions_s: tuple[tuple[float, ...], ...]) -> HindsightView:
+        """Assemble the view from a spec and the effective interruption times."""
+        recovery = spec.spot_recovery_s
+        windows = tuple(tuple((t, t + recovery) for t in times) for times in interruptions_s)
+        background = spec.telemetry.background_pct  # already read-only
+        n_sla_ticks = int(np.ceil(spec.horizon_s / spec.tick_s))
+        ticks = np.arange(n_sla_ticks, dtype=np.float64) * spec.tick_s
+        ticks = ticks[ticks < spec.horizon_s]
+        ticks.setflags(write=False)
+        return cls(spec, interruptions_s, windows, background[:, :, 0], background[:, :, 1], ticks)
+
+    @property
+    def fleet(self) -> tuple[NodeSpec, ...]:
+        """The nodes, in action order."""
+        return self.spec.fleet
+
+    @property
+    def jobs(self) -> tuple[JobSpec, ...]:
+        """Every job of the episode (future arrivals included), sorted by arrival."""
+        return self.spec.jobs
+
+    def is_down(self, node: int, time_s: float) -> bool:
+        """Whether ``node`` is down at ``time_s`` (down windows are half-open ``[start, end)``)."""
+        return any(start <= time_s < end for start, end in self.down_windows_s[node])

@@ -1,0 +1,129 @@
+"""Jobs: frozen :class:`JobSpec` with validation.
+
+A workload is a ``tuple[JobSpec, ...]`` sorted by ``arrival_s`` (ties keep their order).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from digital_twin.errors import SpecError
+from digital_twin.fleet import ARCHES
+
+LATENCY_CRITICAL = "latency-critical"
+BATCH = "batch"
+STREAM = "stream"
+WORKLOAD_TYPES = (LATENCY_CRITICAL, BATCH, STREAM)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    """One job as submitted. Immutable; the twin tracks its life (queued, running...) apart.
+
+    Attributes:
+        job_id: Unique name.
+        arrival_s: Submission time in simulated seconds from the episode start (>= 0).
+        duration_s: Run time once started, in seconds (> 0). An evicted job restarts from zero.
+        workload: ``"latency-critical"``, ``"batch"`` or ``"stream"``.
+        cpu_cores: CPU request in cores (> 0; resolution 1 millicore).
+        mem_gb: Memory request in GB (> 0; resolution 1 MiB).
+        gpu_count: Whole GPUs needed (>= 0).
+        gpu_vram_gb: Minimum VRAM per GPU in GB (>= 0; only meaningful with GPUs).
+        allowed_gpu_models: GPU models the job may run on; ``None`` = any.
+        required_arch: Node arch the job needs (``"x86_64"``, ``"arm64"``, ``"gpu-node"``);
+            ``None`` = any arch that fits. A job with GPUs can only run on nodes with GPUs.
+        priority: 1 (lowest) .. 100 (highest).
+        preemptible: When its spot node is interrupted, a preemptible job returns to the
+            queue (progress lost); a non-preemptible one fails.
+        deadline_s: Latest start in simulated seconds from the episode start; starting later
+            costs the deadline penalty. ``None`` = no deadline.
+    """
+
+    job_id: str
+    arrival_s: float
+    duration_s: float
+    workload: str
+    cpu_cores: float
+    mem_gb: float
+    gpu_count: int = 0
+    gpu_vram_gb: float = 0.0
+    allowed_gpu_models: tuple[str, ...] | None = None
+    required_arch: str | None = None
+    priority: int = 50
+    preemptible: bool = False
+    deadline_s: float | None = None
+
+    def __post_init__(self) -> None:
+        where = f"job {self.job_id!r}"
+        if not self.job_id:
+            raise SpecError("job_id must be a non-empty string")
+        if self.workload not in WORKLOAD_TYPES:
+            raise SpecError(f"{where}: workload {self.workload!r} is not one of {WORKLOAD_TYPES}")
+        _check_number(where, "arrival_s", self.arrival_s, allow_zero=True)
+        _check_number(where, "duration_s", self.duration_s, allow_zero=False)
+        _check_number(where, "cpu_cores", self.cpu_cores, allow_zero=False)
+        _check_number(where, "mem_gb", self.mem_gb, allow_zero=False)
+        _check_number(where, "gpu_vram_gb", self.gpu_vram_gb, allow_zero=True)
+        if isinstance(self.gpu_count, bool) or not isinstance(self.gpu_count, int) or self.gpu_count < 0:
+            raise SpecError(f"{where}: gpu_count must be an integer >= 0, got {self.gpu_count!r}")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not 1 <= self.priority <= 100:
+            raise SpecError(f"{where}: priority must be an integer in 1..100, got {self.priority!r}")
+        if not isinstance(self.preemptible, bool):
+            raise SpecError(f"{where}: preemptible must be true or false, got {self.preemptible!r}")
+        if self.required_arch is not None and self.required_arch not in ARCHES:
+            raise SpecError(f"{where}: required_arch {self.required_arch!r} is not one of {ARCHES}")
+        if self.allowed_gpu_models is not None:
+            if isinstance(self.allowed_gpu_models, str) or not all(
+                isinstance(m, str) and m for m in self.allowed_gpu_models
+            ):
+                raise SpecError(f"{where}: allowed_gpu_models must be a tuple of model names")
+            if not self.allowed_gpu_models:
+                raise SpecError(f"{where}: allowed_gpu_models is empty (use None for any model)")
+        if self.deadline_s is not None:
+            _check_number(where, "deadline_s", self.deadline_s, allow_zero=True)
+
+    @property
+    def is_latency_critical(self) -> bool:
+        """True for latency-critical jobs (subject to the SLA and QoS penalties)."""
+        return self.workload == LATENCY_CRITICAL
+
+
+def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and (value > 0 or (allow_zero and value == 0)):
+        return
+    bound = ">= 0" if allow_zero else "> 0"
+    raise SpecError(f"{where}: {name} must be a finite number {bound}, got {value!r}")
+
+
+_JOB_FIELDS = {f.name for f in fields(JobSpec)}
+
+
+def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
+    """Build a :class:`JobSpec` from a mapping of its field names (unknown keys are errors)."""
+    unknown = set(data) - _JOB_FIELDS
+    if unknown:
+        raise SpecError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_JOB_FIELDS)}")
+    values = dict(data)
+    if isinstance(values.get("allowed_gpu_models"), list):
+        values["allowed_gpu_models"] = tuple(values["allowed_gpu_models"])
+    try:
+        return JobSpec(**values)
+    except TypeError as exc:
+        raise SpecError(f"{where}: {exc}") from None
+    except SpecError as exc:
+        raise SpecError(f"{where}: {exc}") from None
+
+
+def validate_workload(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
+    """Return the jobs sorted by arrival (stable), after checking job ids are unique."""
+    workload = tuple(sorted(jobs, key=lambda j: j.arrival_s))
+    seen: set[str] = set()
+    for job in workload:
+        if job.job_id in seen:
+            raise SpecError(f"duplicate job_id {job.job_id!r} in workload")
+        seen.add(job.job_id)
+    return workload

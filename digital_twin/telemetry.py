@@ -1,0 +1,82 @@
+"""Background telemetry: other tenants' utilisation of each node, on a regular tick grid.
+
+The twin reads background load from a :class:`Telemetry`; the trace readers in
+:mod:`digital_twin.traces` produce one from real data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from digital_twin.errors import SpecError
+
+CPU = 0  # index of cpu % in the last axis of ``background_pct``
+MEM = 1  # index of mem % in the last axis of ``background_pct``
+
+
+@dataclass(frozen=True, eq=False)
+class Telemetry:
+    """Per-node background utilisation on a regular grid.
+
+    Tick ``k`` covers simulated time ``[k * tick_s, (k + 1) * tick_s)``; the twin samples the
+    SLA at each tick time ``k * tick_s`` (k = 0, 1, ...) and a node's background during tick
+    ``k`` is ``background_pct[k, node]``.
+
+    Attributes:
+        background_pct: ``(n_ticks, n_nodes, 2)`` float64, cpu % and mem % in [0, 100].
+            Stored read-only.
+        tick_s: Tick length in seconds (> 0).
+        source: Free-text description (file and mapping) for reports.
+    """
+
+    background_pct: np.ndarray  # (n_ticks, n_nodes, 2)
+    tick_s: float
+    source: str = "array"
+
+    def __post_init__(self) -> None:
+        array = np.array(self.background_pct, dtype=np.float64)  # a private copy
+        if array.ndim != 3 or array.shape[2] != 2 or array.shape[0] == 0 or array.shape[1] == 0:
+            raise SpecError(
+                f"telemetry ({self.source}): background_pct must have shape (n_ticks, n_nodes, 2) "
+                f"with n_ticks, n_nodes >= 1, got {array.shape}"
+            )
+        if not np.isfinite(array).all():
+            tick, node, _ = np.argwhere(~np.isfinite(array))[0]
+            raise SpecError(f"telemetry ({self.source}): non-finite value at tick {tick}, node {node}")
+        if array.min() < 0.0 or array.max() > 100.0:
+            tick, node, _ = np.argwhere((array < 0) | (array > 100))[0]
+            raise SpecError(
+                f"telemetry ({self.source}): value {array[tick, node]} at tick {tick}, node {node} "
+                "is outside [0, 100] %"
+            )
+        if not (isinstance(self.tick_s, int | float) and math.isfinite(self.tick_s) and self.tick_s > 0):
+            raise SpecError(f"telemetry ({self.source}): tick_s must be > 0, got {self.tick_s!r}")
+        array.setflags(write=False)
+        object.__setattr__(self, "background_pct", array)
+
+    @property
+    def n_ticks(self) -> int:
+        """Number of ticks in the series."""
+        return int(self.background_pct.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes (columns) in the series."""
+        return int(self.background_pct.shape[1])
+
+    @property
+    def span_s(self) -> float:
+        """Simulated seconds covered, ``n_ticks * tick_s``."""
+        return self.n_ticks * self.tick_s
+
+    @classmethod
+    def constant(cls, n_nodes: int, cpu_pct: float, mem_pct: float, span_s: float, tick_s: float) -> Telemetry:
+        """A flat background (handy for toy instances and tests)."""
+        n_ticks = max(1, math.ceil(span_s / tick_s))
+        array = np.empty((n_ticks, n_nodes, 2))
+        array[..., CPU] = cpu_pct
+        array[..., MEM] = mem_pct
+        return cls(array, tick_s, source=f"constant cpu={cpu_pct}% mem={mem_pct}%")

@@ -1,0 +1,611 @@
+"""The digital twin: an event-driven simulation of a fleet, its queue and its bill.
+
+The twin jumps from event to event (arrival, completion, telemetry tick, spot interruption,
+spot recovery, queue TTL expiry) and stops at each *decision point*: a moment at which a
+pending job fits on at least one up node. The caller then :meth:`DigitalTwin.place` s the job
+on a node or :meth:`DigitalTwin.defer` s it; both run the simulation on to the next decision
+point. Jobs that fit nowhere right now wait without a decision being asked.
+
+Queue discipline: pending jobs are asked in FIFO order of the time they entered the queue
+(an evicted preemptible job re-enters at the back). At one simulated instant each pending job
+is asked at most once; a deferred job is asked again after the next event.
+
+Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
+At equal times, events are handled in the order completion, recovery, interruption, tick,
+arrival, TTL expiry, and decisions come after all of them.
+
+Example:
+    >>> import numpy as np
+    >>> from digital_twin import DigitalTwin, JobSpec, Telemetry, TwinSpec, default_fleet
+    >>> fleet = default_fleet()
+    >>> jobs = [JobSpec("j0", 0.0, 600.0, "batch", 4, 8)]
+    >>> spec = TwinSpec(fleet, tuple(jobs), Telemetry.constant(5, 30, 40, 3600, 300), 3600)
+    >>> twin = DigitalTwin(spec)
+    >>> twin.reset(np.random.default_rng(0))
+    >>> twin.current_job.job_id
+    'j0'
+    >>> twin.place(0)
+    >>> twin.terminated, round(twin.objective().cost_usd, 6)  # 0.48 $/h * 4/32 * 600 s
+    (True, 0.01)
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from digital_twin.errors import InvalidPlacementError
+from digital_twin.hindsight import HindsightView
+from digital_twin.jobs import WORKLOAD_TYPES, JobSpec
+from digital_twin.objective import ACTIVE_NODES, ObjectiveBreakdown
+from digital_twin.spec import TwinSpec
+from digital_twin.spot import draw_interruptions, effective_interruptions
+from digital_twin.state import (
+    ARRIVAL,
+    COMPLETED,
+    COMPLETION,
+    EVENT_NAMES,
+    FAILED,
+    FUTURE,
+    INTERRUPTION,
+    PENDING,
+    RECOVERY,
+    REJECTED,
+    RUNNING,
+    STATUS_NAMES,
+    TICK,
+    TTL_EXPIRY,
+    TwinState,
+)
+from digital_twin.telemetry import CPU
+
+_SLA, _QOS, _EVICT, _LATE, _REJECT = range(5)  # indices into TwinState.counts
+_LC = WORKLOAD_TYPES.index("latency-critical")  # column of running_by_type
+
+
+class TwinSnapshot:
+    """An opaque saved state of a twin, for :meth:`DigitalTwin.restore` (look-ahead)."""
+
+    __slots__ = ("_current", "_done", "_state")
+
+    def __init__(self, state: TwinState, current: int, done: bool) -> None:
+        self._state = state
+        self._current = current
+        self._done = done
+
+
+class DigitalTwin:
+    """Simulates one :class:`TwinSpec`; see the module docstring for the protocol.
+
+    Args:
+        spec: The episode's fixed inputs.
+        record_events: Keep an event log (:attr:`event_log`), for tests and debugging.
+    """
+
+    def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
+        self.spec = spec
+        self.record_events = record_events
+        fleet, jobs = spec.fleet, spec.jobs
+        self._n_nodes = len(fleet)
+        self._n_jobs = len(jobs)
+        # Per-node constants (integer resource units).
+        self._cpu_m = [_millis(n.cpu_cores) for n in fleet]
+        self._mem_mib = [_mib(n.mem_gb) for n in fleet]
+        self._gpus = [n.gpu_count for n in fleet]
+        self._price_per_s = [n.price_per_hour_usd / 3600.0 for n in fleet]
+        self._is_spot = [n.is_spot for n in fleet]
+        # Per-job constants.
+        self._arrival_s = [j.arrival_s for j in jobs]
+        self._req_cpu_m = [_millis(j.cpu_cores) for j in jobs]
+        self._req_mem_mib = [_mib(j.mem_gb) for j in jobs]
+        self._req_gpus = [j.gpu_count for j in jobs]
+        self._type_index = [WORKLOAD_TYPES.index(j.workload) for j in jobs]
+        self._is_lc = [j.is_latency_critical for j in jobs]
+        self._candidates = [self._static_candidates(j) for j in jobs]
+        self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
+        self._ttl = spec.queue_ttl_s
+        self._horizon = float(spec.horizon_s)
+        self._tick_s = float(spec.telemetry.tick_s)
+        self._active_nodes = spec.cost_model == ACTIVE_NODES
+        self._interruptions: tuple[tuple[float, ...], ...] = tuple(() for _ in fleet)
+        self._s = self._initial_state()
+        self._current = -1
+        self._done = True
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, rng: np.random.Generator) -> None:
+        """Start the episode: draw spot interruptions from ``rng``, run to the first decision."""
+        spec = self.spec
+        if spec.fixed_interruptions_s is not None:
+            self._interruptions = tuple(
+                effective_interruptions(times, self._horizon, spec.spot_recovery_s)
+                for times in spec.fixed_interruptions_s
+            )
+        elif spec.spot_interruptions:
+            self._interruptions = draw_interruptions(spec.fleet, self._horizon, spec.spot_recovery_s, rng)
+        else:
+            self._interruptions = tuple(() for _ in spec.fleet)
+        self._s = s = self._initial_state()
+        for node, times in enumerate(self._interruptions):
+            for t in times:
+                self._push(t, INTERRUPTION, node, 0)
+        s.events = [] if self.record_events else None
+        self._done = False
+        self._advance()
+
+    @property
+    def current_job(self) -> JobSpec | None:
+        """The job a decision is asked for, or ``None`` when the episode is over."""
+        return None if self._done else self.spec.jobs[self._current]
+
+    @property
+    def current_job_index(self) -> int:
+        """Index into ``spec.jobs`` of the current job (-1 when the episode is over)."""
+        return -1 if self._done else self._current
+
+    def can_place(self, node: int) -> bool:
+        """Whether the current job fits on ``node`` now (up, resources, arch, GPU model/VRAM)."""
+        if self._done or not 0 <= node < self._n_nodes:
+            return False
+        return self._fits(self._current, node)
+
+    def feasible_mask(self) -> list[bool]:
+        """``can_place`` for every node, in fleet order (all False when the episode is over)."""
+        if self._done:
+            return [False] * self._n_nodes
+        j = self._current
+        return [self._fits(j, i) for i in range(self._n_nodes)]
+
+    def place(self, node: int) -> None:
+        """Start the current job on ``node`` and run on to the next decision point.
+
+        Raises:
+            InvalidPlacementError: The episode is over or the job does not fit; nothing changes.
+        """
+        if self._done:
+            raise InvalidPlacementError("the episode is over: no job to place")
+        j = self._current
+        if not (isinstance(node, int | np.integer) and 0 <= node < self._n_nodes and self._fits(j, int(node))):
+            raise InvalidPlacementError(self._why_not(j, node))
+        s = self._s
+        del s.pending[s.cursor]
+        self._start(j, int(node))
+        self._advance()
+
+    def defer(self) -> None:
+        """Leave the current job queued until the next event and run on to the next decision."""
+        if self._done:
+            raise InvalidPlacementError("the episode is over: no job to defer")
+        s = self._s
+        self._log("defer", self._current, -1)
+        s.cursor += 1
+        self._advance()
+
+    @property
+    def done(self) -> bool:
+        """True once the episode is over (terminated or truncated)."""
+        return self._done
+
+    @property
+    def terminated(self) -> bool:
+        """True when every job reached a terminal state before the horizon."""
+        return self._done and self._s.status_counts[RUNNING] + self._s.status_counts[PENDING] + self._s.status_counts[FUTURE] == 0
+
+    @property
+    def truncated(self) -> bool:
+        """True when the horizon ended the episode with jobs not yet terminal."""
+        return self._done and not self.terminated
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def time_s(self) -> float:
+        """Current simulated time in seconds."""
+        return self._s.time_s
+
+    @property
+    def tick_index(self) -> int:
+        """Index of the telemetry tick that contains the current time."""
+        return min(int(self._s.time_s // self._tick_s), self.spec.telemetry.n_ticks - 1)
+
+    def objective(self) -> ObjectiveBreakdown:
+        """The objective accrued so far (cost up to :attr:`time_s`), by term."""
+        s, w = self._s, self.spec.weights
+        sla, qos, evictions, late, rejections = s.counts
+        return ObjectiveBreakdown(
+            cost_usd=s.cost_usd,
+            sla_usd=sla * w.sla_violation_usd,
+            qos_usd=qos * w.qos_violation_usd,
+            eviction_usd=evictions * w.eviction_usd,
+            deadline_usd=late * w.deadline_miss_usd,
+            rejection_usd=rejections * w.rejection_usd,
+            sla_violations=sla,
+            qos_violations=qos,
+            evictions=evictions,
+            deadline_misses=late,
+            rejections=rejections,
+        )
+
+    def job_counts(self) -> dict[str, int]:
+        """Number of jobs per status (``future`` = not yet arrived); they sum to ``len(jobs)``."""
+        return dict(zip(STATUS_NAMES, self._s.status_counts, strict=True))
+
+    def job_status(self, job: int) -> str:
+        """Status name of job ``job`` (index into ``spec.jobs``)."""
+        return STATUS_NAMES[self._s.status[job]]
+
+    def job_node(self, job: int) -> int:
+        """Node index a running job is on (-1 when not running)."""
+        return self._s.node_of[job] if self._s.status[job] == RUNNING else -1
+
+    def metrics(self) -> dict[str, float]:
+        """Episode metrics so far: objective terms, job counts, mean wait, utilisation, QoS."""
+        s = self._s
+        out: dict[str, float] = dict(self.objective().as_dict())
+        out.update({f"{name}_jobs": count for name, count in self.job_counts().items()})
+        out["mean_wait_s"] = s.wait_sum_s / s.started_jobs if s.started_jobs else 0.0
+        total_cpu_m_s = sum(self._cpu_m) * s.time_s
+        out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
+        lc_started = sum(1 for j in range(self._n_jobs) if self._is_lc[j] and s.first_start_s[j] >= 0)
+        out["qos_compliance"] = 1.0 - s.counts[_QOS] / lc_started if lc_started else 1.0
+        out["sim_time_s"] = s.time_s
+        return out
+
+    def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
+        s = self._s
+        return (
+            np.array(s.free_cpu_m, dtype=np.float64) / 1000.0,
+            np.array(s.free_mem_mib, dtype=np.float64) / 1024.0,
+            np.array(s.free_gpus, dtype=np.float64),
+        )
+
+    def node_up(self) -> np.ndarray:
+        """``(n_nodes,)`` bool: which nodes are up."""
+        return np.array(self._s.up, dtype=bool)
+
+    def running_by_type(self) -> np.ndarray:
+        """``(n_nodes, 3)`` int: running jobs per node and workload type (WORKLOAD_TYPES order)."""
+        return np.array(self._s.running_by_type, dtype=np.int64)
+
+    def utilization_pct(self) -> np.ndarray:
+        """``(n_nodes,)``: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
+        k = self.tick_index
+        s = self._s
+        return np.array(
+            [self._background_cpu[k][i] + 100.0 * (self._cpu_m[i] - s.free_cpu_m[i]) / self._cpu_m[i]
+             for i in range(self._n_nodes)]
+        )
+
+    def pending_jobs(self) -> list[int]:
+        """Job indices in the queue, starting with the current job, in the order they will be asked."""
+        s = self._s
+        return s.pending[s.cursor:] + s.pending[: s.cursor]
+
+    @property
+    def event_log(self) -> list[tuple[float, str, str, str]]:
+        """``(time_s, event, job_id or "", node_id or "")`` entries; empty unless recording."""
+        return list(self._s.events or [])
+
+    def hindsight(self) -> HindsightView:
+        """The privileged, read-only view of the episode's future (for the oracle only)."""
+        return HindsightView.build(self.spec, self._interruptions)
+
+    def snapshot(self) -> TwinSnapshot:
+        """Save the current state (cost: a copy of a few lists; O(nodes + jobs))."""
+        return TwinSnapshot(self._s.copy(), self._current, self._done)
+
+    def restore(self, snapshot: TwinSnapshot) -> None:
+        """Return to a state saved by :meth:`snapshot` of this twin (the snapshot stays reusable)."""
+        self._s = snapshot._state.copy()
+        self._current = snapshot._current
+        self._done = snapshot._done
+
+    # ------------------------------------------------------------------ simulation
+    def _initial_state(self) -> TwinState:
+        s = TwinState()
+        n, m = self._n_nodes, self._n_jobs
+        s.time_s = 0.0
+        s.free_cpu_m = self._cpu_m.copy()
+        s.free_mem_mib = self._mem_mib.copy()
+        s.free_gpus = self._gpus.copy()
+        s.up = [True] * n
+        s.node_jobs = [[] for _ in range(n)]
+        s.running_by_type = [[0, 0, 0] for _ in range(n)]
+        s.status = [FUTURE] * m
+        s.node_of = [-1] * m
+        s.start_s = [-1.0] * m
+        s.first_start_s = [-1.0] * m
+        s.enqueued_s = [-1.0] * m
+        s.generation = [0] * m
+        s.sla_hit = [False] * m
+        s.qos_hit = [False] * m
+        s.late = [False] * m
+        s.pending = []
+        s.cursor = 0
+        s.heap = []
+        s.seq = 0
+        s.next_arrival = 0
+        s.next_tick = 0
+        s.cost_usd = 0.0
+        s.cost_rate_usd_per_s = 0.0
+        s.alloc_cpu_m = 0
+        s.alloc_cpu_m_s = 0.0
+        s.counts = [0, 0, 0, 0, 0]
+        s.status_counts = [m, 0, 0, 0, 0, 0]
+        s.wait_sum_s = 0.0
+        s.started_jobs = 0
+        s.events = None
+        return s
+
+    def _static_candidates(self, job: JobSpec) -> tuple[int, ...]:
+        """Nodes the job could ever run on (an empty node that is up)."""
+        out = []
+        for i, node in enumerate(self.spec.fleet):
+            if job.required_arch is not None and node.arch != job.required_arch:
+                continue
+            if job.gpu_count > 0 and (
+                node.gpu_count < job.gpu_count
+                or node.gpu_vram_gb < job.gpu_vram_gb
+                or (job.allowed_gpu_models is not None and node.gpu_model not in job.allowed_gpu_models)
+            ):
+                continue
+            if _millis(job.cpu_cores) <= self._cpu_m[i] and _mib(job.mem_gb) <= self._mem_mib[i]:
+                out.append(i)
+        return tuple(out)
+
+    def _fits(self, j: int, i: int) -> bool:
+        s = self._s
+        return (
+            s.up[i]
+            and i in self._candidates[j]
+            and s.free_cpu_m[i] >= self._req_cpu_m[j]
+            and s.free_mem_mib[i] >= self._req_mem_mib[j]
+            and s.free_gpus[i] >= self._req_gpus[j]
+        )
+
+    def _fits_somewhere(self, j: int) -> bool:
+        s = self._s
+        cpu, mem, gpus = self._req_cpu_m[j], self._req_mem_mib[j], self._req_gpus[j]
+        free_cpu, free_mem, free_gpus, up = s.free_cpu_m, s.free_mem_mib, s.free_gpus, s.up
+        for i in self._candidates[j]:
+            if up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus:
+                return True
+        return False
+
+    def _why_not(self, j: int, node: object) -> str:
+        job = self.spec.jobs[j]
+        if not isinstance(node, int | np.integer) or not 0 <= node < self._n_nodes:
+            return f"node index {node!r} is not in 0..{self._n_nodes - 1}"
+        i, s = int(node), self._s
+        name = self.spec.fleet[i].node_id
+        if not s.up[i]:
+            return f"job {job.job_id!r} cannot go on {name}: the node is down (spot interruption)"
+        if i not in self._candidates[j]:
+            return f"job {job.job_id!r} cannot go on {name}: arch, GPU model/count/VRAM or size never fits"
+        return (
+            f"job {job.job_id!r} cannot go on {name}: needs {self._req_cpu_m[j]} mcpu/"
+            f"{self._req_mem_mib[j]} MiB/{self._req_gpus[j]} GPU, free {s.free_cpu_m[i]} mcpu/"
+            f"{s.free_mem_mib[i]} MiB/{s.free_gpus[i]} GPU"
+        )
+
+    def _push(self, time_s: float, kind: int, index: int, generation: int) -> None:
+        s = self._s
+        s.seq += 1
+        heapq.heappush(s.heap, (time_s, kind, s.seq, index, generation))
+
+    def _log(self, event: str, job: int, node: int) -> None:
+        if self._s.events is not None:
+            self._s.events.append((
+                self._s.time_s,
+                event,
+                self.spec.jobs[job].job_id if job >= 0 else "",
+                self.spec.fleet[node].node_id if node >= 0 else "",
+            ))
+
+    def _set_status(self, j: int, status: int) -> None:
+        s = self._s
+        s.status_counts[s.status[j]] -= 1
+        s.status_counts[status] += 1
+        s.status[j] = status
+
+    def _advance(self) -> None:
+        """Run events until a pending job fits somewhere, every job is terminal, or the horizon."""
+        s = self._s
+        while True:
+            pending = s.pending
+            while s.cursor < len(pending):
+                j = pending[s.cursor]
+                if self._fits_somewhere(j):
+                    self._current = j
+                    return
+                s.cursor += 1
+            counts = s.status_counts
+            if counts[FUTURE] + counts[PENDING] + counts[RUNNING] == 0:
+                break
+            t = self._next_event_time()
+            if t >= self._horizon:
+                self._accrue(self._horizon)
+                break
+            self._accrue(t)
+            self._handle_events_at(t)
+            s.cursor = 0
+        self._done = True
+        self._current = -1
+
+    def _next_event_time(self) -> float:
+        s = self._s
+        t = s.next_tick * self._tick_s
+        if s.heap and s.heap[0][0] < t:
+            t = s.heap[0][0]
+        if s.next_arrival < self._n_jobs and self._arrival_s[s.next_arrival] < t:
+            t = self._arrival_s[s.next_arrival]
+        return t
+
+    def _accrue(self, t: float) -> None:
+        s = self._s
+        dt = t - s.time_s
+        if dt > 0.0:
+            s.cost_usd += s.cost_rate_usd_per_s * dt
+            s.alloc_cpu_m_s += s.alloc_cpu_m * dt
+            s.time_s = t
+
+    def _handle_events_at(self, t: float) -> None:
+        s = self._s
+        heap = s.heap
+        while heap and heap[0][0] == t and heap[0][1] < TICK:
+            _, kind, _, index, generation = heapq.heappop(heap)
+            if kind == COMPLETION:
+                self._complete(index, generation)
+            elif kind == RECOVERY:
+                s.up[index] = True
+                self._log("recovery", -1, index)
+            else:
+                self._interrupt(index)
+        if s.next_tick * self._tick_s == t:
+            self._tick(s.next_tick)
+            s.next_tick += 1
+        while s.next_arrival < self._n_jobs and self._arrival_s[s.next_arrival] == t:
+            self._arrive(s.next_arrival)
+            s.next_arrival += 1
+        while heap and heap[0][0] == t:
+            _, kind, _, index, generation = heapq.heappop(heap)
+            self._expire(index, generation)
+
+    def _arrive(self, j: int) -> None:
+        self._log("arrival", j, -1)
+        if not self._candidates[j]:
+            self._set_status(j, PENDING)  # counted as submitted, then rejected at once
+            self._reject(j, "unplaceable")
+            return
+        self._enqueue(j)
+
+    def _enqueue(self, j: int) -> None:
+        s = self._s
+        self._set_status(j, PENDING)
+        s.enqueued_s[j] = s.time_s
+        s.pending.append(j)
+        if self._ttl is not None:
+            self._push(s.time_s + self._ttl, TTL_EXPIRY, j, s.generation[j])
+
+    def _expire(self, j: int, generation: int) -> None:
+        s = self._s
+        if s.status[j] != PENDING or s.generation[j] != generation:
+            return  # stale: the job started (or re-entered the queue) since
+        s.pending.remove(j)
+        self._reject(j, "ttl")
+
+    def _reject(self, j: int, why: str) -> None:
+        s = self._s
+        s.generation[j] += 1
+        self._set_status(j, REJECTED)
+        s.counts[_REJECT] += 1
+        self._log(f"rejected-{why}", j, -1)
+
+    def _start(self, j: int, i: int) -> None:
+        s = self._s
+        t = s.time_s
+        s.free_cpu_m[i] -= self._req_cpu_m[j]
+        s.free_mem_mib[i] -= self._req_mem_mib[j]
+        s.free_gpus[i] -= self._req_gpus[j]
+        s.alloc_cpu_m += self._req_cpu_m[j]
+        was_idle = not s.node_jobs[i]
+        s.node_jobs[i].append(j)
+        s.running_by_type[i][self._type_index[j]] += 1
+        s.generation[j] += 1
+        self._set_status(j, RUNNING)
+        s.node_of[j] = i
+        s.start_s[j] = t
+        if s.first_start_s[j] < 0.0:
+            s.first_start_s[j] = t
+            s.wait_sum_s += t - self._arrival_s[j]
+            s.started_jobs += 1
+        if self._active_nodes:
+            if was_idle:
+                s.cost_rate_usd_per_s += self._price_per_s[i]
+        else:
+            s.cost_rate_usd_per_s += self._job_rate(j, i)
+        if self._is_lc[j] and self._is_spot[i] and not s.qos_hit[j]:
+            s.qos_hit[j] = True
+            s.counts[_QOS] += 1
+        deadline = self.spec.jobs[j].deadline_s
+        if deadline is not None and t > deadline and not s.late[j]:
+            s.late[j] = True
+            s.counts[_LATE] += 1
+        self._push(t + self.spec.jobs[j].duration_s, COMPLETION, j, s.generation[j])
+        self._log("start", j, i)
+
+    def _job_rate(self, j: int, i: int) -> float:
+        """Pro-rated $/s of job j on node i: GPU share for GPU jobs, CPU share otherwise."""
+        if self._req_gpus[j] > 0:
+            return self._price_per_s[i] * self._req_gpus[j] / self._gpus[i]
+        return self._price_per_s[i] * self._req_cpu_m[j] / self._cpu_m[i]
+
+    def _release(self, j: int) -> int:
+        """Free job j's resources on its node and stop its cost; returns the node index."""
+        s = self._s
+        i = s.node_of[j]
+        s.free_cpu_m[i] += self._req_cpu_m[j]
+        s.free_mem_mib[i] += self._req_mem_mib[j]
+        s.free_gpus[i] += self._req_gpus[j]
+        s.alloc_cpu_m -= self._req_cpu_m[j]
+        s.node_jobs[i].remove(j)
+        s.running_by_type[i][self._type_index[j]] -= 1
+        s.generation[j] += 1
+        if self._active_nodes:
+            if not s.node_jobs[i]:
+                s.cost_rate_usd_per_s -= self._price_per_s[i]
+        else:
+            s.cost_rate_usd_per_s -= self._job_rate(j, i)
+        if s.alloc_cpu_m == 0:
+            s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
+        return i
+
+    def _complete(self, j: int, generation: int) -> None:
+        s = self._s
+        if s.status[j] != RUNNING or s.generation[j] != generation:
+            return  # stale: the job was evicted
+        i = self._release(j)
+        self._set_status(j, COMPLETED)
+        self._log("completion", j, i)
+
+    def _interrupt(self, i: int) -> None:
+        s = self._s
+        s.up[i] = False
+        self._log("interruption", -1, i)
+        for j in list(s.node_jobs[i]):
+            self._release(j)
+            if self.spec.jobs[j].preemptible:
+                self._log("evicted-requeued", j, i)
+                self._enqueue(j)
+            else:
+                self._set_status(j, FAILED)
+                s.counts[_EVICT] += 1
+                self._log("evicted-failed", j, i)
+        self._push(s.time_s + self.spec.spot_recovery_s, RECOVERY, i, 0)
+
+    def _tick(self, k: int) -> None:
+        """Sample the SLA: every LC job on a node over the threshold is marked (once per job)."""
+        s = self._s
+        threshold = self.spec.sla_threshold_pct
+        background = self._background_cpu[k]
+        for i in range(self._n_nodes):
+            jobs = s.node_jobs[i]
+            if not jobs or s.running_by_type[i][_LC] == 0:
+                continue
+            used_pct = 100.0 * (self._cpu_m[i] - s.free_cpu_m[i]) / self._cpu_m[i]
+            if background[i] + used_pct > threshold:
+                for j in jobs:
+                    if self._is_lc[j] and not s.sla_hit[j]:
+                        s.sla_hit[j] = True
+                        s.counts[_SLA] += 1
+                        self._log("sla-violation", j, i)
+
+
+def _millis(cores: float) -> int:
+    return round(cores * 1000)
+
+
+def _mib(gb: float) -> int:
+    return round(gb * 1024)
+

@@ -1,0 +1,93 @@
+"""Reusable conformance helpers for the twin's invariants (called from short tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from digital_twin import DigitalTwin
+
+TERM_FIELDS = ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd")
+
+
+def assert_twin_invariants(twin: DigitalTwin) -> None:
+    """No node over capacity, allocations equal the running jobs, counts add up, terms >= 0."""
+    spec = twin.spec
+    free_cpu, free_mem, free_gpu = twin.node_free()
+    assert (free_cpu >= -1e-9).all() and (free_mem >= -1e-9).all() and (free_gpu >= 0).all()
+    used_cpu = np.zeros(spec.n_nodes)
+    used_mem = np.zeros(spec.n_nodes)
+    used_gpu = np.zeros(spec.n_nodes)
+    statuses = [twin.job_status(j) for j in range(len(spec.jobs))]
+    for j, job in enumerate(spec.jobs):
+        node = twin.job_node(j)
+        assert (node >= 0) == (statuses[j] == "running")
+        if node >= 0:
+            used_cpu[node] += job.cpu_cores
+            used_mem[node] += job.mem_gb
+            used_gpu[node] += job.gpu_count
+            assert twin.node_up()[node], "a job runs on a down node"
+    capacity_cpu = np.array([n.cpu_cores for n in spec.fleet], dtype=float)
+    capacity_mem = np.array([n.mem_gb for n in spec.fleet], dtype=float)
+    capacity_gpu = np.array([n.gpu_count for n in spec.fleet], dtype=float)
+    np.testing.assert_allclose(used_cpu + free_cpu, capacity_cpu, atol=1e-6)
+    np.testing.assert_allclose(used_mem + free_mem, capacity_mem, atol=1e-6)
+    np.testing.assert_allclose(used_gpu + free_gpu, capacity_gpu)
+    counts = twin.job_counts()
+    assert sum(counts.values()) == len(spec.jobs)
+    for name, count in counts.items():
+        assert statuses.count(name) == count
+    objective = twin.objective()
+    for term in TERM_FIELDS:
+        assert getattr(objective, term) >= 0.0, term
+
+
+Policy = Callable[[DigitalTwin], int | None]
+"""Returns a node index to place the current job on, or None to defer."""
+
+
+def run_twin(twin: DigitalTwin, policy: Policy, seed: int, check: bool = True) -> list[float]:
+    """Reset with ``seed``, play ``policy`` to the end checking invariants; returns decision times."""
+    twin.reset(np.random.default_rng(seed))
+    times = [twin.time_s]
+    while not twin.done:
+        if check:
+            assert_twin_invariants(twin)
+            assert twin.current_job is not None
+            assert any(twin.feasible_mask()), "a decision was asked for a job that fits nowhere"
+        apply_action(twin, policy(twin))
+        assert twin.time_s >= times[-1], "simulated time went back"
+        times.append(twin.time_s)
+    if check:
+        assert_twin_invariants(twin)
+        counts = twin.job_counts()
+        assert twin.terminated == (counts["pending"] + counts["running"] + counts["future"] == 0)
+    return times
+
+
+def apply_action(twin: DigitalTwin, action: int | None) -> None:
+    """Place the current job on node ``action``, or defer it when ``action`` is None."""
+    if action is None:
+        twin.defer()
+    else:
+        twin.place(action)
+
+
+def first_fit(twin: DigitalTwin) -> int | None:
+    """Place on the first node that fits."""
+    mask = twin.feasible_mask()
+    return mask.index(True) if True in mask else None
+
+
+def seeded_random_policy(seed: int, defer_prob: float = 0.2) -> Policy:
+    """A policy choosing uniformly among feasible nodes, deferring with ``defer_prob``."""
+    rng = np.random.default_rng(seed)
+
+    def policy(twin: DigitalTwin) -> int | None:
+        feasible = [i for i, ok in enumerate(twin.feasible_mask()) if ok]
+        if rng.random() < defer_prob:
+            return None
+        return int(feasible[rng.integers(len(feasible))])
+
+    return policy

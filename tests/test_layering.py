@@ -1,0 +1,34 @@
+"""The layer rules of DESIGN.md section 1, checked at import time and by import-linter."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _modules_after_import(module: str) -> set[str]:
+    code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT)
+    return {name.split(".")[0] for name in out.stdout.split()}
+
+
+def test_digital_twin__imports_none_of_our_packages_nor_rl_libraries() -> None:
+    """Importing digital_twin loads no gymnasium, torch, SB3, nor our upper layers."""
+    loaded = _modules_after_import("digital_twin")
+    forbidden = {"gymnasium", "torch", "stable_baselines3", "sb3_contrib", "aco_env", "agents", "training", "scenarios"}
+    assert not loaded & forbidden
+
+
+def test_import_linter__contracts_hold() -> None:
+    """import-linter's contracts in pyproject.toml (layers and forbidden imports) are kept."""
+    lint_imports = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    if not Path(lint_imports).exists():
+        pytest.skip("import-linter is not installed")
+    result = subprocess.run([lint_imports], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
