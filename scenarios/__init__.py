@@ -1,0 +1,44 @@
+"""The bundled scenario catalogue: YAML files beside this module, loaded by name or path.
+
+>>> "fleet5-synthetic" in names()
+True
+>>> load("fleet5-synthetic").horizon_s
+14400.0
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from digital_twin.scenario import Scenario, ScenarioError, load_scenario
+
+DEFAULT = "fleet5-synthetic"
+CATALOGUE_DIR = Path(__file__).resolve().parent
+TRACES_ENV = "ACO_ENV_TRACES"
+"""Environment variable naming the folder that holds real traces (see README)."""
+
+
+def names() -> list[str]:
+    """Names of the bundled scenarios (file stems), sorted."""
+    return sorted(p.stem for p in CATALOGUE_DIR.glob("*.yaml"))
+
+
+def path_of(name: str) -> Path:
+    """The file of a bundled scenario."""
+    path = CATALOGUE_DIR / f"{name}.yaml"
+    if not path.exists():
+        raise ScenarioError(f"no bundled scenario named {name!r}; bundled: {', '.join(names())}")
+    return path
+
+
+def load(name_or_path: str | os.PathLike[str] | Scenario) -> Scenario:
+    """A bundled scenario by name, a scenario file by path, or a :class:`Scenario` as is."""
+    if isinstance(name_or_path, Scenario):
+        return name_or_path
+    text = os.fspath(name_or_path)
+    if text in names():
+        return load_scenario(path_of(text))
+    if text.endswith((".yaml", ".yml")) or os.sep in text:
+        return load_scenario(text)
+    raise ScenarioError(f"{text!r} is neither a bundled scenario ({', '.join(names())}) nor a .yaml path")

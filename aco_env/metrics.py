@@ -1,0 +1,43 @@
+"""One metric vocabulary: the episode metrics the env reports and their TensorBoard names.
+
+The env puts ``info["episode_metrics"]`` (a dict with exactly these keys) on the final step;
+training logs each as ``scheduling/<key>`` and evaluation as ``eval/<agent>/<key>``.
+"""
+
+from __future__ import annotations
+
+EPISODE_METRICS: tuple[str, ...] = (
+    "objective_usd",  # the episode objective (lower is better); return = -objective_usd
+    "cost_usd",  # compute cost under the scenario's cost model
+    "sla_usd",
+    "qos_usd",
+    "eviction_usd",
+    "deadline_usd",
+    "rejection_usd",
+    "sla_violations",  # latency-critical jobs whose node went over the SLA threshold
+    "qos_violations",  # latency-critical jobs placed on a spot node
+    "evictions",  # jobs failed by a spot interruption (same as failed_jobs)
+    "deadline_misses",
+    "rejections",
+    "qos_compliance",  # share of started latency-critical jobs never placed on spot
+    "completed_jobs",
+    "failed_jobs",
+    "rejected_jobs",
+    "running_jobs",  # still running at the horizon
+    "pending_jobs",  # still queued at the horizon
+    "future_jobs",  # arriving at or after the horizon (never submitted)
+    "mean_wait_s",  # first start - arrival, over started jobs
+    "utilization_cpu",  # time-averaged allocated cpu / fleet cpu
+    "sim_time_s",
+    "decisions",  # env steps taken
+    "invalid_actions",
+    "invalid_action_rate",
+)
+
+SCHEDULING_PREFIX = "scheduling/"
+EVAL_PREFIX = "eval/"
+
+
+def scheduling_key(metric: str) -> str:
+    """TensorBoard name of an episode metric during training, e.g. ``scheduling/objective_usd``."""
+    return SCHEDULING_PREFIX + metric

@@ -1,0 +1,179 @@
+"""The one-step placement env: one decision in a sampled twin state, scored against hindsight.
+
+Each episode: build an episode of the scenario from the seed, play a seeded heuristic for a
+random number of decisions, then ask the agent to place the current job. For every action a
+(each node, and defer) the env replays the rest of the episode in the twin from a snapshot
+-- with the true future arrivals, telemetry and spot interruptions -- under a fixed
+continuation policy, and records the episode objective ``Q(a)``. The known-optimal actions
+are those with the lowest ``Q``; an action's regret is ``Q(a) - min Q``. This is the DECICE
+"virtual training environment" idea done exactly: labels for imitation learning, and
+optimality rate and regret for scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+import scenarios
+from aco_env.actions import action_mask, as_action_index
+from aco_env.env import cluster_view_of
+from aco_env.observation import ObservationEncoder
+from aco_env.types import PENALTY, EnvConfig, InvalidActionError
+from digital_twin import DigitalTwin
+from digital_twin.scenario import Scenario
+
+TwinPolicy = Callable[[DigitalTwin], int | None]
+"""A policy on the twin: a node index, or ``None`` to defer."""
+
+
+def cheapest_fit(twin: DigitalTwin) -> int | None:
+    """The cheapest node ($/h) the current job fits on; ties to the lowest index."""
+    fleet = twin.spec.fleet
+    feasible = [i for i, ok in enumerate(twin.feasible_mask()) if ok]
+    return min(feasible, key=lambda i: (fleet[i].price_per_hour_usd, i)) if feasible else None
+
+
+def first_fit(twin: DigitalTwin) -> int | None:
+    """The first node in fleet order the current job fits on."""
+    mask = twin.feasible_mask()
+    return mask.index(True) if True in mask else None
+
+
+def apply(twin: DigitalTwin, action: int | None) -> None:
+    """Place the current job on ``action`` or defer it (``None``)."""
+    if action is None:
+        twin.defer()
+    else:
+        twin.place(action)
+
+
+def rollout_objective(twin: DigitalTwin, policy: TwinPolicy) -> float:
+    """Play ``policy`` to the end of the episode and return the final objective (USD)."""
+    while not twin.done:
+        apply(twin, policy(twin))
+    return twin.objective().total_usd
+
+
+class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """One placement decision per episode, with known-optimal labels and per-action regret.
+
+    ## Description
+    See the module docstring. Observation and action spaces are those of
+    :class:`aco_env.ClusterSchedulingEnv` on the same scenario.
+
+    ## Rewards
+    ``-regret(action) * reward_scale`` in USD: 0 for a known-optimal action. Invalid actions
+    follow ``EnvConfig.invalid_action`` (penalty: reward ``-invalid_action_penalty_usd`` and
+    the episode ends; raise: :class:`InvalidActionError`).
+
+    ## Episode End
+    Always terminated after one step. ``info`` (on reset and step) carries ``optimal_actions``
+    (list of action indices), ``q_values_usd`` (``(N + 1,)``, ``inf`` for invalid actions),
+    ``regret_usd`` (``(N + 1,)``, ``inf`` for invalid actions) and ``warmup_decisions``.
+
+    ## Arguments
+    | argument | default | meaning |
+    |---|---|---|
+    | scenario | ``"fleet5-synthetic"`` | bundled name, YAML path or ``Scenario`` |
+    | max_warmup_decisions | 40 | the state is sampled after U{0..max} heuristic decisions |
+    | warmup_policy | ``cheapest_fit`` | the heuristic played before the decision |
+    | continuation_policy | ``cheapest_fit`` | the policy that finishes each rollout |
+    | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy |
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        scenario: str | Path | Scenario = "fleet5-synthetic",
+        max_warmup_decisions: int = 40,
+        warmup_policy: TwinPolicy = cheapest_fit,
+        continuation_policy: TwinPolicy = cheapest_fit,
+        config: EnvConfig | None = None,
+    ) -> None:
+        self.scenario = scenarios.load(scenario)
+        self.config = config or EnvConfig()
+        self.max_warmup_decisions = max_warmup_decisions
+        self.warmup_policy = warmup_policy
+        self.continuation_policy = continuation_policy
+        self.fleet = self.scenario.fleet
+        self.n_nodes = len(self.fleet)
+        self._encoder = ObservationEncoder(
+            self.fleet, self.config, self.scenario.horizon_s, self.scenario.queue_ttl_s, self.scenario.start_hour
+        )
+        self.action_space = spaces.Discrete(self.n_nodes + 1)
+        self.observation_space = self._encoder.space()
+        self._twin: DigitalTwin | None = None
+        self._labels: dict[str, Any] = {}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Sample a decision state (re-drawing the episode until one is reached)."""
+        super().reset(seed=seed)
+        del options
+        while True:
+            twin = DigitalTwin(self.scenario.make_spec(self.np_random))
+            twin.reset(self.np_random)
+            warmup = int(self.np_random.integers(0, self.max_warmup_decisions + 1))
+            played = 0
+            while played < warmup and not twin.done:
+                apply(twin, self.warmup_policy(twin))
+                played += 1
+            if not twin.done:
+                break
+        self._twin = twin
+        self._labels = self._label(twin)
+        self._labels["warmup_decisions"] = played
+        return self._observation(), self._info()
+
+    def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Score the action by its regret; the episode ends."""
+        index = as_action_index(action, self.n_nodes + 1)
+        regret = self._labels["regret_usd"][index] if index is not None else np.inf
+        info = self._info()
+        info["invalid_action"] = not np.isfinite(regret)
+        if info["invalid_action"]:
+            if self.config.invalid_action != PENALTY:
+                raise InvalidActionError(f"action {action!r} is not valid here (strict mode)")
+            reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
+        else:
+            reward = -float(regret) * self.config.reward_scale
+        return self._observation(), reward, True, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """``(N + 1,)`` bool valid actions."""
+        return action_mask(self._require_twin())
+
+    def _label(self, twin: DigitalTwin) -> dict[str, Any]:
+        snapshot = twin.snapshot()
+        mask = action_mask(twin)
+        q = np.full(self.n_nodes + 1, np.inf)
+        for index in np.flatnonzero(mask):
+            twin.restore(snapshot)
+            apply(twin, None if index == self.n_nodes else int(index))
+            q[index] = rollout_objective(twin, self.continuation_policy)
+        twin.restore(snapshot)
+        best = q.min()
+        regret = q - best
+        optimal = [int(i) for i in np.flatnonzero(np.isclose(q, best, rtol=0.0, atol=1e-9))]
+        return {"optimal_actions": optimal, "q_values_usd": q, "regret_usd": regret}
+
+    def _info(self) -> dict[str, Any]:
+        """A fresh copy of the labels (callers may keep and modify it)."""
+        return {k: v.copy() if isinstance(v, np.ndarray | list) else v for k, v in self._labels.items()}
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        return self._encoder.encode(cluster_view_of(self._require_twin(), self.config.history_ticks))
+
+    def _require_twin(self) -> DigitalTwin:
+        if self._twin is None:
+            raise gym.error.ResetNeeded("call reset() before using the environment")
+        return self._twin

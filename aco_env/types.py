@@ -1,0 +1,107 @@
+"""Configuration and read-only views of the environment (no behaviour here)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TypedDict
+
+import numpy as np
+
+from digital_twin import JobSpec, NodeSpec
+
+PENALTY = "penalty"
+"""Invalid action policy: reward ``-invalid_action_penalty_usd * reward_scale``, the job stays."""
+RAISE = "raise"
+"""Invalid action policy (strict): raise :class:`InvalidActionError`; the env is unchanged."""
+INVALID_ACTION_POLICIES = (PENALTY, RAISE)
+
+
+class InvalidActionError(ValueError):
+    """Raised in strict mode for an action outside the mask; the env's state is unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class EnvConfig:
+    """How the MDP is posed on top of a scenario (not which cluster or workload: that is the scenario).
+
+    Attributes:
+        queue_window: K, the number of queued jobs after the current one shown in ``obs["queue"]``.
+        history_ticks: W, the background-cpu history window per node in ``obs["history"]``.
+        reward_scale: Rewards are ``-(objective accrued, USD) * reward_scale``.
+        invalid_action: ``"penalty"`` (default) or ``"raise"`` (strict).
+        invalid_action_penalty_usd: Reward penalty (before scaling) for an invalid action in
+            penalty mode. It is not part of the objective.
+    """
+
+    queue_window: int = 4
+    history_ticks: int = 6
+    reward_scale: float = 1.0
+    invalid_action: str = PENALTY
+    invalid_action_penalty_usd: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.queue_window < 0 or self.history_ticks < 1:
+            raise ValueError("queue_window must be >= 0 and history_ticks >= 1")
+        if not (math.isfinite(self.reward_scale) and self.reward_scale > 0):
+            raise ValueError(f"reward_scale must be a positive finite number, got {self.reward_scale}")
+        if self.invalid_action not in INVALID_ACTION_POLICIES:
+            raise ValueError(f"invalid_action must be one of {INVALID_ACTION_POLICIES}, got {self.invalid_action!r}")
+        if not (math.isfinite(self.invalid_action_penalty_usd) and self.invalid_action_penalty_usd >= 0):
+            raise ValueError("invalid_action_penalty_usd must be a finite number >= 0")
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterView:
+    """What an agent may know at a decision point: the present and the past, never the future.
+
+    Returned by :meth:`aco_env.ClusterSchedulingEnv.cluster_view`; arrays are fresh copies.
+
+    Attributes:
+        time_s: Simulated time in seconds.
+        fleet: The nodes in action order.
+        job: The job to place (``None`` once the episode is over).
+        queue: Jobs queued behind it, in the order they will be asked.
+        free_cpu_cores, free_mem_gb, free_gpus: ``(N,)`` free allocatable resources.
+        up: ``(N,)`` bool, node up (spot nodes go down when interrupted).
+        background_cpu_pct, background_mem_pct: ``(N,)`` other tenants' load now, in %.
+        background_cpu_history_pct: ``(N, W)`` background cpu % over the last W ticks, oldest
+            first, ending with the current tick (before tick 0 repeats tick 0).
+        utilization_pct: ``(N,)`` background cpu % + allocated cpu / node cpu x 100.
+        running_by_type: ``(N, 3)`` running jobs per workload type (latency-critical, batch, stream).
+        action_mask: ``(N + 1,)`` bool, valid actions; the last entry (defer) is always True.
+        tick_index: Index of the current telemetry tick. ``tick_s``: tick length in seconds.
+    """
+
+    time_s: float
+    fleet: tuple[NodeSpec, ...]
+    job: JobSpec | None
+    queue: tuple[JobSpec, ...]
+    free_cpu_cores: np.ndarray  # (N,)
+    free_mem_gb: np.ndarray  # (N,)
+    free_gpus: np.ndarray  # (N,)
+    up: np.ndarray  # (N,) bool
+    background_cpu_pct: np.ndarray  # (N,)
+    background_mem_pct: np.ndarray  # (N,)
+    background_cpu_history_pct: np.ndarray  # (N, W)
+    utilization_pct: np.ndarray  # (N,)
+    running_by_type: np.ndarray  # (N, 3)
+    action_mask: np.ndarray  # (N + 1,) bool
+    tick_index: int
+    tick_s: float
+
+
+class StepInfo(TypedDict, total=False):
+    """The documented ``info`` keys of :meth:`ClusterSchedulingEnv.step` (and ``reset``).
+
+    Keys:
+        objective: The objective so far by term (USD and counts), plus ``objective_usd``.
+        sim_time_s: Simulated time after the step.
+        invalid_action: True when the action was outside the mask (penalty mode).
+        episode_metrics: Only on the final step: see :data:`aco_env.metrics.EPISODE_METRICS`.
+    """
+
+    objective: dict[str, float]
+    sim_time_s: float
+    invalid_action: bool
+    episode_metrics: dict[str, float]

@@ -1,0 +1,150 @@
+"""Reading YAML mappings into typed values with errors that name the file and the key."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from digital_twin.errors import SpecError
+
+
+class ScenarioError(SpecError):
+    """A scenario file is invalid; the message starts with ``<file>: <key path>:``."""
+
+
+class Section:
+    """A YAML mapping being read; unknown keys are errors once :meth:`finish` is called.
+
+    Args:
+        data: The mapping (anything else is an error naming ``where``).
+        file: The scenario file (for messages).
+        where: Dotted key path of this mapping, e.g. ``"telemetry.mapping"``.
+    """
+
+    def __init__(self, data: object, file: Path | str, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ScenarioError(f"{file}: {where or 'top level'}: expected a mapping, got {type(data).__name__}")
+        self.data = data
+        self.file = file
+        self.where = where
+        self._read: set[str] = set()
+
+    def path(self, key: str) -> str:
+        """Dotted path of ``key`` in this section."""
+        return f"{self.where}.{key}" if self.where else key
+
+    def error(self, key: str, problem: str) -> ScenarioError:
+        """An error naming the file and the key."""
+        return ScenarioError(f"{self.file}: {self.path(key)}: {problem}")
+
+    def has(self, key: str) -> bool:
+        """Whether ``key`` is present."""
+        return key in self.data
+
+    def get(
+        self, key: str, kind: type | tuple[type, ...], default: Any = ..., *, required: bool = False,
+        nullable: bool = False,
+    ) -> Any:
+        """The value of ``key`` checked against ``kind`` (``int`` accepts no bool; ``float`` accepts ints).
+
+        A missing key gives ``default`` (an error when required or without default); an
+        explicit ``null`` gives ``None`` when ``nullable``, else an error.
+        """
+        self._read.add(key)
+        if key not in self.data:
+            if required or default is ...:
+                raise self.error(key, "is required")
+            return default
+        value = self.data[key]
+        if value is None:
+            if nullable:
+                return None
+            raise self.error(key, f"must not be null (expected {_names(kind if isinstance(kind, tuple) else (kind,))})")
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.error(key, f"expected {_names(kinds)}, got a boolean")
+        if not isinstance(value, kinds):
+            raise self.error(key, f"expected {_names(kinds)}, got {type(value).__name__} {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.error(key, f"must be finite, got {value}")
+        return value
+
+    def positive(self, key: str, default: Any = ..., *, nullable: bool = False) -> Any:
+        """A number > 0 (or the default; ``None`` for an explicit null when ``nullable``)."""
+        value = self.get(key, float, default, nullable=nullable)
+        if value is not None and value <= 0:
+            raise self.error(key, f"must be > 0, got {value}")
+        return value
+
+    def section(self, key: str, *, required: bool = True) -> Section | None:
+        """The nested mapping under ``key``."""
+        self._read.add(key)
+        if key not in self.data:
+            if required:
+                raise self.error(key, "is required")
+            return None
+        return Section(self.data[key], self.file, self.path(key))
+
+    def rest(self) -> dict[str, Any]:
+        """All keys not read yet (they become keyword arguments); marks them read."""
+        out = {k: v for k, v in self.data.items() if k not in self._read}
+        self._read.update(out)
+        return out
+
+    def finish(self) -> None:
+        """Raise for any key that was never read (unknown keys are errors, not ignored)."""
+        unknown = sorted(set(self.data) - self._read)
+        if unknown:
+            raise ScenarioError(
+                f"{self.file}: {self.where or 'top level'}: unknown key(s) {unknown}; "
+                f"known here: {sorted(self._read)}"
+            )
+
+
+def check_options(
+    function: Callable[..., Any], options: Mapping[str, Any], file: Path | str, where: str, skip: int = 1
+) -> None:
+    """Raise naming the file and key if ``options`` has a key that is not a keyword parameter.
+
+    ``skip`` leading parameters are positional (supplied by the loader, e.g. the path).
+    """
+    parameters = inspect.signature(function).parameters
+    names = list(parameters)[skip:]
+    keyword = {n for n in names if parameters[n].kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                          inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    unknown = sorted(set(options) - keyword)
+    if unknown:
+        raise ScenarioError(f"{file}: {where}: unknown option(s) {unknown}; known: {sorted(keyword)}")
+
+
+def call_with_options(
+    function: Callable[..., Any], options: Mapping[str, Any], file: Path | str, where: str, *positional: Any
+) -> Any:
+    """Call ``function(*positional, **options)`` after checking every option is a parameter of it.
+
+    YAML lists become tuples. Errors from the function are re-raised naming the file and key.
+    """
+    check_options(function, options, file, where, skip=len(positional))
+    kwargs = {k: _tuples(v) for k, v in options.items()}
+    try:
+        return function(*positional, **kwargs)
+    except SpecError as exc:
+        raise ScenarioError(f"{file}: {where}: {exc}") from None
+    except TypeError as exc:
+        raise ScenarioError(f"{file}: {where}: {exc}") from None
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false",
+                        "list": "a list", "dict": "a mapping"}.get(k.__name__, k.__name__) for k in kinds)

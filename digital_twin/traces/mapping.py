@@ -1,0 +1,210 @@
+"""Map a :class:`TraceSeries` onto a fleet: the :class:`~digital_twin.telemetry.Telemetry`.
+
+Two mappings (DESIGN.md section 2, "Telemetry"):
+
+* :func:`telemetry_from_aggregate`: one aggregate series shared by all nodes, each node reading
+  it at its own tick offset with its own scale and bias, like the reference system:
+  ``cpu[k, n] = clip(raw_cpu[offset_n + k] * scale_n + bias_n, 0, 100)`` and
+  ``mem[k, n] = clip(raw_mem[offset_n + k] * mem_scale, 0, 100)``.
+* :func:`telemetry_from_machines`: one trace machine per node, values unchanged.
+
+Both need ``offset + n_ticks`` ticks of trace. A shorter trace is an error naming the file,
+unless ``wrap=True`` is passed explicitly: then the index is taken modulo the trace length, as
+the reference does (the series restarts, with a jump at the seam).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from digital_twin.errors import SpecError, TraceError
+from digital_twin.telemetry import Telemetry
+from digital_twin.traces.series import TraceSeries
+
+REFERENCE_MEM_SCALE = 0.5
+"""The reference system's memory scale (``mem = clip(raw_mem x 0.5, 0, 100)``)."""
+
+
+@dataclass(frozen=True)
+class OffsetScaleBias:
+    """How one node reads an aggregate series.
+
+    Attributes:
+        offset: Ticks into the series where the node's tick 0 reads (>= 0), so nodes are
+            decorrelated by reading different days.
+        scale: Multiplier of the raw cpu % (>= 0).
+        bias_pct: Added to the scaled cpu %, in percentage points (may be negative).
+    """
+
+    offset: int
+    scale: float = 1.0
+    bias_pct: float = 0.0
+
+    def __post_init__(self) -> None:
+        integer = isinstance(self.offset, int | np.integer) and not isinstance(self.offset, bool)
+        if not integer or self.offset < 0:
+            raise SpecError(f"offset must be an integer >= 0 ticks, got {self.offset!r}")
+        if not (math.isfinite(self.scale) and self.scale >= 0):
+            raise SpecError(f"scale must be a finite number >= 0, got {self.scale!r}")
+        if not math.isfinite(self.bias_pct):
+            raise SpecError(f"bias_pct must be finite, got {self.bias_pct!r}")
+
+
+ALIBABA_REFERENCE_MAPPING: Mapping[str, OffsetScaleBias] = MappingProxyType(
+    {
+        "node-cpu-01": OffsetScaleBias(0, 0.85, 0.0),
+        "node-arm-02": OffsetScaleBias(448, 0.50, 0.0),
+        "node-api-03": OffsetScaleBias(896, 1.00, 19.8),
+        "node-gpu-04": OffsetScaleBias(1344, 1.00, 4.8),
+        "node-gpu-05": OffsetScaleBias(1791, 0.70, 2.0),
+    }
+)
+"""The reference system's per-node mapping of the Alibaba 2018 data-centre mean (300 s ticks),
+keyed by the default fleet's node ids (use with :data:`REFERENCE_MEM_SCALE`)."""
+
+BORG_REFERENCE_MAPPING: Mapping[str, OffsetScaleBias] = MappingProxyType(
+    {
+        "node-cpu-01": OffsetScaleBias(0, 1.13, 0.0),
+        "node-arm-02": OffsetScaleBias(400, 0.65, 0.0),
+        "node-api-03": OffsetScaleBias(800, 1.00, 27.6),
+        "node-gpu-04": OffsetScaleBias(1200, 1.00, 12.0),
+        "node-gpu-05": OffsetScaleBias(1600, 0.97, 0.0),
+    }
+)
+"""The reference system's per-node mapping of its Borg series (after its P75 scaling; its
+memory is not per-node scaled, i.e. ``mem_scale=1.0``)."""
+
+
+def n_ticks_for(horizon_s: float, tick_s: float) -> int:
+    """Ticks needed to cover ``horizon_s``: ``max(1, ceil(horizon_s / tick_s))``.
+
+    Raises:
+        SpecError: ``horizon_s`` is not a finite number > 0.
+    """
+    if not (isinstance(horizon_s, int | float) and math.isfinite(horizon_s) and horizon_s > 0):
+        raise SpecError(f"horizon_s must be a finite number > 0, got {horizon_s!r}")
+    return max(1, math.ceil(horizon_s / tick_s - 1e-9))
+
+
+def telemetry_from_aggregate(
+    series: TraceSeries,
+    nodes: Sequence[OffsetScaleBias] | Mapping[str, OffsetScaleBias],
+    horizon_s: float,
+    *,
+    machine: str | None = None,
+    mem_scale: float = REFERENCE_MEM_SCALE,
+    wrap: bool = False,
+) -> Telemetry:
+    """Per-node background from one aggregate series by (offset, scale, bias).
+
+    Args:
+        series: The trace; its tick becomes the telemetry tick.
+        nodes: One :class:`OffsetScaleBias` per node, in fleet order (a mapping's values are
+            taken in its order, e.g. ``ALIBABA_REFERENCE_MAPPING`` for the default fleet).
+        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        machine: Which column of ``series`` to use; ``None`` requires a single-machine series.
+        mem_scale: Multiplier of the raw mem % for every node (the reference uses 0.5).
+        wrap: Index the series modulo its length when a node needs more ticks than it has.
+
+    Returns:
+        A :class:`Telemetry` of shape ``(n_ticks, len(nodes), 2)``.
+
+    Raises:
+        TraceError: The trace is shorter than ``offset + n_ticks`` for some node and ``wrap``
+            is false (names the file), or ``machine`` is ambiguous/unknown.
+        SpecError: Empty ``nodes``, bad ``horizon_s`` or ``mem_scale``.
+
+    Example:
+        >>> import numpy as np
+        >>> raw = TraceSeries(np.full((4, 1, 2), 50.0), 300.0, ("dc",), "example")
+        >>> tel = telemetry_from_aggregate(raw, [OffsetScaleBias(1, 0.5, 10.0)], 600.0)
+        >>> tel.background_pct[:, 0].tolist()
+        [[35.0, 25.0], [35.0, 25.0]]
+    """
+    params = list(nodes.values()) if isinstance(nodes, Mapping) else list(nodes)
+    if not params or not all(isinstance(p, OffsetScaleBias) for p in params):
+        raise SpecError("nodes must be a non-empty sequence (or mapping) of OffsetScaleBias")
+    if not (math.isfinite(mem_scale) and mem_scale >= 0):
+        raise SpecError(f"mem_scale must be a finite number >= 0, got {mem_scale!r}")
+    raw = _column(series, machine)  # (n_trace_ticks, 2)
+    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    offsets = np.array([p.offset for p in params])
+    index = _indices(series, offsets, n_ticks, wrap)  # (n_ticks, n_nodes)
+    scale = np.array([p.scale for p in params])
+    bias = np.array([p.bias_pct for p in params])
+    out = np.empty((n_ticks, len(params), 2))
+    out[..., 0] = np.clip(raw[index, 0] * scale + bias, 0.0, 100.0)
+    out[..., 1] = np.clip(raw[index, 1] * mem_scale, 0.0, 100.0)
+    summary = ", ".join(f"({p.offset}, {p.scale:g}, {p.bias_pct:g})" for p in params)
+    return Telemetry(
+        out,
+        series.tick_s,
+        source=f"{series.source}; offset/scale/bias {summary}, mem x{mem_scale:g}"
+        + (", wrapped" if wrap else ""),
+    )
+
+
+def telemetry_from_machines(
+    series: TraceSeries,
+    horizon_s: float,
+    *,
+    machines: Sequence[str] | None = None,
+    offset: int = 0,
+    wrap: bool = False,
+) -> Telemetry:
+    """Per-node background with one trace machine per node (values unchanged).
+
+    Args:
+        series: A per-machine trace.
+        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        machines: Machine id for each node, in fleet order (repeats allowed); ``None`` = every
+            machine of the series, in its order.
+        offset: Ticks into the series where tick 0 reads (same for every node).
+        wrap: Index the series modulo its length when it is shorter than ``offset + n_ticks``.
+
+    Returns:
+        A :class:`Telemetry` of shape ``(n_ticks, len(machines), 2)``.
+
+    Raises:
+        TraceError: Unknown machine, or a trace shorter than the horizon without ``wrap``.
+    """
+    selected = series if machines is None else series.select(machines)
+    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    OffsetScaleBias(offset)  # validates the offset
+    index = _indices(selected, np.array([offset]), n_ticks, wrap)[:, 0]
+    return Telemetry(
+        selected.values_pct[index],
+        series.tick_s,
+        source=f"{series.source}; machines {', '.join(selected.machine_ids)}, offset {offset}"
+        + (", wrapped" if wrap else ""),
+    )
+
+
+def _column(series: TraceSeries, machine: str | None) -> np.ndarray:
+    if machine is None:
+        if series.n_machines != 1:
+            raise TraceError(
+                f"{series.source}: the series has {series.n_machines} machines; pass machine= "
+                "to pick the aggregate column, or use telemetry_from_machines"
+            )
+        return series.values_pct[:, 0]
+    return series.select([machine]).values_pct[:, 0]
+
+
+def _indices(series: TraceSeries, offsets: np.ndarray, n_ticks: int, wrap: bool) -> np.ndarray:
+    """``(n_ticks, n_nodes)`` trace tick read by each node at each tick."""
+    needed = int(offsets.max()) + n_ticks
+    if needed > series.n_ticks and not wrap:
+        node = int(offsets.argmax())
+        raise TraceError(
+            f"{series.source}: trace shorter than the horizon: it has {series.n_ticks} ticks of "
+            f"{series.tick_s:g} s, but node {node} (offset {int(offsets[node])}) needs {needed} "
+            f"({n_ticks} ticks of horizon). Shorten the horizon or offsets, or pass wrap=True "
+            "to repeat the trace"
+        )
+    return (offsets[None, :] + np.arange(n_ticks)[:, None]) % series.n_ticks

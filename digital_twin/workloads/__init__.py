@@ -1,0 +1,53 @@
+"""Job sources: each returns a workload, a ``tuple[JobSpec, ...]`` sorted by arrival.
+
+* :func:`load_alibaba_gpu_pods`: Alibaba GPU cluster trace v2023 pod lists.
+* :func:`load_swf_jobs` (+ :func:`read_swf_header`): Standard Workload Format logs.
+* :func:`load_azure_llm_requests`: Azure LLM inference request arrivals.
+* :func:`generate_jobs`: seeded synthetic jobs (diurnal Poisson arrivals).
+* :func:`jobs_from_dicts`: an inline list, as in a scenario file.
+
+The trace readers share the selection arguments ``limit``, ``time_window`` (in the trace's
+own seconds) and ``start_s`` (arrival of the first kept job), and raise
+:class:`~digital_twin.errors.TraceError` naming the file and line or column for bad input.
+"""
+
+from digital_twin.workloads.alibaba_gpu2023 import (
+    ALIBABA_QOS_POLICIES,
+    POD_PHASES,
+    REFERENCE_QOS_POLICIES,
+    QosPolicy,
+    RowOrderTiming,
+    load_alibaba_gpu_pods,
+)
+from digital_twin.workloads.azure_llm import ServiceTimeModel, load_azure_llm_requests
+from digital_twin.workloads.explicit import jobs_from_dicts
+from digital_twin.workloads.swf import SwfHeader, load_swf_jobs, read_swf_header
+from digital_twin.workloads.synthetic import (
+    API_SIMULATION_MIX,
+    AZURE_JOB_SIZES,
+    CpuSizeDistribution,
+    JobClass,
+    SyntheticWorkloadConfig,
+    generate_jobs,
+)
+
+__all__ = [
+    "ALIBABA_QOS_POLICIES",
+    "API_SIMULATION_MIX",
+    "AZURE_JOB_SIZES",
+    "POD_PHASES",
+    "REFERENCE_QOS_POLICIES",
+    "CpuSizeDistribution",
+    "JobClass",
+    "QosPolicy",
+    "RowOrderTiming",
+    "ServiceTimeModel",
+    "SwfHeader",
+    "SyntheticWorkloadConfig",
+    "generate_jobs",
+    "jobs_from_dicts",
+    "load_alibaba_gpu_pods",
+    "load_azure_llm_requests",
+    "load_swf_jobs",
+    "read_swf_header",
+]

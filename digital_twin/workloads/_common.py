@@ -1,0 +1,313 @@
+"""Shared plumbing of the job sources: safe CSV reading, row-located errors, selection.
+
+Every reader in this package turns a malformed file into a :class:`TraceError` whose message
+starts with ``"<file>:<line>: "`` (1-based line number in the file, the header being line 1)
+or ``"<file>: column '<name>': "``, so a user can open the file at the right place. Bad
+*parameters* (a negative ``limit``, an empty ``time_window``) raise :class:`SpecError`.
+
+Selection is the same for every source (see :func:`select_positions` and :func:`shift`):
+
+1. rows are filtered by the source's own rules (phases, unknown run times, ...);
+2. ``time_window=(t0, t1)`` keeps the rows whose arrival in the *source's own time axis*
+   (seconds, before any shift) is in ``[t0, t1)``;
+3. rows are sorted by arrival (stable: ties keep file order);
+4. ``limit`` keeps the first ``limit`` of them;
+5. arrivals are shifted so the first kept job arrives at ``start_s`` (default 0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from digital_twin.errors import SpecError, TraceError
+from digital_twin.jobs import JobSpec, validate_workload
+
+T = TypeVar("T")
+TimeWindow = tuple[float, float]
+"""``(start, end)`` in seconds of a source's own time axis; selects ``start <= t < end``."""
+
+MAX_EXACT_INT = 2.0**53
+"""Integers at or above this are not exact in float64 (and far beyond any real size)."""
+HEADER_LINES = 1
+"""Lines before the first data row of a CSV file (the header)."""
+
+
+def check_selection(limit: int | None, time_window: TimeWindow | None, start_s: float) -> None:
+    """Raise :class:`SpecError` for a bad ``limit``, ``time_window`` or ``start_s``.
+
+    Args:
+        limit: ``None`` or an integer >= 0.
+        time_window: ``None`` or ``(start, end)`` with finite ``start < end``.
+        start_s: Finite arrival of the first kept job, >= 0.
+    """
+    if limit is not None:
+        check_int("limit", limit, 0)
+    if time_window is not None:
+        try:
+            t0, t1 = (float(t) for t in time_window)
+        except (TypeError, ValueError):
+            msg = f"time_window must be a (start, end) pair, got {time_window!r}"
+            raise SpecError(msg) from None
+        if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
+            raise SpecError(f"time_window must have finite start < end, got {time_window!r}")
+    if not (isinstance(start_s, int | float) and math.isfinite(start_s) and start_s >= 0):
+        raise SpecError(f"start_s must be a finite number >= 0, got {start_s!r}")
+
+
+def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
+    """Raise :class:`SpecError` unless ``value`` is a finite number > 0 (or >= 0)."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise SpecError(f"{name} must be a finite number {bound}, got {value!r}")
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
+    """Raise :class:`SpecError` unless ``value`` is an ``int`` (not bool) in ``[low, high]``."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        bound = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise SpecError(f"{name} must be an integer {bound}, got {value!r}")
+
+
+def check_fraction(name: str, value: object) -> None:
+    """Raise :class:`SpecError` unless ``value`` is a number in ``[0, 1]``."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not 0.0 <= value <= 1.0:
+        raise SpecError(f"{name} must be a number in [0, 1], got {value!r}")
+
+
+def coerce(cls: type[T], value: T | Mapping[str, Any], name: str) -> T:
+    """``value`` itself, or ``cls(**value)`` for a mapping (as read from a scenario file)."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return cls(**value)
+        except TypeError as exc:
+            raise SpecError(f"{name}: {exc}") from None
+    raise SpecError(f"{name} must be a {cls.__name__} or a mapping, got {type(value).__name__}")
+
+
+def open_text(path: Path, what: str) -> str:
+    """Read a whole text file, turning OS and decoding errors into :class:`TraceError`."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
+
+
+def read_csv_strings(path: Path, what: str) -> pd.DataFrame:
+    """Read a comma-separated file with a header, every cell as a string.
+
+    Empty cells are missing (``NaN``); any other text is kept verbatim, so the numeric
+    checks can quote it. Blank lines (and rows whose every cell is empty) are skipped, but
+    the frame's index stays the 0-based data-row number so :func:`line_of` is exact.
+
+    Raises:
+        TraceError: Missing or unreadable file, empty file, no data rows, a row with more
+            fields than the header, or a header that is not comma-separated.
+    """
+    if not path.is_file():
+        reason = "is a directory" if path.is_dir() else "no such file"
+        raise TraceError(f"{path}: cannot open {what} ({reason})")
+    try:
+        with warnings.catch_warnings():
+            # index_col=False stops pandas from silently using the first column as the index
+            # when the first row has one field too many; it warns instead, which we raise.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                path,
+                dtype=str,
+                index_col=False,
+                keep_default_na=False,
+                na_values=[""],
+                skip_blank_lines=False,
+                encoding="utf-8",
+            )
+    except pd.errors.EmptyDataError:
+        raise TraceError(f"{path}: the {what} is empty (no header line)") from None
+    except pd.errors.ParserWarning:
+        raise TraceError(
+            f"{path}:{_first_data_line(path)}: the row has more fields than the header"
+        ) from None
+    except pd.errors.ParserError as exc:
+        raise TraceError(_parser_message(path, what, exc)) from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = frame[~frame.isna().all(axis=1)]
+    if frame.empty:
+        raise TraceError(f"{path}: the {what} has a header but no data rows")
+    return frame
+
+
+def _first_data_line(path: Path) -> int:
+    """1-based number of the first non-blank line after the header (for error messages)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if number > HEADER_LINES and line.strip():
+                return number
+    return HEADER_LINES + 1
+
+
+def _parser_message(path: Path, what: str, exc: Exception) -> str:
+    """Reword pandas' tokenizer error as ``"<file>:<line>: ..."``."""
+    text = str(exc).strip()
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if found:
+        expected, line, saw = found.groups()
+        return f"{path}:{line}: the row has {saw} fields, the header has {expected}"
+    return f"{path}: cannot parse the {what} as CSV: {text}"
+
+
+def require_columns(frame: pd.DataFrame, path: Path, columns: Sequence[str], what: str) -> None:
+    """Raise :class:`TraceError` naming the missing columns (and a delimiter hint)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if not missing:
+        return
+    found = list(frame.columns)
+    hint = ""
+    if len(found) == 1:
+        for sep, name in ((";", "';'"), ("\t", "tab"), ("|", "'|'")):
+            if sep in found[0]:
+                hint = f"; the header is one column containing {name}: use commas between columns"
+                break
+    raise TraceError(
+        f"{path}: missing column(s) {missing} in the {what}; found {found}; "
+        f"expected {','.join(columns)}{hint}"
+    )
+
+
+def line_of(frame: pd.DataFrame, position: int) -> int:
+    """1-based file line of the data row at ``position`` (0-based) in ``frame``."""
+    return int(frame.index[position]) + HEADER_LINES + 1
+
+
+def require_values(frame: pd.DataFrame, path: Path, column: str) -> None:
+    """Raise :class:`TraceError` at the first empty cell of ``column``."""
+    missing = frame[column].isna().to_numpy()
+    if missing.any():
+        line = line_of(frame, int(np.argmax(missing)))
+        raise TraceError(f"{path}:{line}: column {column!r} is empty (a value is required)")
+
+
+def fail_at(frame: pd.DataFrame, path: Path, bad: np.ndarray, problem: str) -> None:
+    """Raise ``"<file>:<line>: <problem>"`` for the first True of ``bad``, if any."""
+    if bad.any():
+        raise TraceError(f"{path}:{line_of(frame, int(np.argmax(bad)))}: {problem}")
+
+
+def numeric_column(
+    frame: pd.DataFrame,
+    path: Path,
+    column: str,
+    *,
+    required: bool = True,
+    integer: bool = False,
+    min_value: float | None = None,
+) -> np.ndarray:
+    """Convert one string column to float64, with row-located errors.
+
+    Args:
+        frame: From :func:`read_csv_strings`.
+        path: The file (for messages).
+        column: Column name.
+        required: An empty cell is an error when True, ``NaN`` in the result otherwise.
+        integer: Values must be whole numbers.
+        min_value: Values must be ``>= min_value``.
+
+    Returns:
+        ``(n_rows,)`` float64 array (``NaN`` for empty cells when not required).
+
+    Raises:
+        TraceError: ``"<file>:<line>: column '<column>' ..."`` for the first bad cell.
+    """
+    raw = frame[column]
+    if required:
+        require_values(frame, path, column)
+    missing = raw.isna().to_numpy()
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    checks = [(~missing & ~np.isfinite(values), "is not a finite number")]
+    if integer:
+        checks.append((~missing & (values != np.floor(values)), "is not an integer"))
+        checks.append((~missing & (np.abs(values) >= MAX_EXACT_INT), "is too large"))
+    if min_value is not None:
+        below = "is negative" if min_value == 0 else f"is below the minimum {min_value:g}"
+        checks.append((~missing & (values < min_value), below))
+    for bad, problem in checks:
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise TraceError(
+                f"{path}:{line_of(frame, pos)}: column {column!r}: {raw.iloc[pos]!r} {problem}"
+            )
+    return values
+
+
+def first_duplicate(names: Sequence[str]) -> tuple[int, int] | None:
+    """Positions ``(first, second)`` of the first repeated name, or ``None``."""
+    seen: dict[str, int] = {}
+    for pos, name in enumerate(names):
+        if name in seen:
+            return seen[name], pos
+        seen[name] = pos
+    return None
+
+
+def select_positions(
+    arrival: np.ndarray,
+    keep: np.ndarray,
+    *,
+    time_window: TimeWindow | None,
+    limit: int | None,
+    every: int = 1,
+) -> np.ndarray:
+    """Positions of the selected rows, sorted by arrival (stable).
+
+    Args:
+        arrival: ``(n,)`` arrival in the source's own time axis, seconds.
+        keep: ``(n,)`` bool, rows that pass the source's own filters.
+        time_window: Keep ``t0 <= arrival < t1`` (``None`` = all).
+        limit: Keep at most this many, earliest first (``None`` = all).
+        every: Keep every ``every``-th row of the sorted selection (before ``limit``).
+    """
+    mask = keep.copy()
+    if time_window is not None:
+        t0, t1 = float(time_window[0]), float(time_window[1])
+        mask &= (arrival >= t0) & (arrival < t1)
+    positions = np.flatnonzero(mask)
+    positions = positions[np.argsort(arrival[positions], kind="stable")]
+    positions = positions[::every]
+    if limit is not None:
+        positions = positions[:limit]
+    return positions
+
+
+def shift(arrival: np.ndarray, start_s: float, scale: float = 1.0) -> np.ndarray:
+    """Arrivals relative to the first one, divided by ``scale``, plus ``start_s``.
+
+    ``arrival`` must be sorted; an empty array is returned unchanged.
+    """
+    if arrival.size == 0:
+        return arrival.astype(np.float64)
+    return start_s + (arrival - arrival[0]) / scale
+
+
+def finish(jobs: Iterable[JobSpec], path: Path | str) -> tuple[JobSpec, ...]:
+    """:func:`validate_workload`, with its errors turned into a :class:`TraceError` on ``path``."""
+    try:
+        return validate_workload(jobs)
+    except SpecError as exc:
+        raise TraceError(f"{path}: {exc}") from None

@@ -1,0 +1,301 @@
+"""A seeded synthetic job generator: diurnal Poisson arrivals and the reference's job mix.
+
+Arrivals are a non-homogeneous Poisson process on ``[0, horizon_s)`` with rate::
+
+    rate(t) = base_rate_per_s * (1 + diurnal_amplitude * sin(2 pi t / 86400 + diurnal_phase_rad))
+
+drawn by thinning (Lewis & Shedler 1979): candidates from a homogeneous process at the peak
+rate ``base_rate_per_s * (1 + diurnal_amplitude)``, each kept with probability
+``rate(t) / peak``. ``t = 0`` is the episode start; with the default phase the peak falls
+14 h and the trough 2 h after it (14:00 and 02:00 for an episode starting at midnight).
+
+Each arrival draws a :class:`JobClass` from ``mix`` (default: the reference system's API
+simulation mix, uniform over its 8 classes). Batch jobs are preemptible with probability
+``batch_preemptible_prob`` (0.3, as the reference); other jobs are not. When ``cpu_sizes``
+is set (e.g. :data:`AZURE_JOB_SIZES`), every CPU-only job's cores are redrawn from it and its
+memory is ``mem_gb_per_core`` x cores. Durations are lognormal with a median per workload
+type and log-standard-deviation ``duration_sigma``, clipped to
+``[min_duration_s, max_duration_s]``. Latency-critical jobs get ``deadline_s = arrival +
+lc_deadline_slack_s`` when that is set. GPU jobs need ``gpu_count >= 1`` of any model.
+
+Everything random comes from the ``numpy.random.Generator`` passed in, in a fixed order, so the
+same config, seed and horizon give identical jobs, and a ``limit`` keeps exactly the first
+``limit`` jobs of the unlimited run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from digital_twin.errors import SpecError
+from digital_twin.jobs import (
+    BATCH,
+    LATENCY_CRITICAL,
+    STREAM,
+    WORKLOAD_TYPES,
+    JobSpec,
+    validate_workload,
+)
+from digital_twin.workloads._common import check_fraction, check_int, check_positive, coerce
+
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobClass:
+    """One kind of job in a mix.
+
+    Attributes:
+        workload: ``"latency-critical"``, ``"batch"`` or ``"stream"``.
+        cpu_cores: CPU request in cores (> 0).
+        mem_gb: Memory request in GB (> 0).
+        gpu_count: Whole GPUs (>= 0; any model).
+        priority: 1..100.
+        weight: Relative frequency in the mix (> 0).
+    """
+
+    workload: str
+    cpu_cores: float
+    mem_gb: float
+    gpu_count: int = 0
+    priority: int = 50
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.workload not in WORKLOAD_TYPES:
+            raise SpecError(f"JobClass: workload {self.workload!r} is not one of {WORKLOAD_TYPES}")
+        check_positive("JobClass.cpu_cores", self.cpu_cores)
+        check_positive("JobClass.mem_gb", self.mem_gb)
+        check_positive("JobClass.weight", self.weight)
+        check_int("JobClass.gpu_count", self.gpu_count, 0)
+        check_int("JobClass.priority", self.priority, 1, 100)
+
+
+API_SIMULATION_MIX: tuple[JobClass, ...] = (
+    JobClass(BATCH, 4, 8, 0, 30),
+    JobClass(BATCH, 8, 16, 0, 50),
+    JobClass(BATCH, 2, 4, 0, 20),
+    JobClass(LATENCY_CRITICAL, 2, 4, 0, 90),
+    JobClass(LATENCY_CRITICAL, 1, 2, 0, 95),
+    JobClass(STREAM, 2, 8, 0, 60),
+    JobClass(BATCH, 4, 16, 1, 40),
+    JobClass(STREAM, 1, 2, 0, 70),
+)
+"""The reference NodeAgent's API simulation mix as (type, cpu, mem GB, GPUs, priority), uniform."""
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSizeDistribution:
+    """A discrete distribution of CPU requests, with memory proportional to cores.
+
+    Attributes:
+        sizes: Core counts (each > 0).
+        weights: Relative frequencies, one per size (each >= 0, sum > 0).
+        mem_gb_per_core: Memory in GB per core (> 0).
+    """
+
+    sizes: tuple[float, ...]
+    weights: tuple[float, ...]
+    mem_gb_per_core: float = 2.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sizes", tuple(self.sizes))
+        object.__setattr__(self, "weights", tuple(self.weights))
+        if not self.sizes or len(self.sizes) != len(self.weights):
+            raise SpecError("CpuSizeDistribution: need as many weights as sizes (>= 1)")
+        for i, size in enumerate(self.sizes):
+            check_positive(f"CpuSizeDistribution.sizes[{i}]", size)
+        for i, weight in enumerate(self.weights):
+            check_positive(f"CpuSizeDistribution.weights[{i}]", weight, allow_zero=True)
+        if sum(self.weights) <= 0:
+            raise SpecError("CpuSizeDistribution: weights must not all be 0")
+        check_positive("CpuSizeDistribution.mem_gb_per_core", self.mem_gb_per_core)
+
+
+AZURE_JOB_SIZES = CpuSizeDistribution(
+    sizes=(1, 2, 4, 8, 16, 32), weights=(0.18, 0.45, 0.08, 0.24, 0.03, 0.02), mem_gb_per_core=2.0
+)
+"""The reference benchmarks' job sizes (AzureTracesForPacking2020 weights), 2 GB per core."""
+
+
+@dataclass(frozen=True, slots=True)
+class SyntheticWorkloadConfig:
+    """All parameters of the synthetic generator (every field has a default)."""
+
+    base_rate_per_s: float = 1.0 / 120.0
+    """Mean arrival rate in jobs/s over a day. The default (one job per 2 min) with the default
+    mix and durations asks for about 38 cores on average (4,500 core-seconds per job), i.e.
+    about 43 % of the default 5-node fleet's 88 cores (64 % at the diurnal peak)."""
+    diurnal_amplitude: float = 0.5
+    """Relative swing of the rate around ``base_rate_per_s``, in [0, 1]; 0 = homogeneous."""
+    diurnal_phase_rad: float = -2.0 * math.pi / 3.0
+    """Phase of the daily sine in radians; the default puts the peak at t = 14 h."""
+    mix: tuple[JobClass, ...] = API_SIMULATION_MIX
+    """Job classes drawn for each arrival, in proportion to their weights (mappings of
+    :class:`JobClass` fields are accepted and converted, as from a scenario file)."""
+    cpu_sizes: CpuSizeDistribution | None = None
+    """When set, CPU-only jobs draw cores (and memory) from it instead of their class (a
+    mapping of :class:`CpuSizeDistribution` fields is accepted)."""
+    batch_preemptible_prob: float = 0.3
+    """Probability that a batch job is preemptible, in [0, 1] (other types never are)."""
+    lc_median_duration_s: float = 120.0
+    """Median duration of latency-critical jobs in seconds."""
+    batch_median_duration_s: float = 900.0
+    """Median duration of batch jobs in seconds."""
+    stream_median_duration_s: float = 1800.0
+    """Median duration of stream jobs in seconds."""
+    duration_sigma: float = 1.0
+    """Standard deviation of log-duration (>= 0; 0 = every job lasts its median)."""
+    min_duration_s: float = 1.0
+    """Durations are clipped to at least this many seconds (> 0)."""
+    max_duration_s: float = SECONDS_PER_DAY
+    """Durations are clipped to at most this many seconds (>= ``min_duration_s``)."""
+    lc_deadline_slack_s: float | None = None
+    """Latest start of latency-critical jobs, in seconds after arrival; ``None`` = no deadline."""
+    gpu_vram_gb: float = 0.0
+    """Minimum VRAM per GPU in GB for GPU jobs (0 = any GPU)."""
+    job_id_prefix: str = "syn-"
+    """Job ids are ``f"{job_id_prefix}{k}"`` for the k-th arrival (0-based)."""
+
+    def __post_init__(self) -> None:
+        check_positive("base_rate_per_s", self.base_rate_per_s)
+        check_fraction("diurnal_amplitude", self.diurnal_amplitude)
+        phase = self.diurnal_phase_rad
+        if not (isinstance(phase, int | float) and math.isfinite(phase)):
+            raise SpecError(f"diurnal_phase_rad must be a finite number, got {phase!r}")
+        if isinstance(self.mix, Mapping | str) or not self.mix:
+            raise SpecError(f"mix must be a non-empty sequence of JobClass, got {self.mix!r}")
+        mix = tuple(coerce(JobClass, j, f"mix[{i}]") for i, j in enumerate(self.mix))
+        object.__setattr__(self, "mix", mix)
+        if self.cpu_sizes is not None:
+            sizes = coerce(CpuSizeDistribution, self.cpu_sizes, "cpu_sizes")
+            object.__setattr__(self, "cpu_sizes", sizes)
+        check_fraction("batch_preemptible_prob", self.batch_preemptible_prob)
+        for name in ("lc_median_duration_s", "batch_median_duration_s", "stream_median_duration_s",
+                     "min_duration_s", "max_duration_s"):
+            check_positive(name, getattr(self, name))
+        check_positive("duration_sigma", self.duration_sigma, allow_zero=True)
+        check_positive("gpu_vram_gb", self.gpu_vram_gb, allow_zero=True)
+        if self.max_duration_s < self.min_duration_s:
+            raise SpecError("max_duration_s must be >= min_duration_s")
+        if self.lc_deadline_slack_s is not None:
+            check_positive("lc_deadline_slack_s", self.lc_deadline_slack_s, allow_zero=True)
+
+    def rate_per_s(self, t_s: np.ndarray | float) -> np.ndarray:
+        """Arrival rate in jobs/s at episode time(s) ``t_s``.
+
+        >>> cfg = SyntheticWorkloadConfig(base_rate_per_s=1.0, diurnal_amplitude=0.5)
+        >>> float(cfg.rate_per_s(14 * 3600.0))
+        1.5
+        """
+        t = np.asarray(t_s, dtype=np.float64)
+        angle = 2.0 * np.pi * t / SECONDS_PER_DAY + self.diurnal_phase_rad
+        return self.base_rate_per_s * (1.0 + self.diurnal_amplitude * np.sin(angle))
+
+    @property
+    def peak_time_s(self) -> float:
+        """Time of day of the rate's peak, in seconds in ``[0, 86400)``."""
+        fraction_of_day = (math.pi / 2 - self.diurnal_phase_rad) / (2 * math.pi)
+        return (fraction_of_day * SECONDS_PER_DAY) % SECONDS_PER_DAY
+
+    def median_duration_s(self, workload: str) -> float:
+        """The median duration in seconds of one workload type."""
+        medians = {
+            LATENCY_CRITICAL: self.lc_median_duration_s,
+            BATCH: self.batch_median_duration_s,
+            STREAM: self.stream_median_duration_s,
+        }
+        return medians[workload]
+
+
+def diurnal_arrivals(
+    config: SyntheticWorkloadConfig, rng: np.random.Generator, horizon_s: float
+) -> np.ndarray:
+    """Arrival times in ``[0, horizon_s)`` by thinning; ``(n,)`` float64, sorted."""
+    peak = config.base_rate_per_s * (1.0 + config.diurnal_amplitude)
+    chunk = max(64, math.ceil(peak * horizon_s * 1.1))
+    times: list[np.ndarray] = []
+    last = 0.0
+    while last < horizon_s:
+        candidates = last + np.cumsum(rng.exponential(1.0 / peak, size=chunk))
+        times.append(candidates)
+        last = float(candidates[-1])
+    candidates = np.concatenate(times)
+    candidates = candidates[candidates < horizon_s]
+    accept = rng.random(candidates.size) * peak < config.rate_per_s(candidates)
+    return candidates[accept]
+
+
+def generate_jobs(
+    config: SyntheticWorkloadConfig,
+    rng: np.random.Generator,
+    horizon_s: float,
+    limit: int | None = None,
+) -> tuple[JobSpec, ...]:
+    """Draw a synthetic workload on ``[0, horizon_s)``.
+
+    Args:
+        config: Generator parameters.
+        rng: The only source of randomness.
+        horizon_s: Length of the arrival window in seconds (> 0).
+        limit: Keep only the first ``limit`` arrivals (>= 0; ``None`` = all).
+
+    Returns:
+        Jobs sorted by arrival; arrivals are the process's own times (not shifted).
+
+    Raises:
+        SpecError: A bad argument.
+
+    >>> jobs = generate_jobs(SyntheticWorkloadConfig(), np.random.default_rng(0), 3600.0)
+    >>> jobs == generate_jobs(SyntheticWorkloadConfig(), np.random.default_rng(0), 3600.0)
+    True
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise SpecError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_positive("horizon_s", horizon_s)
+    if limit is not None:
+        check_int("limit", limit, 0)
+    arrival = diurnal_arrivals(config, rng, horizon_s)
+    n = arrival.size
+    # Draw every attribute for every arrival, in a fixed order, before applying ``limit``.
+    weights = np.array([j.weight for j in config.mix], dtype=np.float64)
+    kind = rng.choice(len(config.mix), size=n, p=weights / weights.sum())
+    preempt_draw = rng.random(n)
+    z = rng.standard_normal(n)
+    sizes, mem_per_core = None, 0.0
+    if config.cpu_sizes is not None:
+        w = np.asarray(config.cpu_sizes.weights, dtype=np.float64)
+        sizes = np.asarray(config.cpu_sizes.sizes, dtype=np.float64)[
+            rng.choice(len(w), size=n, p=w / w.sum())
+        ]
+        mem_per_core = config.cpu_sizes.mem_gb_per_core
+    medians = np.array([config.median_duration_s(j.workload) for j in config.mix])[kind]
+    duration = np.clip(
+        medians * np.exp(config.duration_sigma * z), config.min_duration_s, config.max_duration_s
+    )
+    preemptible = preempt_draw < config.batch_preemptible_prob
+
+    count = n if limit is None else min(n, limit)
+    jobs: list[JobSpec] = []
+    for k in range(count):
+        cls = config.mix[int(kind[k])]
+        cpu, mem = float(cls.cpu_cores), float(cls.mem_gb)
+        if sizes is not None and cls.gpu_count == 0:
+            cpu = float(sizes[k])
+            mem = cpu * mem_per_core
+        t = float(arrival[k])
+        deadline = None
+        if cls.workload == LATENCY_CRITICAL and config.lc_deadline_slack_s is not None:
+            deadline = t + config.lc_deadline_slack_s
+        jobs.append(JobSpec(
+            job_id=f"{config.job_id_prefix}{k}", arrival_s=t, duration_s=float(duration[k]),
+            workload=cls.workload, cpu_cores=cpu, mem_gb=mem, gpu_count=cls.gpu_count,
+            gpu_vram_gb=config.gpu_vram_gb if cls.gpu_count else 0.0, priority=cls.priority,
+            preemptible=bool(cls.workload == BATCH and preemptible[k]),
+            deadline_s=deadline,
+        ))
+    return validate_workload(jobs)
