@@ -11,7 +11,8 @@ One scalar, lower is better, shared by the env's reward, the evaluator and the o
 * ``qos``: ``qos_violation_usd`` per latency-critical job ever placed on a spot node;
 * ``eviction``: ``eviction_usd`` per job failed by a spot interruption;
 * ``deadline``: ``deadline_miss_usd`` per job first started after its deadline;
-* ``rejection``: ``rejection_usd`` per job rejected (queue TTL expired, or fits nowhere).
+* ``rejection``: ``rejection_usd`` per job rejected (queue TTL expired, or fits nowhere) and
+  per job still queued when the horizon ends the episode (unserved).
 """
 
 from __future__ import annotations

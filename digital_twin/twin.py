@@ -11,6 +11,8 @@ Queue discipline: pending jobs are asked in FIFO order of the time they entered 
 is asked at most once; a deferred job is asked again after the next event.
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
+Jobs still queued at the horizon are charged the rejection penalty (they were not served);
+jobs still running pay their cost up to the horizon.
 At equal times, events are handled in the order completion, recovery, interruption, tick,
 arrival, TTL expiry, and decisions come after all of them.
 
@@ -426,6 +428,7 @@ class DigitalTwin:
             t = self._next_event_time()
             if t >= self._horizon:
                 self._accrue(self._horizon)
+                self._charge_unserved()
                 break
             self._accrue(t)
             self._handle_events_at(t)
@@ -471,6 +474,15 @@ class DigitalTwin:
         while heap and heap[0][0] == t:
             _, kind, _, index, generation = heapq.heappop(heap)
             self._expire(index, generation)
+
+    def _charge_unserved(self) -> None:
+        """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``).
+
+        Without this, deferring the jobs that arrive near the horizon would be free.
+        """
+        for j in self._s.pending:
+            self._s.counts[_REJECT] += 1
+            self._log("unserved-at-horizon", j, -1)
 
     def _arrive(self, j: int) -> None:
         self._log("arrival", j, -1)

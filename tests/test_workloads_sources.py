@@ -485,3 +485,24 @@ def test_explicit__errors_name_the_list_index(items: list, match: str) -> None:
     """A bad inline job raises SpecError naming the list and the 0-based index."""
     with pytest.raises(SpecError, match=match):
         jobs_from_dicts(items, where="scenario.yaml: jobs")
+
+
+def test_synthetic__config_accepts_mappings_as_from_a_scenario_file() -> None:
+    """mix and cpu_sizes given as plain mappings/lists build the same config as the objects."""
+    from_objects = SyntheticWorkloadConfig(mix=API_SIMULATION_MIX[:2], cpu_sizes=AZURE_JOB_SIZES)
+    from_mappings = SyntheticWorkloadConfig(
+        mix=[
+            {
+                "workload": c.workload,
+                "cpu_cores": c.cpu_cores,
+                "mem_gb": c.mem_gb,
+                "gpu_count": c.gpu_count,
+                "priority": c.priority,
+            }
+            for c in API_SIMULATION_MIX[:2]
+        ],
+        cpu_sizes={"sizes": list(AZURE_JOB_SIZES.sizes), "weights": list(AZURE_JOB_SIZES.weights)},
+    )
+    assert from_mappings == from_objects
+    with pytest.raises(SpecError, match=r"mix\[0\]"):
+        SyntheticWorkloadConfig(mix=[{"workload": "batch", "cpu": 2}])

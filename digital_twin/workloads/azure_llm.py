@@ -137,7 +137,8 @@ def load_azure_llm_requests(
         start_s: Arrival of the first kept request in episode seconds (>= 0).
 
     Returns:
-        Jobs named ``"llm-<k>"`` (k = 0-based data row in the file), sorted by arrival.
+        Jobs named ``"llm-<k>"`` (k = file line - 2, i.e. 0 for the first request), sorted
+        by arrival.
 
     Raises:
         TraceError: Missing/empty file, missing column, unparsable timestamp, missing or

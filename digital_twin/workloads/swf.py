@@ -30,10 +30,12 @@ Header comments are available through :func:`read_swf_header`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -136,14 +138,14 @@ def read_swf_header(path: str | Path) -> SwfHeader:
     """
     path = Path(path)
     text = c.open_text(path, "SWF log")
-    return _parse_header([ln for ln in text.splitlines() if ln.lstrip().startswith(";")])
+    return _parse_header([ln.strip() for ln in text.split("\n") if ln.lstrip().startswith(";")])
 
 
 def _parse_table(path: Path, text: str) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(values (n, 18) float64, line numbers (n,))`` of the job lines."""
     rows: list[list[str]] = []
     lines: list[int] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # as editors number lines
         stripped = line.strip()
         if not stripped or stripped.startswith(";"):
             continue
@@ -162,18 +164,24 @@ def _parse_table(path: Path, text: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         values = np.array(rows, dtype=np.float64)
     except ValueError:
-        values = None
-    if values is None or not np.isfinite(values).all():
-        for fields, number in zip(rows, lines, strict=True):
-            for name, token in zip(SWF_FIELDS, fields, strict=True):
-                try:
-                    ok = np.isfinite(float(token))
-                except ValueError:
-                    ok = False
-                if not ok:
-                    msg = f"field {name!r}: {token!r} is not a finite number"
-                    raise TraceError(f"{path}:{number}: {msg}")
+        _raise_first_bad_token(path, rows, lines)
+    if not np.isfinite(values).all():
+        _raise_first_bad_token(path, rows, lines)
     return values, np.asarray(lines)
+
+
+def _raise_first_bad_token(path: Path, rows: list[list[str]], lines: list[int]) -> NoReturn:
+    """Find the first token that is not a finite number and raise a located TraceError."""
+    for fields, number in zip(rows, lines, strict=True):
+        for name, token in zip(SWF_FIELDS, fields, strict=True):
+            try:
+                ok = math.isfinite(float(token))
+            except ValueError:
+                ok = False
+            if not ok:
+                problem = f"field {name!r}: {token!r} is not a finite number"
+                raise TraceError(f"{path}:{number}: {problem}")
+    raise TraceError(f"{path}: a field is not a finite number")  # unreachable in practice
 
 
 def _check_fields(path: Path, values: np.ndarray, lines: np.ndarray) -> None:
@@ -239,6 +247,8 @@ def load_swf_jobs(
     if zero_runtime_s is not None:
         c.check_positive("zero_runtime_s", zero_runtime_s)
     c.check_int("default_priority", default_priority, 1, 100)
+    if not isinstance(preemptible, bool):
+        raise SpecError(f"preemptible must be True or False, got {preemptible!r}")
     for queue, prio in (queue_priority or {}).items():
         c.check_int(f"queue_priority[{queue!r}]", prio, 1, 100)
     path = Path(path)
@@ -259,9 +269,9 @@ def load_swf_jobs(
     if zero_runtime_s is None:
         keep &= run_time > 0
     duration = np.where(run_time > 0, run_time, zero_runtime_s or 1.0)
-    cores = procs * cores_per_proc
     mem_kib = np.where(v["used_memory"] > 0, v["used_memory"], v["requested_memory"])
     with np.errstate(over="ignore"):  # an absurd size overflows to inf; JobSpec rejects it
+        cores = procs * cores_per_proc
         mem_gb = np.where(mem_kib > 0, mem_kib * procs / _KIB_PER_GIB, cores * mem_gb_per_core)
     priority = _priorities(v["queue_id"], queue_priority, default_priority)
 

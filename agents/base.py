@@ -1,0 +1,81 @@
+"""The one seam every decision maker implements, and the registry of named agents.
+
+An agent is bound to one env (it may read the env's documented public API:
+``env.unwrapped.cluster_view()``, ``.fleet``, ``.twin_spec`` and, for the oracle only,
+``.hindsight()``). Its ``predict`` has the signature of Stable-Baselines3's
+``PolicyPredictor``, so SB3's ``evaluate_policy`` and our evaluator treat every agent alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+AgentState = tuple[np.ndarray, ...] | None
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A placement policy for :class:`aco_env.ClusterSchedulingEnv` (or the placement env).
+
+    ``reset(seed)`` is called after each ``env.reset()`` and before the episode's first
+    ``predict``; agents with internal state (round-robin pointer, pheromone, a solved plan, a
+    random generator) start over there. ``predict`` gets the observation of the env's current
+    decision and returns the action (a numpy int array of shape ``()``) and the recurrent state
+    (always ``None`` here).
+    """
+
+    name: str
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new episode (the env has just been reset)."""
+        ...
+
+    def predict(
+        self,
+        observation: dict[str, np.ndarray],
+        state: AgentState = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, AgentState]:
+        """The action for the current decision."""
+        ...
+
+
+AgentFactory = Callable[..., Agent]
+"""``factory(env, **options) -> Agent``; ``env`` is the (possibly wrapped) env the agent acts in."""
+
+_REGISTRY: dict[str, AgentFactory] = {}
+
+
+def register_agent(name: str, factory: AgentFactory, *, overwrite: bool = False) -> None:
+    """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``)."""
+    if not name or name != name.strip().lower() or " " in name:
+        raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")
+    if name in _REGISTRY and not overwrite:
+        raise ValueError(f"an agent named {name!r} is already registered")
+    if not callable(factory):
+        raise TypeError(f"the factory for {name!r} must be callable")
+    _REGISTRY[name] = factory
+
+
+def agent_names() -> list[str]:
+    """Registered agent names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
+    """Build the agent ``name`` bound to ``env``.
+
+    ``name`` is a registered name or ``sb3:PATH`` for a saved Stable-Baselines3 model.
+    """
+    if name.startswith("sb3:"):
+        from agents.sb3_agent import load_sb3_agent  # torch is imported only here
+
+        return load_sb3_agent(name[4:], env, **options)
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown agent {name!r}; registered: {', '.join(agent_names())}, or sb3:PATH")
+    return _REGISTRY[name](env, **options)
