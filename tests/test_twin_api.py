@@ -153,3 +153,15 @@ def test_telemetry__rejects_bad_values_with_their_position(bad: float) -> None:
     array[2, 1, 0] = bad
     with pytest.raises(SpecError, match="tick 2, node 1"):
         Telemetry(array, 300)
+
+
+def test_twin__jobs_queued_at_the_horizon_pay_the_rejection_penalty() -> None:
+    """Deferring a job until the horizon is not free: it is charged as unserved (and stays pending)."""
+    jobs = (JobSpec("late", 3500, 60, "batch", 1, 1),)
+    twin = DigitalTwin(spec_with(jobs, horizon_s=3600.0), record_events=True)
+    twin.reset(np.random.default_rng(0))
+    while not twin.done:
+        twin.defer()
+    assert twin.truncated and twin.job_counts()["pending"] == 1
+    assert twin.objective().rejections == 1
+    assert twin.event_log[-1] == (3600.0, "unserved-at-horizon", "late", "")
