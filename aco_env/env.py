@@ -43,23 +43,23 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     | key | shape | range | meaning |
     |---|---|---|---|
-    | nodes | (N, 17) | see below | per-node features, one row per node |
+    | nodes | (N, 17) | [0, 1], counts [0, 1000], utilisation [0, 2] | per-node features, one row per node |
     | history | (N, W) | [0, 1] | background cpu / 100 over the last W ticks, oldest first (tick 0 repeated before the start) |
-    | job | (13,) | see below | the current job (zeros when the episode is over) |
+    | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
     | queue_mask | (K,) | {0, 1} | 1 for real rows of ``queue``, 0 for padding |
-    | clock | (4,) | | sin and cos of hour of day, time / horizon in [0, 1], queue length (jobs behind the current one) |
+    | clock | (4,) | see text | sin and cos of hour of day, time / horizon in [0, 1], queue length (jobs behind the current one, clipped at 1000) |
     | action_mask | (N + 1,) | {0, 1} | valid actions, as ``action_masks()`` |
 
     ``nodes`` columns: 0 free cpu fraction, 1 free mem fraction, 2 free GPU fraction (0 without
     GPUs), 3 background cpu / 100, 4 background mem / 100, 5 utilisation / 100 (background +
-    allocated cpu; may exceed 1), 6 price / max fleet price, 7 spot flag, 8 interruption
+    allocated cpu; in [0, 2]), 6 price / max fleet price, 7 spot flag, 8 interruption
     probability per hour, 9-11 arch one-hot (x86_64, arm64, gpu-node), 12 up flag, 13-15
-    running jobs by type (latency-critical, batch, stream; counts >= 0), 16 cpu cores / largest
+    running jobs by type (latency-critical, batch, stream; counts clipped at 1000), 16 cpu cores / largest
     node's cores. ``job`` columns: 0 cpu / largest node cpu, 1 mem / largest node mem, 2 GPUs /
-    most GPUs on a node, 3 VRAM per GPU / 100 GB, 4-6 workload one-hot (latency-critical, batch,
+    most GPUs on a node, 3 VRAM per GPU / 100 GB (clipped at 10), 4-6 workload one-hot (latency-critical, batch,
     stream), 7 priority / 100, 8 preemptible, 9 has deadline, 10 hours to its deadline clipped
-    to [-24, 24] (0 without), 11 duration in hours, 12 time since arrival / queue TTL clipped to
+    to [-24, 24] (0 without), 11 duration in hours (clipped at 1000), 12 time since arrival / queue TTL clipped to
     [0, 1] (0 without TTL).
 
     ## Action Masking
@@ -139,6 +139,7 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         super().reset(seed=seed)
         del options
         spec = self.scenario.make_spec(self.np_random)
+        self._encoder.start_episode(spec)
         self._twin = DigitalTwin(spec)
         self._twin.reset(self.np_random)
         self._decisions = 0
@@ -153,13 +154,13 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return self._observation(), 0.0, twin.terminated, twin.truncated, self._info(False, final=True)
         if index is None or (index < self.n_nodes and not twin.can_place(index)):
             return self._invalid(action)
-        before = twin.objective()
+        before = twin.objective_usd()
         if index == self.n_nodes:
             twin.defer()
         else:
             twin.place(index)
         self._decisions += 1
-        reward = self.reward_fn(before, twin.objective())
+        reward = self.reward_fn(before, twin.objective_usd())
         info = self._info(invalid=False, final=twin.done)
         return self._observation(), reward, twin.terminated, twin.truncated, info
 
@@ -212,12 +213,12 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return self._twin
 
     def _observation(self) -> dict[str, np.ndarray]:
-        return self._encoder.encode(self.cluster_view())
+        return self._encoder.encode(self._require_twin())
 
     def _info(self, invalid: bool, final: bool = False) -> StepInfo:
         twin = self._require_twin()
         info: StepInfo = {
-            "objective": twin.objective().as_dict(),
+            "objective": twin.objective_dict(),
             "sim_time_s": twin.time_s,
             "invalid_action": invalid,
         }

@@ -22,7 +22,6 @@ from gymnasium import spaces
 
 import scenarios
 from aco_env.actions import action_mask, as_action_index
-from aco_env.env import cluster_view_of
 from aco_env.observation import ObservationEncoder
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
 from digital_twin import DigitalTwin
@@ -130,6 +129,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if not twin.done:
                 break
         self._twin = twin
+        self._encoder.start_episode(twin.spec)
         self._labels = self._label(twin)
         self._labels["warmup_decisions"] = played
         return self._observation(), self._info()
@@ -171,7 +171,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return {k: v.copy() if isinstance(v, np.ndarray | list) else v for k, v in self._labels.items()}
 
     def _observation(self) -> dict[str, np.ndarray]:
-        return self._encoder.encode(cluster_view_of(self._require_twin(), self.config.history_ticks))
+        return self._encoder.encode(self._require_twin())
 
     def _require_twin(self) -> DigitalTwin:
         if self._twin is None:

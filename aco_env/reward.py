@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import abc
 
-from digital_twin import ObjectiveBreakdown
-
 
 class RewardFn(abc.ABC):
-    """Maps the objective before and after a step to a reward."""
+    """Maps the episode objective (USD) before and after a step to a reward."""
 
     @abc.abstractmethod
-    def __call__(self, before: ObjectiveBreakdown, after: ObjectiveBreakdown) -> float:
-        """The reward for a step that moved the objective from ``before`` to ``after``."""
+    def __call__(self, before_usd: float, after_usd: float) -> float:
+        """The reward for a step that moved the objective from ``before_usd`` to ``after_usd``."""
 
 
 class ObjectiveDeltaReward(RewardFn):
@@ -27,5 +25,5 @@ class ObjectiveDeltaReward(RewardFn):
             raise ValueError(f"reward scale must be > 0, got {scale}")
         self.scale = scale
 
-    def __call__(self, before: ObjectiveBreakdown, after: ObjectiveBreakdown) -> float:
-        return -(after.total_usd - before.total_usd) * self.scale
+    def __call__(self, before_usd: float, after_usd: float) -> float:
+        return -(after_usd - before_usd) * self.scale

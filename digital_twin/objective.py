@@ -18,7 +18,7 @@ One scalar, lower is better, shared by the env's reward, the evaluator and the o
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 from digital_twin.errors import SpecError
 
@@ -73,7 +73,7 @@ class ObjectiveBreakdown:
 
     def as_dict(self) -> dict[str, float]:
         """All fields plus ``objective_usd``, as plain floats/ints (JSON-ready)."""
-        out: dict[str, float] = asdict(self)
+        out: dict[str, float] = {f.name: getattr(self, f.name) for f in _FIELDS}
         out["objective_usd"] = self.total_usd
         return out
 
@@ -90,3 +90,6 @@ class ObjectiveBreakdown:
         lines = [f"  {name:<18} {usd:>10.4f} USD  {note}".rstrip() for name, usd, note in rows]
         lines.append(f"  {'objective':<18} {self.total_usd:>10.4f} USD")
         return "\n".join(lines)
+
+
+_FIELDS = fields(ObjectiveBreakdown)

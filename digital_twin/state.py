@@ -24,7 +24,8 @@ class TwinState:
         free_cpu_m, free_mem_mib, free_gpus: Free allocatable resources per node.
         up: Whether each node is up (spot nodes go down for the recovery time).
         node_jobs: Job indices running on each node.
-        running_by_type: Per node, running job counts per workload type (n_nodes x 3).
+        running_counts: Running jobs per workload type and node, flat: index ``type * n_nodes + node``
+            (types in ``WORKLOAD_TYPES`` order).
         status, node_of, start_s, first_start_s, enqueued_s, generation: Per job.
             ``generation`` increases whenever a job's pending or running episode ends, so
             scheduled events for an earlier episode are recognised as stale.
@@ -64,7 +65,7 @@ class TwinState:
         "node_of",
         "pending",
         "qos_hit",
-        "running_by_type",
+        "running_counts",
         "seq",
         "sla_hit",
         "start_s",

@@ -104,7 +104,7 @@ class DigitalTwin:
         self._req_gpus = [j.gpu_count for j in jobs]
         self._type_index = [WORKLOAD_TYPES.index(j.workload) for j in jobs]
         self._is_lc = [j.is_latency_critical for j in jobs]
-        self._candidates = [self._static_candidates(j) for j in jobs]
+        self._candidates = self._all_static_candidates(jobs)
         self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
         self._ttl = spec.queue_ttl_s
         self._horizon = float(spec.horizon_s)
@@ -228,6 +228,39 @@ class DigitalTwin:
             rejections=rejections,
         )
 
+    def objective_dict(self) -> dict[str, float]:
+        """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path)."""
+        s, w = self._s, self.spec.weights
+        sla, qos, evictions, late, rejections = s.counts
+        out = {
+            "cost_usd": s.cost_usd,
+            "sla_usd": sla * w.sla_violation_usd,
+            "qos_usd": qos * w.qos_violation_usd,
+            "eviction_usd": evictions * w.eviction_usd,
+            "deadline_usd": late * w.deadline_miss_usd,
+            "rejection_usd": rejections * w.rejection_usd,
+            "sla_violations": sla,
+            "qos_violations": qos,
+            "evictions": evictions,
+            "deadline_misses": late,
+            "rejections": rejections,
+        }
+        out["objective_usd"] = self.objective_usd()
+        return out
+
+    def objective_usd(self) -> float:
+        """The objective accrued so far, in USD (cheap; the sum of :meth:`objective`'s terms)."""
+        s, w = self._s, self.spec.weights
+        sla, qos, evictions, late, rejections = s.counts
+        return (
+            s.cost_usd
+            + sla * w.sla_violation_usd
+            + qos * w.qos_violation_usd
+            + evictions * w.eviction_usd
+            + late * w.deadline_miss_usd
+            + rejections * w.rejection_usd
+        )
+
     def job_counts(self) -> dict[str, int]:
         """Number of jobs per status (``future`` = not yet arrived); they sum to ``len(jobs)``."""
         return dict(zip(STATUS_NAMES, self._s.status_counts, strict=True))
@@ -268,7 +301,17 @@ class DigitalTwin:
 
     def running_by_type(self) -> np.ndarray:
         """``(n_nodes, 3)`` int: running jobs per node and workload type (WORKLOAD_TYPES order)."""
-        return np.array(self._s.running_by_type, dtype=np.int64)
+        return np.array(self._s.running_counts, dtype=np.int64).reshape(3, self._n_nodes).T.copy()
+
+    def node_vector(self) -> list[float]:
+        """The dynamic node state as one flat list, for fast observation encoders.
+
+        ``7 * n_nodes`` values, seven blocks of ``n_nodes`` in this order: free millicores,
+        free MiB, free GPUs, up (0/1), running latency-critical, batch and stream jobs.
+        A fresh list (safe to keep).
+        """
+        s = self._s
+        return s.free_cpu_m + s.free_mem_mib + s.free_gpus + s.up + s.running_counts
 
     def utilization_pct(self) -> np.ndarray:
         """``(n_nodes,)``: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
@@ -313,7 +356,7 @@ class DigitalTwin:
         s.free_gpus = self._gpus.copy()
         s.up = [True] * n
         s.node_jobs = [[] for _ in range(n)]
-        s.running_by_type = [[0, 0, 0] for _ in range(n)]
+        s.running_counts = [0] * (3 * n)
         s.status = [FUTURE] * m
         s.node_of = [-1] * m
         s.start_s = [-1.0] * m
@@ -339,6 +382,17 @@ class DigitalTwin:
         s.started_jobs = 0
         s.events = None
         return s
+
+    def _all_static_candidates(self, jobs: tuple[JobSpec, ...]) -> list[tuple[int, ...]]:
+        """Static candidates of every job, computed once per job shape."""
+        by_shape: dict[tuple, tuple[int, ...]] = {}
+        out = []
+        for job in jobs:
+            shape = _shape(job)
+            if shape not in by_shape:
+                by_shape[shape] = self._static_candidates(job)
+            out.append(by_shape[shape])
+        return out
 
     def _static_candidates(self, job: JobSpec) -> tuple[int, ...]:
         """Nodes the job could ever run on (an empty node that is up)."""
@@ -523,7 +577,7 @@ class DigitalTwin:
         s.alloc_cpu_m += self._req_cpu_m[j]
         was_idle = not s.node_jobs[i]
         s.node_jobs[i].append(j)
-        s.running_by_type[i][self._type_index[j]] += 1
+        s.running_counts[self._type_index[j] * self._n_nodes + i] += 1
         s.generation[j] += 1
         self._set_status(j, RUNNING)
         s.node_of[j] = i
@@ -562,7 +616,7 @@ class DigitalTwin:
         s.free_gpus[i] += self._req_gpus[j]
         s.alloc_cpu_m -= self._req_cpu_m[j]
         s.node_jobs[i].remove(j)
-        s.running_by_type[i][self._type_index[j]] -= 1
+        s.running_counts[self._type_index[j] * self._n_nodes + i] -= 1
         s.generation[j] += 1
         if self._active_nodes:
             if not s.node_jobs[i]:
@@ -603,7 +657,7 @@ class DigitalTwin:
         background = self._background_cpu[k]
         for i in range(self._n_nodes):
             jobs = s.node_jobs[i]
-            if not jobs or s.running_by_type[i][_LC] == 0:
+            if not jobs or s.running_counts[_LC * self._n_nodes + i] == 0:
                 continue
             used_pct = 100.0 * (self._cpu_m[i] - s.free_cpu_m[i]) / self._cpu_m[i]
             if background[i] + used_pct > threshold:
@@ -612,6 +666,11 @@ class DigitalTwin:
                         s.sla_hit[j] = True
                         s.counts[_SLA] += 1
                         self._log("sla-violation", j, i)
+
+
+def _shape(job: JobSpec) -> tuple:
+    """What decides the nodes a job can ever run on (jobs of one shape share candidates)."""
+    return (job.cpu_cores, job.mem_gb, job.gpu_count, job.gpu_vram_gb, job.allowed_gpu_models, job.required_arch)
 
 
 def _millis(cores: float) -> int:

@@ -14,7 +14,7 @@ from digital_twin import (
     TwinSpec,
     default_fleet,
 )
-from tests.helpers import first_fit, run_twin
+from tests.helpers import apply_action, first_fit, run_twin
 
 
 def spec_with(jobs: tuple[JobSpec, ...], horizon_s: float = 7200.0, **settings: object) -> TwinSpec:
@@ -165,3 +165,16 @@ def test_twin__jobs_queued_at_the_horizon_pay_the_rejection_penalty() -> None:
     assert twin.truncated and twin.job_counts()["pending"] == 1
     assert twin.objective().rejections == 1
     assert twin.event_log[-1] == (3600.0, "unserved-at-horizon", "late", "")
+
+
+def test_objective_dict__agrees_with_the_breakdown() -> None:
+    """The hot-path dict and scalar equal ObjectiveBreakdown.as_dict() and total_usd."""
+    from tests.toy3 import TOY3_ACTIONS, toy3_spec
+
+    twin = DigitalTwin(toy3_spec())
+    twin.reset(np.random.default_rng(0))
+    for action in TOY3_ACTIONS:
+        assert twin.objective_dict() == pytest.approx(twin.objective().as_dict())
+        assert twin.objective_usd() == pytest.approx(twin.objective().total_usd)
+        apply_action(twin, action)
+    assert twin.objective_dict() == pytest.approx(twin.objective().as_dict())

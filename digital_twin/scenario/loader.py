@@ -67,6 +67,10 @@ from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_j
 
 SCHEMA_VERSION = 1
 _VAR = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CHANGEABLE_SETTINGS = frozenset({
+    "cost_model", "weights", "sla_threshold_pct", "queue_ttl_s", "spot_recovery_s", "spot_interruptions",
+    "fixed_interruptions_s", "seed", "description",
+})
 FLEET_PRESETS: dict[str, Callable[[], tuple[NodeSpec, ...]]] = {"default-5": default_fleet}
 
 
@@ -82,6 +86,7 @@ class Scenario:
         horizon_s, start_hour, job_budget, queue_ttl_s, sla_threshold_pct, spot_recovery_s,
         spot_interruptions, cost_model, weights: Episode settings (see the module docstring).
         per_episode_workload: True when each episode draws its own jobs from its seed.
+        telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
     """
 
@@ -101,6 +106,7 @@ class Scenario:
     cost_model: str
     weights: ObjectiveWeights
     per_episode_workload: bool
+    telemetry_source: str
     data_files: tuple[Path, ...]
     _fleet_loader: Callable[[], tuple[NodeSpec, ...]] = dataclasses.field(repr=False)
     _telemetry_loader: Callable[[int], Telemetry] = dataclasses.field(repr=False)
@@ -150,7 +156,14 @@ class Scenario:
         return [p for p in self.data_files if not p.exists()]
 
     def with_settings(self, **changes: Any) -> Scenario:
-        """A copy with some episode settings changed (e.g. ``cost_model="active-nodes"``)."""
+        """A copy with some episode settings changed (e.g. ``cost_model="active-nodes"``).
+
+        Only settings that do not change what the data loaders read may change (not the
+        horizon or the job budget: edit the file for those).
+        """
+        unknown = sorted(set(changes) - _CHANGEABLE_SETTINGS)
+        if unknown:
+            raise ValueError(f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}")
         return dataclasses.replace(self, **changes)
 
     def _wrap(self, build: Callable[[], Any]) -> Any:
@@ -232,6 +245,7 @@ def parse_scenario(data: object, file: Path, content_hash: str) -> Scenario:
         cost_model=cost_model,
         weights=weights,
         per_episode_workload=per_episode,
+        telemetry_source=str(top.data["telemetry"].get("reader", "?")) if isinstance(top.data["telemetry"], dict) else "?",
         data_files=tuple(data_files),
         _fleet_loader=fleet_loader,
         _telemetry_loader=telemetry_loader,

@@ -1,0 +1,16 @@
+"""Test-wide set-up: find the real traces (never committed) beside the repository.
+
+Tests and scenarios read real data through ``ACO_ENV_TRACES``; when it is unset and
+``../shared/traces`` exists (the developers' and CI's layout), point it there. Tests that need
+the data skip cleanly when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_SHARED_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+
+if "ACO_ENV_TRACES" not in os.environ and _SHARED_TRACES.is_dir():
+    os.environ["ACO_ENV_TRACES"] = str(_SHARED_TRACES)
