@@ -72,7 +72,9 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     the episode ends; raise: :class:`InvalidActionError`).
 
     ## Episode End
-    Always terminated after one step. ``info`` (on reset and step) carries ``optimal_actions``
+    Always terminated after one step; the step's ``info["episode_metrics"]`` has ``regret_usd``
+    (NaN for an invalid action), ``optimal`` (1.0 or 0.0) and ``invalid_actions``. ``info``
+    (on reset and step) also carries ``optimal_actions``
     (list of action indices), ``q_values_usd`` (``(N + 1,)``, ``inf`` for invalid actions),
     ``regret_usd`` (``(N + 1,)``, ``inf`` for invalid actions) and ``warmup_decisions``.
 
@@ -146,6 +148,11 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
         else:
             reward = -float(regret) * self.config.reward_scale
+        info["episode_metrics"] = {
+            "regret_usd": float(regret) if np.isfinite(regret) else float("nan"),
+            "optimal": float(index in self._labels["optimal_actions"]),
+            "invalid_actions": float(info["invalid_action"]),
+        }
         return self._observation(), reward, True, False, info
 
     def action_masks(self) -> np.ndarray:

@@ -284,7 +284,7 @@ def _fleet(section: Section, data_files: list[Path]) -> Callable[[], tuple[NodeS
         return FLEET_PRESETS[name]
     if kind == "nodes":
         items = section.get("nodes", list)
-        fleet = _checked(section, "nodes", lambda: fleet_from_dicts(items, section.path("nodes")))
+        fleet = _checked(section, None, lambda: fleet_from_dicts(items, section.path("nodes")))
         section.finish()
         return lambda: fleet
     if kind == "generate":
@@ -394,7 +394,7 @@ def _workload(
         return (lambda rng: generate_jobs(config, rng, horizon_s, job_budget)), resample == "per-episode"
     if source == "jobs":
         items = section.get("jobs", list, required=True)
-        jobs = _checked(section, "jobs", lambda: jobs_from_dicts(items, section.path("jobs")))
+        jobs = _checked(section, None, lambda: jobs_from_dicts(items, section.path("jobs")))
         section.finish()
         return (lambda rng: jobs[:job_budget] if job_budget else jobs), False
     if source not in JOB_FILE_SOURCES:
@@ -416,8 +416,11 @@ def _options(section: Section, function: Callable[..., Any], skip: int = 1) -> d
     return options
 
 
-def _checked(section: Section, key: str, build: Callable[[], Any]) -> Any:
+def _checked(section: Section, key: str | None, build: Callable[[], Any]) -> Any:
+    """``build()``, re-raising errors with the file and ``key`` (``None``: the message names it)."""
     try:
         return build()
     except (SpecError, TypeError) as exc:
+        if key is None:
+            raise ScenarioError(f"{section.file}: {exc}") from None
         raise section.error(key, str(exc)) from None

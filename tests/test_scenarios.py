@@ -1,0 +1,219 @@
+"""Scenario files: the bundled catalogue, bad files (named file and key), the CLI's validate/scenarios."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import scenarios
+from digital_twin import DigitalTwin
+from digital_twin.scenario import ScenarioError, load_scenario
+from tests.helpers import first_fit, run_twin
+from tests.toy3 import toy3_spec
+
+REAL_DATA = [name for name in scenarios.names() if name not in ("fleet5-synthetic", "toy3")]
+GOOD = yaml.safe_load((scenarios.CATALOGUE_DIR / "toy3.yaml").read_text())
+
+
+def aco_env_cli(*args: str) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess."""
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+
+
+def test_catalogue__lists_the_bundled_scenarios() -> None:
+    """The default, the toy and the four real-data scenarios are bundled."""
+    assert set(scenarios.names()) >= {"fleet5-synthetic", "toy3", "fleet5-alibaba2018",
+                                      "fleet5-alibaba2018-machines", "gpu32-alibaba2023", "hpc-swf"}
+
+
+def test_toy3_yaml__is_the_hand_worked_instance() -> None:
+    """scenarios/toy3.yaml builds exactly the spec of tests/toy3.py."""
+    spec = scenarios.load("toy3").make_spec(np.random.default_rng(0))
+    expected = toy3_spec()
+    assert spec.fleet == expected.fleet and spec.jobs == expected.jobs
+    np.testing.assert_array_equal(spec.telemetry.background_pct, expected.telemetry.background_pct)
+    assert (spec.horizon_s, spec.queue_ttl_s, spec.weights, spec.fixed_interruptions_s) == (
+        expected.horizon_s, expected.queue_ttl_s, expected.weights, expected.fixed_interruptions_s)
+
+
+def test_default_scenario__same_seed_same_jobs_and_contention() -> None:
+    """Per-episode jobs are seeded; background load reaches 60-90 % on some node during bursts."""
+    scenario = scenarios.load("fleet5-synthetic")
+    one = scenario.make_spec(np.random.default_rng(3)).jobs
+    assert one == scenario.make_spec(np.random.default_rng(3)).jobs
+    assert one != scenario.make_spec(np.random.default_rng(4)).jobs
+    assert 30 <= len(one) <= 50
+    background = scenario.telemetry.background_pct[:, :, 0]
+    assert background.max() >= 60.0
+
+
+def test_bundled_synthetic_trace__regenerates_byte_for_byte(tmp_path: Path) -> None:
+    """The committed script with its fixed seed reproduces the bundled telemetry file."""
+    from scenarios.make_synthetic_telemetry import OUTPUT, main
+
+    main(["--out", str(tmp_path / "trace.csv")])
+    assert (tmp_path / "trace.csv").read_bytes() == OUTPUT.read_bytes()
+
+
+def test_bundled_synthetic_trace__matches_the_alibaba_statistics() -> None:
+    """Mean, spread, autocorrelation and daily swing are near the Alibaba 2018 mean trace's."""
+    cpu = np.loadtxt(scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv", delimiter=",", skiprows=1)[:, 0]
+    centred = cpu - cpu.mean()
+    lag1 = (centred[1:] * centred[:-1]).mean() / centred.var()
+    profile = cpu[: len(cpu) // 288 * 288].reshape(-1, 288).mean(axis=0)
+    assert abs(cpu.mean() - 40.2) < 3 and abs(cpu.std() - 9.8) < 1.5
+    assert abs(lag1 - 0.81) < 0.08
+    assert abs((profile.max() - profile.min()) / 2 - 14.5) < 3
+
+
+@pytest.mark.parametrize("name", scenarios.names())
+def test_every_bundled_scenario__runs_a_full_episode(name: str) -> None:
+    """Each bundled scenario (real-data ones when ACO_ENV_TRACES has the data) runs to its end."""
+    scenario = scenarios.load(name)
+    if scenario.missing_data():
+        pytest.skip(f"data not present: {scenario.missing_data()[0]}")
+    run_twin(DigitalTwin(scenario.make_spec(np.random.default_rng(0))), first_fit, seed=0)
+
+
+def _write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "bad.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return path
+
+
+def _with(path: tuple, value: object) -> dict:
+    """A deep copy of the good toy scenario with ``value`` at key ``path`` (``...`` deletes it)."""
+    data = yaml.safe_load(yaml.safe_dump(GOOD))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    if value is ...:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+BAD_SCENARIOS = [
+    (_with(("colour",), "blue"), r"top level: unknown key\(s\) \['colour'\]"),
+    (_with(("spot", "recovery"), 5), r"spot: unknown key\(s\) \['recovery'\]"),
+    (_with(("weights", "sla_usd"), 1), r"weights: unknown key\(s\) \['sla_usd'\]"),
+    (_with(("horizon_s",), "long"), r"horizon_s: expected a number, got str"),
+    (_with(("horizon_s",), -5), r"horizon_s: must be > 0"),
+    (_with(("horizon_s",), ...), r"horizon_s: is required"),
+    (_with(("schema_version",), 2), r"schema_version: unsupported version 2"),
+    (_with(("name",), ...), r"name: is required"),
+    (_with(("cost_model",), "per-core"), r"cost_model: must be one of"),
+    (_with(("job_budget",), 0), r"job_budget: must be >= 1"),
+    (_with(("queue_ttl_s",), True), r"queue_ttl_s: expected a number, got a boolean"),
+    (_with(("weights", "eviction_usd"), -1), r"weights: objective weight eviction_usd must be"),
+    (_with(("fleet", "nodes", 0, "cpu_cores"), 0), r"bad.yaml: fleet.nodes\[0\]: node 'n0': cpu_cores must be"),
+    (_with(("fleet", "nodes", 1, "cores"), 4), r"fleet.nodes\[1\]: unknown key\(s\) \['cores'\]"),
+    (_with(("fleet", "preset"), "default-5"), r"fleet: give exactly one of"),
+    (_with(("telemetry", "reader"), "magic"), r"telemetry.reader: unknown reader 'magic'"),
+    (_with(("telemetry", "cpu_pct"), [50, 10]), r"cpu_pct must be one number or a list of 3"),
+    (_with(("telemetry", "tick"), 600), r"telemetry: unknown option\(s\) \['tick'\]"),
+    (_with(("workload", "source"), "kafka"), r"workload.source: unknown source 'kafka'"),
+    (_with(("workload", "jobs", 2, "priority"), 0), r"jobs\[2\]: job 'D': priority must be"),
+    (_with(("workload", "jobs", 0, "cpu"), 1), r"jobs\[0\]: unknown key\(s\) \['cpu'\]"),
+    (_with(("workload", "jobs", 1, "workload"), "interactive"), r"job 'B': workload 'interactive'"),
+    (_with(("spot", "fixed_interruptions_s"), [[5], [], []]), r"node 'n0' is on-demand"),
+    ("schema_version: 1\nname: [unclosed\n", r"not valid YAML"),
+    ("- just\n- a list\n", r"top level: expected a mapping"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), BAD_SCENARIOS)
+def test_bad_scenario__error_names_the_file_and_key(tmp_path: Path, data: object, message: str) -> None:
+    """Each malformed scenario fails at load or first build with a ScenarioError naming file and key."""
+    path = _write(tmp_path, data)
+    with pytest.raises(ScenarioError, match=message) as info:
+        load_scenario(path).make_spec(np.random.default_rng(0))
+    assert str(path) in str(info.value)
+
+
+def test_bad_scenario__missing_data_file_is_named(tmp_path: Path) -> None:
+    """A telemetry path that does not exist is reported with the file's path."""
+    data = yaml.safe_load((scenarios.CATALOGUE_DIR / "fleet5-synthetic.yaml").read_text())
+    data["telemetry"]["path"] = "no/such/trace.csv"
+    path = _write(tmp_path, data)
+    with pytest.raises(ScenarioError, match=r"no/such/trace.csv"):
+        load_scenario(path).make_spec(np.random.default_rng(0))
+
+
+def test_bad_scenario__trace_shorter_than_horizon(tmp_path: Path) -> None:
+    """A horizon longer than the trace is refused (no silent wrap-around)."""
+    data = yaml.safe_load((scenarios.CATALOGUE_DIR / "fleet5-synthetic.yaml").read_text())
+    data["telemetry"]["path"] = str(scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv")
+    data["horizon_s"] = 30 * 86_400
+    path = _write(tmp_path, data)
+    with pytest.raises(ScenarioError, match=r"bad.yaml.*(shorter|too short|wrap)"):
+        load_scenario(path).make_spec(np.random.default_rng(0))
+
+
+def test_bad_scenario__unset_traces_variable_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ${ACO_ENV_TRACES} path with the variable unset says which variable to set."""
+    monkeypatch.delenv("ACO_ENV_TRACES", raising=False)
+    with pytest.raises(ScenarioError, match=r"ACO_ENV_TRACES is not set"):
+        load_scenario(scenarios.path_of("fleet5-alibaba2018"))
+
+
+def test_cli_validate__bundled_files_pass_and_bad_files_fail(tmp_path: Path) -> None:
+    """`aco-env validate` exits 0 on every bundled scenario and 1 naming the key on a bad one."""
+    good = aco_env_cli("validate", *[str(scenarios.path_of(n)) for n in scenarios.names()])
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert good.stdout.count("OK ") == len(scenarios.names())
+    bad = aco_env_cli("validate", str(_write(tmp_path, BAD_SCENARIOS[0][0])))
+    assert bad.returncode == 1
+    assert "bad.yaml" in bad.stdout and "colour" in bad.stdout and "Traceback" not in bad.stderr
+
+
+def test_cli_validate__bad_data_row_is_named(tmp_path: Path) -> None:
+    """A scenario whose trace has a bad row fails validation naming the trace file and line."""
+    trace = tmp_path / "trace.csv"
+    rows = ["cpu_util_percent,mem_util_percent"] + ["40,80"] * 60
+    rows[7] = "40,abc"
+    trace.write_text("\n".join(rows) + "\n")
+    data = yaml.safe_load((scenarios.CATALOGUE_DIR / "fleet5-synthetic.yaml").read_text())
+    data["telemetry"]["path"] = str(trace)
+    data["telemetry"]["mapping"]["nodes"] = [{"offset": 0}] * 5
+    result = aco_env_cli("validate", str(_write(tmp_path, data)))
+    assert result.returncode == 1
+    assert "trace.csv" in result.stdout and "line 8" in result.stdout, result.stdout
+
+
+def test_cli_scenarios__lists_names_and_data_presence() -> None:
+    """`aco-env scenarios` prints every bundled scenario with its node count and data status."""
+    result = aco_env_cli("scenarios")
+    assert result.returncode == 0
+    for name in scenarios.names():
+        assert name in result.stdout
+    assert re.search(r"fleet5-synthetic +5 ", result.stdout)
+
+
+@pytest.mark.skipif(not os.environ.get("ACO_ENV_TRACES"), reason="real traces not present")
+@pytest.mark.parametrize("name", REAL_DATA)
+def test_real_data_scenario__full_episode_through_the_env(name: str) -> None:
+    """With ACO_ENV_TRACES set, each real-data scenario plays a full env episode."""
+    import gymnasium as gym
+
+    import aco_env  # noqa: F401
+
+    scenario = scenarios.load(name)
+    if scenario.missing_data():
+        pytest.skip(f"data not present: {scenario.missing_data()[0]}")
+    env = gym.make("aco_env/ClusterScheduling-v0", scenario=name)
+    obs, _ = env.reset(seed=0)
+    while True:
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        if terminated or truncated:
+            break
+    assert info["episode_metrics"]["completed_jobs"] + info["episode_metrics"]["running_jobs"] > 0

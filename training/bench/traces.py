@@ -1,0 +1,56 @@
+"""Trace load times: the real files under ``ACO_ENV_TRACES`` (skipped when absent) and the bundled one."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import scenarios
+from digital_twin.traces import read_alibaba_dc_mean, read_alibaba_machine_usage
+from digital_twin.workloads import load_alibaba_gpu_pods, load_swf_jobs
+
+TRACE_FILES: dict[str, tuple[str, Callable[[Path], object]]] = {
+    "alibaba2018_dc_mean_8_days": (
+        "alibaba-2018-machine-usage-dcavg-300s/machine_usage_days_1_to_8_grouped_300_seconds.csv",
+        read_alibaba_dc_mean,
+    ),
+    "alibaba2018_machine_usage_51k_rows": (
+        "alibaba-2018-machine-usage-sample/machine_usage_sample.csv",
+        lambda p: read_alibaba_machine_usage(p, on_long_gap="fill"),
+    ),
+    "alibaba_gpu2023_default_pod_list": ("alibaba-gpu-2023/openb_pod_list_default.csv", load_alibaba_gpu_pods),
+    "swf_nasa_ipsc_1993": ("swf-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf", load_swf_jobs),
+}
+
+
+def _best_of(load: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        load()
+        best = min(best, time.perf_counter() - started)
+    return best * 1e3
+
+
+def bench_traces(repeats: int = 5) -> dict[str, Any]:
+    """Best-of-``repeats`` load time in ms per file; ``None`` for files that are not present."""
+    import warnings
+
+    root = os.environ.get(scenarios.TRACES_ENV)
+    out: dict[str, Any] = {
+        "bundled_synthetic_dc_mean_ms": _best_of(
+            lambda: read_alibaba_dc_mean(scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv"), repeats
+        )
+    }
+    for name, (relative, loader) in TRACE_FILES.items():
+        path = Path(root) / relative if root else None
+        if path is None or not path.exists():
+            out[f"{name}_ms"] = None
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # documented cleaning warnings are not timed noise
+            out[f"{name}_ms"] = _best_of(lambda path=path, loader=loader: loader(path), repeats)
+    return out

@@ -1,0 +1,100 @@
+"""Benchmarks: twin and env throughput (with CartPole beside it), trace load times, and more.
+
+Every number is measured on this machine in this process and written to ``--out`` (JSON); with
+``--markdown`` the JSON is also rendered as the tables of ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HELP = "measure speed: twin, env vs CartPole, traces (writes JSON / Markdown)"
+
+SECTIONS: dict[str, str] = {
+    "twin": "training.bench.twin:bench_twin",
+    "env": "training.bench.env:bench_env",
+    "traces": "training.bench.traces:bench_traces",
+}
+"""Section name -> ``module:function``; each function returns a JSON-ready dict."""
+
+QUICK_OPTIONS: dict[str, dict[str, Any]] = {
+    "twin": {"repeats": 1, "days": 2},
+    "env": {"steps": 3000, "repeats": 1},
+    "traces": {"repeats": 1},
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--quick, --only, --out, --markdown."""
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, noisier numbers)")
+    parser.add_argument("--only", help=f"comma-separated sections (default: all of {', '.join(SECTIONS)})")
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--markdown", type=Path, help="also render the results as Markdown here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen sections, print and write the results."""
+    names = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = sorted(set(names) - set(SECTIONS))
+    if unknown:
+        print(f"unknown section(s) {unknown}; known: {', '.join(SECTIONS)}")
+        return 2
+    command = "aco-env bench" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
+    results: dict[str, Any] = {
+        "command": command,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    for name in names:
+        options = QUICK_OPTIONS.get(name, {}) if args.quick else {}
+        started = time.perf_counter()
+        results[name] = _load(SECTIONS[name])(**options)
+        print(f"{name}: {json.dumps(results[name], default=_round)}  ({time.perf_counter() - started:.1f} s)")
+    flat = _flat_keys(results)
+    results.update(flat)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1, default=float) + "\n")
+        print(f"wrote {args.out}")
+    if args.markdown:
+        from training.bench.report import render_markdown
+
+        args.markdown.write_text(render_markdown(results))
+        print(f"wrote {args.markdown}")
+    return 0
+
+
+def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers at the top level of the JSON (the keys the issues name)."""
+    flat: dict[str, Any] = {}
+    env = results.get("env", {})
+    for key in ("env_steps_per_s", "cartpole_steps_per_s", "env_vs_cartpole"):
+        if key in env:
+            flat[key] = env[key]
+    if "twin" in results:
+        flat["sim_seconds_per_wall_second"] = results["twin"]["sim_seconds_per_wall_second"]
+        flat["twin_decisions_per_s"] = results["twin"]["decisions_per_s"]
+    return flat
+
+
+def _load(target: str) -> Callable[..., dict[str, Any]]:
+    import importlib
+
+    module, function = target.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _round(value: float) -> float:
+    return round(value, 4)

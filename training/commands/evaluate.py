@@ -1,0 +1,63 @@
+"""Evaluate agents on scenarios over paired seeds: leaderboard, results.json, plots, TensorBoard.
+
+``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several) holds
+``{"scenario", "episodes", "seed", "seeds", "agents": {NAME: {"mean": {METRIC: v},
+"ci95": {METRIC: half-width}, "per_episode": [{METRIC: v}, ...]}}}``; metrics include
+``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
+``rejected_jobs``, ``completed_jobs``, ``decision_latency_ms_p50/p99`` and, when ``oracle`` is
+evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the oracle,
+``objective_lower_bound_usd``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from training.evaluation import evaluate
+from training.leaderboard import format_leaderboard
+from training.plots import write_plots
+
+HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--scenario (repeatable), --agents, --episodes, --seed, --out, --tensorboard, --placement."""
+    parser.add_argument("--scenario", action="append", help="bundled name or YAML path (repeatable)")
+    parser.add_argument("--agents", default="random,first-fit,cheapest,aco,oracle",
+                        help="comma-separated registry names or sb3:PATH (default: %(default)s)")
+    parser.add_argument("--episodes", type=int, default=5, help="episodes per agent (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="first episode seed (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
+    parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
+    parser.add_argument("--placement", action="store_true",
+                        help="use the one-step placement env: optimality rate and regret")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate, print the leaderboard(s), write the files."""
+    scenarios = args.scenario or ["fleet5-synthetic"]
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    for scenario in scenarios:
+        document = evaluate(scenario, agents, args.episodes, args.seed, progress=not args.no_progress,
+                            placement=args.placement)
+        out_dir = args.out if len(scenarios) == 1 else args.out / document["scenario"]
+        write_outputs(document, out_dir, args.tensorboard)
+        print(format_leaderboard(document))
+        print(f"wrote {out_dir / 'results.json'} and plots")
+    return 0
+
+
+def write_outputs(document: dict[str, Any], out_dir: Path, tensorboard: Path | None = None) -> None:
+    """results.json, the plots and (optionally) TensorBoard scalars."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    latencies = document.pop("_latencies_ms", {})
+    (out_dir / "results.json").write_text(json.dumps(document, indent=1, default=float) + "\n")
+    write_plots(document, latencies, out_dir)
+    if tensorboard is not None:
+        from training.tensorboard import write_eval_scalars
+
+        write_eval_scalars(document, tensorboard)

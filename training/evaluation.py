@@ -1,0 +1,133 @@
+"""Agents x scenarios x seeds -> per-episode metrics, means with 95 % CIs, optimality gaps.
+
+Every agent plays the same seeds (a paired comparison). When ``oracle`` is among the agents,
+each episode's oracle lower bound (valid for every policy) and plan objective are kept, and
+every agent gets ``optimality_gap`` = (objective - bound) / bound (conservative) and
+``optimality_gap_vs_plan`` = (objective - plan) / plan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from scipy import stats
+from tqdm import tqdm
+
+from aco_env import ClusterSchedulingEnv, PlacementEnv
+from agents import make_agent
+from digital_twin.scenario import Scenario
+from training.rollout import play_episode
+
+ORACLE = "oracle"
+HEADLINE_METRICS = (
+    "objective_usd", "cost_usd", "sla_violations", "qos_compliance", "failed_jobs", "rejected_jobs",
+    "completed_jobs", "optimality_gap", "optimality_gap_vs_plan", "decision_latency_ms_p50",
+    "decision_latency_ms_p99",
+)
+
+
+@dataclass
+class AgentResults:
+    """One agent on one scenario: per-episode metrics and their summaries."""
+
+    per_episode: list[dict[str, float]] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """``{"mean": {...}, "ci95": {...}, "per_episode": [...]}`` (CI = t-interval half-width)."""
+        keys = sorted({k for episode in self.per_episode for k in episode})
+        mean, ci95 = {}, {}
+        for key in keys:
+            values = np.array([e[key] for e in self.per_episode if e.get(key) is not None], dtype=float)
+            mean[key] = float(values.mean()) if values.size else None
+            ci95[key] = _ci95(values)
+        return {"mean": mean, "ci95": ci95, "per_episode": self.per_episode}
+
+
+def _ci95(values: np.ndarray) -> float | None:
+    if values.size < 2:
+        return None
+    return float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+
+
+def evaluate(
+    scenario: str | Scenario,
+    agents: Sequence[str],
+    episodes: int,
+    seed: int,
+    progress: bool = True,
+    placement: bool = False,
+) -> dict[str, Any]:
+    """Play every agent on ``episodes`` seeds ``seed, seed + 1, ...`` of one scenario.
+
+    Args:
+        scenario: Bundled name, YAML path or a loaded scenario.
+        agents: Registry names or ``sb3:PATH``.
+        episodes: Episodes per agent (>= 1).
+        seed: First episode seed.
+        progress: Show a progress bar on stderr.
+        placement: Evaluate on the one-step placement env (optimality rate and regret).
+
+    Returns:
+        The ``results.json`` document for this scenario (see :mod:`training.commands.evaluate`).
+    """
+    if episodes < 1:
+        raise ValueError("episodes must be >= 1")
+    seeds = [seed + k for k in range(episodes)]
+    results = {name: AgentResults() for name in agents}
+    bar = tqdm(total=len(agents) * episodes, desc="evaluate", disable=not progress, unit="episode")
+    scenario_name = None
+    for name in agents:
+        env: gym.Env = PlacementEnv(scenario) if placement else ClusterSchedulingEnv(scenario)
+        scenario_name = env.unwrapped.scenario.name
+        agent = make_agent(name, env)
+        for episode_seed in seeds:
+            bar.set_postfix_str(f"{name} seed {episode_seed}")
+            result = play_episode(env, agent, episode_seed)
+            metrics = dict(result.metrics)
+            metrics["seed"] = episode_seed
+            metrics["decision_latency_ms_p50"] = float(np.percentile(result.decision_latency_ms, 50))
+            metrics["decision_latency_ms_p99"] = float(np.percentile(result.decision_latency_ms, 99))
+            oracle_result = getattr(agent, "last_result", None)
+            if oracle_result is not None:
+                metrics["objective_lower_bound_usd"] = float(oracle_result.lower_bound_usd)
+                metrics["oracle_plan_objective_usd"] = float(oracle_result.plan_objective_usd)
+                metrics["oracle_solve_time_s"] = float(oracle_result.solve_time_s)
+                metrics["oracle_proven_optimal"] = float(oracle_result.proven_optimal)
+            results[name].per_episode.append(metrics)
+            results[name].latencies_ms.extend(result.decision_latency_ms.tolist())
+            bar.update()
+    bar.close()
+    if ORACLE in results and not placement:
+        _add_gaps(results, results[ORACLE].per_episode)
+    document = {
+        "scenario": scenario_name,
+        "env": "placement" if placement else "episode",
+        "episodes": episodes,
+        "seed": seed,
+        "seeds": seeds,
+        "agents": {name: r.summary() for name, r in results.items()},
+    }
+    document["_latencies_ms"] = {name: r.latencies_ms for name, r in results.items()}
+    return document
+
+
+def _add_gaps(results: dict[str, AgentResults], oracle_episodes: list[dict[str, float]]) -> None:
+    """Per-episode optimality gaps against the oracle's bound and plan (same seeds)."""
+    for agent_results in results.values():
+        for episode, oracle_episode in zip(agent_results.per_episode, oracle_episodes, strict=True):
+            bound = oracle_episode["objective_lower_bound_usd"]
+            plan = oracle_episode["oracle_plan_objective_usd"]
+            episode["optimality_gap"] = _relative_gap(episode["objective_usd"], bound)
+            episode["optimality_gap_vs_plan"] = _relative_gap(episode["objective_usd"], plan)
+
+
+def _relative_gap(value: float, reference: float) -> float:
+    """``(value - reference) / reference`` (absolute difference when the reference is ~0)."""
+    return (value - reference) / reference if abs(reference) > 1e-12 else value - reference
+
