@@ -3,6 +3,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# Real traces are read from ACO_ENV_TRACES; default to ../shared/traces when it exists.
+ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
+export ACO_ENV_TRACES
 
 .PHONY: install run test test-slow bench lint clean
 
