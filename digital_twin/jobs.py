@@ -57,6 +57,33 @@ class JobSpec:
     deadline_s: float | None = None
 
     def __post_init__(self) -> None:
+        if not self._plainly_valid():
+            self._validate()
+
+    def _plainly_valid(self) -> bool:
+        """A fast check that accepts the common case (plain ints and floats in range).
+
+        Comparisons with NaN are False, so NaN falls through to :meth:`_validate`, which
+        accepts or rejects every input with a precise message; this only saves time.
+        """
+        numbers = (self.arrival_s, self.duration_s, self.cpu_cores, self.mem_gb, self.gpu_vram_gb)
+        if any(type(value) not in _PLAIN_NUMBERS for value in numbers):
+            return False
+        deadline = self.deadline_s
+        return (
+            type(self.job_id) is str and self.job_id != ""
+            and self.workload in WORKLOAD_TYPES
+            and 0.0 <= self.arrival_s < _INF and 0.0 < self.duration_s < _INF
+            and 0.0 < self.cpu_cores < _INF and 0.0 < self.mem_gb < _INF and 0.0 <= self.gpu_vram_gb < _INF
+            and type(self.gpu_count) is int and self.gpu_count >= 0
+            and type(self.priority) is int and 1 <= self.priority <= 100
+            and type(self.preemptible) is bool
+            and self.required_arch is None and self.allowed_gpu_models is None
+            and (deadline is None or (type(deadline) in _PLAIN_NUMBERS and 0.0 <= deadline < _INF))
+        )
+
+    def _validate(self) -> None:
+        """Check every field; raise :class:`SpecError` naming the job and the field."""
         where = f"job {self.job_id!r}"
         if not self.job_id:
             raise SpecError("job_id must be a non-empty string")
@@ -89,6 +116,10 @@ class JobSpec:
     def is_latency_critical(self) -> bool:
         """True for latency-critical jobs (subject to the SLA and QoS penalties)."""
         return self.workload == LATENCY_CRITICAL
+
+
+_PLAIN_NUMBERS = (int, float)
+_INF = math.inf
 
 
 def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> None:

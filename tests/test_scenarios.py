@@ -159,11 +159,13 @@ def test_bad_scenario__trace_shorter_than_horizon(tmp_path: Path) -> None:
         load_scenario(path).make_spec(np.random.default_rng(0))
 
 
-def test_bad_scenario__unset_traces_variable_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ${ACO_ENV_TRACES} path with the variable unset says which variable to set."""
+def test_bad_scenario__unset_traces_variable_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ACO_ENV_TRACES unset a real-data scenario loads, reports missing data, and says what to set."""
     monkeypatch.delenv("ACO_ENV_TRACES", raising=False)
-    with pytest.raises(ScenarioError, match=r"ACO_ENV_TRACES is not set"):
-        load_scenario(scenarios.path_of("fleet5-alibaba2018"))
+    scenario = load_scenario(scenarios.path_of("fleet5-alibaba2018"))
+    assert scenario.missing_data()
+    with pytest.raises(ScenarioError, match=r"needs data that is not present.*set ACO_ENV_TRACES"):
+        scenario.make_spec(np.random.default_rng(0))
 
 
 def test_cli_validate__bundled_files_pass_and_bad_files_fail(tmp_path: Path) -> None:

@@ -152,8 +152,16 @@ class Scenario:
         )
 
     def missing_data(self) -> list[Path]:
-        """Real-data files the scenario needs that are not present."""
+        """Real-data files the scenario needs that are not present (``${VAR}/...`` when VAR is unset)."""
         return [p for p in self.data_files if not p.exists()]
+
+    def _require_data(self) -> None:
+        missing = self.missing_data()
+        if missing:
+            unset = sorted({m.group(1) for p in missing if (m := _VAR.match(str(p)))})
+            hint = (f"set {', '.join(unset)} to the folder holding the traces" if unset
+                    else "check the path (and the folder of the traces)")
+            raise ScenarioError(f"{self.source or self.name}: needs data that is not present: {missing[0]} ({hint})")
 
     def with_settings(self, **changes: Any) -> Scenario:
         """A copy with some episode settings changed (e.g. ``cost_model="active-nodes"``).
@@ -167,6 +175,7 @@ class Scenario:
         return dataclasses.replace(self, **changes)
 
     def _wrap(self, build: Callable[[], Any]) -> Any:
+        self._require_data()
         try:
             return build()
         except ScenarioError:
@@ -260,12 +269,10 @@ def resolve_path(section: Section, key: str, data_files: list[Path]) -> Path:
     text = section.get(key, str, required=True)
     match = _VAR.match(text)
     if match:
-        var = match.group(1)
-        base = os.environ.get(var)
-        if not base:
-            raise section.error(key, f"uses ${{{var}}} but the environment variable {var} is not set "
-                                     f"(point it at the folder holding the traces)")
-        path = Path(base) / text[match.end():].lstrip("/")
+        base = os.environ.get(match.group(1))
+        # With the variable unset the path keeps its ${VAR} text: missing_data() reports it and
+        # reading it raises an error that says which variable to set.
+        path = Path(base) / text[match.end():].lstrip("/") if base else Path(text)
         data_files.append(path)
         return path
     return (Path(section.file).parent / text).resolve()
