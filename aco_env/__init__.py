@@ -57,6 +57,5 @@ register(
 register(
     id="aco_env/Placement-v0",
     entry_point="aco_env.placement:PlacementEnv",
-    max_episode_steps=1,
     kwargs={"scenario": "fleet5-synthetic"},
 )

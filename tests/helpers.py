@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from digital_twin import DigitalTwin
@@ -93,29 +95,30 @@ def seeded_random_policy(seed: int, defer_prob: float = 0.2) -> Policy:
     return policy
 
 
-def check_agent_protocol(agent: object, env: object) -> None:
+
+def check_agent_protocol(agent: Any, env: gym.Env) -> None:
     """The agent satisfies :class:`agents.Agent` and answers a fresh env with a valid action."""
     from agents import Agent
 
     assert isinstance(agent, Agent), f"{agent!r} does not implement the Agent protocol"
     assert isinstance(agent.name, str) and agent.name
-    obs, _ = env.reset(seed=0)  # type: ignore[attr-defined]
+    obs, _ = env.reset(seed=0)
     agent.reset(seed=0)
     action, state = agent.predict(obs)
-    assert isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)
-    assert state is None
-    assert env.unwrapped.action_masks()[int(action)]  # type: ignore[attr-defined]
+    assert isinstance(action, np.ndarray) and action.shape == ()
+    assert np.issubdtype(action.dtype, np.integer) and state is None
+    assert env.unwrapped.action_masks()[int(action)]
 
 
-def run_episode(env: object, agent: object, seed: int, max_steps: int = 100_000) -> dict[str, float]:
-    """Play one full episode of ``agent`` checking every action is valid; returns the episode metrics."""
-    obs, _ = env.reset(seed=seed)  # type: ignore[attr-defined]
-    agent.reset(seed=seed)  # type: ignore[attr-defined]
+def run_episode(env: gym.Env, agent: Any, seed: int, max_steps: int = 100_000) -> dict[str, float]:
+    """Play a full episode checking every action is valid; the episode metrics plus ``return``."""
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
     total_reward = 0.0
     for _ in range(max_steps):
-        action, _ = agent.predict(obs)  # type: ignore[attr-defined]
-        assert env.unwrapped.action_masks()[int(action)], f"{agent.name} chose invalid action {action}"  # type: ignore[attr-defined]
-        obs, reward, terminated, truncated, info = env.step(action)  # type: ignore[attr-defined]
+        action, _ = agent.predict(obs)
+        assert env.unwrapped.action_masks()[int(action)], f"{agent.name}: invalid action {action}"
+        obs, reward, terminated, truncated, info = env.step(action)
         assert not info["invalid_action"]
         total_reward += float(reward)
         if terminated or truncated:

@@ -60,7 +60,7 @@ def test_cost_engine__cost_efficiency_matches_the_documented_examples(
 
 
 def test_cost_engine__reliability_gates_spot_nodes_for_latency_critical_jobs_only() -> None:
-    """LC on spot: 1 - p, or 0 above the spot threshold; non-LC on spot: 1 - 0.3 p, never 0; on-demand 1."""
+    """LC on spot: 1 - p, or 0 above the threshold; non-LC on spot: 1 - 0.3 p; on-demand: 1."""
     spot = [False, True, True]
     prob = [0.0, 0.15, 0.5]
     np.testing.assert_allclose(
@@ -75,7 +75,7 @@ def test_cost_engine__reliability_gates_spot_nodes_for_latency_critical_jobs_onl
 
 
 def test_cost_engine__sla_headroom_gates_latency_critical_jobs_and_floors_others() -> None:
-    """LC: headroom, or 0 below the threshold; others: max(headroom, 0.1) (utilisation may exceed 100)."""
+    """LC: headroom, or 0 below the threshold; others: max(headroom, 0.1); util may pass 100."""
     util = [50.0, 85.0, 95.0, 130.0]
     np.testing.assert_allclose(ce.sla_headroom(util, True, sla_threshold=0.2), [0.5, 0.0, 0.0, 0.0])
     np.testing.assert_allclose(
@@ -111,7 +111,7 @@ def test_cost_engine__eta_is_the_product_and_zero_under_a_hard_gate() -> None:
 
 @pytest.mark.parametrize("workload", ["latency-critical", "batch", "stream"])
 def test_schedule__eta_equals_the_cost_engine(workload: str) -> None:
-    """The scheduler's precomputed eta path gives exactly the cost engine's eta on the candidates."""
+    """The scheduler's precomputed eta path equals the cost engine's eta on the candidates."""
     rng = np.random.default_rng(3)
     util = rng.uniform(0, 120, 5)
     spike, conf = rng.uniform(0, 1, 5), rng.uniform(0.1, 1, 5)
@@ -161,7 +161,7 @@ def test_router__rules_in_reference_order(the_job: JobSpec, strategy: router.Str
 
 
 def test_router__strategy_table_matches_the_reference() -> None:
-    """Spot-excluding, fast-path and avoid settings of the six strategies, as in the reference's table."""
+    """Instance, fast-path, thresholds and avoid lists of the six strategies, as the reference."""
     table = {
         s.name: (
             s.required_instance,
@@ -184,7 +184,7 @@ def test_router__strategy_table_matches_the_reference() -> None:
 
 
 def test_router__deadline_override_fires_under_60_seconds_of_simulated_time() -> None:
-    """deadline - now < 60 s (or past) forces the fast path, boosts the SLA threshold, avoids batch and stream."""
+    """deadline - now < 60 s: fast path, SLA threshold + 0.1, avoid batch and stream."""
     urgent = router.route(
         job("batch", preemptible=True, deadline_s=1000.0), now_s=941.0
     )  # 59 s left
@@ -208,7 +208,7 @@ def test_router__deadline_override_caps_the_sla_threshold() -> None:
 
 # ---------------------------------------------------------------------------------- scheduler paths
 def test_schedule__fast_path_is_a_deterministic_argmax_with_ties_to_the_first_node() -> None:
-    """LC jobs take argmax eta whatever the generator, without drawing from it; ties go to the first node."""
+    """LC jobs: argmax eta for any generator, none drawn from it; ties go to the first node."""
     util = np.array([30.0, 0.0, 10.0, 0.0, 0.0])
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
@@ -237,7 +237,7 @@ def test_schedule__fast_path_is_a_deterministic_argmax_with_ties_to_the_first_no
 
 
 def test_schedule__router_filters_arch_and_instance_and_may_leave_no_candidate() -> None:
-    """LC CPU jobs only see on-demand CPU nodes; an LC GPU job that only fits on a spot GPU gets no node."""
+    """LC CPU jobs see on-demand CPU nodes only; an LC GPU job fitting only on spot gets none."""
     lc = schedule(
         job("latency-critical"),
         FLEET5,
@@ -260,7 +260,7 @@ def test_schedule__router_filters_arch_and_instance_and_may_leave_no_candidate()
 
 
 def test_schedule__colocation_rule_and_all_zero_eta_fall_back_to_first_fit() -> None:
-    """GPU inference avoids nodes running batch; when every candidate is avoided, first-fit on the candidates."""
+    """GPU inference avoids nodes running batch; all eta 0 -> first-fit on the candidates."""
     running = IDLE.copy()
     running[3, 1] = 1  # gpu-04 runs a batch job
     gpu_lc = job("latency-critical", gpus=1)
@@ -293,7 +293,7 @@ def test_schedule__colony_failure_falls_back_to_first_fit() -> None:
 # ---------------------------------------------------------------------------------- colony
 @pytest.mark.parametrize("seed", range(5))
 def test_colony__single_job_picks_the_cheapest_sampled_node(seed: int) -> None:
-    """The answer is the lowest-cost node among those the ants drew (200 nodes: not all get drawn)."""
+    """The answer is the cheapest node the ants drew (of 200 nodes, not all get drawn)."""
     rng = np.random.default_rng(seed)
     eta, cost = rng.uniform(0.05, 1.0, 200), rng.uniform(0.01, 1.0, 200)
     result = run_colony(eta, cost, rng)
@@ -321,7 +321,7 @@ def test_schedule__colony_picks_the_lowest_prorated_cost_among_sampled_nodes() -
 
 
 def test_colony__evaporates_deposits_and_stops_after_three_stagnant_iterations() -> None:
-    """One node, cost 0.5: tau = tau * 0.9 + 2 per iteration; the best never improves after iteration 1."""
+    """One node, cost 0.5: tau <- 0.9 tau + 2 per iteration; stagnant from the 2nd, stop at 4."""
     result = run_colony(np.array([1.0]), np.array([0.5]), np.random.default_rng(0))
     tau = 1.0
     for _ in range(4):
@@ -375,7 +375,7 @@ def test_aco_agent__carried_pheromone_changes_decisions_only_when_fed_to_the_col
 
 
 def test_aco_agent__defers_when_the_strategy_leaves_no_candidate() -> None:
-    """An LC GPU job that fits only on the spot GPU node is deferred (the reference leaves it pending)."""
+    """An LC GPU job fitting only on the spot GPU node is deferred (the reference: pending)."""
     env = gym.make("aco_env/Fleet5-v0")
     env.reset(seed=0)
     agent = make_agent("aco", env)
@@ -389,7 +389,7 @@ def test_aco_agent__defers_when_the_strategy_leaves_no_candidate() -> None:
 
 
 def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: object) -> None:
-    """aco-ema's eta is aco's eta times the prediction factor of the EMA table's row at tick_index."""
+    """aco-ema's eta is aco's times the prediction factor of the EMA row at tick_index."""
     from agents.predictor import PredictionCache
 
     env = gym.make("aco_env/Fleet5-v0")

@@ -6,7 +6,7 @@ from agents.aco.bench import bench_fleet, run_benchmarks
 
 
 def test_bench__returns_latency_percentiles_per_fleet_size_and_predictor_times() -> None:
-    """run_benchmarks gives p50 <= p99 per size, every decision on the colony path, and predictor times."""
+    """run_benchmarks: p50 <= p99 per size, all decisions by the colony, and predictor times."""
     result = run_benchmarks(
         sizes=(5, 32),
         n_decisions=30,

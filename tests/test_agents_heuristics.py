@@ -108,7 +108,7 @@ def test_tetris__picks_the_best_aligned_node(env: gym.Env) -> None:
 
 
 def test_random__uniform_over_valid_nodes_and_reproducible(env: gym.Env) -> None:
-    """random picks only valid nodes, all of them over many draws, the same ones for the same seed."""
+    """random picks only valid nodes, each of them over many draws, the same for the same seed."""
     agent = make_agent("random", env)
     view = make_view(env, valid=(0, 2, 4))
     agent.reset(seed=7)

@@ -83,7 +83,7 @@ def test_predictor__cold_start_reports_the_mean_with_low_confidence(predictor: P
 
 
 def test_predictor__spike_probability_follows_the_reference_formula() -> None:
-    """clip((pred - mean(last 10)) / mean(last 10), 0, 1), plus 0.2 when max / mean of the history > 1.5."""
+    """clip((pred - m10) / m10, 0, 1), + 0.2 when max / mean of the history > 1.5."""
     series = np.full((30, 2), 20.0)
     series[-1, 0] = 29.0  # pred 29 vs last-10 mean 20.9: (29 - 20.9) / 20.9
     series[:, 1] = 10.0
@@ -94,7 +94,7 @@ def test_predictor__spike_probability_follows_the_reference_formula() -> None:
 
 
 def test_predictor__confidence_combines_sample_count_and_error() -> None:
-    """0.5 min(1, (n - 10) / 490) + 0.5 max(0, 1 - mae / 20), clipped to [0.1, 1]; n capped at 500."""
+    """0.5 min(1, (n - 10) / 490) + 0.5 max(0, 1 - mae / 20), clipped to [0.1, 1]."""
     flat = PersistencePredictor().predict_trace(np.full((600, 1), 30.0))
     assert flat.confidence[59, 0] == pytest.approx(0.5 * 50 / 490 + 0.5)
     assert flat.confidence[599, 0] == pytest.approx(1.0)
@@ -118,7 +118,7 @@ def test_lstm__is_reproducible_and_leaves_the_global_torch_rng_alone() -> None:
 def test_cache__second_lookup_is_a_memory_hit_and_a_fresh_cache_reuses_the_file(
     tmp_path: object,
 ) -> None:
-    """A miss computes and writes <key>.npz; the same key hits memory; a new cache loads the file."""
+    """A miss computes and writes <key>.npz; a repeat hits memory; a new cache loads the file."""
     predictor = CountingPredictor()
     cache = PredictionCache(tmp_path)
     first = cache.get(predictor, NOISY, seed=0)
@@ -167,3 +167,11 @@ def test_cache__default_directory_honours_the_environment_variable(
     assert default_directory() == tmp_path / "predictions"
     monkeypatch.delenv("ACO_ENV_CACHE")
     assert default_directory().parts[-3:] == (".cache", "aco-env", "predictions")
+
+
+def test_lstm__nodes_trained_together_match_a_node_trained_alone() -> None:
+    """Joint training has no cross-node leakage: node 0's forecasts equal those of fitting it alone."""
+    predictor = LstmPredictor(epochs=8)
+    together = predictor.predict_trace(NOISY[:40, :2], seed=5).predicted_pct[:, 0]
+    alone = predictor.predict_trace(NOISY[:40, :1], seed=5).predicted_pct[:, 0]
+    np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)

@@ -1,4 +1,4 @@
-"""Every registered agent: the protocol, full episodes, valid actions on random states, determinism."""
+"""Every registered agent: protocol, full episodes, valid actions on random states, determinism."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_agent__implements_the_protocol(name: str) -> None:
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
-    """gym.make, reset(seed), agent.reset(seed), predict/step until the episode ends, only valid actions."""
+    """gym.make, reset(seed), agent.reset(seed), predict/step to the end, only valid actions."""
     env = gym.make("aco_env/Fleet5-v0")
     metrics = run_episode(env, make_agent(name, env), seed=1)
     assert metrics["decisions"] > 0 and metrics["invalid_actions"] == 0
@@ -89,7 +89,7 @@ def test_agent__same_seed_same_episode(name: str) -> None:
 def test_agent__only_valid_actions_on_states_reached_by_random_play(
     name: str, episode_seed: int, steps: int, agent_seed: int
 ) -> None:
-    """Random play (random valid actions, defers included) reaches a state; the agent answers validly throughout."""
+    """Along random play (defers included), every answer of the agent is a valid action."""
     env = gym.make("aco_env/Fleet5-v0")
     obs, _ = env.reset(seed=episode_seed)
     agent = make_agent(name, env)

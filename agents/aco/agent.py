@@ -1,0 +1,183 @@
+"""The ACO reference agents: router + cost engine + colony, with optional load predictions.
+
+Registered names:
+
+| name | carried pheromone fed to the colony | prediction factor |
+|---|---|---|
+| ``aco`` | yes (the paper's intent; our decision 1) | none |
+| ``aco-reference`` | no (the reference code: computed, never read) | none |
+| ``aco-lstm`` | yes | the reference per-node LSTM |
+| ``aco-ema`` | yes | EMA, alpha 0.5 |
+| ``aco-persistence`` | yes | persistence |
+
+Example:
+    >>> import gymnasium as gym
+    >>> import aco_env  # registers the env ids
+    >>> from agents import make_agent
+    >>> env = gym.make("aco_env/Fleet5-v0")
+    >>> obs, _ = env.reset(seed=0)
+    >>> agent = make_agent("aco", env)
+    >>> agent.reset(seed=0)
+    >>> action, _ = agent.predict(obs)
+    >>> bool(env.unwrapped.action_masks()[int(action)])
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from aco_env import ClusterView
+from agents.aco.colony import ColonyConfig, NodePheromone
+from agents.aco.scheduler import Decision, FleetArrays, schedule
+from agents.base import register_agent
+from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor
+from agents.predictor.base import Predictions, Predictor
+from agents.predictor.cache import PredictionCache, default_cache
+from agents.view_agent import ViewAgent
+from digital_twin.telemetry import CPU, Telemetry
+
+
+class AcoAgent(ViewAgent):
+    """The ACO scheduler as an agent: one :func:`~agents.aco.scheduler.schedule` per decision.
+
+    The agent keeps a per-node pheromone carried across decisions: after each placement it
+    chooses, every node decays by 10 % and the chosen node gains 1 (within [0.01, 10]). It is
+    updated in ``predict``, which assumes the returned action is taken (as SB3's loops do).
+    ``reset(seed)`` reseeds the colony's generator and restores the initial pheromone.
+
+    With a predictor, the prediction at the current tick (``cluster_view().tick_index``) feeds
+    the cost engine's prediction factor. Predictions are computed once per trace from
+    ``env.unwrapped.twin_spec.telemetry`` (row t uses ticks <= t only) and cached.
+
+    When the router's strategy leaves no candidate (e.g. a latency-critical job that only fits
+    on spot nodes), the agent defers, as the reference leaves the job pending.
+
+    Args:
+        env: The env (its ``unwrapped`` is an :class:`aco_env.ClusterSchedulingEnv`).
+        carry_pheromone: Feed the carried pheromone to the colony as its prior (``False``
+            reproduces the reference code, where it is ignored).
+        predictor: Forecaster for the prediction factor; ``None`` = no prediction (factor 1).
+        predictor_seed: Seed of the predictor (the LSTM's initial weights). Fixed per agent,
+            not per episode, so one trace's predictions are computed once for all episodes.
+        cache: Where predictions are cached; ``None`` = :func:`~agents.predictor.default_cache`.
+        initial_pheromone: ``(N,)`` pheromone at the start of each episode (e.g. a saved
+            vector); ``None`` = all 1.0.
+        colony: The colony's constants.
+        name: The agent's name (defaults to ``"aco"``).
+
+    Attributes:
+        last_decision: The :class:`~agents.aco.scheduler.Decision` of the last ``predict``
+            (path, strategy, candidates, eta), for observability.
+    """
+
+    name = "aco"
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        *,
+        carry_pheromone: bool = True,
+        predictor: Predictor | None = None,
+        predictor_seed: int = 0,
+        cache: PredictionCache | None = None,
+        initial_pheromone: np.ndarray | None = None,
+        colony: ColonyConfig = ColonyConfig(),  # noqa: B008  (frozen, so a shared default is safe)
+        name: str | None = None,
+    ) -> None:
+        super().__init__(env)
+        if name is not None:
+            self.name = name
+        self.carry_pheromone = carry_pheromone
+        self.predictor = predictor
+        self.predictor_seed = predictor_seed
+        self.colony = colony
+        self._cache = cache
+        self._arrays = FleetArrays.from_fleet(self.fleet)
+        self._pheromone = NodePheromone(self.n_nodes, initial_pheromone)
+        self._rng = np.random.default_rng()
+        self._predictions: Predictions | None = None
+        self._predictions_of: Telemetry | None = None
+        self.last_decision: Decision | None = None
+
+    @property
+    def pheromone(self) -> np.ndarray:
+        """``(N,)`` a copy of the carried per-node pheromone."""
+        return self._pheromone.values.copy()
+
+    def predictions(self) -> Predictions | None:
+        """The predictor's table for the current episode's trace (``None`` without a predictor).
+
+        Covers the ticks up to the episode horizon; looked up (or computed) again only when the
+        env's telemetry object changes.
+        """
+        if self.predictor is None:
+            return None
+        spec = self.env.unwrapped.twin_spec
+        telemetry = spec.telemetry
+        if self._predictions is None or self._predictions_of is not telemetry:
+            # Only the ticks an episode can reach: row t depends on ticks <= t alone, so the
+            # table of this prefix equals the prefix of the full table.
+            n_ticks = min(telemetry.n_ticks, max(1, math.ceil(spec.horizon_s / telemetry.tick_s)))
+            series = telemetry.background_pct[:n_ticks, :, CPU]
+            cache = self._cache if self._cache is not None else default_cache()
+            self._predictions = cache.get(self.predictor, series, self.predictor_seed)
+            self._predictions_of = telemetry
+        return self._predictions
+
+    def _reset(self, seed: int | None) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._pheromone.reset()
+        self.last_decision = None
+
+    def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
+        del valid  # the scheduler reads the full mask (it filters by strategy as well)
+        assert view.job is not None  # act() checked
+        spike = confidence = None
+        table = self.predictions()
+        if table is not None:
+            spike, confidence = table.at(min(view.tick_index, table.n_ticks - 1))
+        decision = schedule(
+            view.job,
+            self._arrays,
+            view.action_mask[: self.n_nodes],
+            view.utilization_pct,
+            view.running_by_type,
+            self._rng,
+            now_s=view.time_s,
+            pheromone=self._pheromone.values if self.carry_pheromone else None,
+            spike_probability=spike,
+            confidence=confidence,
+            config=self.colony,
+        )
+        self.last_decision = decision
+        if decision.node is not None:
+            self._pheromone.update(decision.node)
+        return decision.node
+
+
+def _factory(
+    name: str, make_predictor: Callable[[], Predictor] | None = None, **defaults: Any
+) -> Callable[..., AcoAgent]:
+    """A registry factory for an :class:`AcoAgent` named ``name`` (options override defaults)."""
+
+    def factory(env: gym.Env[Any, Any], **options: Any) -> AcoAgent:
+        settings: dict[str, Any] = {"name": name, **defaults}
+        if make_predictor is not None:
+            settings["predictor"] = make_predictor()
+        settings.update(options)
+        return AcoAgent(env, **settings)
+
+    return factory
+
+
+register_agent("aco", _factory("aco"))
+register_agent("aco-reference", _factory("aco-reference", carry_pheromone=False))
+register_agent("aco-lstm", _factory("aco-lstm", LstmPredictor))
+register_agent("aco-ema", _factory("aco-ema", EmaPredictor))
+register_agent("aco-persistence", _factory("aco-persistence", PersistencePredictor))
