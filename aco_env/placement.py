@@ -22,9 +22,10 @@ from gymnasium import spaces
 
 import scenarios
 from aco_env.actions import action_mask, as_action_index
+from aco_env.env import cluster_view_of
 from aco_env.observation import ObservationEncoder
-from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from digital_twin import DigitalTwin
+from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError
+from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.scenario import Scenario
 
 TwinPolicy = Callable[[DigitalTwin], int | None]
@@ -158,6 +159,15 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def action_masks(self) -> np.ndarray:
         """``(N + 1,)`` bool valid actions."""
         return action_mask(self._require_twin())
+
+    def cluster_view(self) -> ClusterView:
+        """The decision state as agents may see it (as :meth:`ClusterSchedulingEnv.cluster_view`)."""
+        return cluster_view_of(self._require_twin(), self.config.history_ticks)
+
+    @property
+    def twin_spec(self) -> TwinSpec:
+        """The sampled episode's fixed inputs (agents other than an oracle read only past telemetry)."""
+        return self._require_twin().spec
 
     def _label(self, twin: DigitalTwin) -> dict[str, Any]:
         snapshot = twin.snapshot()

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from digital_twin import DigitalTwin
+from digital_twin import DigitalTwin, JobSpec
 
 TERM_FIELDS = ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd")
 
@@ -126,3 +126,18 @@ def run_episode(env: gym.Env, agent: Any, seed: int, max_steps: int = 100_000) -
             metrics["return"] = total_reward
             return metrics
     raise AssertionError(f"the episode did not end within {max_steps} steps")
+
+
+def make_job(
+    workload: str = "batch",
+    gpus: int = 0,
+    preemptible: bool = False,
+    deadline_s: float | None = None,
+    cpu: float = 2.0,
+    mem: float = 4.0,
+) -> JobSpec:
+    """A job ``"j"`` arriving at 0 s for 600 s (the fields agents' rules look at are arguments)."""
+    return JobSpec(
+        "j", 0.0, 600.0, workload, cpu, mem, gpu_count=gpus, preemptible=preemptible,
+        deadline_s=deadline_s,
+    )

@@ -170,7 +170,7 @@ def test_cache__default_directory_honours_the_environment_variable(
 
 
 def test_lstm__nodes_trained_together_match_a_node_trained_alone() -> None:
-    """Joint training has no cross-node leakage: node 0's forecasts equal those of fitting it alone."""
+    """No cross-node leakage: node 0's forecasts are those of fitting it alone."""
     predictor = LstmPredictor(epochs=8)
     together = predictor.predict_trace(NOISY[:40, :2], seed=5).predicted_pct[:, 0]
     alone = predictor.predict_trace(NOISY[:40, :1], seed=5).predicted_pct[:, 0]

@@ -184,13 +184,12 @@ def _lstm_times(
 ) -> dict[str, dict[str, float]]:
     import torch  # only when the LSTM is benchmarked
 
-    generator = torch.Generator().manual_seed(seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in LstmPredictor.forecast
     try:
         window = series[:history]
-        refit = _time_ms(lambda: predictor.fit(window, generator), repeats)
-        model = predictor.fit(window, generator)
+        refit = _time_ms(lambda: predictor.fit(window, seed), repeats)
+        model = predictor.fit(window, seed)
         predict = _time_ms(
             lambda: predictor.predict_range(model, series, history, history + 1), max(repeats, 20)
         )

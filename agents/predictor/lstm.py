@@ -10,14 +10,15 @@ than 10 samples). The error estimate is the in-sample MAE of the last fit, in pe
 All nodes share the sample count, so they are refit at the same ticks and trained together:
 one optimiser over every node's weights and one backward pass over the sum of the per-node
 mean losses. Each node's weights get only their own loss's gradient and Adam is element-wise,
-so this equals N independent trainings. The forward pass stays one fused ``nn.LSTM`` call per
-node over all its windows: a single weight-batched LSTM with a leading node axis was measured
-3-8x slower on CPU (unfused gate arithmetic dominates), and one LSTM shared by all nodes would
-no longer be the reference's per-node model.
+so this equals N independent trainings (tested). The forward pass stays one fused
+``nn.LSTM`` call per node over all its windows: a single weight-batched LSTM with a leading
+node axis was measured 3-8x slower on CPU (unfused gate arithmetic dominates), and one LSTM
+shared by all nodes would no longer be the reference's per-node model.
 
-Torch is imported here only, when a forecast is first computed. Weights are drawn from a local
-``torch.Generator`` (the global torch RNG is never touched); fits run on one thread for
-bit-reproducible results.
+Torch is imported here only, when a forecast is first computed. Each node's initial weights at
+each fit come from its own ``torch.Generator`` seeded from (seed, tick, node), so a node's
+forecasts do not depend on the rest of the fleet and the global torch RNG is never touched;
+fits run on one thread for bit-reproducible results.
 """
 
 from __future__ import annotations
@@ -90,14 +91,13 @@ class LstmPredictor(Predictor):
         predicted = np.zeros((n_ticks, n_nodes))
         mae = np.full((n_ticks, n_nodes), np.nan)
         ready = np.zeros((n_ticks, n_nodes), dtype=bool)
-        generator = torch.Generator().manual_seed(int(seed))
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # bit-reproducible reductions, and a fair share of a busy machine
         try:
             fit_ticks = list(range(self.lookback, n_ticks, self.refit_every))
             for k, t in enumerate(fit_ticks):
                 history = series[max(0, t + 1 - self.history_cap) : t + 1]  # (n, N), n > lookback
-                model = self.fit(history, generator)
+                model = self.fit(history, seed=(int(seed), t))
                 end = fit_ticks[k + 1] if k + 1 < len(fit_ticks) else n_ticks
                 predicted[t:end] = self.predict_range(model, series, t, end)
                 mae[t:end] = model["mae_pct"]
@@ -107,8 +107,12 @@ class LstmPredictor(Predictor):
         return Forecast(predicted, mae, ready)
 
     # ------------------------------------------------------------------ fit and predict
-    def fit(self, history: np.ndarray, generator: Any) -> dict[str, Any]:
+    def fit(self, history: np.ndarray, seed: int | tuple[int, ...] = 0) -> dict[str, Any]:
         """Fit a fresh model per node on ``history`` ``(n, N)`` cpu % (n > lookback).
+
+        Node i's initial weights come from its own generator seeded by ``(*seed, i)`` (via
+        ``numpy.random.SeedSequence``), so a node's model does not depend on the other nodes.
+        ``forecast`` passes ``(seed, tick)``.
 
         Returns:
             ``{"models": [(lstm, head)] * N, "mean": (N,), "std": (N,), "mae_pct": (N,)}``.
@@ -121,7 +125,8 @@ class LstmPredictor(Predictor):
         z = torch.as_tensor((history - mean) / std, dtype=torch.float32)  # (n, N)
         x = z[:-1].unfold(0, self.lookback, 1).unsqueeze(-1)  # (B, N, L, 1), B = n - L windows
         y = z[self.lookback :]  # (B, N)
-        models = [new_model(self.hidden, generator) for _ in range(n_nodes)]
+        seeds = np.atleast_1d(np.asarray(seed, dtype=np.int64)).tolist()
+        models = [new_model(self.hidden, node_generator(seeds, i)) for i in range(n_nodes)]
         optimiser = torch.optim.Adam([p for m in models for p in m.parameters()], lr=self.lr)
         for _ in range(self.epochs):
             optimiser.zero_grad()
@@ -153,6 +158,14 @@ class LstmPredictor(Predictor):
                 axis=1,
             )
         return np.clip(out * model["std"] + model["mean"], 0.0, 100.0)
+
+
+def node_generator(seed: list[int], node: int) -> Any:
+    """A ``torch.Generator`` seeded from ``(*seed, node)``: one stream per node and fit."""
+    import torch
+
+    state = np.random.SeedSequence([*seed, node]).generate_state(2, dtype=np.uint32)
+    return torch.Generator().manual_seed(int(state[0]) << 32 | int(state[1]))
 
 
 def new_model(hidden: int, generator: Any) -> Any:
