@@ -1,0 +1,95 @@
+"""Behaviour cloning from the oracle's labels: fit a policy to known-optimal placements.
+
+Labels come from ``aco_env/Placement-v0``: each sample is a decision state of the scenario and
+its known-optimal actions (exact hindsight rollouts in the twin). The policy's action
+distribution is trained by cross-entropy on the lowest-index optimal action, with the action
+mask applied for MaskablePPO policies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from aco_env import PlacementEnv
+from digital_twin.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Labels:
+    """``n`` decision states and their known-optimal actions.
+
+    Attributes:
+        observations: Observation dict, each value ``(n, ...)`` float32.
+        actions: ``(n,)`` int64, the lowest-index optimal action.
+        masks: ``(n, N + 1)`` bool action masks.
+    """
+
+    observations: dict[str, np.ndarray]
+    actions: np.ndarray  # (n,)
+    masks: np.ndarray  # (n, N + 1)
+
+
+def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: bool = True) -> Labels:
+    """Sample ``samples`` decision states (seeds ``seed, seed + 1, ...``) with their optimal actions."""
+    env = PlacementEnv(scenario)
+    observations: list[dict[str, np.ndarray]] = []
+    actions, masks = [], []
+    for k in tqdm(range(samples), desc="BC labels", disable=not progress, unit="state"):
+        obs, info = env.reset(seed=seed + k)
+        observations.append(obs)
+        actions.append(min(info["optimal_actions"]))
+        masks.append(obs["action_mask"].astype(bool))
+    stacked = {key: np.stack([o[key] for o in observations]) for key in observations[0]}
+    return Labels(stacked, np.array(actions, dtype=np.int64), np.stack(masks))
+
+
+def fit_policy(
+    policy: torch.nn.Module,
+    labels: Labels,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    masked: bool,
+) -> dict[str, float]:
+    """Cross-entropy training of ``policy``'s action distribution; returns the final loss and accuracy.
+
+    Args:
+        policy: An SB3 ``ActorCriticPolicy`` (MaskablePPO's when ``masked``).
+        labels: From :func:`collect_labels`.
+        epochs, batch_size, learning_rate: Optimisation settings (Adam).
+        seed: Seeds the minibatch order.
+        masked: Pass the action masks to the distribution (MaskablePPO).
+    """
+    rng = np.random.default_rng(seed)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    n = len(labels.actions)
+    policy.set_training_mode(True)
+    loss_value, accuracy = float("nan"), float("nan")
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        for start in range(0, n, batch_size):
+            index = order[start : start + batch_size]
+            obs, _ = policy.obs_to_tensor({k: v[index] for k, v in labels.observations.items()})
+            target = torch.as_tensor(labels.actions[index])
+            if masked:
+                distribution = policy.get_distribution(obs, action_masks=labels.masks[index])
+            else:
+                distribution = policy.get_distribution(obs)
+            loss = -distribution.log_prob(target).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        obs, _ = policy.obs_to_tensor(labels.observations)
+        distribution = (policy.get_distribution(obs, action_masks=labels.masks) if masked
+                        else policy.get_distribution(obs))
+        target = torch.as_tensor(labels.actions)
+        loss_value = float(-distribution.log_prob(target).mean())
+        accuracy = float((distribution.mode() == target).float().mean())
+    return {"loss": loss_value, "accuracy": accuracy}

@@ -1,0 +1,142 @@
+"""``TrainConfig``: the single source of the training options (the CLI is generated from it).
+
+Each field has a type, a default and a docstring under it (CleanRL's ``Args`` style);
+:func:`add_config_arguments` turns them into ``--kebab-case`` options with that help text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import json
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ALGOS = ("maskable-ppo", "ppo", "dqn", "a2c", "bc")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train one agent; serialised as ``config.json`` in the run directory."""
+
+    algo: str = "maskable-ppo"
+    """Algorithm: maskable-ppo (sb3-contrib, uses the action mask), ppo, dqn, a2c (SB3; invalid
+    actions are penalised), or bc (behaviour cloning on the one-step env's known-optimal labels, no RL)."""
+    scenario: str = "fleet5-synthetic"
+    """Bundled scenario name or path to a scenario YAML file."""
+    timesteps: int = 100_000
+    """Environment steps of RL training (ignored by bc)."""
+    n_envs: int = 1
+    """Parallel environments; SubprocVecEnv when > 1."""
+    seed: int = 0
+    """Seed of everything: the envs (seed + rank), the networks, the BC label sampling."""
+    logdir: Path = Path("runs")
+    """Runs go to LOGDIR/<scenario>__<algo>__<seed>__<time>/."""
+    reward_scale: float = 10.0
+    """Rewards are -objective (USD) x reward_scale during training (evaluation reports USD)."""
+    learning_rate: float = 3e-4
+    """Optimizer learning rate."""
+    n_steps: int = 1024
+    """Rollout length per env (PPO, MaskablePPO, A2C)."""
+    batch_size: int = 256
+    """Minibatch size (PPO, MaskablePPO, DQN, BC)."""
+    n_epochs: int = 4
+    """Optimisation epochs per rollout (PPO, MaskablePPO)."""
+    gamma: float = 0.995
+    """Discount factor; close to 1 because the objective is an undiscounted episode sum."""
+    ent_coef: float = 0.01
+    """Entropy bonus (PPO, MaskablePPO, A2C)."""
+    net_arch: tuple[int, ...] = (128, 128)
+    """Hidden layer sizes of the policy and value networks."""
+    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for the SB3 algorithm's constructor, e.g. --hp clip_range=0.1."""
+    bc_samples: int = 0
+    """Known-optimal labels from aco_env/Placement-v0 to pretrain the policy with before RL (0 = off);
+    the bc algorithm uses 4000 when this is 0."""
+    bc_epochs: int = 20
+    """Passes over the BC labels."""
+    checkpoint_every: int = 50_000
+    """Save a checkpoint every this many steps (0 = never)."""
+    resume: Path | None = None
+    """Continue training from this checkpoint (.zip); the step count continues."""
+    eval_episodes: int = 5
+    """Episodes of the final evaluation (paired seeds 10_000 + seed ...)."""
+    eval_agents: tuple[str, ...] = ("first-fit", "cheapest", "aco", "oracle")
+    """Baselines evaluated beside the trained model."""
+    progress_bar: bool = True
+    """Show a progress bar while training."""
+    device: str = "cpu"
+    """Torch device."""
+
+    def __post_init__(self) -> None:
+        if self.algo not in ALGOS:
+            raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
+        if self.n_envs < 1 or self.timesteps < 0:
+            raise ValueError("n_envs must be >= 1 and timesteps >= 0")
+
+    def to_json(self) -> str:
+        """The config as JSON (paths as strings)."""
+        return json.dumps(dataclasses.asdict(self), indent=1, default=str)
+
+    def as_markdown_table(self) -> str:
+        """The config as a Markdown table (TensorBoard's text plugin renders it)."""
+        rows = ["| option | value |", "|---|---|"]
+        rows += [f"| {k} | {v} |" for k, v in dataclasses.asdict(self).items()]
+        return "\n".join(rows)
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of a dataclass, read from its source."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body  # type: ignore[attr-defined]  # a ClassDef
+    docs = {}
+    for node, following in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(following, ast.Expr):
+            value = following.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docs[node.target.id] = " ".join(value.value.split())
+    return docs
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """One ``--option`` per TrainConfig field, with the field's docstring as help."""
+    docs = field_docs(TrainConfig)
+    defaults = TrainConfig()
+    for f in dataclasses.fields(TrainConfig):
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(defaults, f.name)
+        help_text = f"{docs.get(f.name, '')} (default: {default})".replace("%", "%%")
+        if f.name == "hyperparameters":
+            parser.add_argument("--hp", dest=f.name, action="append", default=[], metavar="KEY=VALUE", help=help_text)
+        elif isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+        elif isinstance(default, tuple):
+            parser.add_argument(flag, dest=f.name, default=default, help=help_text + " (comma-separated)",
+                                type=lambda s, kind=type(default[0]) if default else str: tuple(kind(x) for x in s.split(",") if x))
+        elif f.name == "algo":
+            parser.add_argument(flag, dest=f.name, default=default, choices=ALGOS, help=help_text)
+        elif f.name == "resume":
+            parser.add_argument(flag, dest=f.name, type=Path, default=None, help=help_text)
+        else:
+            parser.add_argument(flag, dest=f.name, type=type(default), default=default, help=help_text)
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """A TrainConfig from parsed arguments (``--hp key=value`` values parsed as JSON when possible)."""
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
+    values["hyperparameters"] = dict(_parse_hp(item) for item in values["hyperparameters"])
+    return TrainConfig(**values)
+
+
+def _parse_hp(item: str) -> tuple[str, Any]:
+    if "=" not in item:
+        raise argparse.ArgumentTypeError(f"--hp expects KEY=VALUE, got {item!r}")
+    key, text = item.split("=", 1)
+    try:
+        return key, json.loads(text)
+    except json.JSONDecodeError:
+        return key, text
