@@ -13,6 +13,12 @@ def _fmt(value: Any, digits: int = 0) -> str:
     return str(value)
 
 
+def _ms(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("p50", value.get("mean"))
+    return "" if value is None else f"{value:,.3f}"
+
+
 def render_markdown(results: dict[str, Any]) -> str:
     """The whole page: one table per section present in ``results``."""
     machine = results["machine"]
@@ -58,6 +64,47 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
             f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
             f"| simulated seconds per wall second (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
+            "",
+        ]
+    if "aco" in results:
+        aco = results["aco"]
+        reference = aco.get("reference_ms", {})
+        lines += [
+            "## ACO decision latency (issue 5)",
+            "",
+            "One full decision (router, cost engine, 20 ants x 5 iterations with the stagnation stop, carried "
+            "pheromone update) for the reference's latency job (batch, 0.1 core, preemptible: never the fast "
+            "path), on an empty cluster as the reference measured it; `loaded`: random utilisation, 80 % of "
+            "nodes feasible; `all iterations`: no carried pheromone and no stagnation stop (worst case).",
+            "",
+            "| nodes | p50 ms | p99 ms | p99 loaded | p99 all iterations | target p99 | reference p99 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        targets = {"5": "0.25", "32": "", "1024": "2"}
+        for size, row in aco["aco_decision_ms"].items():
+            ref = reference.get(size, {}).get("p99")
+            lines.append(
+                f"| {size} | {row['p50']:.3f} | {row['p99']:.3f} | {aco['aco_decision_ms_loaded'][size]['p99']:.3f} | "
+                f"{aco['aco_decision_ms_all_iterations'][size]['p99']:.3f} | {targets.get(size, '')} | "
+                f"{'' if ref is None else ref} |"
+            )
+        lines += ["", "Reference figures: " + "; ".join(r["source"] for r in reference.values()) + ".", ""]
+        lines += ["### Predictors (5 nodes)", "", "| predictor | whole trace ms | refit ms | one tick ms |",
+                  "|---|---|---|---|"]
+        for name, row in aco["predictor_ms"].items():
+            if not isinstance(row, dict):
+                continue
+            lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
+        lines.append("")
+    if "memory" in results:
+        memory = results["memory"]
+        lines += [
+            "## Memory of a default episode (issue 8)",
+            "",
+            "| measure | MB |",
+            "|---|---|",
+            f"| peak RSS of a fresh process playing one `aco_env/Fleet5-v0` episode | {memory['peak_rss_mb']:.1f} |",
+            f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
             "",
         ]
     if "traces" in results:

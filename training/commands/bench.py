@@ -14,12 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HELP = "measure speed: twin, env vs CartPole, traces (writes JSON / Markdown)"
+HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, predictors (JSON / Markdown)"
 
 SECTIONS: dict[str, str] = {
     "twin": "training.bench.twin:bench_twin",
     "env": "training.bench.env:bench_env",
     "traces": "training.bench.traces:bench_traces",
+    "aco": "training.bench.aco:bench_aco",
+    "memory": "training.bench.memory:bench_memory",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -27,6 +29,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "twin": {"repeats": 1, "days": 2},
     "env": {"steps": 3000, "repeats": 1},
     "traces": {"repeats": 1},
+    "aco": {"n_decisions": 300},
 }
 
 
@@ -77,6 +80,8 @@ def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
     for key in ("env_steps_per_s", "cartpole_steps_per_s", "env_vs_cartpole"):
         if key in env:
             flat[key] = env[key]
+    if "aco" in results:
+        flat["aco_decision_ms"] = results["aco"]["aco_decision_ms"]
     if "twin" in results:
         flat["sim_seconds_per_wall_second"] = results["twin"]["sim_seconds_per_wall_second"]
         flat["twin_decisions_per_s"] = results["twin"]["decisions_per_s"]

@@ -1,0 +1,150 @@
+"""Playing registered agents through :class:`aco_env.ClusterSchedulingEnv`: the full-twin runs.
+
+Agents come from the registry (:func:`agents.make_agent`) and play whole episodes with
+:func:`training.rollout.play_episode`. A thin wrapper notes where each job was first started
+(the reproduction's routing metrics need it). The oracle is used through the registry when
+:mod:`agents.oracle` can be imported; otherwise its column is "n/a".
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from aco_env import ClusterSchedulingEnv
+from agents import Agent, make_agent
+from agents.base import AgentState
+from digital_twin.scenario import Scenario
+from training.rollout import play_episode
+
+ORACLE = "oracle"
+
+
+def oracle_available() -> bool:
+    """Whether the oracle agent can be built (:mod:`agents.oracle` imports and registers it)."""
+    try:
+        importlib.import_module("agents.oracle")
+    except ImportError:
+        return False
+    from agents import agent_names
+
+    return ORACLE in agent_names()
+
+
+@dataclass
+class EpisodeRecord:
+    """One agent's episode on one seed.
+
+    Attributes:
+        seed: The env seed.
+        metrics: The env's ``episode_metrics`` (objective terms, job counts, QoS compliance...).
+        placements: ``job_id -> node index`` of each job's first start.
+        latencies_ms: ``(decisions,)`` wall time of each ``agent.predict`` call, in ms.
+        oracle: For the oracle: ``plan_objective_usd``, ``lower_bound_usd``, ``gap``,
+            ``proven_optimal``, ``status``, ``solve_time_s``; ``None`` for other agents.
+    """
+
+    seed: int
+    metrics: dict[str, float]
+    placements: dict[str, int]
+    latencies_ms: np.ndarray
+    oracle: dict[str, Any] | None = None
+
+
+@dataclass
+class _PlacementRecorder:
+    """An :class:`agents.Agent` wrapper that notes the node of each job's first start."""
+
+    inner: Agent
+    env: gym.Env[Any, Any]
+    placements: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The wrapped agent's name."""
+        return self.inner.name
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reset the wrapped agent and forget the placements."""
+        self.placements = {}
+        self.inner.reset(seed)
+
+    def predict(
+        self,
+        observation: dict[str, np.ndarray],
+        state: AgentState = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, AgentState]:
+        """The wrapped agent's action; a node action is recorded for the current job."""
+        action, new_state = self.inner.predict(observation, state, episode_start, deterministic)
+        base = self.env.unwrapped
+        node = int(np.asarray(action).reshape(-1)[0])
+        job = base.cluster_view().job
+        if job is not None and node < base.n_nodes and base.action_masks()[node]:
+            self.placements.setdefault(job.job_id, node)
+        return action, new_state
+
+
+def _oracle_summary(agent: Agent) -> dict[str, Any] | None:
+    result = getattr(agent, "last_result", None)
+    if result is None:
+        return None
+    return {
+        "plan_objective_usd": float(result.plan_objective_usd),
+        "lower_bound_usd": float(result.lower_bound_usd),
+        "gap": float(result.gap),
+        "proven_optimal": bool(result.proven_optimal),
+        "status": str(result.status),
+        "solve_time_s": float(result.solve_time_s),
+    }
+
+
+def play_seeds(
+    scenario_of: Callable[[int], Scenario],
+    agent: str,
+    seeds: Sequence[int],
+    agent_options: dict[str, Any] | None = None,
+) -> list[EpisodeRecord]:
+    """Play ``agent`` on one episode per seed; seed ``s`` plays ``scenario_of(s)`` reset with ``s``.
+
+    The agent is reset with the episode seed (``agent.reset(s)``), as the evaluator does.
+    One env (and agent) is built per distinct scenario object, so a scenario shared by every
+    seed keeps its caches (e.g. predictions) across seeds.
+
+    Args:
+        scenario_of: Seed -> scenario (may return the same object for every seed).
+        agent: A registry name (``"oracle"`` needs :func:`oracle_available`).
+        seeds: Episode seeds.
+        agent_options: Keyword options of the agent's factory (e.g. ``time_limit_s``).
+    """
+    records: list[EpisodeRecord] = []
+    env: ClusterSchedulingEnv | None = None
+    recorder: _PlacementRecorder | None = None
+    for seed in seeds:
+        scenario = scenario_of(seed)
+        if env is None or env.scenario is not scenario:
+            env = ClusterSchedulingEnv(scenario)
+            recorder = _PlacementRecorder(make_agent(agent, env, **(agent_options or {})), env)
+        assert recorder is not None
+        result = play_episode(env, recorder, seed)
+        records.append(
+            EpisodeRecord(
+                seed=seed,
+                metrics=dict(result.metrics),
+                placements=dict(recorder.placements),
+                latencies_ms=result.decision_latency_ms,
+                oracle=_oracle_summary(recorder.inner),
+            )
+        )
+    return records
+
+
+def metric_values(records: Sequence[EpisodeRecord], key: str) -> list[float]:
+    """The per-seed values of one episode metric (e.g. ``"objective_usd"``)."""
+    return [float(record.metrics[key]) for record in records]
