@@ -1,0 +1,49 @@
+"""The oracle: the offline optimum of the episode objective with full hindsight, as MILPs.
+
+Two numbers per episode, from two mixed-integer programs solved by HiGHS
+(``scipy.optimize.milp``):
+
+* an achievable **plan** (:mod:`agents.oracle.plan`): each job starts at its arrival or at a
+  later event time that occurs in every episode (ticks, arrivals, TTL expiries, interruptions,
+  recoveries), on one of its nodes, or is rejected. The :class:`OracleAgent` replays it through
+  the env, and the replay's objective equals the plan's;
+* a **lower bound** valid for every policy (:mod:`agents.oracle.bound`, whose docstring proves
+  it): a relaxation over every possible start time.
+
+When the two meet (``OracleResult.proven_optimal``) the plan is the optimum of the episode.
+
+Modules: ``instance`` (the episode as arrays), ``options`` (placement options and their terms),
+``plan`` / ``bound`` (the two option sets), ``program`` (the sparse MILP), ``solve``
+(:func:`solve_oracle`), ``agent`` (the registered ``"oracle"`` agent).
+
+Example:
+    >>> import numpy as np
+    >>> from agents.oracle import solve_oracle
+    >>> from digital_twin import DigitalTwin, JobSpec, Telemetry, TwinSpec, default_fleet
+    >>> jobs = (JobSpec("j0", 0.0, 600.0, "batch", 4, 8),)
+    >>> telemetry = Telemetry.constant(5, 30, 40, 3600, 300)
+    >>> spec = TwinSpec(default_fleet(), jobs, telemetry, 3600, spot_interruptions=False)
+    >>> twin = DigitalTwin(spec)
+    >>> twin.reset(np.random.default_rng(0))
+    >>> result = solve_oracle(twin.hindsight())
+    >>> result.plan["j0"], round(result.plan_objective_usd, 6), result.proven_optimal  # arm spot: cheapest
+    ((1, 0.0), 0.005, True)
+"""
+
+from typing import Any
+
+from agents.base import register_agent
+from agents.oracle.agent import OracleAgent, make_oracle
+
+register_agent("oracle", make_oracle)
+
+__all__ = ["OracleAgent", "OracleResult", "solve_oracle"]
+
+
+def __getattr__(name: str) -> Any:
+    """``OracleResult`` and ``solve_oracle`` load scipy.optimize on first use (PEP 562)."""
+    if name in ("OracleResult", "solve_oracle"):
+        from agents.oracle import solve
+
+        return getattr(solve, name)
+    raise AttributeError(f"module 'agents.oracle' has no attribute {name!r}")

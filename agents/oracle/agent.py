@@ -1,0 +1,91 @@
+"""The ``oracle`` agent: solves the episode with hindsight at reset, then replays the plan."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import AgentState
+
+if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
+    from agents.oracle.solve import OracleResult
+
+
+class OracleAgent:
+    """Replays the oracle's plan: start a job when and where the plan says, else defer.
+
+    At each decision, if the current job is planned to start at exactly the current time on a
+    node that is valid in the mask, that node is the action; otherwise the job is deferred
+    (action ``N``). The episode's objective is then the plan's objective
+    (:attr:`last_result` ``.plan_objective_usd``).
+
+    Args:
+        env: The env the agent acts in (possibly wrapped); ``env.unwrapped`` must offer
+            ``hindsight()`` and ``cluster_view()``.
+        time_limit_s: Time limit of each HiGHS solve.
+        bound_grid_divisor: Grid refinement of the relaxation (see :func:`solve_oracle`).
+        compute_bound: Also solve the relaxation (for the evaluator's bound and gaps).
+        **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
+
+    Attributes:
+        last_result: The :class:`OracleResult` of the current episode (``None`` before the
+            first ``reset``).
+    """
+
+    name = "oracle"
+
+    def __init__(
+        self,
+        env: gym.Env,
+        time_limit_s: float = 60.0,
+        bound_grid_divisor: int = 5,
+        compute_bound: bool = True,
+        **solver_options: Any,
+    ) -> None:
+        self.env = env
+        self.time_limit_s = time_limit_s
+        self.bound_grid_divisor = bound_grid_divisor
+        self.compute_bound = compute_bound
+        self.solver_options = solver_options
+        self.last_result: OracleResult | None = None
+        self._n_nodes = int(env.action_space.n) - 1  # type: ignore[attr-defined]  # Discrete(N + 1)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Solve the episode the env has just been reset to (the seed is not needed)."""
+        del seed
+        from agents.oracle.solve import solve_oracle
+
+        self.last_result = solve_oracle(
+            self.env.unwrapped.hindsight(),  # type: ignore[attr-defined]  # documented env API
+            time_limit_s=self.time_limit_s,
+            bound_grid_divisor=self.bound_grid_divisor,
+            compute_bound=self.compute_bound,
+            **self.solver_options,
+        )
+
+    def predict(
+        self,
+        observation: dict[str, np.ndarray],
+        state: AgentState = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, AgentState]:
+        """The planned node if the current job starts now, else defer."""
+        del state, episode_start, deterministic
+        if self.last_result is None:
+            raise RuntimeError("call reset() after env.reset() before predict()")
+        view = self.env.unwrapped.cluster_view()  # type: ignore[attr-defined]  # documented env API
+        action = self._n_nodes
+        if view.job is not None:
+            planned = self.last_result.plan.get(view.job.job_id)
+            mask = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)
+            if planned is not None and planned[1] == view.time_s and mask[planned[0]]:
+                action = planned[0]
+        return np.array(action, dtype=np.int64), None
+
+
+def make_oracle(env: gym.Env, **options: Any) -> OracleAgent:
+    """Factory registered as ``"oracle"``."""
+    return OracleAgent(env, **options)

@@ -1,0 +1,356 @@
+"""The lower-bound relaxation: options that cover every start any policy of the twin can make.
+
+Why the optimum (or HiGHS's dual bound) of the program built on these options is <= the
+objective of *every* policy of the twin (all of it follows from mapping any episode to a
+feasible solution of the program whose program objective is no larger):
+
+1. **Which run is kept.** A job's episode is mapped to its *last* start ``s`` on node ``i``,
+   unless the job never started, or it is preemptible and its last run was evicted (it then
+   ends rejected): both are mapped to "no option", charged exactly the rejection penalty the
+   twin charges. Earlier (evicted) runs of preemptible jobs are dropped: dropping their cost,
+   penalties and resource usage only lowers the objective and loosens every constraint.
+   The kept run is never crossed by an interruption for a preemptible job (it would have been
+   evicted), so options whose every start crosses one are omitted.
+2. **Where it can start.** Decisions happen only at event times. Events are the static ones
+   (ticks, arrivals, first TTL expiries, interruptions, recoveries, and re-queue TTL expiries
+   ``t_int + TTL``) and completions ``s + d_j`` of runs (stale ones included: their heap
+   entries still pop). :func:`decision_time_superset` computes a superset of all of them by a
+   sweep in time over a grid of cells (``tick_s / divisor`` wide): each possible start ``t`` of
+   job ``j`` (``t`` in ``j``'s window) adds ``t + d_j``; a grid cell holding more than
+   ``max_points_per_cell`` points becomes *fuzzy* (any time in it possible), and a fuzzy part
+   ``[l, h)`` of a window adds ``[l + d_j, h + d_j]``. By induction over time every decision time
+   is a point or lies in a fuzzy cell. The start window of a job is ``[a_j, min(a_j + TTL,
+   H))``; for a preemptible job it is the union with ``[t, t + TTL)`` over the interruptions
+   ``t`` of candidate nodes at which a run started in the windows could be running (each
+   eviction re-queues it; :func:`start_windows`). Every run of the job starts in these windows.
+   Starts on down nodes are impossible and excluded.
+3. **What an option charges.** A point option charges exactly what the twin charges for that
+   start (but see the two exceptions below). A cell option ``[lo, hi)`` (fuzzy cells split at
+   grid points, deadlines, ``t_int - d_j`` and ``a_j + TTL``) charges the minimum over its
+   starts of cost + eviction + deadline: the smaller of the value at ``lo`` and the infimum
+   over ``(lo, hi)``, where each term is bounded separately (cost is non-increasing in ``s``;
+   a penalty is dropped if any interior start avoids it). QoS is per node and exact (a last
+   run on a spot node means the job was placed on a spot node). Exceptions: for a preemptible
+   job that may be evicted, the deadline penalty is charged only when its arrival is already
+   past the deadline (an earlier run may have started in time, and the penalty may be read as
+   "first start late"); and a last run of a preemptible job that starts after its first TTL
+   window proves an earlier run was evicted on a spot node, so its option adds the least cost
+   that run can have had and, for a latency-critical job, the QoS penalty
+   (:func:`_charge_earlier_runs`).
+4. **Resources and activity.** An option reserves only its *core* ``[hi, e(lo))`` (``e`` = run
+   end), which every start in the cell occupies: the cores of the kept runs are subsets of the
+   actual runs, so they fit wherever the actual runs fit, and a node is active (``active-nodes``)
+   at least on the union of the cores. Capacity checked at every core start is exact for cores.
+5. **SLA.** An option counts on the ticks ``T`` with ``hi <= T < e(lo)`` (``lo < T`` for
+   points), at which every start of it surely runs; the load it sees is the sum of such sure
+   loads, a subset of the true load. Any violation the program is forced to charge therefore
+   happened in the episode; the program may miss violations, which only lowers its value.
+6. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
+   value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
+
+Everything whose validity could not be argued this way was relaxed away (no TTL coupling
+between runs, no ordering of the FIFO queue, no "fits somewhere" condition).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from agents.oracle.instance import OracleInstance
+from agents.oracle.options import (
+    Options,
+    block,
+    crosses,
+    filter_options,
+    point_terms,
+    run_end,
+    symmetry_allowed,
+)
+
+Interval = tuple[float, float]
+
+
+def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: int = 3) -> Options:
+    """Every option of the relaxation (symmetric duplicates removed).
+
+    Args:
+        inst: The episode.
+        divisor: Grid cells are ``tick_s / divisor`` seconds wide (ticks are grid points).
+        max_points_per_cell: A grid cell with more possible decision times becomes fuzzy.
+    """
+    bounds = grid_bounds(inst, divisor)
+    windows, evictable = zip(*(start_windows(inst, j) for j in range(inst.n_jobs)), strict=True)
+    points, fuzzy = decision_time_superset(inst, windows, bounds, max_points_per_cell)
+    fuzzy_runs = _runs(bounds, fuzzy)
+    blocks = []
+    for j in range(inst.n_jobs):
+        for i in inst.candidates[j] if windows[j] else ():
+            allowed = _subtract(windows[j], list(inst.down_windows_s[i]))
+            group = _group(inst, j, i, allowed, points, _intersect(allowed, fuzzy_runs), bounds, evictable[j])
+            if group is not None:
+                blocks.append(group)
+    options = Options.concatenate(blocks)
+    return filter_options(options, symmetry_allowed(inst, options.job, options.node))
+
+
+def grid_bounds(inst: OracleInstance, divisor: int) -> np.ndarray:
+    """``(G + 1,)`` cell boundaries ``0 .. H``; tick times are exact boundaries."""
+    if divisor < 1:
+        raise ValueError(f"bound_grid_divisor must be >= 1, got {divisor}")
+    n_ticks = math.ceil(inst.horizon_s / inst.tick_s)
+    step = inst.tick_s / divisor
+    points = [k * inst.tick_s + m * step for k in range(n_ticks) for m in range(divisor)]
+    inner = np.array([p for p in points if p < inst.horizon_s])
+    return np.unique(np.concatenate((inner, [inst.horizon_s])))
+
+
+def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]:
+    """Where the job's last run can start, and whether any run of it can be evicted.
+
+    The first run starts in ``[a, min(a + TTL, H))``. A preemptible job can be evicted at an
+    interruption ``t`` of a candidate node only by a run started at some ``s`` in its windows
+    with ``s < t < s + d``; it is then re-queued and may start again in ``[t, t + TTL)``.
+    Interruptions are taken in time order, so the windows are a fixed point.
+
+    Returns:
+        ``(windows, may_be_evicted)``: sorted disjoint intervals, and True when some run of a
+        preemptible job can be evicted (its deadline is then not charged per start).
+    """
+    if not inst.placeable(job):
+        return [], False
+    a, horizon, ttl = float(inst.arrival_s[job]), inst.horizon_s, inst.ttl_s
+    d = float(inst.duration_s[job])
+    windows = [(a, horizon if ttl is None else min(a + ttl, horizon))]
+    if not inst.job_preemptible[job]:
+        return windows, False
+    evictable = False
+    times = sorted(t for i in inst.candidates[job] for t in inst.interruptions_s[i] if t > a)
+    for t in times:
+        if any(lo < t and hi > t - d for lo, hi in windows):
+            evictable = True
+            if ttl is not None:
+                windows = _merge([*windows, (t, min(t + ttl, horizon))])
+    return windows, evictable
+
+
+def decision_time_superset(
+    inst: OracleInstance, windows: tuple[list[Interval], ...], bounds: np.ndarray, max_points: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Possible decision times: exact points, plus fuzzy grid cells (see the module docstring).
+
+    Returns:
+        ``(points, fuzzy)``: sorted ``(P,)`` times outside fuzzy cells, ``(G,)`` bool per cell.
+    """
+    sweep = _Sweep(inst, windows, bounds, max_points)
+    requeue = [t + inst.ttl_s for times in inst.interruptions_s for t in times] if inst.ttl_s else []
+    for t in (*inst.static_events_s.tolist(), *requeue):
+        sweep.add(float(t))
+    for g in range(len(bounds) - 1):
+        sweep.process(g)
+    points = sorted(t for c in sweep.cells for t in c)
+    return np.array(points, dtype=np.float64), sweep.fuzzy
+
+
+class _Sweep:
+    """State of the sweep over grid cells that builds the decision-time superset."""
+
+    def __init__(self, inst: OracleInstance, windows: tuple[list[Interval], ...], bounds: np.ndarray,
+                 max_points: int) -> None:
+        self.horizon = inst.horizon_s
+        self.bounds = bounds
+        self.max_points = max_points
+        self.n_cells = len(bounds) - 1
+        self.fuzzy = np.zeros(self.n_cells, dtype=bool)
+        self.cells: list[set[float]] = [set() for _ in range(self.n_cells)]
+        flat = [(j, lo, hi) for j, w in enumerate(windows) for lo, hi in w]
+        self.wj = np.array([f[0] for f in flat], dtype=np.int64)
+        self.wl = np.array([f[1] for f in flat], dtype=np.float64)
+        self.wh = np.array([f[2] for f in flat], dtype=np.float64)
+        self.d = inst.duration_s
+
+    def cell_of(self, t: float) -> int:
+        return min(int(np.searchsorted(self.bounds, t, side="right")) - 1, self.n_cells - 1)
+
+    def add(self, t: float) -> None:
+        """A possible event at ``t`` (ignored past the horizon or inside a fuzzy cell)."""
+        c = self.cell_of(t)
+        if t < self.horizon and not self.fuzzy[c]:
+            self.cells[c].add(t)
+            if len(self.cells[c]) > self.max_points:
+                self.mark(c, c)
+
+    def mark(self, first: int, last: int) -> None:
+        """Cells ``first..last`` may hold an event at any time."""
+        self.fuzzy[first : last + 1] = True
+        for c in range(first, last + 1):
+            self.cells[c].clear()
+
+    def process(self, g: int) -> None:
+        """Add the completions of every start possible in cell ``g`` (all earlier cells are done)."""
+        done: set[float] = set()
+        while not self.fuzzy[g] and self.cells[g] - done:
+            t = min(self.cells[g] - done)  # completions come later, so ascending order is safe
+            done.add(t)
+            for u in (t + self.d[self.wj[(self.wl <= t) & (t < self.wh)]]).tolist():
+                self.add(u)
+        if self.fuzzy[g]:
+            lo_g, hi_g = self.bounds[g], self.bounds[g + 1]
+            sel = (self.wl < hi_g) & (self.wh > lo_g)
+            for j, lo, hi in zip(self.wj[sel], np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g),
+                                 strict=True):
+                if lo + self.d[j] < self.horizon:  # completions in [lo + d, hi + d], closed for rounding
+                    self.mark(self.cell_of(lo + self.d[j]), self.cell_of(min(hi + self.d[j], self.horizon)))
+
+
+def _group(
+    inst: OracleInstance,
+    job: int,
+    node: int,
+    allowed: list[Interval],
+    points: np.ndarray,
+    fuzzy: list[Interval],
+    bounds: np.ndarray,
+    evictable: bool,
+) -> dict[str, np.ndarray] | None:
+    """The options of (job, node): point starts and cells, ordered by start."""
+    inside = np.zeros(len(points), dtype=bool)
+    for lo, hi in allowed:
+        inside |= (points >= lo) & (points < hi)
+    pts = points[inside]
+    d = inst.duration_s[job]
+    first_end = math.inf if inst.ttl_s is None else inst.arrival_s[job] + inst.ttl_s
+    cuts = np.concatenate((bounds, [t - d for t in inst.interruptions_s[node]], [inst.deadline_s[job], first_end]))
+    lo, hi = _split(fuzzy, cuts)
+    if inst.job_preemptible[job]:
+        pts = pts[~crosses(inst, job, node, pts)]
+        keep = ~crosses(inst, job, node, lo)
+        lo, hi = lo[keep], hi[keep]
+    late = _late_constant(inst, job, evictable)
+    parts = [p for p in (_points(inst, job, node, pts, late), _cells(inst, job, node, lo, hi, late)) if p is not None]
+    if not parts:
+        return None
+    merged = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    _charge_earlier_runs(inst, job, node, merged)
+    order = np.argsort(merged["start_lo_s"], kind="stable")
+    return {k: v[order] for k, v in merged.items()}
+
+
+def _charge_earlier_runs(inst: OracleInstance, job: int, node: int, group: dict[str, np.ndarray]) -> None:
+    """Add what an evicted first run surely cost to options that start after the first window.
+
+    A last run starting at or after ``a + TTL`` means the first run (started before
+    ``a + TTL``) was evicted at an interruption ``t`` of a spot node ``k``: it cost at least
+    ``rate[k] * (t - (a + TTL))`` (pro-rated model) and, for a latency-critical job, the QoS
+    penalty (it ran on a spot node). The minimum over the possible ``(k, t)`` is charged.
+    """
+    if inst.ttl_s is None:
+        return
+    a, d = float(inst.arrival_s[job]), float(inst.duration_s[job])
+    first_end = a + inst.ttl_s
+    later = group["start_lo_s"] >= first_end
+    firsts = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if a < t < first_end + d]
+    if not later.any() or not firsts:
+        return
+    cost = 0.0
+    if not inst.active_nodes:
+        cost = min(float(inst.rate_per_s[job, k]) * max(0.0, t - first_end) for k, t in firsts)
+    qos = bool(inst.job_lc[job]) & ~group["qos"] & later
+    group["coef_usd"] = group["coef_usd"] + cost * later + inst.weights.qos_violation_usd * qos
+    group["cost_usd"] = group["cost_usd"] + cost * later
+    group["qos"] = group["qos"] | qos
+
+
+def _late_constant(inst: OracleInstance, job: int, evictable: bool) -> bool | None:
+    """For a job that may be evicted: whether every run is late (else ``None``: use the start)."""
+    if evictable:
+        return bool(inst.arrival_s[job] > inst.deadline_s[job])
+    return None
+
+
+def _points(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, constant: bool | None
+) -> dict[str, np.ndarray] | None:
+    """Point options: exact terms, except the deadline of jobs that may be evicted."""
+    if len(starts) == 0:
+        return None
+    terms = point_terms(inst, job, node, starts)
+    if constant is not None:
+        late = np.full(len(starts), constant)
+        change = late.astype(np.float64) - terms["late"].astype(np.float64)
+        terms["coef_usd"] = terms["coef_usd"] + inst.weights.deadline_miss_usd * change
+        terms["late"] = late
+    return terms
+
+
+def _cells(
+    inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray, constant: bool | None
+) -> dict[str, np.ndarray] | None:
+    """Cell options: core usage and ticks, and each term at its minimum over the cell."""
+    if len(lo) == 0:
+        return None
+    d, rate, w = inst.duration_s[job], inst.rate_per_s[job, node], inst.weights
+    t_next = inst.next_interruption_s(node, lo)  # no interruption inside a cell
+    end_lo = run_end(inst, job, lo, t_next)
+    end_hi = run_end(inst, job, hi, t_next)
+    cost_lo, cost_inf = rate * (end_lo - lo), rate * np.maximum(end_hi - hi, 0.0)
+    fails = not inst.job_preemptible[job]
+    evict_lo = fails & (t_next < lo + d)
+    evict_inf = fails & (t_next <= lo + d)
+    dl = inst.deadline_s[job]
+    late_lo = np.full(len(lo), constant) if constant is not None else lo > dl
+    late_inf = np.full(len(lo), constant) if constant is not None else lo >= dl
+    pen_lo = w.eviction_usd * evict_lo + w.deadline_miss_usd * late_lo
+    pen_inf = w.eviction_usd * evict_inf + w.deadline_miss_usd * late_inf
+    use_lo = pen_lo <= pen_inf if inst.active_nodes else cost_lo + pen_lo <= cost_inf + pen_inf
+    ticks = inst.tick_times_s
+    return block(
+        inst,
+        job,
+        node,
+        lo=lo,
+        hi=hi,
+        use=(hi, end_lo),
+        tick_range=(np.searchsorted(ticks, hi, side="left"), np.searchsorted(ticks, end_lo, side="left")),
+        cost=np.where(use_lo, cost_lo, cost_inf),
+        flags=(np.where(use_lo, evict_lo, evict_inf), np.where(use_lo, late_lo, late_inf)),
+    )
+
+
+# ---------------------------------------------------------------------------- interval helpers
+def _merge(intervals: list[Interval]) -> list[Interval]:
+    out: list[Interval] = []
+    for lo, hi in sorted(i for i in intervals if i[0] < i[1]):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
+    return _merge([(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b if max(x0, y0) < min(x1, y1)])
+
+
+def _subtract(a: list[Interval], removed: list[Interval]) -> list[Interval]:
+    out = list(a)
+    for r0, r1 in removed:
+        out = [piece for lo, hi in out for piece in ((lo, min(hi, r0)), (max(lo, r1), hi)) if piece[0] < piece[1]]
+    return _merge(out)
+
+
+def _runs(bounds: np.ndarray, fuzzy: np.ndarray) -> list[Interval]:
+    return _merge([(float(bounds[g]), float(bounds[g + 1])) for g in np.flatnonzero(fuzzy)])
+
+
+def _split(intervals: list[Interval], cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cut each interval at the cut points inside it; returns the pieces' ``(lo, hi)`` arrays."""
+    cuts = np.unique(cuts[np.isfinite(cuts)])
+    los: list[float] = []
+    his: list[float] = []
+    for lo, hi in intervals:
+        edges = [lo, *cuts[(cuts > lo) & (cuts < hi)].tolist(), hi]
+        los.extend(edges[:-1])
+        his.extend(edges[1:])
+    return np.array(los, dtype=np.float64), np.array(his, dtype=np.float64)

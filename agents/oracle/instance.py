@@ -1,0 +1,246 @@
+"""The oracle's numeric view of one episode, read from a :class:`digital_twin.HindsightView`.
+
+Everything here mirrors the twin's own arithmetic (integer millicores and MiB, ``price / 3600``
+per second, the pro-rated share, the SLA predicate) so that the programs account exactly as
+the twin does. Nothing is read from the twin's private state: only the hindsight view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from digital_twin import HindsightView, JobSpec, NodeSpec
+from digital_twin.objective import ACTIVE_NODES, ObjectiveWeights
+
+
+def millicores(cores: float) -> int:
+    """CPU cores to integer millicores, rounded as the twin does."""
+    return round(cores * 1000)
+
+
+def mebibytes(gb: float) -> int:
+    """GB to integer MiB, rounded as the twin does."""
+    return round(gb * 1024)
+
+
+@dataclass(frozen=True, eq=False)
+class OracleInstance:
+    """Arrays describing one episode for the oracle's programs (units in the names).
+
+    Attributes:
+        horizon_s: The episode covers ``[0, horizon_s)``.
+        tick_s: Telemetry tick length; SLA sampling times are ``tick_times_s``.
+        ttl_s: Queue TTL (``None`` = none).
+        weights: Penalties per event in USD.
+        active_nodes: True under the ``active-nodes`` cost model, False under ``prorated``.
+        tick_times_s: ``(K,)`` SLA sampling times ``k * tick_s < horizon_s``.
+        node_cpu_m, node_mem_mib, node_gpus: ``(N,)`` int64 capacities.
+        node_price_per_s: ``(N,)`` node price in USD per second.
+        node_spot: ``(N,)`` bool.
+        interruptions_s: Per node, sorted effective interruption times (all < horizon).
+        down_windows_s: Per node, ``(start, end)`` half-open down intervals.
+        sla_allowed_cpu_m: ``(K, N)`` int64, the largest allocated millicores on node ``i`` at
+            tick ``k`` that does not violate the SLA (``-1`` when the background alone does).
+        job_ids: ``(J,)`` job ids in ``spec.jobs`` order (sorted by arrival).
+        arrival_s, duration_s: ``(J,)`` seconds.
+        deadline_s: ``(J,)`` seconds, ``+inf`` for jobs without a deadline.
+        job_cpu_m, job_mem_mib, job_gpus: ``(J,)`` int64 requests.
+        job_lc, job_preemptible: ``(J,)`` bool.
+        submitted: ``(J,)`` bool, arrival before the horizon (later jobs never exist).
+        candidates: Per job, the nodes it could ever run on (the twin's static candidates).
+        rate_per_s: ``(J, N)`` pro-rated USD per second of job j on node i (0 off-candidate).
+        static_events_s: Sorted times < horizon at which the twin handles an event in every
+            episode whatever the policy: ticks, arrivals, first TTL expiries of placeable jobs,
+            interruptions and recoveries. A pending job is asked at each of them.
+        node_classes: Groups (>= 2) of interchangeable nodes: equal specs apart from the id,
+            equal background cpu series and equal interruption times.
+    """
+
+    horizon_s: float
+    tick_s: float
+    ttl_s: float | None
+    weights: ObjectiveWeights
+    active_nodes: bool
+    tick_times_s: np.ndarray  # (K,)
+    node_cpu_m: np.ndarray  # (N,)
+    node_mem_mib: np.ndarray  # (N,)
+    node_gpus: np.ndarray  # (N,)
+    node_price_per_s: np.ndarray  # (N,)
+    node_spot: np.ndarray  # (N,)
+    interruptions_s: tuple[tuple[float, ...], ...]
+    down_windows_s: tuple[tuple[tuple[float, float], ...], ...]
+    sla_allowed_cpu_m: np.ndarray  # (K, N)
+    job_ids: tuple[str, ...]
+    arrival_s: np.ndarray  # (J,)
+    duration_s: np.ndarray  # (J,)
+    deadline_s: np.ndarray  # (J,)
+    job_cpu_m: np.ndarray  # (J,)
+    job_mem_mib: np.ndarray  # (J,)
+    job_gpus: np.ndarray  # (J,)
+    job_lc: np.ndarray  # (J,)
+    job_preemptible: np.ndarray  # (J,)
+    submitted: np.ndarray  # (J,)
+    candidates: tuple[tuple[int, ...], ...]
+    rate_per_s: np.ndarray  # (J, N)
+    static_events_s: np.ndarray  # (E,)
+    node_classes: tuple[tuple[int, ...], ...]
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes N."""
+        return len(self.node_cpu_m)
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs J (submitted or not)."""
+        return len(self.job_ids)
+
+    @classmethod
+    def from_hindsight(cls, view: HindsightView) -> OracleInstance:
+        """Build the instance of the episode ``view`` describes."""
+        spec = view.spec
+        fleet, jobs = spec.fleet, spec.jobs
+        horizon = float(spec.horizon_s)
+        ticks = np.asarray(view.tick_times_s, dtype=np.float64)
+        node_cpu = np.array([millicores(n.cpu_cores) for n in fleet], dtype=np.int64)
+        node_gpus = np.array([n.gpu_count for n in fleet], dtype=np.int64)
+        price = np.array([n.price_per_hour_usd / 3600.0 for n in fleet])
+        candidates = tuple(_static_candidates(job, fleet) for job in jobs)
+        submitted = np.array([j.arrival_s < horizon for j in jobs], dtype=bool)
+        background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
+        return cls(
+            horizon_s=horizon,
+            tick_s=float(spec.tick_s),
+            ttl_s=None if spec.queue_ttl_s is None else float(spec.queue_ttl_s),
+            weights=spec.weights,
+            active_nodes=spec.cost_model == ACTIVE_NODES,
+            tick_times_s=ticks,
+            node_cpu_m=node_cpu,
+            node_mem_mib=np.array([mebibytes(n.mem_gb) for n in fleet], dtype=np.int64),
+            node_gpus=node_gpus,
+            node_price_per_s=price,
+            node_spot=np.array([n.is_spot for n in fleet], dtype=bool),
+            interruptions_s=tuple(tuple(float(t) for t in times) for times in view.interruptions_s),
+            down_windows_s=view.down_windows_s,
+            sla_allowed_cpu_m=_sla_allowed(background, node_cpu, float(spec.sla_threshold_pct)),
+            job_ids=tuple(j.job_id for j in jobs),
+            arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
+            duration_s=np.array([j.duration_s for j in jobs], dtype=np.float64),
+            deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
+            job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
+            job_mem_mib=np.array([mebibytes(j.mem_gb) for j in jobs], dtype=np.int64),
+            job_gpus=np.array([j.gpu_count for j in jobs], dtype=np.int64),
+            job_lc=np.array([j.is_latency_critical for j in jobs], dtype=bool),
+            job_preemptible=np.array([j.preemptible for j in jobs], dtype=bool),
+            submitted=submitted,
+            candidates=candidates,
+            rate_per_s=_rates(jobs, candidates, node_cpu, node_gpus, price),
+            static_events_s=_static_events(view, ticks, candidates, submitted),
+            node_classes=_node_classes(fleet, background, view.interruptions_s),
+        )
+
+    def is_down(self, node: int, time_s: float) -> bool:
+        """Whether ``node`` is down at ``time_s`` (half-open down windows)."""
+        return any(lo <= time_s < hi for lo, hi in self.down_windows_s[node])
+
+    def next_interruption_s(self, node: int, after_s: np.ndarray) -> np.ndarray:
+        """``(n,)`` first interruption time of ``node`` strictly after each time (``inf`` if none)."""
+        times = np.array((*self.interruptions_s[node], math.inf))
+        return times[np.searchsorted(times, after_s, side="right")]
+
+    def placeable(self, job: int) -> bool:
+        """Submitted and fits some node when empty (otherwise rejected on arrival, or never exists)."""
+        return bool(self.submitted[job]) and bool(self.candidates[job])
+
+
+def _static_candidates(job: JobSpec, fleet: tuple[NodeSpec, ...]) -> tuple[int, ...]:
+    """Nodes the job fits when empty and up (arch, GPU count/VRAM/model, cpu, memory)."""
+    out = []
+    for i, node in enumerate(fleet):
+        if job.required_arch is not None and node.arch != job.required_arch:
+            continue
+        if job.gpu_count > 0 and (
+            node.gpu_count < job.gpu_count
+            or node.gpu_vram_gb < job.gpu_vram_gb
+            or (job.allowed_gpu_models is not None and node.gpu_model not in job.allowed_gpu_models)
+        ):
+            continue
+        if millicores(job.cpu_cores) <= millicores(node.cpu_cores) and mebibytes(job.mem_gb) <= mebibytes(
+            node.mem_gb
+        ):
+            out.append(i)
+    return tuple(out)
+
+
+def _rates(
+    jobs: tuple[JobSpec, ...],
+    candidates: tuple[tuple[int, ...], ...],
+    node_cpu: np.ndarray,
+    node_gpus: np.ndarray,
+    price: np.ndarray,
+) -> np.ndarray:
+    """``(J, N)`` pro-rated USD/s: GPU share for GPU jobs, cpu share otherwise (as the twin)."""
+    rates = np.zeros((len(jobs), len(node_cpu)))
+    for j, job in enumerate(jobs):
+        for i in candidates[j]:
+            if job.gpu_count > 0:
+                rates[j, i] = float(price[i]) * job.gpu_count / int(node_gpus[i])
+            else:
+                rates[j, i] = float(price[i]) * millicores(job.cpu_cores) / int(node_cpu[i])
+    return rates
+
+
+def _sla_allowed(background: np.ndarray, node_cpu: np.ndarray, threshold: float) -> np.ndarray:
+    """``(K, N)`` largest allocation (millicores) with ``bg + 100 * L / C <= threshold`` in floats."""
+    allowed = np.empty(background.shape, dtype=np.int64)
+    for (k, i), bg in np.ndenumerate(background):
+        capacity = int(node_cpu[i])
+
+        def violates(load: int, bg: float = float(bg), capacity: int = capacity) -> bool:
+            return bg + 100.0 * load / capacity > threshold
+
+        guess = min(capacity, max(-1, math.floor((threshold - bg) * capacity / 100.0)))
+        while guess >= 0 and violates(guess):
+            guess -= 1
+        while guess < capacity and not violates(guess + 1):
+            guess += 1
+        allowed[k, i] = guess
+    return allowed
+
+
+def _static_events(
+    view: HindsightView,
+    ticks: np.ndarray,
+    candidates: tuple[tuple[int, ...], ...],
+    submitted: np.ndarray,
+) -> np.ndarray:
+    """Event times that occur whatever the policy (see :class:`OracleInstance`)."""
+    spec = view.spec
+    horizon = float(spec.horizon_s)
+    times = [*ticks.tolist()]
+    for j, job in enumerate(spec.jobs):
+        if not submitted[j]:
+            continue
+        times.append(job.arrival_s)
+        if candidates[j] and spec.queue_ttl_s is not None:
+            times.append(job.arrival_s + spec.queue_ttl_s)  # the twin's float expression
+    for windows in view.down_windows_s:
+        for start, end in windows:
+            times.extend((start, end))
+    out = np.unique(np.array(times, dtype=np.float64))
+    return out[out < horizon]
+
+
+def _node_classes(
+    fleet: tuple[NodeSpec, ...], background: np.ndarray, interruptions: tuple[tuple[float, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """Groups of nodes that are interchangeable in every program (used for symmetry breaking)."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, node in enumerate(fleet):
+        key = (dataclasses.replace(node, node_id="_"), background[:, i].tobytes(), interruptions[i])
+        groups.setdefault(key, []).append(i)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)

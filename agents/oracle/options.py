@@ -1,0 +1,214 @@
+"""Placement options: a job on a node over a set of start times, with its usage, ticks and terms.
+
+Both programs (the achievable plan and the lower-bound relaxation) choose at most one option
+per job. An option is either a *point* (one start time ``s``) or a *cell* (any start in
+``[lo, hi)``). Within a (job, node) *group*, options are ordered by start and their usage
+intervals and tick ranges are non-decreasing at both ends, so the options covering any time (or
+tick) form a contiguous range of the group: :mod:`agents.oracle.program` exploits this.
+
+For a start ``s`` on node ``i`` the twin's semantics give (``t_next`` = first interruption of
+``i`` after ``s``, ``H`` = horizon, ``d`` = duration):
+
+* run end ``e(s) = min(s + d, t_next, H)`` for a non-preemptible job (it fails at ``t_next``),
+  ``min(s + d, H)`` for a preemptible one (options whose run would cross ``t_next`` are
+  dropped: such a run is evicted and is never the job's last run);
+* usage ``[s, e(s))``; SLA ticks ``T`` with ``s < T < e(s)`` (ticks come before decisions and
+  after completions and interruptions at equal times);
+* pro-rated cost ``rate * (e(s) - s)``; eviction penalty when ``s < t_next < s + d``; deadline
+  penalty when ``s > deadline``; QoS penalty for a latency-critical job on a spot node.
+
+A cell's *core* is what every start in it shares: usage ``[hi, e(lo))``, ticks ``hi <= T <
+e(lo)``, and each penalty/cost term at its minimum over the cell (see :mod:`agents.oracle.bound`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.oracle.instance import OracleInstance
+
+
+@dataclass(frozen=True, eq=False)
+class Options:
+    """All options of one program, grouped by (job, node), each group ordered by start.
+
+    Attributes:
+        job, node: ``(n,)`` int64 job and node index of each option.
+        group_offsets: ``(G + 1,)`` int64; options of group ``g`` are ``group_offsets[g]`` to
+            ``group_offsets[g + 1] - 1``.
+        start_lo_s, start_hi_s: ``(n,)`` start set ``[lo, hi)``; ``lo == hi`` marks a point.
+        use_start_s, use_end_s: ``(n,)`` interval during which the job surely holds its
+            resources on the node (empty when ``use_start_s >= use_end_s``).
+        tick_lo, tick_hi: ``(n,)`` int64, SLA tick indices ``[tick_lo, tick_hi)`` at which the
+            job surely runs.
+        coef_usd: ``(n,)`` objective constant of the option: penalties plus, under the
+            ``prorated`` cost model, the compute cost.
+        cost_usd: ``(n,)`` pro-rated compute cost (whatever the cost model; for a cell, the
+            cost at the start that attains its minimum).
+        qos, evicted, late: ``(n,)`` bool penalty events of the option (exact for points).
+    """
+
+    job: np.ndarray  # (n,)
+    node: np.ndarray  # (n,)
+    group_offsets: np.ndarray  # (G + 1,)
+    start_lo_s: np.ndarray  # (n,)
+    start_hi_s: np.ndarray  # (n,)
+    use_start_s: np.ndarray  # (n,)
+    use_end_s: np.ndarray  # (n,)
+    tick_lo: np.ndarray  # (n,)
+    tick_hi: np.ndarray  # (n,)
+    coef_usd: np.ndarray  # (n,)
+    cost_usd: np.ndarray  # (n,)
+    qos: np.ndarray  # (n,)
+    evicted: np.ndarray  # (n,)
+    late: np.ndarray  # (n,)
+
+    @property
+    def n(self) -> int:
+        """Number of options."""
+        return len(self.job)
+
+    @property
+    def n_groups(self) -> int:
+        """Number of (job, node) groups."""
+        return len(self.group_offsets) - 1
+
+    @property
+    def group_job(self) -> np.ndarray:
+        """``(G,)`` job of each group."""
+        return self.job[self.group_offsets[:-1]]
+
+    @property
+    def group_node(self) -> np.ndarray:
+        """``(G,)`` node of each group."""
+        return self.node[self.group_offsets[:-1]]
+
+    @property
+    def is_point(self) -> np.ndarray:
+        """``(n,)`` bool, single start time."""
+        return self.start_lo_s == self.start_hi_s
+
+    @staticmethod
+    def concatenate(blocks: list[dict[str, np.ndarray]]) -> Options:
+        """Assemble groups (dicts of equal-length arrays with the field names) into options."""
+        blocks = [b for b in blocks if len(b["job"])]
+        sizes = [len(b["job"]) for b in blocks]
+        offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        names = [f for f in Options.__dataclass_fields__ if f != "group_offsets"]
+        empty = {"job": np.int64, "node": np.int64, "tick_lo": np.int64, "tick_hi": np.int64}
+        arrays = {}
+        for name in names:
+            if blocks:
+                arrays[name] = np.concatenate([b[name] for b in blocks])
+            else:
+                dtype = empty.get(name, bool if name in ("qos", "evicted", "late") else np.float64)
+                arrays[name] = np.zeros(0, dtype=dtype)
+        return Options(group_offsets=offsets, **arrays)
+
+
+def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> dict[str, np.ndarray]:
+    """Exact terms of starting ``job`` on ``node`` at each of ``starts`` (sorted, all allowed).
+
+    Returns:
+        A group block for :meth:`Options.concatenate` (crossing starts of preemptible jobs must
+        have been removed by the caller; see :func:`crosses`).
+    """
+    d = inst.duration_s[job]
+    t_next = inst.next_interruption_s(node, starts)
+    end = run_end(inst, job, starts, t_next)
+    evicted = (~inst.job_preemptible[job]) & (t_next < starts + d)
+    late = starts > inst.deadline_s[job]
+    cost = inst.rate_per_s[job, node] * (end - starts)
+    ticks = inst.tick_times_s
+    return block(
+        inst,
+        job,
+        node,
+        lo=starts,
+        hi=starts,
+        use=(starts, end),
+        tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
+        cost=cost,
+        flags=(evicted, late),
+    )
+
+
+def run_end(inst: OracleInstance, job: int, starts: np.ndarray, t_next: np.ndarray) -> np.ndarray:
+    """``e(s)``: when a run started at ``s`` stops (completion, failure, or the horizon)."""
+    end = np.minimum(starts + inst.duration_s[job], inst.horizon_s)
+    if not inst.job_preemptible[job]:
+        end = np.minimum(end, t_next)
+    return end
+
+
+def crosses(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: a run started at each time would be running at an interruption."""
+    return inst.next_interruption_s(node, starts) < starts + inst.duration_s[job]
+
+
+def block(
+    inst: OracleInstance,
+    job: int,
+    node: int,
+    *,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    use: tuple[np.ndarray, np.ndarray],
+    tick_range: tuple[np.ndarray, np.ndarray],
+    cost: np.ndarray,
+    flags: tuple[np.ndarray, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """One group's arrays; adds the QoS term and forms ``coef_usd`` from the terms."""
+    n = len(lo)
+    w = inst.weights
+    evicted, late = (np.broadcast_to(f, (n,)).astype(bool) for f in flags)
+    qos = np.full(n, bool(inst.job_lc[job] and inst.node_spot[node]))
+    penalties = w.qos_violation_usd * qos + w.eviction_usd * evicted + w.deadline_miss_usd * late
+    coef = penalties if inst.active_nodes else penalties + cost
+    return {
+        "job": np.full(n, job, dtype=np.int64),
+        "node": np.full(n, node, dtype=np.int64),
+        "start_lo_s": np.asarray(lo, dtype=np.float64),
+        "start_hi_s": np.asarray(hi, dtype=np.float64),
+        "use_start_s": np.asarray(use[0], dtype=np.float64),
+        "use_end_s": np.asarray(use[1], dtype=np.float64),
+        "tick_lo": np.asarray(tick_range[0], dtype=np.int64),
+        "tick_hi": np.asarray(tick_range[1], dtype=np.int64),
+        "coef_usd": np.asarray(coef, dtype=np.float64),
+        "cost_usd": np.asarray(cost, dtype=np.float64),
+        "qos": qos,
+        "evicted": evicted,
+        "late": late,
+    }
+
+
+def symmetry_allowed(inst: OracleInstance, job: np.ndarray, node: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool mask removing options that symmetric solutions make redundant.
+
+    For a class ``c_1 < ... < c_m`` of interchangeable nodes, the ``r``-th job (0-based, in job
+    order) among those with options on the class may only use ``c_1 .. c_{r+1}``. Any solution
+    can be relabelled within the class (node ``c_p`` = the p-th node by first user) without
+    changing its objective, and then satisfies this rule, so no optimum is lost.
+    """
+    keep = np.ones(len(job), dtype=bool)
+    for members in inst.node_classes:
+        position = {n: p for p, n in enumerate(members)}
+        on_class = np.isin(node, members)
+        users = np.unique(job[on_class])  # sorted job indices
+        rank = {int(j): r for r, j in enumerate(users)}
+        for o in np.flatnonzero(on_class):
+            if position[int(node[o])] > rank[int(job[o])]:
+                keep[o] = False
+    return keep
+
+
+def filter_options(options: Options, keep: np.ndarray) -> Options:
+    """The options where ``keep`` is True (groups left empty disappear)."""
+    fields = [f for f in Options.__dataclass_fields__ if f != "group_offsets"]
+    groups = np.repeat(np.arange(options.n_groups), np.diff(options.group_offsets))
+    kept_groups, counts = np.unique(groups[keep], return_counts=True)
+    del kept_groups
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return Options(group_offsets=offsets, **{f: getattr(options, f)[keep] for f in fields})

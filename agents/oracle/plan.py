@@ -1,0 +1,186 @@
+"""The achievable plan: options at guaranteed decision points, exact evaluation, greedy fallback.
+
+A job ``j`` may start at ``S_j = {a_j}`` plus every *static event* time ``t`` with
+``a_j < t < min(a_j + TTL, H)``: telemetry ticks (the brief's minimum), other arrivals, first
+TTL expiries, interruptions and recoveries. The twin handles an event at each of these times in
+every episode (a stale TTL entry still pops), and asks every pending job that fits somewhere,
+so a job planned there on a node with room is asked and can be placed. Starts on a down node
+are excluded; so are preemptible runs that would cross an interruption (a restriction, still
+achievable). Because usage only rises at starts, capacity checked at each start time is exact.
+
+:func:`evaluate_plan` recomputes the objective of a chosen set of options exactly as the twin
+accounts it (SLA from the loads at ticks, active-node cost from the union of runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.oracle.instance import OracleInstance
+from agents.oracle.options import (
+    Options,
+    crosses,
+    filter_options,
+    point_terms,
+    symmetry_allowed,
+)
+from digital_twin.objective import ObjectiveBreakdown
+
+
+def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
+    """``S_j``: arrival plus the static events inside the job's queue window (sorted)."""
+    a = float(inst.arrival_s[job])
+    end = inst.horizon_s if inst.ttl_s is None else min(a + inst.ttl_s, inst.horizon_s)
+    events = inst.static_events_s
+    inside = events[(events > a) & (events < end)]
+    return np.concatenate(([a], inside))
+
+
+def plan_options(inst: OracleInstance) -> Options:
+    """Every option of the plan program (symmetric duplicates removed)."""
+    blocks = []
+    for j in range(inst.n_jobs):
+        if not inst.placeable(j):
+            continue
+        starts = plan_starts(inst, j)
+        for i in inst.candidates[j]:
+            ok = np.array([not inst.is_down(i, float(s)) for s in starts], dtype=bool)
+            if inst.job_preemptible[j]:
+                ok &= ~crosses(inst, j, i, starts)
+            if ok.any():
+                blocks.append(point_terms(inst, j, i, starts[ok]))
+    options = Options.concatenate(blocks)
+    return filter_options(options, symmetry_allowed(inst, options.job, options.node))
+
+
+def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) -> ObjectiveBreakdown:
+    """The objective the twin will account for the plan that starts each job at its option.
+
+    Args:
+        inst: The episode.
+        options: Point options (as from :func:`plan_options`).
+        chosen: ``(J,)`` option index per job, ``-1`` = never started.
+    """
+    picked = chosen[chosen >= 0]
+    w = inst.weights
+    loads = np.zeros(inst.sla_allowed_cpu_m.shape, dtype=np.int64)  # (K, N)
+    for o in picked:
+        loads[options.tick_lo[o] : options.tick_hi[o], options.node[o]] += inst.job_cpu_m[options.job[o]]
+    over = loads > inst.sla_allowed_cpu_m
+    sla = sum(
+        1
+        for o in picked
+        if inst.job_lc[options.job[o]] and over[options.tick_lo[o] : options.tick_hi[o], options.node[o]].any()
+    )
+    if inst.active_nodes:
+        cost = sum(
+            float(inst.node_price_per_s[i]) * _union_length(options, picked[options.node[picked] == i])
+            for i in range(inst.n_nodes)
+        )
+    else:
+        cost = float(options.cost_usd[picked].sum())
+    qos, evictions, late = (int(getattr(options, f)[picked].sum()) for f in ("qos", "evicted", "late"))
+    rejections = int(inst.submitted.sum()) - len(picked)
+    return ObjectiveBreakdown(
+        cost_usd=cost,
+        sla_usd=sla * w.sla_violation_usd,
+        qos_usd=qos * w.qos_violation_usd,
+        eviction_usd=evictions * w.eviction_usd,
+        deadline_usd=late * w.deadline_miss_usd,
+        rejection_usd=rejections * w.rejection_usd,
+        sla_violations=sla,
+        qos_violations=qos,
+        evictions=evictions,
+        deadline_misses=late,
+        rejections=rejections,
+    )
+
+
+def _union_length(options: Options, picked: np.ndarray) -> float:
+    """Total length of the union of the usage intervals of ``picked`` options."""
+    spans = sorted(zip(options.use_start_s[picked].tolist(), options.use_end_s[picked].tolist(), strict=True))
+    total, cur_lo, cur_hi = 0.0, None, None
+    for lo, hi in spans:
+        if cur_hi is None or lo > cur_hi:
+            if cur_hi is not None:
+                total += cur_hi - cur_lo
+            cur_lo, cur_hi = lo, hi
+        else:
+            cur_hi = max(cur_hi, hi)
+    if cur_hi is not None:
+        total += cur_hi - cur_lo
+    return total
+
+
+def greedy_plan(inst: OracleInstance, options: Options) -> np.ndarray:
+    """A feasible plan: jobs in arrival order take their cheapest option that fits, if < rejection.
+
+    Used as a fallback incumbent (``scipy.optimize.milp`` accepts no warm start). SLA effects
+    are ignored when choosing (they are accounted by :func:`evaluate_plan`).
+
+    Returns:
+        ``(J,)`` chosen option per job (``-1`` = rejected).
+    """
+    chosen = np.full(inst.n_jobs, -1, dtype=np.int64)
+    demand = np.stack([inst.job_cpu_m, inst.job_mem_mib, inst.job_gpus], axis=1)  # (J, 3)
+    capacity = np.stack([inst.node_cpu_m, inst.node_mem_mib, inst.node_gpus], axis=1)  # (N, 3)
+    taken: list[list[int]] = [[] for _ in range(inst.n_nodes)]
+    for j in np.argsort(inst.arrival_s, kind="stable"):
+        mine = np.flatnonzero(options.job == j)
+        for o in mine[np.argsort(options.coef_usd[mine], kind="stable")]:
+            if options.coef_usd[o] >= inst.weights.rejection_usd:
+                break
+            i = int(options.node[o])
+            if _fits(options, taken[i], int(o), demand, capacity[i]):
+                chosen[j] = o
+                taken[i].append(int(o))
+                break
+    return chosen
+
+
+def advance_starts(inst: OracleInstance, options: Options, chosen: np.ndarray) -> np.ndarray:
+    """Move each planned job to its earliest start on the same node that changes nothing else.
+
+    HiGHS breaks ties between equally good start times arbitrarily; a job should not wait for
+    nothing. A move is kept only if the job fits at every time and the exact objective does
+    not increase, so the plan's objective is unchanged (up to float rounding).
+
+    Returns:
+        ``(J,)`` the new chosen option per job.
+    """
+    chosen = chosen.copy()
+    demand = np.stack([inst.job_cpu_m, inst.job_mem_mib, inst.job_gpus], axis=1)  # (J, 3)
+    capacity = np.stack([inst.node_cpu_m, inst.node_mem_mib, inst.node_gpus], axis=1)  # (N, 3)
+    value = evaluate_plan(inst, options, chosen).total_usd
+    for j in np.argsort(inst.arrival_s, kind="stable"):
+        o = int(chosen[j])
+        if o < 0:
+            continue
+        same = np.flatnonzero((options.job == j) & (options.node == options.node[o]))
+        no_worse = options.coef_usd[same] <= options.coef_usd[o]
+        earlier = same[(options.start_lo_s[same] < options.start_lo_s[o]) & no_worse]
+        others = [int(p) for p in chosen[chosen >= 0] if p != o and options.node[p] == options.node[o]]
+        for candidate in earlier[np.argsort(options.start_lo_s[earlier], kind="stable")]:
+            if not _fits(options, others, int(candidate), demand, capacity[options.node[o]]):
+                continue
+            chosen[j] = candidate
+            moved = evaluate_plan(inst, options, chosen).total_usd
+            if moved <= value + 1e-15 * max(1.0, abs(value)):
+                value = moved
+                break
+            chosen[j] = o
+    return chosen
+
+
+def _fits(options: Options, taken: list[int], o: int, demand: np.ndarray, capacity: np.ndarray) -> bool:
+    """Whether option ``o`` fits next to the ``taken`` options of its node at every time."""
+    lo, hi = options.use_start_s[o], options.use_end_s[o]
+    others = np.array(taken, dtype=np.int64)
+    starts = options.use_start_s[others]
+    times = np.concatenate(([lo], starts[(starts > lo) & (starts < hi)]))
+    for t in times:
+        running = others[(options.use_start_s[others] <= t) & (t < options.use_end_s[others])]
+        used = demand[options.job[running]].sum(axis=0) + demand[options.job[o]]
+        if (used > capacity).any():
+            return False
+    return True

@@ -1,0 +1,336 @@
+"""The mixed-integer program over a set of options, built with scipy.sparse and solved by HiGHS.
+
+Variables (all in ``[0, 1]``):
+
+* ``P[o]`` binary, *step* variables: ``P[o] = sum of x[o']`` over the options ``o'`` of ``o``'s
+  (job, node) group up to ``o``, where ``x[o] = P[o] - P[o - 1]`` says "the job takes option
+  ``o``". A contiguous range ``a..b`` of a group is ``P[b] - P[a - 1]``: two non-zeros whatever
+  its length (the options covering a time or a tick always form such a range, see
+  :mod:`agents.oracle.options`). Rows: ``P[o - 1] <= P[o]`` in a group, and the last ``P`` of a
+  job's groups sum to at most 1 (no option = never started: the rejection penalty).
+* ``v[j]`` continuous: latency-critical job ``j`` violated the SLA (weight
+  ``sla_violation_usd``).
+* ``z[i, k]`` binary: node ``i`` is over the SLA threshold at tick ``k``:
+  ``load(i, k) - M z <= allowed(i, k)`` with ``M = max load - allowed``; then
+  ``x-range(j, i, k) + z[i, k] - v[j] <= 1``. A job whose own cpu exceeds ``allowed`` gets
+  ``x-range - v[j] <= 0`` directly.
+* ``y[i, m]`` continuous (``active-nodes``): node ``i`` is active on elementary interval ``m``
+  (between consecutive usage breakpoints), weight ``price * length``; ``y >= x-range`` of each
+  job covering ``m``. Intervals covered by a single job's options are charged on its ``P``
+  directly.
+
+Capacity (cpu millicores, MiB, GPUs) is checked at each usage start of a node, dropping rows
+whose covering set is contained in the next row's (only maximal sets matter) and rows that
+cannot bind.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+from agents.oracle.instance import OracleInstance
+from agents.oracle.options import Options
+
+_STATUS = {0: "optimal", 1: "time-limit", 2: "infeasible", 3: "unbounded", 4: "failed"}
+
+
+@dataclass(frozen=True)
+class ProgramResult:
+    """Outcome of one solve.
+
+    Attributes:
+        chosen: ``(J,)`` option index per job (``-1`` = not started), or ``None`` when HiGHS
+            returned no solution.
+        objective_usd: Program value of that solution (``None`` without one).
+        dual_bound_usd: A proven lower bound on the program's optimum.
+        status: ``"optimal"``, ``"time-limit"`` or another HiGHS outcome.
+        solve_time_s: Wall time to build and solve.
+        n_variables, n_constraints, n_nonzeros: Size of the program.
+    """
+
+    chosen: np.ndarray | None
+    objective_usd: float | None
+    dual_bound_usd: float
+    status: str
+    solve_time_s: float
+    n_variables: int
+    n_constraints: int
+    n_nonzeros: int
+
+
+class _Builder:
+    """Accumulates variables, objective and sparse rows."""
+
+    def __init__(self, n_base: int) -> None:
+        self.n_vars = n_base
+        self.c: list[np.ndarray] = []
+        self.integral: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.ub: list[np.ndarray] = []
+        self.n_rows = 0
+
+    def new_vars(self, cost: np.ndarray, integral: bool) -> np.ndarray:
+        first = self.n_vars
+        self.n_vars += len(cost)
+        self.c.append(np.asarray(cost, dtype=np.float64))
+        self.integral.append(np.full(len(cost), int(integral)))
+        return np.arange(first, self.n_vars)
+
+    def new_rows(self, ub: np.ndarray) -> np.ndarray:
+        first = self.n_rows
+        self.n_rows += len(ub)
+        self.ub.append(np.asarray(ub, dtype=np.float64))
+        return np.arange(first, self.n_rows)
+
+    def add(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray | float) -> None:
+        self.rows.append(np.asarray(rows, dtype=np.int64))
+        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(rows),)))
+
+    def add_range(self, rows: np.ndarray, first_of_group: np.ndarray, a: np.ndarray, b: np.ndarray,
+                  weight: np.ndarray | float) -> None:
+        """Add ``weight * (P[first + b] - P[first + a - 1])`` (the options ``a..b``) to rows."""
+        weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), (len(rows),))
+        self.add(rows, first_of_group + b, weight)
+        has = a > 0
+        self.add(rows[has], first_of_group[has] + a[has] - 1, -weight[has])
+
+
+def _covering(options: Options, groups: np.ndarray, queries: np.ndarray, kind: str) -> tuple[np.ndarray, ...]:
+    """For each group and query, the range ``a..b`` of its options covering the query.
+
+    ``kind``: ``"time"`` (``use_start <= q < use_end``), ``"tick"`` (``tick_lo <= q <
+    tick_hi``) or ``"span"`` (``use_start <= q[m]`` and ``use_end >= q[m + 1]``; queries are
+    breakpoints and the result indexes intervals ``m``).
+
+    Returns:
+        ``(query_index, group, a, b)`` for the non-empty ranges.
+    """
+    out: list[list[np.ndarray]] = [[], [], [], []]
+    offsets = options.group_offsets
+    for g in groups:
+        lo, hi = offsets[g], offsets[g + 1]
+        if kind == "tick":
+            a = np.searchsorted(options.tick_hi[lo:hi], queries, side="right")
+            b = np.searchsorted(options.tick_lo[lo:hi], queries, side="right") - 1
+        elif kind == "time":
+            a = np.searchsorted(options.use_end_s[lo:hi], queries, side="right")
+            b = np.searchsorted(options.use_start_s[lo:hi], queries, side="right") - 1
+        else:
+            a = np.searchsorted(options.use_end_s[lo:hi], queries[1:], side="left")
+            b = np.searchsorted(options.use_start_s[lo:hi], queries[:-1], side="right") - 1
+        q = np.flatnonzero(a <= b)
+        for bucket, values in zip(out, (q, np.full(len(q), g), a[q], b[q]), strict=True):
+            bucket.append(values)
+    if not out[0]:
+        return tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
+    return tuple(np.concatenate(bucket).astype(np.int64) for bucket in out)
+
+
+def _capacity_rows(bld: _Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray) -> None:
+    """Capacity of ``node`` at each maximal set of simultaneously usable options."""
+    sel = options.node == node
+    nonempty = sel & (options.use_start_s < options.use_end_s)
+    taus = np.unique(options.use_start_s[nonempty])
+    if len(taus) == 0:
+        return
+    ends = np.sort(options.use_end_s[nonempty])
+    after = np.searchsorted(ends, taus, side="right")
+    ends_between = np.diff(np.append(after, len(ends)))
+    taus = taus[(ends_between > 0) | (np.arange(len(taus)) == len(taus) - 1)]
+    q, g, a, b = _covering(options, groups, taus, "time")
+    first = options.group_offsets[g]
+    job = options.group_job[g]
+    resources = (
+        (inst.job_cpu_m, inst.node_cpu_m),
+        (inst.job_mem_mib, inst.node_mem_mib),
+        (inst.job_gpus, inst.node_gpus),
+    )
+    for demand, capacity in resources:
+        need = demand[job].astype(np.float64)
+        load = np.bincount(q, weights=need, minlength=len(taus))
+        binding = np.flatnonzero(load > capacity[node])
+        if len(binding) == 0:
+            continue
+        row_of = np.full(len(taus), -1)
+        row_of[binding] = bld.new_rows(np.full(len(binding), float(capacity[node])))
+        keep = (row_of[q] >= 0) & (need > 0)
+        bld.add_range(row_of[q[keep]], first[keep], a[keep], b[keep], need[keep])
+
+
+def _sla_rows(
+    bld: _Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray, v_col: np.ndarray
+) -> None:
+    """SLA: z per over-threshold-capable tick, and the rows charging ``v`` of exposed LC jobs."""
+    allowed = inst.sla_allowed_cpu_m[:, node].astype(np.float64)
+    q, g, a, b = _covering(options, groups, np.arange(len(allowed)), "tick")
+    job = options.group_job[g]
+    first = options.group_offsets[g]
+    cpu = inst.job_cpu_m[job].astype(np.float64)
+    lc = inst.job_lc[job]
+    max_load = np.bincount(q, weights=cpu, minlength=len(allowed))
+    over = max_load > allowed
+    direct = lc & (cpu > allowed[q])
+    if direct.any():
+        rows = bld.new_rows(np.zeros(int(direct.sum())))
+        bld.add_range(rows, first[direct], a[direct], b[direct], 1.0)
+        bld.add(rows, v_col[job[direct]], -1.0)
+    shared = lc & over[q] & ~direct
+    ticks = np.unique(q[shared])
+    if len(ticks) == 0:
+        return
+    z = bld.new_vars(np.zeros(len(ticks)), integral=True)
+    z_of = np.full(len(allowed), -1)
+    z_of[ticks] = z
+    load_rows = bld.new_rows(allowed[ticks])
+    row_of = np.full(len(allowed), -1)
+    row_of[ticks] = load_rows
+    in_row = row_of[q] >= 0
+    bld.add_range(row_of[q[in_row]], first[in_row], a[in_row], b[in_row], cpu[in_row])
+    bld.add(load_rows, z, -(max_load[ticks] - allowed[ticks]))
+    rows = bld.new_rows(np.ones(int(shared.sum())))
+    bld.add_range(rows, first[shared], a[shared], b[shared], 1.0)
+    bld.add(rows, z_of[q[shared]], 1.0)
+    bld.add(rows, v_col[job[shared]], -1.0)
+
+
+def _active_rows(
+    bld: _Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray, c_base: np.ndarray
+) -> None:
+    """``active-nodes`` cost of ``node``: direct on ``P`` where one job covers, else via ``y``."""
+    sel = (options.node == node) & (options.use_start_s < options.use_end_s)
+    breaks = np.unique(np.concatenate((options.use_start_s[sel], options.use_end_s[sel])))
+    if len(breaks) < 2:
+        return
+    m, g, a, b = _covering(options, groups, breaks, "span")
+    first = options.group_offsets[g]
+    price = float(inst.node_price_per_s[node]) * np.diff(breaks)
+    count = np.bincount(m, minlength=len(price))
+    single = count[m] == 1
+    np.add.at(c_base, first[single] + b[single], price[m[single]])
+    has = single & (a > 0)
+    np.add.at(c_base, first[has] + a[has] - 1, -price[m[has]])
+    shared_intervals = np.flatnonzero(count > 1)
+    if len(shared_intervals) == 0:
+        return
+    y = bld.new_vars(price[shared_intervals], integral=False)
+    y_of = np.full(len(price), -1)
+    y_of[shared_intervals] = y
+    multi = ~single
+    rows = bld.new_rows(np.zeros(int(multi.sum())))
+    bld.add_range(rows, first[multi], a[multi], b[multi], 1.0)
+    bld.add(rows, y_of[m[multi]], -1.0)
+
+
+def _step_objective(inst: OracleInstance, options: Options) -> np.ndarray:
+    """Objective on ``P`` of the option constants minus the rejection they avoid."""
+    w = options.coef_usd - inst.weights.rejection_usd
+    c = w.copy()
+    last = options.group_offsets[1:] - 1
+    not_last = np.ones(options.n, dtype=bool)
+    not_last[last] = False
+    c[not_last] -= w[np.flatnonzero(not_last) + 1]
+    return c
+
+
+def _structure_rows(bld: _Builder, options: Options) -> None:
+    """Monotone steps within groups; at most one option per job."""
+    offsets = options.group_offsets
+    not_last = np.ones(options.n, dtype=bool)
+    not_last[offsets[1:] - 1] = False
+    o = np.flatnonzero(not_last)
+    rows = bld.new_rows(np.zeros(len(o)))
+    bld.add(rows, o, 1.0)
+    bld.add(rows, o + 1, -1.0)
+    jobs, job_row = np.unique(options.group_job, return_inverse=True)
+    rows = bld.new_rows(np.ones(len(jobs)))
+    bld.add(rows[job_row], offsets[1:] - 1, 1.0)
+
+
+def solve_program(
+    inst: OracleInstance, options: Options, time_limit_s: float, mip_rel_gap: float, verbose: bool = False
+) -> ProgramResult:
+    """Build the program over ``options`` and solve it with HiGHS under a time limit.
+
+    Args:
+        inst: The episode.
+        options: The options to choose from (at most one per job).
+        time_limit_s: HiGHS time limit in seconds.
+        mip_rel_gap: HiGHS relative gap at which it stops.
+        verbose: Print HiGHS's log.
+    """
+    started = time.perf_counter()
+    constant = inst.weights.rejection_usd * float(inst.submitted.sum())
+    if options.n == 0:
+        chosen = np.full(inst.n_jobs, -1, dtype=np.int64)
+        return ProgramResult(chosen, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0)
+    bld = _Builder(options.n)
+    c_base = _step_objective(inst, options)
+    lc_jobs = np.unique(options.job[inst.job_lc[options.job]])
+    v_col = np.full(inst.n_jobs, -1)
+    v_col[lc_jobs] = bld.new_vars(np.full(len(lc_jobs), inst.weights.sla_violation_usd), integral=False)
+    _structure_rows(bld, options)
+    group_node = options.group_node
+    for i in range(inst.n_nodes):
+        groups = np.flatnonzero(group_node == i)
+        if len(groups) == 0:
+            continue
+        _capacity_rows(bld, inst, options, i, groups)
+        _sla_rows(bld, inst, options, i, groups, v_col)
+        if inst.active_nodes:
+            _active_rows(bld, inst, options, i, groups, c_base)
+    c = np.concatenate([c_base, *bld.c])
+    integrality = np.concatenate([np.ones(options.n, dtype=int), *bld.integral])
+    matrix = coo_array(
+        (np.concatenate(bld.vals), (np.concatenate(bld.rows), np.concatenate(bld.cols))),
+        shape=(bld.n_rows, bld.n_vars),
+    ).tocsr()
+    res = milp(
+        c,
+        integrality=integrality,
+        bounds=Bounds(0.0, 1.0),
+        constraints=LinearConstraint(matrix, -np.inf, np.concatenate(bld.ub)),
+        options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
+    )
+    chosen, objective = None, None
+    if res.x is not None:
+        chosen = _chosen(inst, options, res.x[: options.n])
+        objective = constant + float(res.fun)
+    dual = getattr(res, "mip_dual_bound", None)
+    if dual is None or not np.isfinite(dual):
+        dual = _trivial_bound(inst, options) - constant
+    return ProgramResult(
+        chosen,
+        objective,
+        constant + float(dual),
+        _STATUS.get(res.status, "failed"),
+        time.perf_counter() - started,
+        bld.n_vars,
+        bld.n_rows,
+        matrix.nnz,
+    )
+
+
+def _chosen(inst: OracleInstance, options: Options, steps: np.ndarray) -> np.ndarray:
+    """Option per job from the step variables (rounded)."""
+    p = np.rint(steps)
+    prev = np.concatenate(([0.0], p[:-1]))
+    prev[options.group_offsets[:-1]] = 0.0
+    taken = np.flatnonzero(p - prev > 0.5)
+    chosen = np.full(inst.n_jobs, -1, dtype=np.int64)
+    chosen[options.job[taken]] = taken
+    return chosen
+
+
+def _trivial_bound(inst: OracleInstance, options: Options) -> float:
+    """A bound needing no solve: each job at its cheapest option constant (SLA/activity >= 0)."""
+    best = np.zeros(inst.n_jobs)
+    np.minimum.at(best, options.job, options.coef_usd - inst.weights.rejection_usd)
+    return inst.weights.rejection_usd * float(inst.submitted.sum()) + float(best.sum())

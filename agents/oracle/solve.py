@@ -1,0 +1,124 @@
+"""``solve_oracle``: the achievable plan and the lower bound of one episode, with full hindsight."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.oracle.bound import bound_options
+from agents.oracle.instance import OracleInstance
+from agents.oracle.options import Options
+from agents.oracle.plan import advance_starts, evaluate_plan, greedy_plan, plan_options
+from agents.oracle.program import ProgramResult, solve_program
+from digital_twin import HindsightView
+from digital_twin.objective import ObjectiveBreakdown
+
+PROVEN_RTOL = 1e-6
+"""Plan and bound within this relative distance count as a proven optimum."""
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """What the oracle found for one episode (all money in USD, times in seconds).
+
+    Attributes:
+        plan: ``job_id -> (node_index, start_s)`` for every job the plan starts, ``None`` for
+            the others (rejected by TTL or at the horizon, unplaceable, or never submitted).
+        plan_objective_usd: The plan's objective: the program value of the chosen solution,
+            recomputed exactly; replaying the plan through the twin gives the same value.
+        lower_bound_usd: No policy of the twin can do better on this episode.
+        status: ``"proven-optimal"`` (plan meets the bound), ``"gap"`` (both programs solved
+            to optimality, but the relaxation is below the plan), or ``"time-limit"`` (a solve
+            stopped at its limit; plan and bound are still achievable and valid).
+        solve_time_s: Wall time of the whole call (both programs).
+        gap: ``(plan - bound) / |plan|`` (0 when both are 0).
+        proven_optimal: ``plan_objective_usd`` and ``lower_bound_usd`` agree within
+            :data:`PROVEN_RTOL` relative.
+        plan_breakdown: The plan's objective by term.
+        plan_program: HiGHS outcome of the plan program.
+        bound_program: HiGHS outcome of the relaxation (``None`` when not computed).
+        plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none).
+    """
+
+    plan: dict[str, tuple[int, float] | None]
+    plan_objective_usd: float
+    lower_bound_usd: float
+    status: str
+    solve_time_s: float
+    gap: float
+    proven_optimal: bool
+    plan_breakdown: ObjectiveBreakdown
+    plan_program: ProgramResult
+    bound_program: ProgramResult | None
+    plan_source: str
+
+
+def solve_oracle(
+    hindsight: HindsightView,
+    time_limit_s: float = 60.0,
+    bound_grid_divisor: int = 5,
+    *,
+    mip_rel_gap: float = 1e-7,
+    compute_bound: bool = True,
+    max_points_per_cell: int = 3,
+) -> OracleResult:
+    """Solve the plan program and the relaxation of one episode.
+
+    Args:
+        hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
+        time_limit_s: Time limit of *each* of the two HiGHS solves.
+        bound_grid_divisor: The relaxation's grid is ``tick_s / bound_grid_divisor`` wide.
+        mip_rel_gap: HiGHS's relative gap for stopping (below :data:`PROVEN_RTOL`).
+        compute_bound: False skips the relaxation (the bound is then ``-inf``).
+        max_points_per_cell: Exact possible decision times kept per grid cell before the
+            relaxation treats the cell as a continuum.
+    """
+    started = time.perf_counter()
+    inst = OracleInstance.from_hindsight(hindsight)
+    options = plan_options(inst)
+    program = solve_program(inst, options, time_limit_s, mip_rel_gap)
+    candidates = [("greedy", greedy_plan(inst, options))]
+    if program.chosen is not None:
+        candidates.insert(0, ("milp", advance_starts(inst, options, program.chosen)))
+    scored = [(evaluate_plan(inst, options, chosen), source, chosen) for source, chosen in candidates]
+    breakdown, source, chosen = scored[0]
+    for other in scored[1:]:  # the fallback only when strictly better (not by float noise)
+        if other[0].total_usd < breakdown.total_usd - 1e-9 * max(1.0, abs(breakdown.total_usd)):
+            breakdown, source, chosen = other
+    plan_value = breakdown.total_usd
+    bound_program = None
+    lower = -math.inf
+    if compute_bound:
+        bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
+                                      time_limit_s, mip_rel_gap)
+        lower = bound_program.dual_bound_usd
+    scale = max(abs(plan_value), 1e-12)
+    gap = max(plan_value - lower, 0.0) / scale if math.isfinite(lower) else math.inf
+    proven = plan_value - lower <= PROVEN_RTOL * scale or plan_value - lower <= 1e-12
+    limited = program.status != "optimal" or (bound_program is not None and bound_program.status != "optimal")
+    status = "proven-optimal" if proven else ("time-limit" if limited else "gap")
+    return OracleResult(
+        plan=_plan_dict(inst, options, chosen),
+        plan_objective_usd=plan_value,
+        lower_bound_usd=lower,
+        status=status,
+        solve_time_s=time.perf_counter() - started,
+        gap=0.0 if proven else gap,
+        proven_optimal=proven,
+        plan_breakdown=breakdown,
+        plan_program=program,
+        bound_program=bound_program,
+        plan_source=source,
+    )
+
+
+def _plan_dict(inst: OracleInstance, options: Options, chosen: np.ndarray) -> dict[str, tuple[int, float] | None]:
+    """``job_id -> (node, start_s)`` or ``None``, for every job of the episode."""
+    out: dict[str, tuple[int, float] | None] = {}
+    for j, job_id in enumerate(inst.job_ids):
+        o = int(chosen[j])
+        out[job_id] = None if o < 0 else (int(options.node[o]), float(options.start_lo_s[o]))
+    return out
