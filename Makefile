@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
 export ACO_ENV_TRACES
 
-.PHONY: install run test test-slow bench lint clean
+.PHONY: install run test test-slow bench reproduce lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,6 +28,9 @@ test-slow: install  ## only the slow tests
 
 bench: install  ## benchmarks; results in docs/benchmarks.md
 	$(VENV)/bin/aco-env bench --out docs/benchmarks.json --markdown docs/benchmarks.md
+
+reproduce: install  ## the reference's benchmarks, its setting and the full twin; docs/reproduction.md
+	$(VENV)/bin/aco-env reproduce --out docs
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("run", "train", "evaluate", "scenarios", "validate", "replay", "bench")
+COMMANDS = ("run", "train", "evaluate", "scenarios", "validate", "replay", "bench", "reproduce")
 """Subcommand names; ``training/commands/<name>.py`` implements each."""
 
 

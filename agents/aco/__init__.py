@@ -2,8 +2,8 @@
 
 Pure functions (no env needed, for benchmarks): :func:`route`, the cost engine's factor
 functions, :func:`run_colony` and :func:`schedule` (one full decision). Importing this package
-registers the agents ``aco``, ``aco-reference``, ``aco-lstm``, ``aco-ema`` and
-``aco-persistence``.
+registers the agents ``aco``, ``aco-reference``, ``aco-lstm``, ``aco-ema``,
+``aco-persistence`` and ``aco-cost``.
 """
 
 from agents.aco.agent import AcoAgent
@@ -14,10 +14,11 @@ from agents.aco.colony import (
     NodePheromone,
     run_colony,
 )
-from agents.aco.router import STRATEGIES, Strategy, route
+from agents.aco.router import COST_ONLY, STRATEGIES, Strategy, route
 from agents.aco.scheduler import DECISION_PATHS, Decision, FleetArrays, schedule
 
 __all__ = [
+    "COST_ONLY",
     "DECISION_PATHS",
     "STRATEGIES",
     "AcoAgent",

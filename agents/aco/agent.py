@@ -9,6 +9,7 @@ Registered names:
 | ``aco-lstm`` | yes | the reference per-node LSTM |
 | ``aco-ema`` | yes | EMA, alpha 0.5 |
 | ``aco-persistence`` | yes | persistence |
+| ``aco-cost`` | yes | none; no router: :data:`~agents.aco.router.COST_ONLY` for every job |
 
 Example:
     >>> import gymnasium as gym
@@ -34,6 +35,7 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.aco.colony import ColonyConfig, NodePheromone
+from agents.aco.router import COST_ONLY, Strategy
 from agents.aco.scheduler import Decision, FleetArrays, schedule
 from agents.base import register_agent
 from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor
@@ -69,6 +71,9 @@ class AcoAgent(ViewAgent):
         initial_pheromone: ``(N,)`` pheromone at the start of each episode (e.g. a saved
             vector); ``None`` = all 1.0.
         colony: The colony's constants.
+        strategy: Use this strategy for every job instead of the intent router's (e.g.
+            :data:`~agents.aco.router.COST_ONLY`, the reference's scheduler without a
+            strategy); ``None`` = route each job (the default).
         name: The agent's name (defaults to ``"aco"``).
 
     Attributes:
@@ -88,6 +93,7 @@ class AcoAgent(ViewAgent):
         cache: PredictionCache | None = None,
         initial_pheromone: np.ndarray | None = None,
         colony: ColonyConfig = ColonyConfig(),  # noqa: B008  (frozen, so a shared default is safe)
+        strategy: Strategy | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(env)
@@ -97,6 +103,7 @@ class AcoAgent(ViewAgent):
         self.predictor = predictor
         self.predictor_seed = predictor_seed
         self.colony = colony
+        self.strategy = strategy
         self._cache = cache
         self._arrays = FleetArrays.from_fleet(self.fleet)
         self._pheromone = NodePheromone(self.n_nodes, initial_pheromone)
@@ -153,6 +160,7 @@ class AcoAgent(ViewAgent):
             pheromone=self._pheromone.values if self.carry_pheromone else None,
             spike_probability=spike,
             confidence=confidence,
+            strategy=self.strategy,
             config=self.colony,
         )
         self.last_decision = decision
@@ -181,3 +189,4 @@ register_agent("aco-reference", _factory("aco-reference", carry_pheromone=False)
 register_agent("aco-lstm", _factory("aco-lstm", LstmPredictor))
 register_agent("aco-ema", _factory("aco-ema", EmaPredictor))
 register_agent("aco-persistence", _factory("aco-persistence", PersistencePredictor))
+register_agent("aco-cost", _factory("aco-cost", strategy=COST_ONLY))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from agents.aco.cost_engine import SLA_STRICT_THRESHOLD, SPIKE_PENALTY_WEIGHT, SPOT_PENALTY_THRESHOLD
 from digital_twin import JobSpec
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM
 
@@ -80,6 +81,16 @@ STATEFUL_STREAM = Strategy("stateful-stream", None, _ON_DEMAND, False, False, 0.
 GENERIC = Strategy("generic", None, None, False, True, 0.20, 0.50, 0.30)
 STRATEGIES = (GPU_INFERENCE, CPU_SERVING, GPU_TRAINING, PREEMPTIBLE_ACTOR, STATEFUL_STREAM, GENERIC)
 """The six strategies in rule order."""
+
+COST_ONLY = Strategy(
+    "cost-only", None, None, False, True,
+    SLA_STRICT_THRESHOLD, SPIKE_PENALTY_WEIGHT, SPOT_PENALTY_THRESHOLD,
+)
+"""No router: what the reference's ``aco_schedule`` does when called without a strategy (its
+T1.1 "ACO-only" and T4.1 "ACO-cost" rows): every node the job fits on is a candidate, the cost
+engine uses its module defaults, latency-critical jobs take the fast path, others the colony,
+and no deadline override applies (the router is never consulted). Not one of the router's
+:data:`STRATEGIES` (its values happen to equal ``GENERIC``'s)."""
 
 
 def base_strategy(job: JobSpec) -> Strategy:

@@ -2,8 +2,10 @@
 
 Agents come from the registry (:func:`agents.make_agent`) and play whole episodes with
 :func:`training.rollout.play_episode`. A thin wrapper notes where each job was first started
-(the reproduction's routing metrics need it). The oracle is used through the registry when
-:mod:`agents.oracle` can be imported; otherwise its column is "n/a".
+(the reproduction's routing metrics need it); the wrapper's bookkeeping runs inside each timed
+``predict``, so decision latencies are not reported from here (T1.3 times agents unwrapped).
+The oracle is used through the registry when :mod:`agents.oracle` can be imported; otherwise
+its column is "n/a".
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ class EpisodeRecord:
         seed: The env seed.
         metrics: The env's ``episode_metrics`` (objective terms, job counts, QoS compliance...).
         placements: ``job_id -> node index`` of each job's first start.
-        latencies_ms: ``(decisions,)`` wall time of each ``agent.predict`` call, in ms.
         oracle: For the oracle: ``plan_objective_usd``, ``lower_bound_usd``, ``gap``,
             ``proven_optimal``, ``status``, ``solve_time_s``; ``None`` for other agents.
     """
@@ -52,7 +53,6 @@ class EpisodeRecord:
     seed: int
     metrics: dict[str, float]
     placements: dict[str, int]
-    latencies_ms: np.ndarray
     oracle: dict[str, Any] | None = None
 
 
@@ -138,7 +138,6 @@ def play_seeds(
                 seed=seed,
                 metrics=dict(result.metrics),
                 placements=dict(recorder.placements),
-                latencies_ms=result.decision_latency_ms,
                 oracle=_oracle_summary(recorder.inner),
             )
         )

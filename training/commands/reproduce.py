@@ -1,0 +1,94 @@
+"""Reproduce the reference ACO system's benchmarks, in its own setting and in the full twin.
+
+Tiers: T1.1 (cost against First-Fit), T1.3 (latency p99), T4.1 (GPU scheduling, real data) and
+T5.2 (predictor routing, real data). Writes ``DIR/reproduction.json`` (every number, per seed)
+and ``DIR/reproduction.md`` (the tables, the command of each, and why ours differ from the
+reference's). Real-data tiers read ``ACO_ENV_TRACES``; without it they are skipped with a
+message and the command still exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
+DEFAULT_SEEDS = 5
+DEFAULT_ORACLE_TIME_LIMIT_S = 30.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--tier, --seeds, --out, --oracle-time-limit, --no-oracle."""
+    parser.add_argument("--tier", action="append",
+                        help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                        help="seeds per tier: 0 .. N-1 (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("results/reproduction"),
+                        help="folder for reproduction.json and reproduction.md (default: %(default)s)")
+    parser.add_argument("--oracle-time-limit", type=float, default=DEFAULT_ORACLE_TIME_LIMIT_S,
+                        help="seconds per HiGHS solve of the oracle (default: %(default)s)")
+    parser.add_argument("--no-oracle", action="store_true", help="skip the oracle (its columns are n/a)")
+
+
+def _command(args: argparse.Namespace, tiers: list[str]) -> str:
+    parts = ["aco-env reproduce"]
+    if args.tier:
+        parts += [f"--tier {name}" for name in tiers]
+    parts.append(f"--seeds {args.seeds}")
+    if args.no_oracle:
+        parts.append("--no-oracle")
+    elif args.oracle_time_limit != DEFAULT_ORACLE_TIME_LIMIT_S:
+        parts.append(f"--oracle-time-limit {args.oracle_time_limit:g}")
+    parts.append(f"--out {args.out}")
+    return " ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chosen tiers, write the JSON and the Markdown; 2 on bad arguments, else 0."""
+    from training.reproduce import TIERS, tier_module
+    from training.reproduce.data import traces_dir
+    from training.reproduce.play import oracle_available
+    from training.reproduce.report import render_page
+
+    tiers = [t.strip() for item in (args.tier or [",".join(TIERS)]) for t in item.split(",") if t.strip()]
+    unknown = [t for t in tiers if t not in TIERS]
+    if unknown or args.seeds < 1:
+        print(f"unknown tier(s) {unknown}; known: {', '.join(TIERS)}" if unknown else "--seeds must be >= 1",
+              file=sys.stderr)
+        return 2
+    seeds = list(range(args.seeds))
+    oracle_limit = None if args.no_oracle else args.oracle_time_limit
+    root = traces_dir()
+    if root is None:
+        print("ACO_ENV_TRACES is not set: tiers that need real traces (T4.1, T5.2) will be skipped")
+    document: dict[str, Any] = {
+        "command": _command(args, tiers),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
+        "settings": {"seeds": args.seeds, "oracle_time_limit_s": oracle_limit,
+                     "oracle_available": oracle_available(), "traces_dir": str(root) if root else None},
+        "tiers": {},
+    }
+    for name in tiers:
+        started = time.perf_counter()
+        print(f"{name}: running ...", flush=True)
+        result = tier_module(name).run(seeds, oracle_time_limit_s=oracle_limit)
+        document["tiers"][name] = result
+        status = result.get("skipped", "done")
+        print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
+    json_path.write_text(json.dumps(document, indent=1, default=float) + "\n")
+    markdown_path.write_text(render_page(document))
+    print(f"wrote {json_path} and {markdown_path}")
+    return 0
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -1,0 +1,50 @@
+"""Reproducing the reference ACO system's benchmarks, in its own setting and in the full twin.
+
+One module per tier, each with ``NAME``, ``TITLE``, a ``Config`` dataclass (sizes; defaults
+are the full reproduction) and ``run(seeds, config=None, oracle_time_limit_s=None) -> dict``:
+
+| tier | module | needs real traces |
+|---|---|---|
+| T1.1 cost against First-Fit | :mod:`training.reproduce.t1_1_cost` | no |
+| T1.3 latency p99 | :mod:`training.reproduce.t1_3_latency` | no |
+| T4.1 GPU scheduling | :mod:`training.reproduce.t4_1_gpu` | yes (``ACO_ENV_TRACES``) |
+| T5.2 predictor routing | :mod:`training.reproduce.t5_2_predictor` | yes |
+
+A tier whose data is missing returns ``{"tier", "title", "seeds", "skipped": reason}``.
+:func:`run_tiers` runs several; ``aco-env reproduce`` writes the result as
+``reproduction.json`` and renders it (:func:`training.reproduce.report.render_page`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+TIERS: dict[str, str] = {
+    "T1.1": "training.reproduce.t1_1_cost",
+    "T1.3": "training.reproduce.t1_3_latency",
+    "T4.1": "training.reproduce.t4_1_gpu",
+    "T5.2": "training.reproduce.t5_2_predictor",
+}
+"""Tier name -> module implementing it."""
+
+
+def tier_module(name: str) -> ModuleType:
+    """The module of tier ``name`` (e.g. ``"T1.1"``).
+
+    Raises:
+        KeyError: Unknown tier; the message lists the known ones.
+    """
+    if name not in TIERS:
+        raise KeyError(f"unknown tier {name!r}; known: {', '.join(TIERS)}")
+    return importlib.import_module(TIERS[name])
+
+
+def run_tiers(names: Sequence[str], seeds: Sequence[int], oracle_time_limit_s: float | None) -> dict[str, Any]:
+    """``{tier: result}`` for each tier in ``names``, with its default (full) configuration."""
+    return {name: tier_module(name).run(seeds, oracle_time_limit_s=oracle_time_limit_s) for name in names}
+
+
+__all__ = ["TIERS", "run_tiers", "tier_module"]
