@@ -40,14 +40,18 @@ class TrainConfig:
     """Rewards are -objective (USD) x reward_scale during training (evaluation reports USD)."""
     learning_rate: float = 3e-4
     """Optimizer learning rate."""
-    n_steps: int = 1024
+    n_steps: int = 2048
     """Rollout length per env (PPO, MaskablePPO, A2C)."""
     batch_size: int = 256
     """Minibatch size (PPO, MaskablePPO, DQN, BC)."""
     n_epochs: int = 4
     """Optimisation epochs per rollout (PPO, MaskablePPO)."""
-    gamma: float = 0.995
-    """Discount factor; close to 1 because the objective is an undiscounted episode sum."""
+    gamma: float = 1.0
+    """Discount factor: 1 because the objective is an undiscounted episode sum (episodes are finite)."""
+    gae_lambda: float = 1.0
+    """GAE lambda (PPO, MaskablePPO, A2C). 1 = Monte-Carlo returns: penalties (a rejection after the
+    queue TTL, an SLA violation at the next tick) arrive many decisions after the action that caused
+    them, and with 0.95 MaskablePPO learned to defer every job (see docs/results.md)."""
     ent_coef: float = 0.01
     """Entropy bonus (PPO, MaskablePPO, A2C)."""
     net_arch: tuple[int, ...] = (128, 128)

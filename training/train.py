@@ -86,9 +86,9 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path) -> Any
     }
     if config.algo in ("maskable-ppo", "bc", "ppo"):
         kwargs.update(n_steps=config.n_steps, batch_size=config.batch_size, n_epochs=config.n_epochs,
-                      ent_coef=config.ent_coef)
+                      ent_coef=config.ent_coef, gae_lambda=config.gae_lambda)
     elif config.algo == "a2c":
-        kwargs.update(n_steps=min(config.n_steps, 32), ent_coef=config.ent_coef)
+        kwargs.update(n_steps=min(config.n_steps, 32), ent_coef=config.ent_coef, gae_lambda=config.gae_lambda)
     elif config.algo == "dqn":
         kwargs.update(batch_size=config.batch_size, learning_starts=min(1000, max(config.timesteps // 10, 1)))
     kwargs.update(config.hyperparameters)
