@@ -50,8 +50,12 @@ class SB3Agent:
         self.name = name
 
     def reset(self, seed: int | None = None) -> None:
-        """Nothing to reset (the policy is stateless)."""
-        del seed
+        """Seed the action sampling used when ``predict(..., deterministic=False)`` (SB3 samples from
+        torch's global generator, so that is what is seeded)."""
+        if seed is not None:
+            import torch
+
+            torch.manual_seed(seed)
 
     def predict(
         self,
@@ -75,4 +79,9 @@ class SB3Agent:
             else:
                 scores = self.model.policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy()
         scores = np.where(mask, scores, -np.inf)
+        if not deterministic and self.algo != "dqn":
+            import torch
+
+            probabilities = torch.as_tensor(np.where(mask, scores, 0.0))
+            return np.asarray(int(torch.multinomial(probabilities, 1)), dtype=np.int64).reshape(()), None
         return np.asarray(int(np.argmax(scores)), dtype=np.int64).reshape(()), None

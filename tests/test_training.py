@@ -36,12 +36,12 @@ def test_train__tiny_run_writes_the_run_directory_and_tensorboard(algo: str, tmp
 
 
 def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> None:
-    """With evaluation on, eval.json holds the trained agent and the baselines on the same seeds."""
+    """With evaluation on, eval.json holds the trained agent (argmax and sampled) and the baselines on the same seeds."""
     run_dir = train(TrainConfig(logdir=tmp_path, **dict(TINY, eval_episodes=2), eval_agents=("first-fit",)))
     document = json.loads((run_dir / "eval.json").read_text())
-    assert set(document["agents"]) == {"maskable-ppo", "first-fit"}
+    assert set(document["agents"]) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit"}
     seeds = [[e["seed"] for e in a["per_episode"]] for a in document["agents"].values()]
-    assert seeds[0] == seeds[1] == [10_000, 10_001]
+    assert seeds[0] == seeds[1] == seeds[2] == [10_000, 10_001]
     assert "eval/first-fit/objective_usd" in scalar_tags(run_dir)
 
 

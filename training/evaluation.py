@@ -62,6 +62,7 @@ def evaluate(
     seed: int,
     progress: bool = True,
     placement: bool = False,
+    deterministic: bool = True,
 ) -> dict[str, Any]:
     """Play every agent on ``episodes`` seeds ``seed, seed + 1, ...`` of one scenario.
 
@@ -72,6 +73,8 @@ def evaluate(
         seed: First episode seed.
         progress: Show a progress bar on stderr.
         placement: Evaluate on the one-step placement env (optimality rate and regret).
+        deterministic: False makes learned agents sample actions from their policy (seeded per
+            episode) instead of taking the most likely one; heuristics are unaffected.
 
     Returns:
         The ``results.json`` document for this scenario (see :mod:`training.commands.evaluate`).
@@ -88,7 +91,7 @@ def evaluate(
         agent = make_agent(name, env)
         for episode_seed in seeds:
             bar.set_postfix_str(f"{name} seed {episode_seed}")
-            result = play_episode(env, agent, episode_seed)
+            result = play_episode(env, agent, episode_seed, deterministic=deterministic)
             metrics = dict(result.metrics)
             metrics["seed"] = episode_seed
             metrics["decision_latency_ms_p50"] = float(np.percentile(result.decision_latency_ms, 50))
@@ -111,10 +114,18 @@ def evaluate(
         "episodes": episodes,
         "seed": seed,
         "seeds": seeds,
+        "deterministic": deterministic,
         "agents": {name: r.summary() for name, r in results.items()},
     }
     document["_latencies_ms"] = {name: r.latencies_ms for name, r in results.items()}
     return document
+
+
+def with_optimality_gaps(summary: dict[str, Any], oracle_summary: dict[str, Any]) -> dict[str, Any]:
+    """An agent's summary (from another evaluation on the same seeds) with gaps to this oracle."""
+    results = AgentResults(per_episode=[dict(e) for e in summary["per_episode"]])
+    _add_gaps({"agent": results}, oracle_summary["per_episode"])
+    return results.summary()
 
 
 def _add_gaps(results: dict[str, AgentResults], oracle_episodes: list[dict[str, float]]) -> None:

@@ -28,8 +28,12 @@ class EpisodeResult:
     decision_latency_ms: np.ndarray  # (steps,)
 
 
-def play_episode(env: gym.Env, agent: Agent, seed: int) -> EpisodeResult:
-    """Reset ``env`` with ``seed``, reset the agent, and play until the episode ends."""
+def play_episode(env: gym.Env, agent: Agent, seed: int, deterministic: bool = True) -> EpisodeResult:
+    """Reset ``env`` with ``seed``, reset the agent, and play until the episode ends.
+
+    ``deterministic=False`` lets stochastic policies (learned agents) sample their actions;
+    their sampling is seeded by ``agent.reset(seed)``.
+    """
     observation, _ = env.reset(seed=seed)
     agent.reset(seed)
     latencies: list[float] = []
@@ -37,7 +41,7 @@ def play_episode(env: gym.Env, agent: Agent, seed: int) -> EpisodeResult:
     episode_start = np.ones(1, dtype=bool)
     while True:
         started = time.perf_counter()
-        action, _ = agent.predict(observation, episode_start=episode_start, deterministic=True)
+        action, _ = agent.predict(observation, episode_start=episode_start, deterministic=deterministic)
         latencies.append((time.perf_counter() - started) * 1e3)
         episode_start = np.zeros(1, dtype=bool)
         observation, reward, terminated, truncated, info = env.step(action)

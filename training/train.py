@@ -28,7 +28,7 @@ from training.bc import collect_labels, fit_policy
 from training.callbacks import ConfigTextCallback, EpisodeMetricsRecorder, SchedulingMetricsCallback, write_text
 from training.commands.evaluate import write_outputs
 from training.config import TrainConfig
-from training.evaluation import evaluate
+from training.evaluation import evaluate, with_optimality_gaps
 
 EVAL_SEED_OFFSET = 10_000
 """Evaluation seeds start at seed + 10,000, away from the seeds training episodes see first."""
@@ -140,16 +140,28 @@ def _pretrain(model: Any, config: TrainConfig, samples: int) -> None:
 
 
 def _evaluate(model: Any, config: TrainConfig, run_dir: Path, logger: Any) -> None:
-    """The evaluation harness: the trained model beside the baselines, on the same seeds."""
+    """The evaluation harness: the trained model beside the baselines, on the same seeds.
+
+    The trained policy is scored twice: ``<algo>`` takes its most likely action (the usual
+    deterministic evaluation), ``<algo>-sampled`` samples from the policy (seeded per episode).
+    """
     trained = f"sb3:{config.algo}:{run_dir / 'model.zip'}"
-    document = evaluate(config.scenario, [trained, *config.eval_agents], config.eval_episodes,
-                        seed=EVAL_SEED_OFFSET + config.seed, progress=config.progress_bar)
-    document["agents"] = {(config.algo if k == trained else k): v for k, v in document["agents"].items()}
-    document["_latencies_ms"] = {(config.algo if k == trained else k): v
-                                 for k, v in document.get("_latencies_ms", {}).items()}
-    document["trained_steps"] = int(model.num_timesteps)
-    eval_dir = run_dir / "eval"
-    write_outputs(document, eval_dir)
+    seed = EVAL_SEED_OFFSET + config.seed
+    document = evaluate(config.scenario, [trained, *config.eval_agents], config.eval_episodes, seed=seed,
+                        progress=config.progress_bar)
+    sampled = evaluate(config.scenario, [trained], config.eval_episodes, seed=seed, progress=config.progress_bar,
+                       deterministic=False)
+    rename = {trained: config.algo}
+    agents = {rename.get(k, k): v for k, v in document["agents"].items()}
+    agents[f"{config.algo}-sampled"] = (
+        with_optimality_gaps(sampled["agents"][trained], agents["oracle"]) if "oracle" in agents
+        else sampled["agents"][trained]
+    )
+    latencies = {rename.get(k, k): v for k, v in document.pop("_latencies_ms", {}).items()}
+    latencies[f"{config.algo}-sampled"] = sampled["_latencies_ms"][trained]
+    document.update(agents=agents, trained_steps=int(model.num_timesteps), _latencies_ms=latencies)
+    document.pop("deterministic", None)
+    write_outputs(document, run_dir / "eval")
     (run_dir / "eval.json").write_text(json.dumps(document, indent=1, default=float) + "\n")
     for agent, summary in document["agents"].items():
         for metric, value in summary["mean"].items():

@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
     parser.add_argument("--placement", action="store_true",
                         help="use the one-step placement env: optimality rate and regret")
+    parser.add_argument("--stochastic", action="store_true",
+                        help="learned agents sample their actions (seeded per episode) instead of the argmax")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     for scenario in scenarios:
         document = evaluate(scenario, agents, args.episodes, args.seed, progress=not args.no_progress,
-                            placement=args.placement)
+                            placement=args.placement, deterministic=not args.stochastic)
         out_dir = args.out if len(scenarios) == 1 else args.out / document["scenario"]
         write_outputs(document, out_dir, args.tensorboard)
         print(format_leaderboard(document))
