@@ -117,7 +117,9 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._twin: DigitalTwin | None = None
         self._labels: dict[str, Any] = {}
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Sample a decision state (re-drawing the episode until one is reached)."""
         super().reset(seed=seed)
         del options

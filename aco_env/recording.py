@@ -96,13 +96,15 @@ class RecordEpisode(gym.Wrapper):
         observation, reward, terminated, truncated, info = self.env.step(action)
         if self._record is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        self._record["steps"].append({
-            "action": int(np.asarray(action).reshape(())),
-            "reward": float(reward).hex(),
-            "observation": observation_digest(observation),
-            "terminated": bool(terminated),
-            "truncated": bool(truncated),
-        })
+        self._record["steps"].append(
+            {
+                "action": int(np.asarray(action).reshape(())),
+                "reward": float(reward).hex(),
+                "observation": observation_digest(observation),
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+            }
+        )
         if terminated or truncated:
             self._record["episode_metrics"] = info.get("episode_metrics")
             self._write()
@@ -171,7 +173,9 @@ def replay_recording(record: dict[str, Any], choose: ActionSource | None = None)
     for index, expected in enumerate(record["steps"]):
         action = expected["action"] if choose is None else choose(env, observation)
         if action != expected["action"]:
-            return ReplayReport(False, index, (index, f"action {action} != recorded {expected['action']}"), changed, None)
+            return ReplayReport(
+                False, index, (index, f"action {action} != recorded {expected['action']}"), changed, None
+            )
         observation, reward, terminated, truncated, info = env.step(action)
         problems = [
             name

@@ -22,8 +22,10 @@ def render_ansi(view: ClusterView, objective: ObjectiveBreakdown) -> str:
             f"job {job.job_id}: {job.workload}, {job.cpu_cores:g} cpu, {job.mem_gb:g} GB, "
             f"{job.gpu_count} GPU, {job.duration_s:,.0f} s; {len(view.queue)} more queued"
         )
-    lines.append(f"{'#':>2} {'node':<16} {'type':<10} {'$/h':>6} {'free cpu':>9} {'free GB':>8} "
-                 f"{'GPU':>4} {'util %':>7} {'up':>3} {'ok':>3}")
+    lines.append(
+        f"{'#':>2} {'node':<16} {'type':<10} {'$/h':>6} {'free cpu':>9} {'free GB':>8} "
+        f"{'GPU':>4} {'util %':>7} {'up':>3} {'ok':>3}"
+    )
     for i, node in enumerate(view.fleet):
         lines.append(
             f"{i:>2} {node.node_id:<16} {node.instance:<10} {node.price_per_hour_usd:>6.2f} "
@@ -39,8 +41,8 @@ def render_rgb_array(view: ClusterView) -> np.ndarray:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
-    from matplotlib.figure import Figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     height, width, _ = RGB_SHAPE
     figure = Figure(figsize=(width / 100, height / 100), dpi=100)

@@ -26,4 +26,5 @@ class ObjectiveDeltaReward(RewardFn):
         self.scale = scale
 
     def __call__(self, before_usd: float, after_usd: float) -> float:
+        """``-(after_usd - before_usd) * scale``."""
         return -(after_usd - before_usd) * self.scale

@@ -17,9 +17,13 @@ import numpy as np
 
 from agents.base import AgentState
 
-ALGO_CLASSES = {"maskable-ppo": ("sb3_contrib", "MaskablePPO"), "bc": ("sb3_contrib", "MaskablePPO"),
-                "ppo": ("stable_baselines3", "PPO"), "a2c": ("stable_baselines3", "A2C"),
-                "dqn": ("stable_baselines3", "DQN")}
+ALGO_CLASSES = {
+    "maskable-ppo": ("sb3_contrib", "MaskablePPO"),
+    "bc": ("sb3_contrib", "MaskablePPO"),
+    "ppo": ("stable_baselines3", "PPO"),
+    "a2c": ("stable_baselines3", "A2C"),
+    "dqn": ("stable_baselines3", "DQN"),
+}
 
 
 def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent:
@@ -29,7 +33,9 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
     if not algo:
         config = path.parent / "config.json"
         if not config.exists():
-            raise ValueError(f"sb3:{spec}: no config.json beside the model; use sb3:ALGO:PATH with ALGO in {sorted(ALGO_CLASSES)}")
+            raise ValueError(
+                f"sb3:{spec}: no config.json beside the model; use sb3:ALGO:PATH with ALGO in {sorted(ALGO_CLASSES)}"
+            )
         algo = json.loads(config.read_text())["algo"]
     if not path.exists():
         raise FileNotFoundError(f"sb3:{spec}: no model file at {path}")
@@ -50,8 +56,10 @@ class SB3Agent:
         self.name = name
 
     def reset(self, seed: int | None = None) -> None:
-        """Seed the action sampling used when ``predict(..., deterministic=False)`` (SB3 samples from
-        torch's global generator, so that is what is seeded)."""
+        """Seed the action sampling of ``predict(..., deterministic=False)``.
+
+        SB3 samples from torch's global generator, so that is what is seeded.
+        """
         if seed is not None:
             import torch
 

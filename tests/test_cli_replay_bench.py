@@ -41,7 +41,10 @@ def test_replay__a_changed_step_is_reported_with_its_index(tmp_path: Path) -> No
 def test_replay__a_different_agent_is_caught(tmp_path: Path) -> None:
     """Replaying a first-fit recording with the cheapest agent reports the first differing action."""
     recording = tmp_path / "episode.json"
-    assert cli("replay", "fleet5-synthetic", "--agent", "first-fit", "--seed", "1", "--record", str(recording)).returncode == 0
+    assert (
+        cli("replay", "fleet5-synthetic", "--agent", "first-fit", "--seed", "1", "--record", str(recording)).returncode
+        == 0
+    )
     result = cli("replay", str(recording), "--agent", "cheapest")
     assert result.returncode == 1 and "MISMATCH at step" in result.stdout and "action" in result.stdout
 

@@ -26,8 +26,16 @@ TRACES = Path(os.environ.get("ACO_ENV_TRACES", Path(__file__).resolve().parents[
 def test_default_fleet__matches_the_design_table() -> None:
     """The five nodes, their sizes, prices, GPUs and interruption rates are as in DESIGN.md."""
     rows = [
-        (n.node_id, n.arch, n.instance, n.cpu_cores, n.mem_gb, n.gpu_count, n.price_per_hour_usd,
-         n.interruption_prob_per_hour)
+        (
+            n.node_id,
+            n.arch,
+            n.instance,
+            n.cpu_cores,
+            n.mem_gb,
+            n.gpu_count,
+            n.price_per_hour_usd,
+            n.interruption_prob_per_hour,
+        )
         for n in default_fleet()
     ]
     assert rows == [
@@ -60,8 +68,14 @@ def test_node_spec__is_frozen() -> None:
 )
 def test_node_spec__rejects_bad_values_with_the_node_name(changes: dict, message: str) -> None:
     """Each bad field raises SpecError naming the node and the field."""
-    base = {"node_id": "bad-node", "arch": "x86_64", "instance": "on-demand", "cpu_cores": 4,
-            "mem_gb": 8, "price_per_hour_usd": 0.1}
+    base = {
+        "node_id": "bad-node",
+        "arch": "x86_64",
+        "instance": "on-demand",
+        "cpu_cores": 4,
+        "mem_gb": 8,
+        "price_per_hour_usd": 0.1,
+    }
     with pytest.raises(SpecError, match=message) as info:
         NodeSpec(**(base | changes))
     assert "bad-node" in str(info.value)
@@ -88,8 +102,7 @@ def test_node_spec__rejects_bad_values_with_the_node_name(changes: dict, message
 )
 def test_job_spec__rejects_bad_values_with_the_job_id(changes: dict, message: str) -> None:
     """Each bad field raises SpecError naming the job and the field."""
-    base = {"job_id": "bad-job", "arrival_s": 0.0, "duration_s": 60.0, "workload": "batch",
-            "cpu_cores": 1, "mem_gb": 1}
+    base = {"job_id": "bad-job", "arrival_s": 0.0, "duration_s": 60.0, "workload": "batch", "cpu_cores": 1, "mem_gb": 1}
     with pytest.raises(SpecError, match=message) as info:
         JobSpec(**(base | changes))
     assert "bad-job" in str(info.value)
@@ -98,26 +111,54 @@ def test_job_spec__rejects_bad_values_with_the_job_id(changes: dict, message: st
 def test_job_from_dict__unknown_keys_are_errors() -> None:
     """A misspelt key is reported, not dropped."""
     with pytest.raises(SpecError, match=r"jobs\[3\]: unknown key\(s\) \['cpus'\]"):
-        job_from_dict({"job_id": "x", "arrival_s": 0, "duration_s": 1, "workload": "batch",
-                       "cpus": 1, "mem_gb": 1}, "jobs[3]")
+        job_from_dict(
+            {"job_id": "x", "arrival_s": 0, "duration_s": 1, "workload": "batch", "cpus": 1, "mem_gb": 1}, "jobs[3]"
+        )
 
 
 def test_fleet_from_dicts__builds_and_names_the_bad_entry() -> None:
     """An inline list builds a fleet; a bad entry is named by its index."""
-    fleet = fleet_from_dicts([
-        {"node_id": "a", "arch": "x86_64", "instance": "on-demand", "cpu_cores": 4, "mem_gb": 8,
-         "price_per_hour_usd": 0.2},
-    ])
+    fleet = fleet_from_dicts(
+        [
+            {
+                "node_id": "a",
+                "arch": "x86_64",
+                "instance": "on-demand",
+                "cpu_cores": 4,
+                "mem_gb": 8,
+                "price_per_hour_usd": 0.2,
+            },
+        ]
+    )
     assert fleet[0].node_id == "a"
     with pytest.raises(SpecError, match=r"fleet\[1\]: unknown key"):
-        fleet_from_dicts([
-            {"node_id": "a", "arch": "x86_64", "instance": "on-demand", "cpu_cores": 4, "mem_gb": 8,
-             "price_per_hour_usd": 0.2},
-            {"node_id": "b", "arch": "x86_64", "instance": "on-demand", "cores": 4},
-        ])
+        fleet_from_dicts(
+            [
+                {
+                    "node_id": "a",
+                    "arch": "x86_64",
+                    "instance": "on-demand",
+                    "cpu_cores": 4,
+                    "mem_gb": 8,
+                    "price_per_hour_usd": 0.2,
+                },
+                {"node_id": "b", "arch": "x86_64", "instance": "on-demand", "cores": 4},
+            ]
+        )
     with pytest.raises(SpecError, match="duplicate node_id 'a'"):
-        fleet_from_dicts([{"node_id": "a", "arch": "x86_64", "instance": "on-demand",
-                           "cpu_cores": 1, "mem_gb": 1, "price_per_hour_usd": 0}] * 2)
+        fleet_from_dicts(
+            [
+                {
+                    "node_id": "a",
+                    "arch": "x86_64",
+                    "instance": "on-demand",
+                    "cpu_cores": 1,
+                    "mem_gb": 1,
+                    "price_per_hour_usd": 0,
+                }
+            ]
+            * 2
+        )
 
 
 def test_generate_fleet__is_seeded_and_counts_types() -> None:
@@ -161,7 +202,7 @@ def test_fleet_from_alibaba_gpu_csv__bad_files_name_file_and_row(tmp_path: Path,
 
 def test_fleet_from_alibaba_gpu_csv__missing_file() -> None:
     """A missing file is a TraceError naming it."""
-    with pytest.raises(TraceError, match="no-such.csv: cannot open"):
+    with pytest.raises(TraceError, match=r"no-such\.csv: cannot open"):
         fleet_from_alibaba_gpu_csv("no-such.csv")
 
 

@@ -13,8 +13,15 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from training.config import TrainConfig
 from training.train import train
 
-TINY = {"timesteps": 512, "n_steps": 256, "batch_size": 128, "n_epochs": 1, "eval_episodes": 0,
-        "progress_bar": False, "checkpoint_every": 0}
+TINY = {
+    "timesteps": 512,
+    "n_steps": 256,
+    "batch_size": 128,
+    "n_epochs": 1,
+    "eval_episodes": 0,
+    "progress_bar": False,
+    "checkpoint_every": 0,
+}
 
 
 def scalar_tags(run_dir: Path) -> set[str]:
@@ -36,7 +43,7 @@ def test_train__tiny_run_writes_the_run_directory_and_tensorboard(algo: str, tmp
 
 
 def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> None:
-    """With evaluation on, eval.json holds the trained agent (argmax and sampled) and the baselines on the same seeds."""
+    """eval.json holds the trained agent (argmax and sampled) and the baselines on the same seeds."""
     run_dir = train(TrainConfig(logdir=tmp_path, **dict(TINY, eval_episodes=2), eval_agents=("first-fit",)))
     document = json.loads((run_dir / "eval.json").read_text())
     assert set(document["agents"]) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit"}
@@ -88,8 +95,9 @@ def test_train_cli__help_lists_every_config_field() -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "training.cli", "train", "--help"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "training.cli", "train", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     for f in dataclasses.fields(TrainConfig):
         assert ("--hp" if f.name == "hyperparameters" else "--" + f.name.replace("_", "-")) in out
     assert "Rollout length per env" in out

@@ -29,7 +29,7 @@ def test_place__invalid_node_raises_and_changes_nothing() -> None:
     twin.reset(np.random.default_rng(0))
     before = (twin.event_log, twin.objective(), twin.job_counts(), [a.tolist() for a in twin.node_free()])
     for node in (0, 1, 2, 99, -1):
-        with pytest.raises(InvalidPlacementError, match="gpu-job|node index"):
+        with pytest.raises(InvalidPlacementError, match=r"gpu-job|node index"):
             twin.place(node)
     assert (twin.event_log, twin.objective(), twin.job_counts(), [a.tolist() for a in twin.node_free()]) == before
     assert twin.feasible_mask() == [False, False, False, True, True]
@@ -93,8 +93,13 @@ def test_twin__horizon_truncates_with_jobs_running() -> None:
 def test_spot_draws__match_the_poisson_rate() -> None:
     """Over many seeds the mean interruption count matches -ln(1-p) per hour (recovery aside)."""
     fleet = default_fleet()
-    spec = TwinSpec(fleet, (JobSpec("j", 0, 1, "batch", 1, 1),), Telemetry.constant(5, 0, 0, 36_000, 300), 36_000,
-                    spot_recovery_s=1.0)
+    spec = TwinSpec(
+        fleet,
+        (JobSpec("j", 0, 1, "batch", 1, 1),),
+        Telemetry.constant(5, 0, 0, 36_000, 300),
+        36_000,
+        spot_recovery_s=1.0,
+    )
     counts = []
     for seed in range(400):
         twin = DigitalTwin(spec)
@@ -128,7 +133,7 @@ def test_hindsight__is_read_only_and_agrees_with_the_run() -> None:
     assert view.is_down(node, times[0]) and not view.is_down(node, times[0] + spec.spot_recovery_s)
 
 
-def _view(spec: TwinSpec, seed: int):  # noqa: ANN202  # a small local helper
+def _view(spec: TwinSpec, seed: int):  # a small local helper
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(seed))
     return twin.hindsight()

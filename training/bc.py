@@ -61,7 +61,9 @@ def fit_policy(
     Args:
         policy: An SB3 ``ActorCriticPolicy`` (MaskablePPO's when ``masked``).
         labels: From :func:`collect_labels`.
-        epochs, batch_size, learning_rate: Optimisation settings (Adam).
+        epochs: Passes over the labels.
+        batch_size: Minibatch size.
+        learning_rate: Adam's learning rate.
         seed: Seeds the minibatch order.
         masked: Pass the action masks to the distribution (MaskablePPO).
     """
@@ -87,8 +89,9 @@ def fit_policy(
     policy.set_training_mode(False)
     with torch.no_grad():
         obs, _ = policy.obs_to_tensor(labels.observations)
-        distribution = (policy.get_distribution(obs, action_masks=labels.masks) if masked
-                        else policy.get_distribution(obs))
+        distribution = (
+            policy.get_distribution(obs, action_masks=labels.masks) if masked else policy.get_distribution(obs)
+        )
         target = torch.as_tensor(labels.actions)
         loss_value = float(-distribution.log_prob(target).mean())
         accuracy = float((distribution.mode() == target).float().mean())

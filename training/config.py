@@ -10,8 +10,10 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import itertools
 import json
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,7 +100,7 @@ def field_docs(cls: type) -> dict[str, str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body  # type: ignore[attr-defined]  # a ClassDef
     docs = {}
-    for node, following in zip(body, body[1:], strict=False):
+    for node, following in itertools.pairwise(body):
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(following, ast.Expr):
             value = following.value
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
@@ -117,16 +119,28 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         if f.name == "hyperparameters":
             parser.add_argument("--hp", dest=f.name, action="append", default=[], metavar="KEY=VALUE", help=help_text)
         elif isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text)
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
         elif isinstance(default, tuple):
-            parser.add_argument(flag, dest=f.name, default=default, help=help_text + " (comma-separated)",
-                                type=lambda s, kind=type(default[0]) if default else str: tuple(kind(x) for x in s.split(",") if x))
+            parser.add_argument(
+                flag,
+                dest=f.name,
+                default=default,
+                help=help_text + " (comma-separated)",
+                type=_comma_separated(type(default[0]) if default else str),
+            )
         elif f.name == "algo":
             parser.add_argument(flag, dest=f.name, default=default, choices=ALGOS, help=help_text)
         elif f.name == "resume":
             parser.add_argument(flag, dest=f.name, type=Path, default=None, help=help_text)
         else:
             parser.add_argument(flag, dest=f.name, type=type(default), default=default, help=help_text)
+
+
+def _comma_separated(kind: type) -> Callable[[str], tuple]:
+    """An argparse ``type`` turning ``"a,b"`` into ``(kind("a"), kind("b"))``."""
+    return lambda text: tuple(kind(item) for item in text.split(",") if item)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:

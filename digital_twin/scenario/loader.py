@@ -42,7 +42,14 @@ import numpy as np
 import yaml
 
 from digital_twin.errors import SpecError, TraceError
-from digital_twin.fleet import NodeSpec, default_fleet, fleet_from_alibaba_gpu_csv, fleet_from_dicts, generate_fleet, node_from_dict
+from digital_twin.fleet import (
+    NodeSpec,
+    default_fleet,
+    fleet_from_alibaba_gpu_csv,
+    fleet_from_dicts,
+    generate_fleet,
+    node_from_dict,
+)
 from digital_twin.jobs import JobSpec
 from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
 from digital_twin.scenario.schema import ScenarioError, Section, call_with_options, check_options
@@ -67,10 +74,19 @@ from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_j
 
 SCHEMA_VERSION = 1
 _VAR = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_CHANGEABLE_SETTINGS = frozenset({
-    "cost_model", "weights", "sla_threshold_pct", "queue_ttl_s", "spot_recovery_s", "spot_interruptions",
-    "fixed_interruptions_s", "seed", "description",
-})
+_CHANGEABLE_SETTINGS = frozenset(
+    {
+        "cost_model",
+        "weights",
+        "sla_threshold_pct",
+        "queue_ttl_s",
+        "spot_recovery_s",
+        "spot_interruptions",
+        "fixed_interruptions_s",
+        "seed",
+        "description",
+    }
+)
 FLEET_PRESETS: dict[str, Callable[[], tuple[NodeSpec, ...]]] = {"default-5": default_fleet}
 
 
@@ -159,8 +175,11 @@ class Scenario:
         missing = self.missing_data()
         if missing:
             unset = sorted({m.group(1) for p in missing if (m := _VAR.match(str(p)))})
-            hint = (f"set {', '.join(unset)} to the folder holding the traces" if unset
-                    else "check the path (and the folder of the traces)")
+            hint = (
+                f"set {', '.join(unset)} to the folder holding the traces"
+                if unset
+                else "check the path (and the folder of the traces)"
+            )
             raise ScenarioError(f"{self.source or self.name}: needs data that is not present: {missing[0]} ({hint})")
 
     def with_settings(self, **changes: Any) -> Scenario:
@@ -171,7 +190,9 @@ class Scenario:
         """
         unknown = sorted(set(changes) - _CHANGEABLE_SETTINGS)
         if unknown:
-            raise ValueError(f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}")
+            raise ValueError(
+                f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}"
+            )
         return dataclasses.replace(self, **changes)
 
     def _wrap(self, build: Callable[[], Any]) -> Any:
@@ -219,7 +240,9 @@ def parse_scenario(data: object, file: Path, content_hash: str) -> Scenario:
     weights_section = top.section("weights", required=False)
     weights = ObjectiveWeights()
     if weights_section is not None:
-        values = {f.name: weights_section.get(f.name, float, getattr(weights, f.name)) for f in dataclasses.fields(weights)}
+        values = {
+            f.name: weights_section.get(f.name, float, getattr(weights, f.name)) for f in dataclasses.fields(weights)
+        }
         weights_section.finish()
         try:
             weights = ObjectiveWeights(**values)
@@ -254,7 +277,9 @@ def parse_scenario(data: object, file: Path, content_hash: str) -> Scenario:
         cost_model=cost_model,
         weights=weights,
         per_episode_workload=per_episode,
-        telemetry_source=str(top.data["telemetry"].get("reader", "?")) if isinstance(top.data["telemetry"], dict) else "?",
+        telemetry_source=str(top.data["telemetry"].get("reader", "?"))
+        if isinstance(top.data["telemetry"], dict)
+        else "?",
         data_files=tuple(data_files),
         _fleet_loader=fleet_loader,
         _telemetry_loader=telemetry_loader,
@@ -272,7 +297,7 @@ def resolve_path(section: Section, key: str, data_files: list[Path]) -> Path:
         base = os.environ.get(match.group(1))
         # With the variable unset the path keeps its ${VAR} text: missing_data() reports it and
         # reading it raises an error that says which variable to set.
-        path = Path(base) / text[match.end():].lstrip("/") if base else Path(text)
+        path = Path(base) / text[match.end() :].lstrip("/") if base else Path(text)
         data_files.append(path)
         return path
     return (Path(section.file).parent / text).resolve()
@@ -298,7 +323,11 @@ def _fleet(section: Section, data_files: list[Path]) -> Callable[[], tuple[NodeS
         gen = section.section("generate")
         types = gen.section("types")
         templates = {
-            name: _checked(gen, "types", lambda name=name: node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name)))
+            name: _checked(
+                gen,
+                "types",
+                lambda name=name: node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name)),
+            )
             for name in list(types.data)
         }
         types.finish()
@@ -338,7 +367,7 @@ def _telemetry(section: Section, horizon_s: float, data_files: list[Path]) -> Ca
             constant_telemetry, options, section.file, section.where, n_nodes, horizon_s
         )
     if reader not in TRACE_READERS:
-        raise section.error("reader", f"unknown reader {reader!r}; known: {sorted(TRACE_READERS) + ['constant']}")
+        raise section.error("reader", f"unknown reader {reader!r}; known: {[*sorted(TRACE_READERS), 'constant']}")
     path = resolve_path(section, "path", data_files)
     options = _options(section, TRACE_READERS[reader])
     mapping = section.section("mapping")
@@ -352,8 +381,11 @@ def _telemetry(section: Section, horizon_s: float, data_files: list[Path]) -> Ca
         elif nodes == "evenly-spread":
             offsets = []  # computed from the series length when loaded
         elif isinstance(nodes, str):
-            raise mapping.error("nodes", f"unknown named mapping {nodes!r}; use 'reference-alibaba', "
-                                         "'evenly-spread' or a list of {offset, scale, bias_pct}")
+            raise mapping.error(
+                "nodes",
+                f"unknown named mapping {nodes!r}; use 'reference-alibaba', "
+                "'evenly-spread' or a list of {offset, scale, bias_pct}",
+            )
         else:
             offsets = [_checked(mapping, f"nodes[{i}]", lambda d=d: OffsetScaleBias(**d)) for i, d in enumerate(nodes)]
         mapping.finish()
@@ -405,7 +437,9 @@ def _workload(
         section.finish()
         return (lambda rng: jobs[:job_budget] if job_budget else jobs), False
     if source not in JOB_FILE_SOURCES:
-        raise section.error("source", f"unknown source {source!r}; known: {sorted(JOB_FILE_SOURCES) + ['jobs', 'synthetic']}")
+        raise section.error(
+            "source", f"unknown source {source!r}; known: {[*sorted(JOB_FILE_SOURCES), 'jobs', 'synthetic']}"
+        )
     path = resolve_path(section, "path", data_files)
     options = _options(section, JOB_FILE_SOURCES[source])
     if job_budget is not None:

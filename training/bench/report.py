@@ -63,7 +63,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"| `aco_env/Fleet5-v0` steps/s | {_fmt(env['env_steps_per_s'])} | |",
             f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
             f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
-            f"| simulated seconds per wall second (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
+            f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
             "",
         ]
     if "aco" in results:
@@ -89,8 +89,12 @@ def render_markdown(results: dict[str, Any]) -> str:
                 f"{'' if ref is None else ref} |"
             )
         lines += ["", "Reference figures: " + "; ".join(r["source"] for r in reference.values()) + ".", ""]
-        lines += ["### Predictors (5 nodes)", "", "| predictor | whole trace ms | refit ms | one tick ms |",
-                  "|---|---|---|---|"]
+        lines += [
+            "### Predictors (5 nodes)",
+            "",
+            "| predictor | whole trace ms | refit ms | one tick ms |",
+            "|---|---|---|---|",
+        ]
         for name, row in aco["predictor_ms"].items():
             if not isinstance(row, dict):
                 continue

@@ -17,8 +17,10 @@ BENCH_DAYS = 7
 
 
 def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
-    """The default fleet on the bundled synthetic trace (300 s ticks, nodes at spread offsets)
-    with the synthetic generator's default workload (one job per 2 min on average, diurnal)."""
+    """The benchmark episode: the default fleet, the bundled trace, the generator's default workload.
+
+    300 s ticks, nodes reading the trace at spread offsets, one job per 2 min on average (diurnal).
+    """
     scenario = scenarios.load("fleet5-synthetic")
     horizon_s = days * 86_400.0
     series = read_alibaba_dc_mean(scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv")

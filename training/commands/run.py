@@ -1,5 +1,7 @@
-"""The main job (``make run``): train MaskablePPO on the default scenario, then evaluate it beside
-first-fit, cheapest, ACO and the oracle on the same seeds, and print the leaderboard.
+"""The main job (``make run``): train MaskablePPO on the default scenario and compare it.
+
+It evaluates the trained agent beside first-fit, cheapest, ACO and the oracle on the same
+seeds and prints the leaderboard.
 
 The default budget (300,000 steps) trains in about four minutes on a 2-core machine; the run
 directory holds the model, TensorBoard events and ``eval.json`` (see ``aco-env train --help``).
@@ -32,8 +34,13 @@ def run(args: argparse.Namespace) -> int:
     from training.leaderboard import format_leaderboard
     from training.train import train
 
-    config = TrainConfig(scenario=args.scenario, timesteps=args.timesteps, seed=args.seed, logdir=args.logdir,
-                         eval_episodes=args.episodes)
+    config = TrainConfig(
+        scenario=args.scenario,
+        timesteps=args.timesteps,
+        seed=args.seed,
+        logdir=args.logdir,
+        eval_episodes=args.episodes,
+    )
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
     run_dir = train(config)
     document = json.loads((run_dir / "eval.json").read_text())
@@ -44,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nobjective breakdown of {best}, seed {episode['seed']:.0f}:")
     for term in ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd", "objective_usd"):
         print(f"  {term:<15} {episode[term]:>10.4f}")
-    print(f"  jobs: {episode['completed_jobs']:.0f} completed, {episode['failed_jobs']:.0f} failed, "
-          f"{episode['rejected_jobs']:.0f} rejected, {episode['running_jobs']:.0f} still running at the horizon")
+    print(
+        f"  jobs: {episode['completed_jobs']:.0f} completed, {episode['failed_jobs']:.0f} failed, "
+        f"{episode['rejected_jobs']:.0f} rejected, {episode['running_jobs']:.0f} still running at the horizon"
+    )
     print(f"\nrun directory: {run_dir}")
     print(f"look at it:    tensorboard --logdir {args.logdir}")
     return 0
