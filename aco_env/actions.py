@@ -17,6 +17,8 @@ def as_action_index(action: object, n_actions: int) -> int | None:
 
     Accepts Python and NumPy integers and 0-d / 1-element integer arrays (as SB3 passes them).
     """
+    if type(action) is int:  # the common case, first (bool is not int here)
+        return action if 0 <= action < n_actions else None
     if isinstance(action, np.ndarray):
         if action.size != 1 or not np.issubdtype(action.dtype, np.integer):
             return None

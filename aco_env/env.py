@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+import scenarios
 from aco_env.actions import action_mask, as_action_index
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.observation import ObservationEncoder
@@ -17,7 +18,6 @@ from aco_env.render import render_ansi, render_rgb_array
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError, StepInfo
 from digital_twin import DigitalTwin, HindsightView, Telemetry, TwinSpec
-import scenarios
 from digital_twin.scenario import Scenario
 from digital_twin.telemetry import CPU, MEM
 
@@ -44,11 +44,11 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     | key | shape | range | meaning |
     |---|---|---|---|
     | nodes | (N, 17) | [0, 1], counts [0, 1000], utilisation [0, 2] | per-node features, one row per node |
-    | history | (N, W) | [0, 1] | background cpu / 100 over the last W ticks, oldest first (tick 0 repeated before the start) |
+    | history | (N, W) | [0, 1] | background cpu / 100, last W ticks, oldest first (tick 0 repeats before the start) |
     | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
     | queue_mask | (K,) | {0, 1} | 1 for real rows of ``queue``, 0 for padding |
-    | clock | (4,) | see text | sin and cos of hour of day, time / horizon in [0, 1], queue length (jobs behind the current one, clipped at 1000) |
+    | clock | (4,) | see text | hour of day (sin, cos), time / horizon in [0, 1], jobs queued behind (<= 1000) |
     | action_mask | (N + 1,) | {0, 1} | valid actions, as ``action_masks()`` |
 
     ``nodes`` columns: 0 free cpu fraction, 1 free mem fraction, 2 free GPU fraction (0 without
@@ -160,8 +160,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         else:
             twin.place(index)
         self._decisions += 1
-        reward = self.reward_fn(before, twin.objective_usd())
         info = self._info(invalid=False, final=twin.done)
+        reward = self.reward_fn(before, info["objective"]["objective_usd"])
         return self._observation(), reward, twin.terminated, twin.truncated, info
 
     def action_masks(self) -> np.ndarray:

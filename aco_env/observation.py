@@ -1,9 +1,11 @@
 """Encoding the twin's current decision into the observation: a flat ``Dict`` of float32 boxes.
 
 See :class:`aco_env.env.ClusterSchedulingEnv` for the table of every field. Static per-node
-features (price, spot, arch, size) are computed once per fleet, static per-job features and
-the background tables once per episode (:meth:`ObservationEncoder.start_episode`); each step
-fills only what changes. This is the env's hot path: keep it free of per-node Python loops.
+features (price, spot, arch, size) are computed once per fleet, the per-tick background tables
+once per telemetry (a scenario's episodes share it) and static per-job features once per
+episode (:meth:`ObservationEncoder.start_episode`); each step fills only what changes. This is
+the env's hot path, where every numpy call costs about a microsecond: keep it free of per-node
+Python loops and of needless small numpy calls.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from aco_env.types import EnvConfig
-from digital_twin import WORKLOAD_TYPES, DigitalTwin, JobSpec, NodeSpec, TwinSpec
+from digital_twin import WORKLOAD_TYPES, DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
 
 NODE_FEATURES = (
@@ -32,6 +34,7 @@ _N_TWIN = 7  # columns taken from DigitalTwin.node_vector(): free cpu/mem/GPU, u
 _RUNNING = slice(4, 7)
 _UTILIZATION = 9
 _N_DYNAMIC = 10
+_STATIC_JOB_COLUMNS = [0, 1, 2, 3, 7, 8, 9, 11]  # JOB_FEATURES fixed per episode, besides the workload one-hot
 _SLACK_LIMIT_H = 24.0
 COUNT_CAP = 1000.0
 """Counts (running jobs per type, queue length) and hours of duration are clipped here, so that
@@ -78,12 +81,35 @@ class ObservationEncoder:
             static[i, 3 + ARCHES.index(node.arch)] = 1.0
             static[i, 6] = node.cpu_cores / self._max_cpu
         self._static_nodes = static
-        # Row scales turning node_vector() blocks into fractions (millicores, MiB, GPUs) or counts.
-        scale = np.ones((_N_TWIN, self.n_nodes))
+        # obs["nodes"] is affine in DigitalTwin.node_vector() (7 blocks of N), entry by entry:
+        #     nodes[i, c] = min(base[tick, i, c] + coef[i, c] * node_vector[source[i, c]], cap[i, c])
+        # Columns 0-6 are node i's entry of block c times a scale (to a fraction of millicores,
+        # MiB or GPUs, or 1 for the flag and counts); utilisation is (1 + background cpu) minus
+        # the free cpu fraction; the background and static columns are all base (coef 0). One
+        # gather and three ufuncs instead of a dozen small numpy calls per step.
+        n, n_features = self.n_nodes, len(NODE_FEATURES)
+        scale = np.ones((_N_TWIN, n))
         scale[0] = 1.0 / (self._cpu * 1000.0)
         scale[1] = 1.0 / (self._mem * 1024.0)
-        scale[2] = np.divide(1.0, self._gpus, out=np.zeros(self.n_nodes), where=self._gpus > 0)
-        self._twin_scale = scale
+        scale[2] = np.divide(1.0, self._gpus, out=np.zeros(n), where=self._gpus > 0)
+        source = np.zeros((n, n_features), dtype=np.intp)
+        coef = np.zeros((n, n_features))
+        source[:, :_N_TWIN] = np.arange(_N_TWIN * n).reshape(_N_TWIN, n).T
+        coef[:, :_N_TWIN] = scale.T
+        source[:, _UTILIZATION] = np.arange(n)  # block 0: free millicores
+        coef[:, _UTILIZATION] = -scale[0]
+        cap = np.full((n, n_features), np.inf)
+        cap[:, _RUNNING] = COUNT_CAP
+        self._node_source = source  # (N, 17)
+        self._node_coef = coef  # (N, 17)
+        self._node_cap = cap  # (N, 17)
+        # Divisors and caps of the _STATIC_JOB_COLUMNS (cpu, mem, GPUs, VRAM, priority, preemptible,
+        # has deadline, duration); the infinite divisor zeroes the GPU column of a fleet without GPUs.
+        self._job_divisor = np.array(
+            [self._max_cpu, self._max_mem, self._max_gpus or np.inf, 100.0, 100.0, 1.0, 1.0, 3600.0]
+        )
+        self._job_cap = np.array([1.0, 1.0, 1.0, VRAM_CAP, np.inf, np.inf, np.inf, COUNT_CAP])
+        self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
 
     def space(self) -> spaces.Dict:
         """The observation space (shapes depend on the fleet size and the config only)."""
@@ -112,30 +138,44 @@ class ObservationEncoder:
         })
 
     def start_episode(self, spec: TwinSpec) -> None:
-        """Precompute the episode's static tables (job features, background per tick)."""
+        """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
         jobs = spec.jobs
         self._job_static = self._static_job_table(jobs)
-        self._deadline_s = np.array([np.nan if j.deadline_s is None else j.deadline_s for j in jobs])
-        self._arrival_s = np.array([j.arrival_s for j in jobs])
-        background = spec.telemetry.background_pct / 100.0
-        self._background_now = background.astype(np.float32)  # (T, N, 2)
+        self._deadline_s = [j.deadline_s for j in jobs]
+        self._arrival_s = [j.arrival_s for j in jobs]
+        # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
+        self._cap_counts = len(jobs) > COUNT_CAP
+        if spec.telemetry is not self._telemetry:  # episodes of a scenario share its telemetry
+            self._start_telemetry(spec.telemetry)
+
+    def _start_telemetry(self, telemetry: Telemetry) -> None:
+        """The per-tick tables, which depend on the (immutable) telemetry only."""
+        self._telemetry = telemetry
+        background = telemetry.background_pct / 100.0
+        background_now = background.astype(np.float32)  # (T, N, 2)
+        # The ``base`` of obs["nodes"] per tick (see __init__): float32 values held in float64,
+        # as the per-step sum is done in float64 before rounding to float32. 8.5 x the size of
+        # the telemetry itself (a few hundred KB at most for the bundled scenarios).
+        base = np.zeros((telemetry.n_ticks, self.n_nodes, len(NODE_FEATURES)), dtype=np.float32)
+        base[:, :, _N_TWIN:_UTILIZATION] = background_now
+        base[:, :, _UTILIZATION] = background_now[:, :, 0] + 1.0
+        base[:, :, _N_DYNAMIC:] = self._static_nodes
+        # Lists of per-tick arrays: picking one is then a list index, not a numpy view.
+        self._node_base = list(base.astype(np.float64))  # T x (N, 17)
         w = self.config.history_ticks
         cpu = background[:, :, 0].astype(np.float32)
-        self._history_padded = np.concatenate([np.repeat(cpu[:1], w - 1, axis=0), cpu])  # (T + W - 1, N)
+        padded = np.concatenate([np.repeat(cpu[:1], w - 1, axis=0), cpu])  # (T + W - 1, N)
+        self._history = list(np.lib.stride_tricks.sliding_window_view(padded, w, axis=0))  # T x (N, W) views
 
     def encode(self, twin: DigitalTwin) -> dict[str, np.ndarray]:
         """The observation of the twin's current decision (fresh arrays; safe to keep)."""
         k = twin.tick_index
         now = twin.time_s
-        dynamic = np.array(twin.node_vector(), dtype=np.float64).reshape(_N_TWIN, self.n_nodes)
-        dynamic *= self._twin_scale
-        np.minimum(dynamic[_RUNNING], COUNT_CAP, out=dynamic[_RUNNING])
-        nodes = np.empty((self.n_nodes, len(NODE_FEATURES)), dtype=np.float32)
-        nodes[:, :_N_TWIN] = dynamic.T
-        background = self._background_now[k]
-        nodes[:, _N_TWIN : _N_TWIN + 2] = background
-        nodes[:, _UTILIZATION] = background[:, 0] + 1.0 - dynamic[0]
-        nodes[:, _N_DYNAMIC:] = self._static_nodes
+        nodes = np.array(twin.node_vector(), dtype=np.float64)[self._node_source]  # the affine map of __init__
+        nodes *= self._node_coef
+        nodes += self._node_base[k]
+        if self._cap_counts:
+            np.minimum(nodes, self._node_cap, out=nodes)
         pending = twin.pending_jobs()
         current = twin.current_job_index
         behind = pending[1:] if current >= 0 else pending
@@ -143,62 +183,52 @@ class ObservationEncoder:
         queue = np.zeros((self.config.queue_window, len(JOB_FEATURES)), dtype=np.float32)
         queue_mask = np.zeros(self.config.queue_window, dtype=np.float32)
         if window:
-            queue[: len(window)] = self._job_rows(np.array(window), now)
+            queue[: len(window)] = self._job_static[window]
+            for row, j in enumerate(window):
+                self._fill_time_features(queue[row], j, now)
             queue_mask[: len(window)] = 1.0
-        job = self._current_job_row(current, now)
+        if current >= 0:
+            job = self._job_static[current].copy()
+            self._fill_time_features(job, current, now)
+        else:  # the episode is over
+            job = np.zeros(len(JOB_FEATURES), dtype=np.float32)
         hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
         clock = np.array(
             [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(len(behind), COUNT_CAP)],
             dtype=np.float32,
         )
-        mask = np.array([*twin.feasible_mask(), True], dtype=np.float32)
+        mask = twin.feasible_mask()
+        mask.append(True)  # defer
         return {
-            "nodes": nodes,
-            "history": self._history_padded[k : k + self.config.history_ticks].T.copy(),
+            "nodes": nodes.astype(np.float32),
+            "history": self._history[k].copy(),
             "job": job,
             "queue": queue,
             "queue_mask": queue_mask,
             "clock": clock,
-            "action_mask": mask,
+            "action_mask": np.array(mask, dtype=np.float32),
         }
 
-    def _current_job_row(self, job: int, now_s: float) -> np.ndarray:
-        """``(13,)`` features of one job (zeros for ``job < 0``), with scalar maths (the hot path)."""
-        if job < 0:
-            return np.zeros(len(JOB_FEATURES), dtype=np.float32)
-        row = self._job_static[job].copy()
+    def _fill_time_features(self, row: np.ndarray, job: int, now_s: float) -> None:
+        """Write the time-dependent ``deadline_slack_h`` and ``wait_frac`` of ``job`` into ``row``."""
         deadline = self._deadline_s[job]
-        if deadline == deadline:  # not NaN: the job has a deadline
+        if deadline is not None:
             row[10] = min(max((deadline - now_s) / 3600.0, -_SLACK_LIMIT_H), _SLACK_LIMIT_H)
         if self._ttl_s is not None:
             row[12] = min(max((now_s - self._arrival_s[job]) / self._ttl_s, 0.0), 1.0)
-        return row
-
-    def _job_rows(self, jobs: np.ndarray, now_s: float) -> np.ndarray:
-        """``(len(jobs), 13)``: static features plus the time-dependent slack and wait."""
-        rows = self._job_static[jobs]
-        deadline = self._deadline_s[jobs]
-        slack = np.minimum(np.maximum((deadline - now_s) / 3600.0, -_SLACK_LIMIT_H), _SLACK_LIMIT_H)
-        rows[:, 10] = np.nan_to_num(slack, nan=0.0)
-        if self._ttl_s is not None:
-            rows[:, 12] = np.minimum(np.maximum((now_s - self._arrival_s[jobs]) / self._ttl_s, 0.0), 1.0)
-        return rows
 
     def _static_job_table(self, jobs: tuple[JobSpec, ...]) -> np.ndarray:
         """``(n_jobs, 13)`` float32: the features that do not change during the episode."""
         table = np.zeros((len(jobs), len(JOB_FEATURES)), dtype=np.float32)
         if not jobs:
             return table
-        column = lambda values: np.array(values, dtype=np.float64)  # noqa: E731
-        table[:, 0] = np.minimum(column([j.cpu_cores for j in jobs]) / self._max_cpu, 1.0)
-        table[:, 1] = np.minimum(column([j.mem_gb for j in jobs]) / self._max_mem, 1.0)
-        if self._max_gpus:
-            table[:, 2] = np.minimum(column([j.gpu_count for j in jobs]) / self._max_gpus, 1.0)
-        table[:, 3] = np.minimum(column([j.gpu_vram_gb for j in jobs]) / 100.0, VRAM_CAP)
+        # One (n_jobs, 8) array for the _STATIC_JOB_COLUMNS: far fewer numpy calls than a column each.
+        raw = np.array(
+            [(j.cpu_cores, j.mem_gb, j.gpu_count, j.gpu_vram_gb, j.priority, j.preemptible,
+              j.deadline_s is not None, j.duration_s) for j in jobs],
+            dtype=np.float64,
+        )
+        table[:, _STATIC_JOB_COLUMNS] = np.minimum(raw / self._job_divisor, self._job_cap)
         types = np.array([WORKLOAD_TYPES.index(j.workload) for j in jobs])
         table[np.arange(len(jobs)), 4 + types] = 1.0
-        table[:, 7] = column([j.priority for j in jobs]) / 100.0
-        table[:, 8] = column([j.preemptible for j in jobs])
-        table[:, 9] = column([j.deadline_s is not None for j in jobs])
-        table[:, 11] = np.minimum(column([j.duration_s for j in jobs]) / 3600.0, COUNT_CAP)
         return table

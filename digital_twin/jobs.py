@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any
 
 from digital_twin.errors import SpecError
@@ -66,15 +67,15 @@ class JobSpec:
         Comparisons with NaN are False, so NaN falls through to :meth:`_validate`, which
         accepts or rejects every input with a precise message; this only saves time.
         """
-        numbers = (self.arrival_s, self.duration_s, self.cpu_cores, self.mem_gb, self.gpu_vram_gb)
-        if any(type(value) not in _PLAIN_NUMBERS for value in numbers):
-            return False
         deadline = self.deadline_s
         return (
             type(self.job_id) is str and self.job_id != ""
             and self.workload in WORKLOAD_TYPES
-            and 0.0 <= self.arrival_s < _INF and 0.0 < self.duration_s < _INF
-            and 0.0 < self.cpu_cores < _INF and 0.0 < self.mem_gb < _INF and 0.0 <= self.gpu_vram_gb < _INF
+            and type(self.arrival_s) in _PLAIN_NUMBERS and 0.0 <= self.arrival_s < _INF
+            and type(self.duration_s) in _PLAIN_NUMBERS and 0.0 < self.duration_s < _INF
+            and type(self.cpu_cores) in _PLAIN_NUMBERS and 0.0 < self.cpu_cores < _INF
+            and type(self.mem_gb) in _PLAIN_NUMBERS and 0.0 < self.mem_gb < _INF
+            and type(self.gpu_vram_gb) in _PLAIN_NUMBERS and 0.0 <= self.gpu_vram_gb < _INF
             and type(self.gpu_count) is int and self.gpu_count >= 0
             and type(self.priority) is int and 1 <= self.priority <= 100
             and type(self.preemptible) is bool
@@ -151,7 +152,7 @@ def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
 
 def validate_workload(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
     """Return the jobs sorted by arrival (stable), after checking job ids are unique."""
-    workload = tuple(sorted(jobs, key=lambda j: j.arrival_s))
+    workload = tuple(sorted(jobs, key=attrgetter("arrival_s")))
     seen: set[str] = set()
     for job in workload:
         if job.job_id in seen:

@@ -29,7 +29,8 @@ class TwinState:
         status, node_of, start_s, first_start_s, enqueued_s, generation: Per job.
             ``generation`` increases whenever a job's pending or running episode ends, so
             scheduled events for an earlier episode are recognised as stale.
-        sla_hit, qos_hit, late: Per-job flags so each penalty is counted once per job.
+        sla_hit, qos_hit: Per-job flags so each penalty is counted once per job (the deadline
+            penalty needs none: it is judged at the first start).
         pending: Job indices in queue order (FIFO by the time they entered the queue).
         cursor: Index into ``pending`` of the job being asked; jobs before it were deferred
             (or fit nowhere) at the current time.
@@ -58,7 +59,6 @@ class TwinState:
         "free_mem_mib",
         "generation",
         "heap",
-        "late",
         "next_arrival",
         "next_tick",
         "node_jobs",

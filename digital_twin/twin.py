@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import heapq
+from operator import attrgetter
 
 import numpy as np
 
@@ -44,10 +45,8 @@ from digital_twin.objective import ACTIVE_NODES, ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions, effective_interruptions
 from digital_twin.state import (
-    ARRIVAL,
     COMPLETED,
     COMPLETION,
-    EVENT_NAMES,
     FAILED,
     FUTURE,
     INTERRUPTION,
@@ -64,6 +63,7 @@ from digital_twin.telemetry import CPU
 
 _SLA, _QOS, _EVICT, _LATE, _REJECT = range(5)  # indices into TwinState.counts
 _LC = WORKLOAD_TYPES.index("latency-critical")  # column of running_by_type
+_NODE_INDEX_TYPES = (int, np.integer)
 
 
 class TwinSnapshot:
@@ -103,17 +103,20 @@ class DigitalTwin:
         self._req_mem_mib = [_mib(j.mem_gb) for j in jobs]
         self._req_gpus = [j.gpu_count for j in jobs]
         self._type_index = [WORKLOAD_TYPES.index(j.workload) for j in jobs]
-        self._is_lc = [j.is_latency_critical for j in jobs]
+        self._is_lc = [t == _LC for t in self._type_index]
         self._candidates = self._all_static_candidates(jobs)
         self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
         self._ttl = spec.queue_ttl_s
         self._horizon = float(spec.horizon_s)
         self._tick_s = float(spec.telemetry.tick_s)
+        self._last_tick = spec.telemetry.n_ticks - 1
         self._active_nodes = spec.cost_model == ACTIVE_NODES
         self._interruptions: tuple[tuple[float, ...], ...] = tuple(() for _ in fleet)
         self._s = self._initial_state()
         self._current = -1
         self._done = True
+        # can_place() of every node for the current decision, computed once per decision point.
+        self._mask = [False] * self._n_nodes
 
     # ------------------------------------------------------------------ protocol
     def reset(self, rng: np.random.Generator) -> None:
@@ -150,14 +153,11 @@ class DigitalTwin:
         """Whether the current job fits on ``node`` now (up, resources, arch, GPU model/VRAM)."""
         if self._done or not 0 <= node < self._n_nodes:
             return False
-        return self._fits(self._current, node)
+        return self._mask[node]
 
     def feasible_mask(self) -> list[bool]:
         """``can_place`` for every node, in fleet order (all False when the episode is over)."""
-        if self._done:
-            return [False] * self._n_nodes
-        j = self._current
-        return [self._fits(j, i) for i in range(self._n_nodes)]
+        return self._mask.copy()
 
     def place(self, node: int) -> None:
         """Start the current job on ``node`` and run on to the next decision point.
@@ -168,7 +168,7 @@ class DigitalTwin:
         if self._done:
             raise InvalidPlacementError("the episode is over: no job to place")
         j = self._current
-        if not (isinstance(node, int | np.integer) and 0 <= node < self._n_nodes and self._fits(j, int(node))):
+        if not (isinstance(node, _NODE_INDEX_TYPES) and 0 <= node < self._n_nodes and self._mask[node]):
             raise InvalidPlacementError(self._why_not(j, node))
         s = self._s
         del s.pending[s.cursor]
@@ -192,7 +192,8 @@ class DigitalTwin:
     @property
     def terminated(self) -> bool:
         """True when every job reached a terminal state before the horizon."""
-        return self._done and self._s.status_counts[RUNNING] + self._s.status_counts[PENDING] + self._s.status_counts[FUTURE] == 0
+        counts = self._s.status_counts
+        return self._done and counts[RUNNING] + counts[PENDING] + counts[FUTURE] == 0
 
     @property
     def truncated(self) -> bool:
@@ -208,7 +209,8 @@ class DigitalTwin:
     @property
     def tick_index(self) -> int:
         """Index of the telemetry tick that contains the current time."""
-        return min(int(self._s.time_s // self._tick_s), self.spec.telemetry.n_ticks - 1)
+        k = int(self._s.time_s // self._tick_s)
+        return k if k < self._last_tick else self._last_tick
 
     def objective(self) -> ObjectiveBreakdown:
         """The objective accrued so far (cost up to :attr:`time_s`), by term."""
@@ -232,21 +234,27 @@ class DigitalTwin:
         """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path)."""
         s, w = self._s, self.spec.weights
         sla, qos, evictions, late, rejections = s.counts
-        out = {
-            "cost_usd": s.cost_usd,
-            "sla_usd": sla * w.sla_violation_usd,
-            "qos_usd": qos * w.qos_violation_usd,
-            "eviction_usd": evictions * w.eviction_usd,
-            "deadline_usd": late * w.deadline_miss_usd,
-            "rejection_usd": rejections * w.rejection_usd,
+        cost_usd = s.cost_usd
+        sla_usd = sla * w.sla_violation_usd
+        qos_usd = qos * w.qos_violation_usd
+        eviction_usd = evictions * w.eviction_usd
+        deadline_usd = late * w.deadline_miss_usd
+        rejection_usd = rejections * w.rejection_usd
+        return {
+            "cost_usd": cost_usd,
+            "sla_usd": sla_usd,
+            "qos_usd": qos_usd,
+            "eviction_usd": eviction_usd,
+            "deadline_usd": deadline_usd,
+            "rejection_usd": rejection_usd,
             "sla_violations": sla,
             "qos_violations": qos,
             "evictions": evictions,
             "deadline_misses": late,
             "rejections": rejections,
+            # The same sum, in the same order, as objective_usd().
+            "objective_usd": cost_usd + sla_usd + qos_usd + eviction_usd + deadline_usd + rejection_usd,
         }
-        out["objective_usd"] = self.objective_usd()
-        return out
 
     def objective_usd(self) -> float:
         """The objective accrued so far, in USD (cheap; the sum of :meth:`objective`'s terms)."""
@@ -345,6 +353,7 @@ class DigitalTwin:
         self._s = snapshot._state.copy()
         self._current = snapshot._current
         self._done = snapshot._done
+        self._mask = [False] * self._n_nodes if self._done else self._mask_of(self._current)
 
     # ------------------------------------------------------------------ simulation
     def _initial_state(self) -> TwinState:
@@ -365,7 +374,6 @@ class DigitalTwin:
         s.generation = [0] * m
         s.sla_hit = [False] * m
         s.qos_hit = [False] * m
-        s.late = [False] * m
         s.pending = []
         s.cursor = 0
         s.heap = []
@@ -396,6 +404,7 @@ class DigitalTwin:
 
     def _static_candidates(self, job: JobSpec) -> tuple[int, ...]:
         """Nodes the job could ever run on (an empty node that is up)."""
+        cpu_m, mem_mib = _millis(job.cpu_cores), _mib(job.mem_gb)
         out = []
         for i, node in enumerate(self.spec.fleet):
             if job.required_arch is not None and node.arch != job.required_arch:
@@ -406,28 +415,20 @@ class DigitalTwin:
                 or (job.allowed_gpu_models is not None and node.gpu_model not in job.allowed_gpu_models)
             ):
                 continue
-            if _millis(job.cpu_cores) <= self._cpu_m[i] and _mib(job.mem_gb) <= self._mem_mib[i]:
+            if cpu_m <= self._cpu_m[i] and mem_mib <= self._mem_mib[i]:
                 out.append(i)
         return tuple(out)
 
-    def _fits(self, j: int, i: int) -> bool:
-        s = self._s
-        return (
-            s.up[i]
-            and i in self._candidates[j]
-            and s.free_cpu_m[i] >= self._req_cpu_m[j]
-            and s.free_mem_mib[i] >= self._req_mem_mib[j]
-            and s.free_gpus[i] >= self._req_gpus[j]
-        )
-
-    def _fits_somewhere(self, j: int) -> bool:
+    def _mask_of(self, j: int) -> list[bool]:
+        """Per node, whether job ``j`` fits there now: up, a static candidate, enough free resources."""
         s = self._s
         cpu, mem, gpus = self._req_cpu_m[j], self._req_mem_mib[j], self._req_gpus[j]
         free_cpu, free_mem, free_gpus, up = s.free_cpu_m, s.free_mem_mib, s.free_gpus, s.up
+        mask = [False] * self._n_nodes
         for i in self._candidates[j]:
             if up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus:
-                return True
-        return False
+                mask[i] = True
+        return mask
 
     def _why_not(self, j: int, node: object) -> str:
         job = self.spec.jobs[j]
@@ -468,18 +469,24 @@ class DigitalTwin:
     def _advance(self) -> None:
         """Run events until a pending job fits somewhere, every job is terminal, or the horizon."""
         s = self._s
+        pending, status_counts, heap = s.pending, s.status_counts, s.heap  # these change in place only
         while True:
-            pending = s.pending
             while s.cursor < len(pending):
                 j = pending[s.cursor]
-                if self._fits_somewhere(j):
+                mask = self._mask_of(j)
+                if True in mask:
                     self._current = j
+                    self._mask = mask
                     return
                 s.cursor += 1
-            counts = s.status_counts
-            if counts[FUTURE] + counts[PENDING] + counts[RUNNING] == 0:
+            if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
                 break
-            t = self._next_event_time()
+            # The next event: a telemetry tick, a scheduled event or an arrival, whichever is first.
+            t = s.next_tick * self._tick_s
+            if heap and heap[0][0] < t:
+                t = heap[0][0]
+            if s.next_arrival < self._n_jobs and self._arrival_s[s.next_arrival] < t:
+                t = self._arrival_s[s.next_arrival]
             if t >= self._horizon:
                 self._accrue(self._horizon)
                 self._charge_unserved()
@@ -489,15 +496,7 @@ class DigitalTwin:
             s.cursor = 0
         self._done = True
         self._current = -1
-
-    def _next_event_time(self) -> float:
-        s = self._s
-        t = s.next_tick * self._tick_s
-        if s.heap and s.heap[0][0] < t:
-            t = s.heap[0][0]
-        if s.next_arrival < self._n_jobs and self._arrival_s[s.next_arrival] < t:
-            t = self._arrival_s[s.next_arrival]
-        return t
+        self._mask = [False] * self._n_nodes
 
     def _accrue(self, t: float) -> None:
         s = self._s
@@ -522,11 +521,12 @@ class DigitalTwin:
         if s.next_tick * self._tick_s == t:
             self._tick(s.next_tick)
             s.next_tick += 1
-        while s.next_arrival < self._n_jobs and self._arrival_s[s.next_arrival] == t:
+        arrival_s, n_jobs = self._arrival_s, self._n_jobs
+        while s.next_arrival < n_jobs and arrival_s[s.next_arrival] == t:
             self._arrive(s.next_arrival)
             s.next_arrival += 1
         while heap and heap[0][0] == t:
-            _, kind, _, index, generation = heapq.heappop(heap)
+            _, _, _, index, generation = heapq.heappop(heap)
             self._expire(index, generation)
 
     def _charge_unserved(self) -> None:
@@ -582,10 +582,13 @@ class DigitalTwin:
         self._set_status(j, RUNNING)
         s.node_of[j] = i
         s.start_s[j] = t
-        if s.first_start_s[j] < 0.0:
+        if s.first_start_s[j] < 0.0:  # the first start: wait and deadline are judged here only
             s.first_start_s[j] = t
             s.wait_sum_s += t - self._arrival_s[j]
             s.started_jobs += 1
+            deadline = self.spec.jobs[j].deadline_s
+            if deadline is not None and t > deadline:
+                s.counts[_LATE] += 1
         if self._active_nodes:
             if was_idle:
                 s.cost_rate_usd_per_s += self._price_per_s[i]
@@ -594,10 +597,6 @@ class DigitalTwin:
         if self._is_lc[j] and self._is_spot[i] and not s.qos_hit[j]:
             s.qos_hit[j] = True
             s.counts[_QOS] += 1
-        deadline = self.spec.jobs[j].deadline_s
-        if deadline is not None and t > deadline and not s.late[j]:
-            s.late[j] = True
-            s.counts[_LATE] += 1
         self._push(t + self.spec.jobs[j].duration_s, COMPLETION, j, s.generation[j])
         self._log("start", j, i)
 
@@ -668,9 +667,8 @@ class DigitalTwin:
                         self._log("sla-violation", j, i)
 
 
-def _shape(job: JobSpec) -> tuple:
-    """What decides the nodes a job can ever run on (jobs of one shape share candidates)."""
-    return (job.cpu_cores, job.mem_gb, job.gpu_count, job.gpu_vram_gb, job.allowed_gpu_models, job.required_arch)
+_shape = attrgetter("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "allowed_gpu_models", "required_arch")
+"""What decides the nodes a job can ever run on (jobs of one shape share candidates)."""
 
 
 def _millis(cores: float) -> int:

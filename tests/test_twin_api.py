@@ -183,3 +183,17 @@ def test_objective_dict__agrees_with_the_breakdown() -> None:
         assert twin.objective_usd() == pytest.approx(twin.objective().total_usd)
         apply_action(twin, action)
     assert twin.objective_dict() == pytest.approx(twin.objective().as_dict())
+
+
+def test_twin__deadline_is_judged_at_the_first_start_only() -> None:
+    """A job started on time, evicted and restarted after its deadline pays no deadline penalty."""
+    fleet = default_fleet()
+    jobs = (JobSpec("j", 0, 3000, "batch", 1, 1, preemptible=True, deadline_s=100.0),)
+    spec = TwinSpec(fleet, jobs, Telemetry.constant(5, 20, 30, 7200, 300), 7200,
+                    fixed_interruptions_s=((), (1000.0,), (), (), ()))
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    twin.place(1)  # on time, on the spot node that fails at 1000 s
+    assert twin.time_s == 1000.0
+    twin.place(0)  # restarted long after the deadline
+    assert twin.objective().deadline_misses == 0 and twin.terminated

@@ -280,22 +280,26 @@ def generate_jobs(
     preemptible = preempt_draw < config.batch_preemptible_prob
 
     count = n if limit is None else min(n, limit)
+    # Python scalars from here on: indexing numpy arrays element by element is slow.
+    arrival_s, duration_s = arrival[:count].tolist(), duration[:count].tolist()
+    kinds, preemptible_draws = kind[:count].tolist(), preemptible[:count].tolist()
+    cpu_sizes = sizes[:count].tolist() if sizes is not None else None
     jobs: list[JobSpec] = []
     for k in range(count):
-        cls = config.mix[int(kind[k])]
+        cls = config.mix[kinds[k]]
         cpu, mem = float(cls.cpu_cores), float(cls.mem_gb)
-        if sizes is not None and cls.gpu_count == 0:
-            cpu = float(sizes[k])
+        if cpu_sizes is not None and cls.gpu_count == 0:
+            cpu = cpu_sizes[k]
             mem = cpu * mem_per_core
-        t = float(arrival[k])
+        t = arrival_s[k]
         deadline = None
         if cls.workload == LATENCY_CRITICAL and config.lc_deadline_slack_s is not None:
             deadline = t + config.lc_deadline_slack_s
         jobs.append(JobSpec(
-            job_id=f"{config.job_id_prefix}{k}", arrival_s=t, duration_s=float(duration[k]),
+            job_id=f"{config.job_id_prefix}{k}", arrival_s=t, duration_s=duration_s[k],
             workload=cls.workload, cpu_cores=cpu, mem_gb=mem, gpu_count=cls.gpu_count,
             gpu_vram_gb=config.gpu_vram_gb if cls.gpu_count else 0.0, priority=cls.priority,
-            preemptible=bool(cls.workload == BATCH and preemptible[k]),
+            preemptible=bool(cls.workload == BATCH and preemptible_draws[k]),
             deadline_s=deadline,
         ))
     return validate_workload(jobs)
