@@ -100,6 +100,23 @@ def render_markdown(results: dict[str, Any]) -> str:
                 continue
             lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
         lines.append("")
+    if "oracle" in results:
+        oracle = results["oracle"]
+        lines += [
+            "## Oracle solve time (issue 6)",
+            "",
+            f"`{oracle['scenario']}` episodes, plan and lower bound (two HiGHS solves, "
+            f"{oracle['time_limit_s']:.0f} s limit each), prorated cost.",
+            "",
+            "| seed | solve s | plan USD | bound USD | gap | status |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['seed']} | {r['solve_s']:.2f} | {r['plan_usd']:.4f} | {r['bound_usd']:.4f} | {r['gap']:.1%} | "
+            f"{r['status']} |"
+            for r in oracle["episodes"]
+        ]
+        lines.append("")
     if "memory" in results:
         memory = results["memory"]
         lines += [

@@ -22,6 +22,7 @@ SECTIONS: dict[str, str] = {
     "traces": "training.bench.traces:bench_traces",
     "aco": "training.bench.aco:bench_aco",
     "memory": "training.bench.memory:bench_memory",
+    "oracle": "training.bench.oracle:bench_oracle",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -30,6 +31,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "env": {"steps": 3000, "repeats": 1},
     "traces": {"repeats": 1},
     "aco": {"n_decisions": 300},
+    "oracle": {"seeds": 1},
 }
 
 
