@@ -63,6 +63,33 @@ class ObjectiveBreakdown:
     deadline_misses: int
     rejections: int
 
+    @classmethod
+    def from_counts(
+        cls,
+        cost_usd: float,
+        weights: ObjectiveWeights,
+        *,
+        sla_violations: int,
+        qos_violations: int,
+        evictions: int,
+        deadline_misses: int,
+        rejections: int,
+    ) -> ObjectiveBreakdown:
+        """The breakdown of a compute cost and the penalty event counts under ``weights``."""
+        return cls(
+            cost_usd=cost_usd,
+            sla_usd=sla_violations * weights.sla_violation_usd,
+            qos_usd=qos_violations * weights.qos_violation_usd,
+            eviction_usd=evictions * weights.eviction_usd,
+            deadline_usd=deadline_misses * weights.deadline_miss_usd,
+            rejection_usd=rejections * weights.rejection_usd,
+            sla_violations=sla_violations,
+            qos_violations=qos_violations,
+            evictions=evictions,
+            deadline_misses=deadline_misses,
+            rejections=rejections,
+        )
+
     @property
     def total_usd(self) -> float:
         """The objective: the sum of the six USD terms."""

@@ -214,20 +214,10 @@ class DigitalTwin:
 
     def objective(self) -> ObjectiveBreakdown:
         """The objective accrued so far (cost up to :attr:`time_s`), by term."""
-        s, w = self._s, self.spec.weights
-        sla, qos, evictions, late, rejections = s.counts
-        return ObjectiveBreakdown(
-            cost_usd=s.cost_usd,
-            sla_usd=sla * w.sla_violation_usd,
-            qos_usd=qos * w.qos_violation_usd,
-            eviction_usd=evictions * w.eviction_usd,
-            deadline_usd=late * w.deadline_miss_usd,
-            rejection_usd=rejections * w.rejection_usd,
-            sla_violations=sla,
-            qos_violations=qos,
-            evictions=evictions,
-            deadline_misses=late,
-            rejections=rejections,
+        sla, qos, evictions, late, rejections = self._s.counts
+        return ObjectiveBreakdown.from_counts(
+            self._s.cost_usd, self.spec.weights, sla_violations=sla, qos_violations=qos,
+            evictions=evictions, deadline_misses=late, rejections=rejections,
         )
 
     def objective_dict(self) -> dict[str, float]:

@@ -81,17 +81,8 @@ def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) ->
         cost = float(options.cost_usd[picked].sum())
     qos, evictions, late = (int(getattr(options, f)[picked].sum()) for f in ("qos", "evicted", "late"))
     rejections = int(inst.submitted.sum()) - len(picked)
-    return ObjectiveBreakdown(
-        cost_usd=cost,
-        sla_usd=sla * w.sla_violation_usd,
-        qos_usd=qos * w.qos_violation_usd,
-        eviction_usd=evictions * w.eviction_usd,
-        deadline_usd=late * w.deadline_miss_usd,
-        rejection_usd=rejections * w.rejection_usd,
-        sla_violations=sla,
-        qos_violations=qos,
-        evictions=evictions,
-        deadline_misses=late,
+    return ObjectiveBreakdown.from_counts(
+        cost, w, sla_violations=sla, qos_violations=qos, evictions=evictions, deadline_misses=late,
         rejections=rejections,
     )
 
