@@ -11,6 +11,9 @@ FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
 STATUS_NAMES = ("future", "pending", "running", "completed", "failed", "rejected")
 TERMINAL = (COMPLETED, FAILED, REJECTED)
 
+# Indices into TwinState.counts (penalty events counted once each).
+SLA_HITS, QOS_HITS, EVICTIONS, DEADLINE_MISSES, REJECTIONS = range(5)
+
 # Event kinds. At equal times events are handled in this order, then decisions are asked.
 COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")

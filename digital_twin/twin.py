@@ -39,29 +39,32 @@ from operator import attrgetter
 import numpy as np
 
 from digital_twin.errors import InvalidPlacementError
-from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec
-from digital_twin.objective import ACTIVE_NODES, ObjectiveBreakdown
+from digital_twin.objective import ACTIVE_NODES
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions, effective_interruptions
 from digital_twin.state import (
     COMPLETED,
     COMPLETION,
+    DEADLINE_MISSES,
+    EVICTIONS,
     FAILED,
     FUTURE,
     INTERRUPTION,
     PENDING,
+    QOS_HITS,
     RECOVERY,
     REJECTED,
+    REJECTIONS,
     RUNNING,
-    STATUS_NAMES,
+    SLA_HITS,
     TICK,
     TTL_EXPIRY,
     TwinState,
 )
 from digital_twin.telemetry import CPU
+from digital_twin.twin_views import TwinViews
 
-_SLA, _QOS, _EVICT, _LATE, _REJECT = range(5)  # indices into TwinState.counts
 _LC = WORKLOAD_TYPES.index("latency-critical")  # column of running_by_type
 _NODE_INDEX_TYPES = (int, np.integer)
 
@@ -77,7 +80,7 @@ class TwinSnapshot:
         self._done = done
 
 
-class DigitalTwin:
+class DigitalTwin(TwinViews):
     """Simulates one :class:`TwinSpec`; see the module docstring for the protocol.
 
     Args:
@@ -200,140 +203,7 @@ class DigitalTwin:
         """True when the horizon ended the episode with jobs not yet terminal."""
         return self._done and not self.terminated
 
-    # ------------------------------------------------------------------ read-only views
-    @property
-    def time_s(self) -> float:
-        """Current simulated time in seconds."""
-        return self._s.time_s
-
-    @property
-    def tick_index(self) -> int:
-        """Index of the telemetry tick that contains the current time."""
-        k = int(self._s.time_s // self._tick_s)
-        return k if k < self._last_tick else self._last_tick
-
-    def objective(self) -> ObjectiveBreakdown:
-        """The objective accrued so far (cost up to :attr:`time_s`), by term."""
-        sla, qos, evictions, late, rejections = self._s.counts
-        return ObjectiveBreakdown.from_counts(
-            self._s.cost_usd, self.spec.weights, sla_violations=sla, qos_violations=qos,
-            evictions=evictions, deadline_misses=late, rejections=rejections,
-        )
-
-    def objective_dict(self) -> dict[str, float]:
-        """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path)."""
-        s, w = self._s, self.spec.weights
-        sla, qos, evictions, late, rejections = s.counts
-        cost_usd = s.cost_usd
-        sla_usd = sla * w.sla_violation_usd
-        qos_usd = qos * w.qos_violation_usd
-        eviction_usd = evictions * w.eviction_usd
-        deadline_usd = late * w.deadline_miss_usd
-        rejection_usd = rejections * w.rejection_usd
-        return {
-            "cost_usd": cost_usd,
-            "sla_usd": sla_usd,
-            "qos_usd": qos_usd,
-            "eviction_usd": eviction_usd,
-            "deadline_usd": deadline_usd,
-            "rejection_usd": rejection_usd,
-            "sla_violations": sla,
-            "qos_violations": qos,
-            "evictions": evictions,
-            "deadline_misses": late,
-            "rejections": rejections,
-            # The same sum, in the same order, as objective_usd().
-            "objective_usd": cost_usd + sla_usd + qos_usd + eviction_usd + deadline_usd + rejection_usd,
-        }
-
-    def objective_usd(self) -> float:
-        """The objective accrued so far, in USD (cheap; the sum of :meth:`objective`'s terms)."""
-        s, w = self._s, self.spec.weights
-        sla, qos, evictions, late, rejections = s.counts
-        return (
-            s.cost_usd
-            + sla * w.sla_violation_usd
-            + qos * w.qos_violation_usd
-            + evictions * w.eviction_usd
-            + late * w.deadline_miss_usd
-            + rejections * w.rejection_usd
-        )
-
-    def job_counts(self) -> dict[str, int]:
-        """Number of jobs per status (``future`` = not yet arrived); they sum to ``len(jobs)``."""
-        return dict(zip(STATUS_NAMES, self._s.status_counts, strict=True))
-
-    def job_status(self, job: int) -> str:
-        """Status name of job ``job`` (index into ``spec.jobs``)."""
-        return STATUS_NAMES[self._s.status[job]]
-
-    def job_node(self, job: int) -> int:
-        """Node index a running job is on (-1 when not running)."""
-        return self._s.node_of[job] if self._s.status[job] == RUNNING else -1
-
-    def metrics(self) -> dict[str, float]:
-        """Episode metrics so far: objective terms, job counts, mean wait, utilisation, QoS."""
-        s = self._s
-        out: dict[str, float] = dict(self.objective().as_dict())
-        out.update({f"{name}_jobs": count for name, count in self.job_counts().items()})
-        out["mean_wait_s"] = s.wait_sum_s / s.started_jobs if s.started_jobs else 0.0
-        total_cpu_m_s = sum(self._cpu_m) * s.time_s
-        out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
-        lc_started = sum(1 for j in range(self._n_jobs) if self._is_lc[j] and s.first_start_s[j] >= 0)
-        out["qos_compliance"] = 1.0 - s.counts[_QOS] / lc_started if lc_started else 1.0
-        out["sim_time_s"] = s.time_s
-        return out
-
-    def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
-        s = self._s
-        return (
-            np.array(s.free_cpu_m, dtype=np.float64) / 1000.0,
-            np.array(s.free_mem_mib, dtype=np.float64) / 1024.0,
-            np.array(s.free_gpus, dtype=np.float64),
-        )
-
-    def node_up(self) -> np.ndarray:
-        """``(n_nodes,)`` bool: which nodes are up."""
-        return np.array(self._s.up, dtype=bool)
-
-    def running_by_type(self) -> np.ndarray:
-        """``(n_nodes, 3)`` int: running jobs per node and workload type (WORKLOAD_TYPES order)."""
-        return np.array(self._s.running_counts, dtype=np.int64).reshape(3, self._n_nodes).T.copy()
-
-    def node_vector(self) -> list[float]:
-        """The dynamic node state as one flat list, for fast observation encoders.
-
-        ``7 * n_nodes`` values, seven blocks of ``n_nodes`` in this order: free millicores,
-        free MiB, free GPUs, up (0/1), running latency-critical, batch and stream jobs.
-        A fresh list (safe to keep).
-        """
-        s = self._s
-        return s.free_cpu_m + s.free_mem_mib + s.free_gpus + s.up + s.running_counts
-
-    def utilization_pct(self) -> np.ndarray:
-        """``(n_nodes,)``: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
-        k = self.tick_index
-        s = self._s
-        return np.array(
-            [self._background_cpu[k][i] + 100.0 * (self._cpu_m[i] - s.free_cpu_m[i]) / self._cpu_m[i]
-             for i in range(self._n_nodes)]
-        )
-
-    def pending_jobs(self) -> list[int]:
-        """Job indices in the queue, starting with the current job, in the order they will be asked."""
-        s = self._s
-        return s.pending[s.cursor:] + s.pending[: s.cursor]
-
-    @property
-    def event_log(self) -> list[tuple[float, str, str, str]]:
-        """``(time_s, event, job_id or "", node_id or "")`` entries; empty unless recording."""
-        return list(self._s.events or [])
-
-    def hindsight(self) -> HindsightView:
-        """The privileged, read-only view of the episode's future (for the oracle only)."""
-        return HindsightView.build(self.spec, self._interruptions)
-
+    # ------------------------------------------------------------------ look-ahead
     def snapshot(self) -> TwinSnapshot:
         """Save the current state (cost: a copy of a few lists; O(nodes + jobs))."""
         return TwinSnapshot(self._s.copy(), self._current, self._done)
@@ -525,7 +395,7 @@ class DigitalTwin:
         Without this, deferring the jobs that arrive near the horizon would be free.
         """
         for j in self._s.pending:
-            self._s.counts[_REJECT] += 1
+            self._s.counts[REJECTIONS] += 1
             self._log("unserved-at-horizon", j, -1)
 
     def _arrive(self, j: int) -> None:
@@ -555,7 +425,7 @@ class DigitalTwin:
         s = self._s
         s.generation[j] += 1
         self._set_status(j, REJECTED)
-        s.counts[_REJECT] += 1
+        s.counts[REJECTIONS] += 1
         self._log(f"rejected-{why}", j, -1)
 
     def _start(self, j: int, i: int) -> None:
@@ -578,7 +448,7 @@ class DigitalTwin:
             s.started_jobs += 1
             deadline = self.spec.jobs[j].deadline_s
             if deadline is not None and t > deadline:
-                s.counts[_LATE] += 1
+                s.counts[DEADLINE_MISSES] += 1
         if self._active_nodes:
             if was_idle:
                 s.cost_rate_usd_per_s += self._price_per_s[i]
@@ -586,7 +456,7 @@ class DigitalTwin:
             s.cost_rate_usd_per_s += self._job_rate(j, i)
         if self._is_lc[j] and self._is_spot[i] and not s.qos_hit[j]:
             s.qos_hit[j] = True
-            s.counts[_QOS] += 1
+            s.counts[QOS_HITS] += 1
         self._push(t + self.spec.jobs[j].duration_s, COMPLETION, j, s.generation[j])
         self._log("start", j, i)
 
@@ -635,7 +505,7 @@ class DigitalTwin:
                 self._enqueue(j)
             else:
                 self._set_status(j, FAILED)
-                s.counts[_EVICT] += 1
+                s.counts[EVICTIONS] += 1
                 self._log("evicted-failed", j, i)
         self._push(s.time_s + self.spec.spot_recovery_s, RECOVERY, i, 0)
 
@@ -653,7 +523,7 @@ class DigitalTwin:
                 for j in jobs:
                     if self._is_lc[j] and not s.sla_hit[j]:
                         s.sla_hit[j] = True
-                        s.counts[_SLA] += 1
+                        s.counts[SLA_HITS] += 1
                         self._log("sla-violation", j, i)
 
 

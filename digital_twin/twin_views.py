@@ -1,0 +1,164 @@
+"""The read-only views of :class:`digital_twin.twin.DigitalTwin`: objective, counts, node state.
+
+Split from ``twin.py`` so that the simulation (events, placement, accounting) and what callers
+may read about it live in separate files; :class:`TwinViews` is the base class that holds the
+accessors, and only reads the state the simulator keeps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from digital_twin.hindsight import HindsightView
+from digital_twin.objective import ObjectiveBreakdown
+from digital_twin.spec import TwinSpec
+from digital_twin.state import QOS_HITS, RUNNING, STATUS_NAMES, TwinState
+
+
+class TwinViews:
+    """Read-only accessors of a twin (the base of :class:`~digital_twin.twin.DigitalTwin`)."""
+
+    spec: TwinSpec
+    _s: TwinState
+    _n_nodes: int
+    _n_jobs: int
+    _cpu_m: list[int]
+    _is_lc: list[bool]
+    _tick_s: float
+    _last_tick: int
+    _background_cpu: list[list[float]]
+    _interruptions: tuple[tuple[float, ...], ...]
+
+    @property
+    def time_s(self) -> float:
+        """Current simulated time in seconds."""
+        return self._s.time_s
+
+    @property
+    def tick_index(self) -> int:
+        """Index of the telemetry tick that contains the current time."""
+        k = int(self._s.time_s // self._tick_s)
+        return k if k < self._last_tick else self._last_tick
+
+    def objective(self) -> ObjectiveBreakdown:
+        """The objective accrued so far (cost up to :attr:`time_s`), by term."""
+        sla, qos, evictions, late, rejections = self._s.counts
+        return ObjectiveBreakdown.from_counts(
+            self._s.cost_usd, self.spec.weights, sla_violations=sla, qos_violations=qos,
+            evictions=evictions, deadline_misses=late, rejections=rejections,
+        )
+
+    def objective_dict(self) -> dict[str, float]:
+        """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path)."""
+        s, w = self._s, self.spec.weights
+        sla, qos, evictions, late, rejections = s.counts
+        cost_usd = s.cost_usd
+        sla_usd = sla * w.sla_violation_usd
+        qos_usd = qos * w.qos_violation_usd
+        eviction_usd = evictions * w.eviction_usd
+        deadline_usd = late * w.deadline_miss_usd
+        rejection_usd = rejections * w.rejection_usd
+        return {
+            "cost_usd": cost_usd,
+            "sla_usd": sla_usd,
+            "qos_usd": qos_usd,
+            "eviction_usd": eviction_usd,
+            "deadline_usd": deadline_usd,
+            "rejection_usd": rejection_usd,
+            "sla_violations": sla,
+            "qos_violations": qos,
+            "evictions": evictions,
+            "deadline_misses": late,
+            "rejections": rejections,
+            # The same sum, in the same order, as objective_usd().
+            "objective_usd": cost_usd + sla_usd + qos_usd + eviction_usd + deadline_usd + rejection_usd,
+        }
+
+    def objective_usd(self) -> float:
+        """The objective accrued so far, in USD (cheap; the sum of :meth:`objective`'s terms)."""
+        s, w = self._s, self.spec.weights
+        sla, qos, evictions, late, rejections = s.counts
+        return (
+            s.cost_usd
+            + sla * w.sla_violation_usd
+            + qos * w.qos_violation_usd
+            + evictions * w.eviction_usd
+            + late * w.deadline_miss_usd
+            + rejections * w.rejection_usd
+        )
+
+    def job_counts(self) -> dict[str, int]:
+        """Number of jobs per status (``future`` = not yet arrived); they sum to ``len(jobs)``."""
+        return dict(zip(STATUS_NAMES, self._s.status_counts, strict=True))
+
+    def job_status(self, job: int) -> str:
+        """Status name of job ``job`` (index into ``spec.jobs``)."""
+        return STATUS_NAMES[self._s.status[job]]
+
+    def job_node(self, job: int) -> int:
+        """Node index a running job is on (-1 when not running)."""
+        return self._s.node_of[job] if self._s.status[job] == RUNNING else -1
+
+    def metrics(self) -> dict[str, float]:
+        """Episode metrics so far: objective terms, job counts, mean wait, utilisation, QoS."""
+        s = self._s
+        out: dict[str, float] = dict(self.objective().as_dict())
+        out.update({f"{name}_jobs": count for name, count in self.job_counts().items()})
+        out["mean_wait_s"] = s.wait_sum_s / s.started_jobs if s.started_jobs else 0.0
+        total_cpu_m_s = sum(self._cpu_m) * s.time_s
+        out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
+        lc_started = sum(1 for j in range(self._n_jobs) if self._is_lc[j] and s.first_start_s[j] >= 0)
+        out["qos_compliance"] = 1.0 - s.counts[QOS_HITS] / lc_started if lc_started else 1.0
+        out["sim_time_s"] = s.time_s
+        return out
+
+    def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
+        s = self._s
+        return (
+            np.array(s.free_cpu_m, dtype=np.float64) / 1000.0,
+            np.array(s.free_mem_mib, dtype=np.float64) / 1024.0,
+            np.array(s.free_gpus, dtype=np.float64),
+        )
+
+    def node_up(self) -> np.ndarray:
+        """``(n_nodes,)`` bool: which nodes are up."""
+        return np.array(self._s.up, dtype=bool)
+
+    def running_by_type(self) -> np.ndarray:
+        """``(n_nodes, 3)`` int: running jobs per node and workload type (WORKLOAD_TYPES order)."""
+        return np.array(self._s.running_counts, dtype=np.int64).reshape(3, self._n_nodes).T.copy()
+
+    def node_vector(self) -> list[float]:
+        """The dynamic node state as one flat list, for fast observation encoders.
+
+        ``7 * n_nodes`` values, seven blocks of ``n_nodes`` in this order: free millicores,
+        free MiB, free GPUs, up (0/1), running latency-critical, batch and stream jobs.
+        A fresh list (safe to keep).
+        """
+        s = self._s
+        return s.free_cpu_m + s.free_mem_mib + s.free_gpus + s.up + s.running_counts
+
+    def utilization_pct(self) -> np.ndarray:
+        """``(n_nodes,)``: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
+        k = self.tick_index
+        s = self._s
+        return np.array(
+            [self._background_cpu[k][i] + 100.0 * (self._cpu_m[i] - s.free_cpu_m[i]) / self._cpu_m[i]
+             for i in range(self._n_nodes)]
+        )
+
+    def pending_jobs(self) -> list[int]:
+        """Job indices in the queue, starting with the current job, in the order they will be asked."""
+        s = self._s
+        return s.pending[s.cursor:] + s.pending[: s.cursor]
+
+    @property
+    def event_log(self) -> list[tuple[float, str, str, str]]:
+        """``(time_s, event, job_id or "", node_id or "")`` entries; empty unless recording."""
+        return list(self._s.events or [])
+
+    def hindsight(self) -> HindsightView:
+        """The privileged, read-only view of the episode's future (for the oracle only)."""
+        return HindsightView.build(self.spec, self._interruptions)
+
