@@ -8,6 +8,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from aco_env.placement import apply as apply_action
+from aco_env.placement import first_fit  # noqa: F401  (the tests' first-fit policy on the twin)
 from digital_twin import DigitalTwin, JobSpec
 
 TERM_FIELDS = ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd")
@@ -66,20 +68,6 @@ def run_twin(twin: DigitalTwin, policy: Policy, seed: int, check: bool = True) -
         counts = twin.job_counts()
         assert twin.terminated == (counts["pending"] + counts["running"] + counts["future"] == 0)
     return times
-
-
-def apply_action(twin: DigitalTwin, action: int | None) -> None:
-    """Place the current job on node ``action``, or defer it when ``action`` is None."""
-    if action is None:
-        twin.defer()
-    else:
-        twin.place(action)
-
-
-def first_fit(twin: DigitalTwin) -> int | None:
-    """Place on the first node that fits."""
-    mask = twin.feasible_mask()
-    return mask.index(True) if True in mask else None
 
 
 def seeded_random_policy(seed: int, defer_prob: float = 0.2) -> Policy:
