@@ -18,6 +18,7 @@ from gymnasium import spaces
 from aco_env.types import EnvConfig
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
+from digital_twin.scenario import Scenario
 
 NODE_FEATURES = (
     "free_cpu_frac", "free_mem_frac", "free_gpu_frac", "up", "running_latency_critical",
@@ -110,6 +111,11 @@ class ObservationEncoder:
         )
         self._job_cap = np.array([1.0, 1.0, 1.0, VRAM_CAP, np.inf, np.inf, np.inf, COUNT_CAP])
         self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
+
+    @classmethod
+    def for_scenario(cls, scenario: Scenario, config: EnvConfig) -> ObservationEncoder:
+        """The encoder of a scenario's fleet, horizon, queue TTL and start hour."""
+        return cls(scenario.fleet, config, scenario.horizon_s, scenario.queue_ttl_s, scenario.start_hour)
 
     def space(self) -> spaces.Dict:
         """The observation space (shapes depend on the fleet size and the config only)."""

@@ -109,9 +109,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.continuation_policy = continuation_policy
         self.fleet = self.scenario.fleet
         self.n_nodes = len(self.fleet)
-        self._encoder = ObservationEncoder(
-            self.fleet, self.config, self.scenario.horizon_s, self.scenario.queue_ttl_s, self.scenario.start_hour
-        )
+        self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
         self.action_space = spaces.Discrete(self.n_nodes + 1)
         self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
