@@ -16,9 +16,10 @@ import numpy as np
 from gymnasium import spaces
 
 from aco_env.types import EnvConfig
-from digital_twin import WORKLOAD_TYPES, DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
 from digital_twin.scenario import Scenario
+from digital_twin.workload import Workload
 
 NODE_FEATURES = (
     "free_cpu_frac", "free_mem_frac", "free_gpu_frac", "up", "running_latency_critical",
@@ -147,8 +148,8 @@ class ObservationEncoder:
         """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
         jobs = spec.jobs
         self._job_static = self._static_job_table(jobs)
-        self._deadline_s = [j.deadline_s for j in jobs]
-        self._arrival_s = [j.arrival_s for j in jobs]
+        self._deadline_s = [None if d != d else d for d in jobs.deadline_s.tolist()]  # NaN: none
+        self._arrival_s = jobs.arrival_s.tolist()
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
         self._cap_counts = len(jobs) > COUNT_CAP
         if spec.telemetry is not self._telemetry:  # episodes of a scenario share its telemetry
@@ -223,18 +224,14 @@ class ObservationEncoder:
         if self._ttl_s is not None:
             row[12] = min(max((now_s - self._arrival_s[job]) / self._ttl_s, 0.0), 1.0)
 
-    def _static_job_table(self, jobs: tuple[JobSpec, ...]) -> np.ndarray:
+    def _static_job_table(self, jobs: Workload) -> np.ndarray:
         """``(n_jobs, 13)`` float32: the features that do not change during the episode."""
         table = np.zeros((len(jobs), len(JOB_FEATURES)), dtype=np.float32)
-        if not jobs:
-            return table
-        # One (n_jobs, 8) array for the _STATIC_JOB_COLUMNS: far fewer numpy calls than a column each.
-        raw = np.array(
-            [(j.cpu_cores, j.mem_gb, j.gpu_count, j.gpu_vram_gb, j.priority, j.preemptible,
-              j.deadline_s is not None, j.duration_s) for j in jobs],
-            dtype=np.float64,
+        raw = np.stack(  # (n_jobs, 8): the _STATIC_JOB_COLUMNS, from the workload's columns
+            [jobs.cpu_cores, jobs.mem_gb, jobs.gpu_count, jobs.gpu_vram_gb, jobs.priority, jobs.preemptible,
+             ~np.isnan(jobs.deadline_s), jobs.duration_s],
+            axis=1, dtype=np.float64,
         )
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(raw / self._job_divisor, self._job_cap)
-        types = np.array([WORKLOAD_TYPES.index(j.workload) for j in jobs])
-        table[np.arange(len(jobs)), 4 + types] = 1.0
+        table[np.arange(len(jobs)), 4 + jobs.workload_index] = 1.0
         return table

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from digital_twin.fleet import NodeSpec
-from digital_twin.jobs import JobSpec
 from digital_twin.spec import TwinSpec
+from digital_twin.workload import Workload
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,7 +58,7 @@ class HindsightView:
         return self.spec.fleet
 
     @property
-    def jobs(self) -> tuple[JobSpec, ...]:
+    def jobs(self) -> Workload:
         """Every job of the episode (future arrivals included), sorted by arrival."""
         return self.spec.jobs
 

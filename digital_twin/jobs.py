@@ -153,9 +153,14 @@ def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
 def validate_workload(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
     """Return the jobs sorted by arrival (stable), after checking job ids are unique."""
     workload = tuple(sorted(jobs, key=attrgetter("arrival_s")))
-    seen: set[str] = set()
-    for job in workload:
-        if job.job_id in seen:
-            raise SpecError(f"duplicate job_id {job.job_id!r} in workload")
-        seen.add(job.job_id)
+    check_unique_ids(job.job_id for job in workload)
     return workload
+
+
+def check_unique_ids(job_ids: Iterable[str]) -> None:
+    """Raise :class:`SpecError` naming the first job id that occurs twice."""
+    seen: set[str] = set()
+    for job_id in job_ids:
+        if job_id in seen:
+            raise SpecError(f"duplicate job_id {job_id!r} in workload")
+        seen.add(job_id)

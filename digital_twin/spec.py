@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec, validate_fleet
-from digital_twin.jobs import JobSpec, validate_workload
 from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
 from digital_twin.telemetry import Telemetry
+from digital_twin.workload import Workload
 
 
 @dataclass(frozen=True, eq=False)
@@ -18,8 +18,9 @@ class TwinSpec:
 
     Attributes:
         fleet: The nodes, in action order.
-        jobs: The workload, sorted by arrival (re-sorted and checked on construction). Jobs
-            arriving at or after ``horizon_s`` are never submitted.
+        jobs: The workload: any iterable of :class:`~digital_twin.jobs.JobSpec` (sorted by
+            arrival and checked on construction) or a :class:`~digital_twin.workload.Workload`;
+            held as a ``Workload``. Jobs arriving at or after ``horizon_s`` are never submitted.
         telemetry: Background utilisation, one column per fleet node; must cover the horizon.
         horizon_s: The episode covers simulated time ``[0, horizon_s)``.
         queue_ttl_s: A job waiting this long in the queue (since it last entered it) is
@@ -36,7 +37,7 @@ class TwinSpec:
     """
 
     fleet: tuple[NodeSpec, ...]
-    jobs: tuple[JobSpec, ...]
+    jobs: Workload
     telemetry: Telemetry
     horizon_s: float
     queue_ttl_s: float | None = 1800.0
@@ -49,7 +50,7 @@ class TwinSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
-        object.__setattr__(self, "jobs", validate_workload(self.jobs))
+        object.__setattr__(self, "jobs", Workload.of(self.jobs))
         if not _positive(self.horizon_s):
             raise SpecError(f"horizon_s must be a positive finite number, got {self.horizon_s!r}")
         if self.queue_ttl_s is not None and not _positive(self.queue_ttl_s):

@@ -34,7 +34,6 @@ Example:
 from __future__ import annotations
 
 import heapq
-from operator import attrgetter
 
 import numpy as np
 
@@ -64,6 +63,7 @@ from digital_twin.state import (
 )
 from digital_twin.telemetry import CPU
 from digital_twin.twin_views import TwinViews
+from digital_twin.workload import Workload
 
 _LC = WORKLOAD_TYPES.index("latency-critical")  # column of running_by_type
 _NODE_INDEX_TYPES = (int, np.integer)
@@ -88,6 +88,15 @@ class DigitalTwin(TwinViews):
         record_events: Keep an event log (:attr:`event_log`), for tests and debugging.
     """
 
+    # A fixed set of attributes: CPython reads slots faster than the instance dict of a class
+    # with this many attributes, and the hot path reads them at every event.
+    __slots__ = (
+        "_active_nodes", "_arrival_s", "_background_cpu", "_candidates", "_cpu_m", "_current", "_deadline_s",
+        "_done", "_duration_s", "_gpus", "_horizon", "_interruptions", "_is_lc", "_is_spot", "_last_tick",
+        "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_preemptible", "_price_per_s", "_req_cpu_m", "_req_gpus",
+        "_req_mem_mib", "_s", "_tick_s", "_ttl", "_type_index", "record_events", "spec",
+    )
+
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
         self.spec = spec
         self.record_events = record_events
@@ -100,13 +109,16 @@ class DigitalTwin(TwinViews):
         self._gpus = [n.gpu_count for n in fleet]
         self._price_per_s = [n.price_per_hour_usd / 3600.0 for n in fleet]
         self._is_spot = [n.is_spot for n in fleet]
-        # Per-job constants.
-        self._arrival_s = [j.arrival_s for j in jobs]
-        self._req_cpu_m = [_millis(j.cpu_cores) for j in jobs]
-        self._req_mem_mib = [_mib(j.mem_gb) for j in jobs]
-        self._req_gpus = [j.gpu_count for j in jobs]
-        self._type_index = [WORKLOAD_TYPES.index(j.workload) for j in jobs]
-        self._is_lc = [t == _LC for t in self._type_index]
+        # Per-job constants, from the workload's columns (its JobSpec objects are not needed).
+        self._arrival_s = jobs.arrival_s.tolist()
+        self._duration_s = jobs.duration_s.tolist()
+        self._deadline_s = [None if d != d else d for d in jobs.deadline_s.tolist()]  # NaN: none
+        self._preemptible = jobs.preemptible.tolist()
+        self._req_cpu_m = np.rint(jobs.cpu_cores * 1000.0).astype(np.int64).tolist()  # as _millis()
+        self._req_mem_mib = np.rint(jobs.mem_gb * 1024.0).astype(np.int64).tolist()  # as _mib()
+        self._req_gpus = jobs.gpu_count.tolist()
+        self._type_index = jobs.workload_index.tolist()
+        self._is_lc = (jobs.workload_index == _LC).tolist()
         self._candidates = self._all_static_candidates(jobs)
         self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
         self._ttl = spec.queue_ttl_s
@@ -251,28 +263,31 @@ class DigitalTwin(TwinViews):
         s.events = None
         return s
 
-    def _all_static_candidates(self, jobs: tuple[JobSpec, ...]) -> list[tuple[int, ...]]:
+    def _all_static_candidates(self, jobs: Workload) -> list[tuple[int, ...]]:
         """Static candidates of every job, computed once per job shape."""
-        by_shape: dict[tuple, tuple[int, ...]] = {}
+        by_shape: dict[_Shape, tuple[int, ...]] = {}
         out = []
-        for job in jobs:
-            shape = _shape(job)
+        for shape in zip(
+            self._req_cpu_m, self._req_mem_mib, self._req_gpus, jobs.gpu_vram_gb.tolist(),
+            jobs.allowed_gpu_models, jobs.required_arch, strict=True,
+        ):
             if shape not in by_shape:
-                by_shape[shape] = self._static_candidates(job)
+                by_shape[shape] = self._static_candidates(*shape)
             out.append(by_shape[shape])
         return out
 
-    def _static_candidates(self, job: JobSpec) -> tuple[int, ...]:
-        """Nodes the job could ever run on (an empty node that is up)."""
-        cpu_m, mem_mib = _millis(job.cpu_cores), _mib(job.mem_gb)
+    def _static_candidates(
+        self, cpu_m: int, mem_mib: int, gpus: int, vram_gb: float, models: tuple[str, ...] | None, arch: str | None
+    ) -> tuple[int, ...]:
+        """Nodes a job of this shape could ever run on (an empty node that is up)."""
         out = []
         for i, node in enumerate(self.spec.fleet):
-            if job.required_arch is not None and node.arch != job.required_arch:
+            if arch is not None and node.arch != arch:
                 continue
-            if job.gpu_count > 0 and (
-                node.gpu_count < job.gpu_count
-                or node.gpu_vram_gb < job.gpu_vram_gb
-                or (job.allowed_gpu_models is not None and node.gpu_model not in job.allowed_gpu_models)
+            if gpus > 0 and (
+                node.gpu_count < gpus
+                or node.gpu_vram_gb < vram_gb
+                or (models is not None and node.gpu_model not in models)
             ):
                 continue
             if cpu_m <= self._cpu_m[i] and mem_mib <= self._mem_mib[i]:
@@ -316,7 +331,7 @@ class DigitalTwin(TwinViews):
             self._s.events.append((
                 self._s.time_s,
                 event,
-                self.spec.jobs[job].job_id if job >= 0 else "",
+                self.spec.jobs.job_ids[job] if job >= 0 else "",
                 self.spec.fleet[node].node_id if node >= 0 else "",
             ))
 
@@ -446,7 +461,7 @@ class DigitalTwin(TwinViews):
             s.first_start_s[j] = t
             s.wait_sum_s += t - self._arrival_s[j]
             s.started_jobs += 1
-            deadline = self.spec.jobs[j].deadline_s
+            deadline = self._deadline_s[j]
             if deadline is not None and t > deadline:
                 s.counts[DEADLINE_MISSES] += 1
         if self._active_nodes:
@@ -457,7 +472,7 @@ class DigitalTwin(TwinViews):
         if self._is_lc[j] and self._is_spot[i] and not s.qos_hit[j]:
             s.qos_hit[j] = True
             s.counts[QOS_HITS] += 1
-        self._push(t + self.spec.jobs[j].duration_s, COMPLETION, j, s.generation[j])
+        self._push(t + self._duration_s[j], COMPLETION, j, s.generation[j])
         self._log("start", j, i)
 
     def _job_rate(self, j: int, i: int) -> float:
@@ -500,7 +515,7 @@ class DigitalTwin(TwinViews):
         self._log("interruption", -1, i)
         for j in list(s.node_jobs[i]):
             self._release(j)
-            if self.spec.jobs[j].preemptible:
+            if self._preemptible[j]:
                 self._log("evicted-requeued", j, i)
                 self._enqueue(j)
             else:
@@ -527,8 +542,9 @@ class DigitalTwin(TwinViews):
                         self._log("sla-violation", j, i)
 
 
-_shape = attrgetter("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "allowed_gpu_models", "required_arch")
-"""What decides the nodes a job can ever run on (jobs of one shape share candidates)."""
+_Shape = tuple[int, int, int, float, tuple[str, ...] | None, str | None]
+"""What decides the nodes a job can ever run on (jobs of one shape share candidates): millicores,
+MiB, GPUs, VRAM per GPU, allowed GPU models, required arch."""
 
 
 def _millis(cores: float) -> int:

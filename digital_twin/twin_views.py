@@ -18,6 +18,8 @@ from digital_twin.state import QOS_HITS, RUNNING, STATUS_NAMES, TwinState
 class TwinViews:
     """Read-only accessors of a twin (the base of :class:`~digital_twin.twin.DigitalTwin`)."""
 
+    __slots__ = ()
+
     spec: TwinSpec
     _s: TwinState
     _n_nodes: int

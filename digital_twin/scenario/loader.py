@@ -33,7 +33,7 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ from digital_twin.traces.mapping import (
     telemetry_from_aggregate,
     telemetry_from_machines,
 )
+from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
 
@@ -126,7 +127,7 @@ class Scenario:
     data_files: tuple[Path, ...]
     _fleet_loader: Callable[[], tuple[NodeSpec, ...]] = dataclasses.field(repr=False)
     _telemetry_loader: Callable[[int], Telemetry] = dataclasses.field(repr=False)
-    _jobs_loader: Callable[[np.random.Generator], tuple[JobSpec, ...]] = dataclasses.field(repr=False)
+    _jobs_loader: Callable[[np.random.Generator], Sequence[JobSpec]] = dataclasses.field(repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -139,13 +140,13 @@ class Scenario:
         return self._wrap(lambda: self._telemetry_loader(len(self.fleet)))
 
     @cached_property
-    def _fixed_jobs(self) -> tuple[JobSpec, ...]:
-        return self._wrap(lambda: self._jobs_loader(np.random.default_rng(self.seed)))
+    def _fixed_jobs(self) -> Workload:
+        return self._wrap(lambda: Workload.of(self._jobs_loader(np.random.default_rng(self.seed))))
 
-    def jobs(self, rng: np.random.Generator) -> tuple[JobSpec, ...]:
-        """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed list."""
+    def jobs(self, rng: np.random.Generator) -> Workload:
+        """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""
         if self.per_episode_workload:
-            return self._wrap(lambda: self._jobs_loader(rng))
+            return self._wrap(lambda: Workload.of(self._jobs_loader(rng)))
         return self._fixed_jobs
 
     def make_spec(self, rng: np.random.Generator) -> TwinSpec:
@@ -421,7 +422,7 @@ def _telemetry(section: Section, horizon_s: float, data_files: list[Path]) -> Ca
 
 def _workload(
     section: Section, horizon_s: float, job_budget: int | None, data_files: list[Path]
-) -> tuple[Callable[[np.random.Generator], tuple[JobSpec, ...]], bool]:
+) -> tuple[Callable[[np.random.Generator], Sequence[JobSpec]], bool]:
     source = section.get("source", str, required=True)
     if source == "synthetic":
         resample = section.get("resample", str, "per-episode")

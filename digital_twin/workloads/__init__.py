@@ -1,4 +1,7 @@
-"""Job sources: each returns a workload, a ``tuple[JobSpec, ...]`` sorted by arrival.
+"""Job sources: each returns the jobs sorted by arrival.
+
+The trace readers return a ``tuple[JobSpec, ...]``; the generator, drawn at every env reset,
+returns a :class:`~digital_twin.workload.Workload` (columns; each ``JobSpec`` made on demand).
 
 * :func:`load_alibaba_gpu_pods`: Alibaba GPU cluster trace v2023 pod lists.
 * :func:`load_swf_jobs` (+ :func:`read_swf_header`): Standard Workload Format logs.

@@ -32,14 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from digital_twin.errors import SpecError
-from digital_twin.jobs import (
-    BATCH,
-    LATENCY_CRITICAL,
-    STREAM,
-    WORKLOAD_TYPES,
-    JobSpec,
-    validate_workload,
-)
+from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES
+from digital_twin.workload import Workload
 from digital_twin.workloads._common import check_fraction, check_int, check_positive, coerce
 
 SECONDS_PER_DAY = 86_400.0
@@ -235,7 +229,7 @@ def generate_jobs(
     rng: np.random.Generator,
     horizon_s: float,
     limit: int | None = None,
-) -> tuple[JobSpec, ...]:
+) -> Workload:
     """Draw a synthetic workload on ``[0, horizon_s)``.
 
     Args:
@@ -280,26 +274,31 @@ def generate_jobs(
     preemptible = preempt_draw < config.batch_preemptible_prob
 
     count = n if limit is None else min(n, limit)
-    # Python scalars from here on: indexing numpy arrays element by element is slow.
-    arrival_s, duration_s = arrival[:count].tolist(), duration[:count].tolist()
-    kinds, preemptible_draws = kind[:count].tolist(), preemptible[:count].tolist()
-    cpu_sizes = sizes[:count].tolist() if sizes is not None else None
-    jobs: list[JobSpec] = []
-    for k in range(count):
-        cls = config.mix[kinds[k]]
-        cpu, mem = float(cls.cpu_cores), float(cls.mem_gb)
-        if cpu_sizes is not None and cls.gpu_count == 0:
-            cpu = cpu_sizes[k]
-            mem = cpu * mem_per_core
-        t = arrival_s[k]
-        deadline = None
-        if cls.workload == LATENCY_CRITICAL and config.lc_deadline_slack_s is not None:
-            deadline = t + config.lc_deadline_slack_s
-        jobs.append(JobSpec(
-            job_id=f"{config.job_id_prefix}{k}", arrival_s=t, duration_s=duration_s[k],
-            workload=cls.workload, cpu_cores=cpu, mem_gb=mem, gpu_count=cls.gpu_count,
-            gpu_vram_gb=config.gpu_vram_gb if cls.gpu_count else 0.0, priority=cls.priority,
-            preemptible=bool(cls.workload == BATCH and preemptible_draws[k]),
-            deadline_s=deadline,
-        ))
-    return validate_workload(jobs)
+    # Columns, not JobSpec objects: this runs at every env reset (see digital_twin.workload).
+    mix, kind = config.mix, kind[:count]
+    cpu = np.array([c.cpu_cores for c in mix], dtype=np.float64)[kind]
+    mem = np.array([c.mem_gb for c in mix], dtype=np.float64)[kind]
+    if sizes is not None:  # CPU-only jobs take their cores from the size distribution
+        cpu_only = np.array([c.gpu_count == 0 for c in mix])[kind]
+        cpu = np.where(cpu_only, sizes[:count], cpu)
+        mem = np.where(cpu_only, cpu * mem_per_core, mem)
+    gpus = np.array([c.gpu_count for c in mix], dtype=np.int64)[kind]
+    workload_index = np.array([WORKLOAD_TYPES.index(c.workload) for c in mix], dtype=np.int64)[kind]
+    arrival = arrival[:count]
+    deadline = np.full(count, np.nan)
+    if config.lc_deadline_slack_s is not None:
+        is_lc = workload_index == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
+        deadline[is_lc] = arrival[is_lc] + config.lc_deadline_slack_s
+    return Workload.from_columns(
+        job_ids=[f"{config.job_id_prefix}{k}" for k in range(count)],
+        arrival_s=arrival,
+        duration_s=duration[:count],
+        workload_index=workload_index,
+        cpu_cores=cpu,
+        mem_gb=mem,
+        gpu_count=gpus,
+        gpu_vram_gb=np.where(gpus > 0, config.gpu_vram_gb, 0.0),
+        priority=np.array([c.priority for c in mix], dtype=np.int64)[kind],
+        preemptible=(workload_index == WORKLOAD_TYPES.index(BATCH)) & preemptible[:count],
+        deadline_s=deadline,
+    )

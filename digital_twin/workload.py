@@ -1,0 +1,208 @@
+"""A workload: jobs sorted by arrival, held as columns, with each :class:`JobSpec` made on demand.
+
+The twin and the observation encoder read a few numbers per job (arrival, size, duration...).
+A synthetic workload is drawn afresh at every env reset, and building a frozen, validated
+``JobSpec`` for each of its jobs costs more than the rest of the draw; most episodes never look
+at most of them (an agent reads the current job, the oracle reads them all). So a
+:class:`Workload` keeps the columns and builds a job's ``JobSpec`` the first time it is asked
+for, then keeps it.
+
+A ``Workload`` behaves as a tuple of ``JobSpec``: ``len``, indexing (negative too), slicing (a
+tuple), iteration, ``==`` with any tuple, list or workload of equal jobs, and hashing.
+
+Example:
+    >>> from digital_twin.jobs import JobSpec
+    >>> w = Workload.of([JobSpec("b", 5.0, 60.0, "batch", 2, 4), JobSpec("a", 1.0, 30.0, "stream", 1, 2)])
+    >>> [job.job_id for job in w], w.arrival_s.tolist()
+    (['a', 'b'], [1.0, 5.0])
+    >>> w == (w[0], w[1])
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from digital_twin.errors import SpecError
+from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validate_workload
+
+_NUMERIC_FIELDS = ("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "duration_s", "arrival_s")
+
+
+class Workload(Sequence[JobSpec]):
+    """Jobs sorted by arrival (ties keep their order), job ids unique; immutable.
+
+    Build one with :meth:`of` (from ``JobSpec`` objects) or :meth:`from_columns` (from arrays,
+    as the synthetic generator does). The columns are read-only numpy arrays, one entry per
+    job in workload order:
+
+    Attributes:
+        job_ids: ``list[str]``.
+        arrival_s, duration_s, cpu_cores, mem_gb, gpu_vram_gb: ``(n,)`` float64.
+        gpu_count, priority: ``(n,)`` int64.
+        preemptible: ``(n,)`` bool.
+        deadline_s: ``(n,)`` float64, NaN for jobs without a deadline.
+        workload_index: ``(n,)`` int64 index into ``WORKLOAD_TYPES``.
+        allowed_gpu_models, required_arch: ``list`` of the jobs' values (``None`` entries = any).
+    """
+
+    def __init__(self, columns: dict[str, Any], jobs: list[JobSpec | None]) -> None:
+        self.job_ids: list[str] = columns["job_ids"]
+        self.arrival_s: np.ndarray = _frozen(columns["arrival_s"], np.float64)
+        self.duration_s: np.ndarray = _frozen(columns["duration_s"], np.float64)
+        self.cpu_cores: np.ndarray = _frozen(columns["cpu_cores"], np.float64)
+        self.mem_gb: np.ndarray = _frozen(columns["mem_gb"], np.float64)
+        self.gpu_count: np.ndarray = _frozen(columns["gpu_count"], np.int64)
+        self.gpu_vram_gb: np.ndarray = _frozen(columns["gpu_vram_gb"], np.float64)
+        self.priority: np.ndarray = _frozen(columns["priority"], np.int64)
+        self.preemptible: np.ndarray = _frozen(columns["preemptible"], np.bool_)
+        self.deadline_s: np.ndarray = _frozen(columns["deadline_s"], np.float64)
+        self.workload_index: np.ndarray = _frozen(columns["workload_index"], np.int64)
+        self.allowed_gpu_models: list[tuple[str, ...] | None] = columns["allowed_gpu_models"]
+        self.required_arch: list[str | None] = columns["required_arch"]
+        self._jobs = jobs  # JobSpec per job, None until first asked for
+        self._values: list[list[Any]] | None = None  # the columns as Python lists, for _make()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def of(cls, jobs: Iterable[JobSpec]) -> Workload:
+        """The workload of existing jobs (sorted by arrival, stable; duplicate ids are an error)."""
+        if isinstance(jobs, Workload):
+            return jobs
+        ordered = validate_workload(jobs)
+        n = len(ordered)
+        numeric = np.array([[getattr(j, name) for name in _NUMERIC_FIELDS] for j in ordered], dtype=np.float64)
+        numeric = numeric.reshape(n, len(_NUMERIC_FIELDS))
+        cpu, mem, gpus, vram, priority, duration, arrival = numeric.T
+        columns = {
+            "job_ids": [j.job_id for j in ordered],
+            "arrival_s": arrival,
+            "duration_s": duration,
+            "cpu_cores": cpu,
+            "mem_gb": mem,
+            "gpu_count": gpus.astype(np.int64),
+            "gpu_vram_gb": vram,
+            "priority": priority.astype(np.int64),
+            "preemptible": np.array([j.preemptible for j in ordered], dtype=np.bool_),
+            "deadline_s": np.array([math.nan if j.deadline_s is None else j.deadline_s for j in ordered]),
+            "workload_index": np.array([WORKLOAD_TYPES.index(j.workload) for j in ordered], dtype=np.int64),
+            "allowed_gpu_models": [j.allowed_gpu_models for j in ordered],
+            "required_arch": [j.required_arch for j in ordered],
+        }
+        return cls(columns, list(ordered))
+
+    @classmethod
+    def from_columns(
+        cls,
+        job_ids: list[str],
+        arrival_s: np.ndarray,
+        duration_s: np.ndarray,
+        workload_index: np.ndarray,
+        cpu_cores: np.ndarray,
+        mem_gb: np.ndarray,
+        gpu_count: np.ndarray,
+        gpu_vram_gb: np.ndarray,
+        priority: np.ndarray,
+        preemptible: np.ndarray,
+        deadline_s: np.ndarray,
+    ) -> Workload:
+        """A workload from one array per field (no GPU model or arch constraints).
+
+        Checked as :class:`JobSpec` checks one job, all at once: the error names the first bad
+        job and field. ``arrival_s`` must already be sorted; ``deadline_s`` is NaN for none.
+
+        Raises:
+            SpecError: Mismatched lengths, unsorted arrivals, a duplicate id or a bad value.
+        """
+        n = len(job_ids)
+        arrays = {
+            "arrival_s": arrival_s, "duration_s": duration_s, "workload_index": workload_index,
+            "cpu_cores": cpu_cores, "mem_gb": mem_gb, "gpu_count": gpu_count, "gpu_vram_gb": gpu_vram_gb,
+            "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
+        }
+        for name, values in arrays.items():
+            if np.shape(values) != (n,):
+                raise SpecError(f"workload column {name} has shape {np.shape(values)}, expected ({n},)")
+        bad = {
+            "arrival_s": ~(np.isfinite(arrival_s) & (arrival_s >= 0)),
+            "duration_s": ~(np.isfinite(duration_s) & (duration_s > 0)),
+            "workload": (workload_index < 0) | (workload_index >= len(WORKLOAD_TYPES)),
+            "cpu_cores": ~(np.isfinite(cpu_cores) & (cpu_cores > 0)),
+            "mem_gb": ~(np.isfinite(mem_gb) & (mem_gb > 0)),
+            "gpu_count": gpu_count < 0,
+            "gpu_vram_gb": ~(np.isfinite(gpu_vram_gb) & (gpu_vram_gb >= 0)),
+            "priority": (priority < 1) | (priority > 100),
+            "deadline_s": ~(np.isnan(deadline_s) | (np.isfinite(deadline_s) & (deadline_s >= 0))),
+        }
+        for name, mask in bad.items():
+            if mask.any():
+                j = int(np.argmax(mask))
+                raise SpecError(f"job {job_ids[j]!r}: bad {name} in workload columns")
+        if n > 1 and np.any(arrival_s[1:] < arrival_s[:-1]):
+            raise SpecError("workload columns: arrival_s is not sorted")
+        if len(set(job_ids)) < n:
+            check_unique_ids(job_ids)
+        no_constraint: list[Any] = [None] * n
+        columns = dict(arrays, job_ids=job_ids, allowed_gpu_models=no_constraint, required_arch=no_constraint)
+        return cls(columns, [None] * n)
+
+    # ------------------------------------------------------------------ tuple behaviour
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    @overload
+    def __getitem__(self, index: int) -> JobSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[JobSpec, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> JobSpec | tuple[JobSpec, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        i = operator.index(index)
+        if i < 0:
+            i += len(self._jobs)
+        if not 0 <= i < len(self._jobs):
+            raise IndexError(f"job index {index} out of range for {len(self._jobs)} jobs")
+        job = self._jobs[i]
+        if job is None:
+            job = self._jobs[i] = self._make(i)
+        return job
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        return (self[i] for i in range(len(self._jobs)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Workload | tuple | list):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Workload({len(self)} jobs)"
+
+    # ------------------------------------------------------------------ internals
+    def _make(self, i: int) -> JobSpec:
+        if self._values is None:
+            deadline = [None if math.isnan(d) else d for d in self.deadline_s.tolist()]
+            self._values = [
+                self.job_ids, self.arrival_s.tolist(), self.duration_s.tolist(),
+                [WORKLOAD_TYPES[w] for w in self.workload_index.tolist()], self.cpu_cores.tolist(),
+                self.mem_gb.tolist(), self.gpu_count.tolist(), self.gpu_vram_gb.tolist(),
+                self.allowed_gpu_models, self.required_arch, self.priority.tolist(),
+                self.preemptible.tolist(), deadline,
+            ]
+        return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
+
+
+def _frozen(values: Any, dtype: type) -> np.ndarray:
+    array = np.array(values, dtype=dtype)
+    array.flags.writeable = False
+    return array
