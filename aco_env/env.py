@@ -17,7 +17,7 @@ from aco_env.observation import ObservationEncoder
 from aco_env.render import render_ansi, render_rgb_array
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError, StepInfo
-from digital_twin import DigitalTwin, HindsightView, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError, Telemetry, TwinSpec
 from digital_twin.scenario import Scenario
 from digital_twin.telemetry import CPU, MEM
 
@@ -126,6 +126,7 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.action_space = spaces.Discrete(self.n_nodes + 1)
         self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
+        self._objective_usd = 0.0  # the objective at the previous decision (rewards are its changes)
         self._decisions = 0
         self._invalid_actions = 0
 
@@ -142,7 +143,9 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._twin.reset(self.np_random)
         self._decisions = 0
         self._invalid_actions = 0
-        return self._observation(), self._info(invalid=False)
+        info = self._info(invalid=False)
+        self._objective_usd = info["objective"]["objective_usd"]
+        return self._observation(), info
 
     def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, StepInfo]:
         """Place (or defer) the current job; see the class docstring."""
@@ -150,17 +153,21 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         index = as_action_index(action, self.n_nodes + 1)
         if twin.done:  # only after a reset that found nothing to decide
             return self._observation(), 0.0, twin.terminated, twin.truncated, self._info(False, final=True)
-        if index is None or (index < self.n_nodes and not twin.can_place(index)):
+        if index is None:
             return self._invalid(action)
-        before = twin.objective_usd()
         if index == self.n_nodes:
             twin.defer()
         else:
-            twin.place(index)
+            try:
+                twin.place(index)
+            except InvalidPlacementError:  # the job does not fit there; the twin is unchanged
+                return self._invalid(action)
         self._decisions += 1
         info = self._info(invalid=False, final=twin.done)
-        reward = self.reward_fn(before, info["objective"]["objective_usd"])
-        return self._observation(), reward, twin.terminated, twin.truncated, info
+        before, self._objective_usd = self._objective_usd, info["objective"]["objective_usd"]
+        reward = self.reward_fn(before, self._objective_usd)
+        terminated = twin.terminated
+        return self._encoder.encode(twin), reward, terminated, twin.done and not terminated, info
 
     def action_masks(self) -> np.ndarray:
         """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""

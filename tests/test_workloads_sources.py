@@ -31,6 +31,7 @@ from digital_twin.workloads import (
     load_swf_jobs,
     read_swf_header,
 )
+from digital_twin.workloads.synthetic import _categorical
 
 TRACES = Path(
     os.environ.get("ACO_ENV_TRACES", Path(__file__).resolve().parents[2] / "shared" / "traces")
@@ -506,3 +507,12 @@ def test_synthetic__config_accepts_mappings_as_from_a_scenario_file() -> None:
     assert from_mappings == from_objects
     with pytest.raises(SpecError, match=r"mix\[0\]"):
         SyntheticWorkloadConfig(mix=[{"workload": "batch", "cpu": 2}])
+
+
+@pytest.mark.parametrize("weights", [(1.0,) * 8, (0.18, 0.45, 0.08, 0.24, 0.03, 0.02), (0.0, 2.0, 0.0, 1.0), (5.0,)])
+def test_synthetic__categorical_draw_matches_numpy_choice(weights: tuple[float, ...]) -> None:
+    """The generator's inverse-CDF draw gives the numbers rng.choice gives (the workloads predate it)."""
+    p = np.asarray(weights) / sum(weights)
+    for seed in range(20):
+        expected = np.random.default_rng(seed).choice(len(weights), size=seed * 7, p=p)
+        assert (_categorical(np.random.default_rng(seed), weights, seed * 7) == expected).all()
