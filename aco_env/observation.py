@@ -148,7 +148,7 @@ class ObservationEncoder:
         """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
         jobs = spec.jobs
         self._job_static = self._static_job_table(jobs)
-        self._deadline_s = [None if d != d else d for d in jobs.deadline_s.tolist()]  # NaN: none
+        self._deadline_s = jobs.deadlines()
         self._arrival_s = jobs.arrival_s.tolist()
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
         self._cap_counts = len(jobs) > COUNT_CAP

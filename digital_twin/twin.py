@@ -112,7 +112,7 @@ class DigitalTwin(TwinViews):
         # Per-job constants, from the workload's columns (its JobSpec objects are not needed).
         self._arrival_s = jobs.arrival_s.tolist()
         self._duration_s = jobs.duration_s.tolist()
-        self._deadline_s = [None if d != d else d for d in jobs.deadline_s.tolist()]  # NaN: none
+        self._deadline_s = jobs.deadlines()
         self._preemptible = jobs.preemptible.tolist()
         self._req_cpu_m = np.rint(jobs.cpu_cores * 1000.0).astype(np.int64).tolist()  # as _millis()
         self._req_mem_mib = np.rint(jobs.mem_gb * 1024.0).astype(np.int64).tolist()  # as _mib()

@@ -188,16 +188,19 @@ class Workload(Sequence[JobSpec]):
     def __repr__(self) -> str:
         return f"Workload({len(self)} jobs)"
 
+    def deadlines(self) -> list[float | None]:
+        """Each job's ``deadline_s`` as in its ``JobSpec`` (``None`` = no deadline), in a new list."""
+        return [None if math.isnan(d) else d for d in self.deadline_s.tolist()]
+
     # ------------------------------------------------------------------ internals
     def _make(self, i: int) -> JobSpec:
         if self._values is None:
-            deadline = [None if math.isnan(d) else d for d in self.deadline_s.tolist()]
             self._values = [
                 self.job_ids, self.arrival_s.tolist(), self.duration_s.tolist(),
                 [WORKLOAD_TYPES[w] for w in self.workload_index.tolist()], self.cpu_cores.tolist(),
                 self.mem_gb.tolist(), self.gpu_count.tolist(), self.gpu_vram_gb.tolist(),
                 self.allowed_gpu_models, self.required_arch, self.priority.tolist(),
-                self.preemptible.tolist(), deadline,
+                self.preemptible.tolist(), self.deadlines(),
             ]
         return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
 

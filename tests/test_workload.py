@@ -46,6 +46,7 @@ def test_of__columns_hold_every_field() -> None:
     assert [WORKLOAD_TYPES[w] for w in workload.workload_index] == ["stream", "latency-critical", "batch"]
     assert workload.preemptible.tolist() == [False, False, True]
     assert np.isnan(workload.deadline_s[[0, 2]]).all() and workload.deadline_s[1] == 70.0
+    assert workload.deadlines() == [None, 70.0, None]
     assert workload.allowed_gpu_models == [("A100",), None, None] and workload.required_arch == [None, "arm64", None]
     with pytest.raises(ValueError):
         workload.arrival_s[0] = 1.0  # read-only
