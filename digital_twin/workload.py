@@ -148,7 +148,7 @@ class Workload(Sequence[JobSpec]):
         if len(set(job_ids)) < n:
             check_unique_ids(job_ids)
         no_constraint: list[Any] = [None] * n
-        columns = dict(arrays, job_ids=job_ids, allowed_gpu_models=no_constraint, required_arch=no_constraint)
+        columns = dict(arrays, job_ids=list(job_ids), allowed_gpu_models=no_constraint, required_arch=no_constraint)
         return cls(columns, [None] * n)
 
     # ------------------------------------------------------------------ tuple behaviour
