@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -104,8 +105,8 @@ class DigitalTwin(TwinViews):
         self._n_nodes = len(fleet)
         self._n_jobs = len(jobs)
         # Per-node constants (integer resource units).
-        self._cpu_m = [_millis(n.cpu_cores) for n in fleet]
-        self._mem_mib = [_mib(n.mem_gb) for n in fleet]
+        self._cpu_m = _whole_units([n.cpu_cores for n in fleet], 1000)
+        self._mem_mib = _whole_units([n.mem_gb for n in fleet], 1024)
         self._gpus = [n.gpu_count for n in fleet]
         self._price_per_s = [n.price_per_hour_usd / 3600.0 for n in fleet]
         self._is_spot = [n.is_spot for n in fleet]
@@ -114,8 +115,8 @@ class DigitalTwin(TwinViews):
         self._duration_s = jobs.duration_s.tolist()
         self._deadline_s = jobs.deadlines()
         self._preemptible = jobs.preemptible.tolist()
-        self._req_cpu_m = np.rint(jobs.cpu_cores * 1000.0).astype(np.int64).tolist()  # as _millis()
-        self._req_mem_mib = np.rint(jobs.mem_gb * 1024.0).astype(np.int64).tolist()  # as _mib()
+        self._req_cpu_m = _whole_units(jobs.cpu_cores, 1000)
+        self._req_mem_mib = _whole_units(jobs.mem_gb, 1024)
         self._req_gpus = jobs.gpu_count.tolist()
         self._type_index = jobs.workload_index.tolist()
         self._is_lc = (jobs.workload_index == _LC).tolist()
@@ -547,10 +548,7 @@ _Shape = tuple[int, int, int, float, tuple[str, ...] | None, str | None]
 MiB, GPUs, VRAM per GPU, allowed GPU models, required arch."""
 
 
-def _millis(cores: float) -> int:
-    return round(cores * 1000)
-
-
-def _mib(gb: float) -> int:
-    return round(gb * 1024)
+def _whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) -> list[int]:
+    """Amounts (cores, GB) in whole units (millicores, MiB), rounded half to even as ``round()``."""
+    return np.rint(np.asarray(amounts, dtype=np.float64) * units_per_amount).astype(np.int64).tolist()
 
