@@ -1,10 +1,24 @@
-"""Exceptions raised by the digital twin.
+"""Exceptions raised by the digital twin, and the one way their messages show a user value.
 
 Every error the twin raises for bad input is a ``ValueError`` subclass whose message names
 the thing at fault (a node id, a job id, a file and row), so that callers can show it as is.
+A message that quotes a value read from a user's file goes through :func:`short_repr`, so a
+huge value (a 1 GB string, a list expanded from YAML aliases) can never make the message
+itself expensive to build or to print.
 """
 
 from __future__ import annotations
+
+import reprlib
+
+MAX_SHOWN_CHARS = 200
+"""Longest text :func:`short_repr` returns (values are cut, with ``...``, beyond it)."""
+
+_REPR = reprlib.Repr()
+# Bounded work whatever the value: at most 3 levels of nesting and 6 items per container.
+_REPR.maxlevel = 3
+_REPR.maxstring = _REPR.maxother = _REPR.maxlong = MAX_SHOWN_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 6
 
 
 class SpecError(ValueError):
@@ -20,3 +34,23 @@ class InvalidPlacementError(ValueError):
 
 class TraceError(ValueError):
     """A trace or workload file cannot be read; the message names the file and row or column."""
+
+
+def short_repr(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message, cut to at most ``limit`` characters.
+
+    The work is bounded too: containers show at most 6 items and 3 levels (``reprlib``), so
+    a value of any size (or a recursive one) is shown at once.
+
+    >>> short_repr("long")
+    "'long'"
+    >>> short_repr(list(range(1000)))
+    '[0, 1, 2, 3, 4, 5, ...]'
+    >>> len(short_repr("x" * 10_000)) <= MAX_SHOWN_CHARS
+    True
+    """
+    try:
+        text = _REPR.repr(value)
+    except ValueError:  # an int beyond Python's int-to-text digit limit
+        return f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

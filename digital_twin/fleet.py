@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin.errors import SpecError, TraceError, short_repr
 
 ARCHES = ("x86_64", "arm64", "gpu-node")
 INSTANCE_TYPES = ("on-demand", "spot")
@@ -58,24 +59,24 @@ class NodeSpec:
     interruption_prob_per_hour: float = 0.0
 
     def __post_init__(self) -> None:
-        where = f"node {self.node_id!r}"
+        where = f"node {short_repr(self.node_id)}"
         if not self.node_id:
             raise SpecError("node_id must be a non-empty string")
         if self.arch not in ARCHES:
-            raise SpecError(f"{where}: arch {self.arch!r} is not one of {ARCHES}")
+            raise SpecError(f"{where}: arch {short_repr(self.arch)} is not one of {ARCHES}")
         if self.instance not in INSTANCE_TYPES:
-            raise SpecError(f"{where}: instance {self.instance!r} is not one of {INSTANCE_TYPES}")
+            raise SpecError(f"{where}: instance {short_repr(self.instance)} is not one of {INSTANCE_TYPES}")
         _require_positive(where, "cpu_cores", self.cpu_cores)
         _require_positive(where, "mem_gb", self.mem_gb)
         _require_finite_nonnegative(where, "price_per_hour_usd", self.price_per_hour_usd)
         _require_finite_nonnegative(where, "gpu_vram_gb", self.gpu_vram_gb)
         if not isinstance(self.gpu_count, int | np.integer) or self.gpu_count < 0:
-            raise SpecError(f"{where}: gpu_count must be a non-negative integer, got {self.gpu_count!r}")
+            raise SpecError(f"{where}: gpu_count must be a non-negative integer, got {short_repr(self.gpu_count)}")
         if (self.gpu_count > 0) != (self.gpu_model is not None):
             raise SpecError(f"{where}: gpu_model must be given exactly when gpu_count > 0")
         p = self.interruption_prob_per_hour
         if not (isinstance(p, int | float) and 0.0 <= p < 1.0):
-            raise SpecError(f"{where}: interruption_prob_per_hour must be in [0, 1), got {p!r}")
+            raise SpecError(f"{where}: interruption_prob_per_hour must be in [0, 1), got {short_repr(p)}")
         if self.instance == "on-demand" and p != 0.0:
             raise SpecError(f"{where}: an on-demand node cannot have interruption_prob_per_hour > 0")
 
@@ -92,12 +93,12 @@ class NodeSpec:
 
 def _require_positive(where: str, name: str, value: float) -> None:
     if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value <= 0:
-        raise SpecError(f"{where}: {name} must be a positive finite number, got {value!r}")
+        raise SpecError(f"{where}: {name} must be a positive finite number, got {short_repr(value)}")
 
 
 def _require_finite_nonnegative(where: str, name: str, value: float) -> None:
     if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value < 0:
-        raise SpecError(f"{where}: {name} must be a finite number >= 0, got {value!r}")
+        raise SpecError(f"{where}: {name} must be a finite number >= 0, got {short_repr(value)}")
 
 
 def validate_fleet(nodes: Sequence[NodeSpec]) -> tuple[NodeSpec, ...]:
@@ -108,7 +109,7 @@ def validate_fleet(nodes: Sequence[NodeSpec]) -> tuple[NodeSpec, ...]:
     seen: set[str] = set()
     for node in fleet:
         if node.node_id in seen:
-            raise SpecError(f"duplicate node_id {node.node_id!r} in fleet")
+            raise SpecError(f"duplicate node_id {short_repr(node.node_id)} in fleet")
         seen.add(node.node_id)
     return fleet
 
@@ -182,9 +183,9 @@ def generate_fleet(
     nodes: list[NodeSpec] = []
     for type_name, count in counts.items():
         if type_name not in node_types:
-            raise SpecError(f"unknown node type {type_name!r}; known: {sorted(node_types)}")
+            raise SpecError(f"unknown node type {short_repr(type_name)}; known: {sorted(node_types)}")
         if count < 0:
-            raise SpecError(f"node type {type_name!r}: count must be >= 0, got {count}")
+            raise SpecError(f"node type {short_repr(type_name)}: count must be >= 0, got {count}")
         template = node_types[type_name]
         for k in range(count):
             factor = 1.0 + price_jitter * (2.0 * rng.random() - 1.0) if price_jitter else 1.0
@@ -235,6 +236,12 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
             unknown GPU model; the message names the file and row.
     """
     path = Path(path)
+    reason = not_a_file_reason(path)  # before opening: a FIFO would block, /dev/zero never end
+    if reason is not None:
+        raise TraceError(f"{path}: cannot open node list ({reason})")
+    if (ragged := first_ragged_row(path, None)) is not None:
+        line, fields, expected = ragged
+        raise TraceError(f"{path}:{line}: the row has {fields} fields, the header has {expected}")
     try:
         handle = path.open(newline="")
     except OSError as exc:
@@ -262,7 +269,8 @@ def _alibaba_node(row: Mapping[str, str], where: str) -> NodeSpec:
         memory_mib = float(row["memory_mib"])
         gpu = int(row["gpu"])
     except (TypeError, ValueError):
-        raise TraceError(f"{where}: cpu_milli, memory_mib and gpu must be numbers, got {dict(row)}") from None
+        values = short_repr(dict(row))
+        raise TraceError(f"{where}: cpu_milli, memory_mib and gpu must be numbers, got {values}") from None
     model = (row["model"] or "").strip() or None
     try:
         if gpu == 0:
@@ -272,7 +280,7 @@ def _alibaba_node(row: Mapping[str, str], where: str) -> NodeSpec:
                 round(cores * ALIBABA_CPU_PRICE_PER_CORE_HOUR, 6),
             )
         if model not in ALIBABA_GPU_MODELS:
-            raise TraceError(f"{where}: unknown GPU model {model!r}; known: {sorted(ALIBABA_GPU_MODELS)}")
+            raise TraceError(f"{where}: unknown GPU model {short_repr(model)}; known: {sorted(ALIBABA_GPU_MODELS)}")
         per_gpu, instance, vram = ALIBABA_GPU_MODELS[model]
         return NodeSpec(
             row["sn"], "gpu-node", instance, cpu_milli / 1000.0, memory_mib / 1024.0,

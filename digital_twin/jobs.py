@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import Any
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import ARCHES
 
 LATENCY_CRITICAL = "latency-critical"
@@ -85,24 +85,24 @@ class JobSpec:
 
     def _validate(self) -> None:
         """Check every field; raise :class:`SpecError` naming the job and the field."""
-        where = f"job {self.job_id!r}"
+        where = f"job {short_repr(self.job_id)}"
         if not self.job_id:
             raise SpecError("job_id must be a non-empty string")
         if self.workload not in WORKLOAD_TYPES:
-            raise SpecError(f"{where}: workload {self.workload!r} is not one of {WORKLOAD_TYPES}")
+            raise SpecError(f"{where}: workload {short_repr(self.workload)} is not one of {WORKLOAD_TYPES}")
         _check_number(where, "arrival_s", self.arrival_s, allow_zero=True)
         _check_number(where, "duration_s", self.duration_s, allow_zero=False)
         _check_number(where, "cpu_cores", self.cpu_cores, allow_zero=False)
         _check_number(where, "mem_gb", self.mem_gb, allow_zero=False)
         _check_number(where, "gpu_vram_gb", self.gpu_vram_gb, allow_zero=True)
         if isinstance(self.gpu_count, bool) or not isinstance(self.gpu_count, int) or self.gpu_count < 0:
-            raise SpecError(f"{where}: gpu_count must be an integer >= 0, got {self.gpu_count!r}")
+            raise SpecError(f"{where}: gpu_count must be an integer >= 0, got {short_repr(self.gpu_count)}")
         if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not 1 <= self.priority <= 100:
-            raise SpecError(f"{where}: priority must be an integer in 1..100, got {self.priority!r}")
+            raise SpecError(f"{where}: priority must be an integer in 1..100, got {short_repr(self.priority)}")
         if not isinstance(self.preemptible, bool):
-            raise SpecError(f"{where}: preemptible must be true or false, got {self.preemptible!r}")
+            raise SpecError(f"{where}: preemptible must be true or false, got {short_repr(self.preemptible)}")
         if self.required_arch is not None and self.required_arch not in ARCHES:
-            raise SpecError(f"{where}: required_arch {self.required_arch!r} is not one of {ARCHES}")
+            raise SpecError(f"{where}: required_arch {short_repr(self.required_arch)} is not one of {ARCHES}")
         if self.allowed_gpu_models is not None:
             if isinstance(self.allowed_gpu_models, str) or not all(
                 isinstance(m, str) and m for m in self.allowed_gpu_models
@@ -128,7 +128,7 @@ def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> 
     if ok and (value > 0 or (allow_zero and value == 0)):
         return
     bound = ">= 0" if allow_zero else "> 0"
-    raise SpecError(f"{where}: {name} must be a finite number {bound}, got {value!r}")
+    raise SpecError(f"{where}: {name} must be a finite number {bound}, got {short_repr(value)}")
 
 
 _JOB_FIELDS = {f.name for f in fields(JobSpec)}
@@ -162,5 +162,5 @@ def check_unique_ids(job_ids: Iterable[str]) -> None:
     seen: set[str] = set()
     for job_id in job_ids:
         if job_id in seen:
-            raise SpecError(f"duplicate job_id {job_id!r} in workload")
+            raise SpecError(f"duplicate job_id {short_repr(job_id)} in workload")
         seen.add(job_id)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
 
 CPU = 0  # index of cpu % in the last axis of ``background_pct``
 MEM = 1  # index of mem % in the last axis of ``background_pct``
@@ -28,7 +28,7 @@ class Telemetry:
     Attributes:
         background_pct: ``(n_ticks, n_nodes, 2)`` float64, cpu % and mem % in [0, 100].
             Stored read-only.
-        tick_s: Tick length in seconds (> 0).
+        tick_s: Tick length in seconds (a finite number > 0; checked first, before the array).
         source: Free-text description (file and mapping) for reports.
     """
 
@@ -37,6 +37,7 @@ class Telemetry:
     source: str = "array"
 
     def __post_init__(self) -> None:
+        _check_tick(self.tick_s, self.source)
         array = np.array(self.background_pct, dtype=np.float64)  # a private copy
         if array.ndim != 3 or array.shape[2] != 2 or array.shape[0] == 0 or array.shape[1] == 0:
             raise SpecError(
@@ -52,8 +53,6 @@ class Telemetry:
                 f"telemetry ({self.source}): value {array[tick, node]} at tick {tick}, node {node} "
                 "is outside [0, 100] %"
             )
-        if not (isinstance(self.tick_s, int | float) and math.isfinite(self.tick_s) and self.tick_s > 0):
-            raise SpecError(f"telemetry ({self.source}): tick_s must be > 0, got {self.tick_s!r}")
         array.setflags(write=False)
         object.__setattr__(self, "background_pct", array)
 
@@ -74,9 +73,30 @@ class Telemetry:
 
     @classmethod
     def constant(cls, n_nodes: int, cpu_pct: float, mem_pct: float, span_s: float, tick_s: float) -> Telemetry:
-        """A flat background (handy for toy instances and tests)."""
+        """A flat background (handy for toy instances and tests) of ``ceil(span_s / tick_s)`` ticks.
+
+        Raises:
+            SpecError: ``tick_s`` or ``span_s`` is not a finite number > 0.
+        """
+        source = f"constant cpu={cpu_pct}% mem={mem_pct}%"
+        _check_tick(tick_s, source)
+        if not _positive(span_s):
+            raise SpecError(f"telemetry ({source}): span_s must be a finite number > 0, got {short_repr(span_s)}")
         n_ticks = max(1, math.ceil(span_s / tick_s))
         array = np.empty((n_ticks, n_nodes, 2))
         array[..., CPU] = cpu_pct
         array[..., MEM] = mem_pct
-        return cls(array, tick_s, source=f"constant cpu={cpu_pct}% mem={mem_pct}%")
+        return cls(array, tick_s, source=source)
+
+
+def _positive(value: object) -> bool:
+    """Whether ``value`` is a finite number > 0 (a bool is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value > 0
+
+
+def _check_tick(tick_s: object, source: str) -> None:
+    """Refuse a tick that is not a finite number > 0 (every time is divided by it)."""
+    if not _positive(tick_s):
+        raise SpecError(f"telemetry ({source}): tick_s must be a finite number > 0, got {short_repr(tick_s)}")

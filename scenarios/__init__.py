@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from digital_twin.scenario import Scenario, ScenarioError, load_scenario
+from digital_twin.scenario import Limits, Scenario, ScenarioError, load_scenario
 
 DEFAULT = "fleet5-synthetic"
 CATALOGUE_DIR = Path(__file__).resolve().parent
@@ -32,13 +32,17 @@ def path_of(name: str) -> Path:
     return path
 
 
-def load(name_or_path: str | os.PathLike[str] | Scenario) -> Scenario:
-    """A bundled scenario by name, a scenario file by path, or a :class:`Scenario` as is."""
+def load(name_or_path: str | os.PathLike[str] | Scenario, limits: Limits | None = None) -> Scenario:
+    """A bundled scenario by name, a scenario file by path, or a :class:`Scenario` as is.
+
+    ``limits`` (default :class:`~digital_twin.limits.Limits`) bounds what a file may ask for;
+    a file's own ``limits:`` mapping may raise all but the two that guard reading it.
+    """
     if isinstance(name_or_path, Scenario):
         return name_or_path
     text = os.fspath(name_or_path)
     if text in names():
-        return load_scenario(path_of(text))
+        return load_scenario(path_of(text), limits)
     if text.endswith((".yaml", ".yml")) or os.sep in text:
-        return load_scenario(text)
+        return load_scenario(text, limits)
     raise ScenarioError(f"{text!r} is neither a bundled scenario ({', '.join(names())}) nor a .yaml path")

@@ -1,9 +1,10 @@
 """Malformed trace files: each gives a TraceError naming the file and the line/column, or a
-documented cleaning with a warning that counts what was dropped."""
+documented cleaning with a log record that counts what was dropped."""
 
 from __future__ import annotations
 
 import gzip
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import pytest
 
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.traces import (
-    TraceCleaningWarning,
+    TraceCleaning,
     read_alibaba_dc_mean,
     read_alibaba_machine_usage,
     read_azure_vm_aggregate,
@@ -150,7 +151,7 @@ ERRORS = [
         "short_row",
         DC,
         "cpu_util_percent,mem_util_percent\n20,80\n20\n",
-        r"line 3, column 'mem_util_percent': missing value",
+        r"line 3 has 1 field\(s\), expected 2 \(a short row",
     ),
     Case(
         "blank_line_counts",
@@ -424,11 +425,19 @@ CLEANINGS = [
 
 
 @pytest.mark.parametrize("case", CLEANINGS, ids=[c.name for c in CLEANINGS])
-def test_readers__documented_cleaning_warns_with_counts(case: Case, tmp_path: Path) -> None:
-    """Documented cleaning warns (naming the file and the counts) and gives a valid series."""
+def test_readers__documented_cleaning_logs_once_with_counts(
+    case: Case, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Documented cleaning logs one WARNING (file, counts, a TraceCleaning) and gives a valid series."""
     path = case.write(tmp_path)
-    with pytest.warns(TraceCleaningWarning, match=re.escape(path.name) + ".*" + case.match):
+    with caplog.at_level(logging.WARNING, logger="digital_twin"):
         series = case.reader(path, **case.kwargs)
+    assert len(caplog.records) == 1
+    record = caplog.records[0]
+    assert record.name.startswith("digital_twin.traces")
+    assert re.search(re.escape(path.name) + ".*" + case.match, record.getMessage())
+    assert isinstance(record.cleaning, TraceCleaning) and record.cleaning.count > 0
+    assert path.name in record.cleaning.path
     assert np.isfinite(series.values_pct).all()
     assert series.values_pct.min() >= 0.0 and series.values_pct.max() <= 100.0
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+import logging
 import os
-import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ from digital_twin.traces import (
     BORG_REFERENCE_MAPPING,
     REFERENCE_P75_TARGET_PCT,
     OffsetScaleBias,
-    TraceCleaningWarning,
+    TraceCleaning,
     TraceSeries,
     read_alibaba_dc_mean,
     read_alibaba_machine_usage,
@@ -75,15 +74,13 @@ REAL_READERS = {
 
 
 @pytest.mark.parametrize("relative", list(REAL_READERS))
-def test_real_traces__each_telemetry_file_reads_valid_and_fast(relative: str) -> None:
-    """Every telemetry file under the traces folder reads into a valid series in under 1 s."""
+def test_real_traces__each_telemetry_file_reads_valid(relative: str) -> None:
+    """Every telemetry file under the traces folder reads into a valid series (its load time is
+    measured by `aco-env bench --only traces`, never asserted)."""
     path = real(relative)
-    start = time.perf_counter()
     series = REAL_READERS[relative](path)
-    elapsed = time.perf_counter() - start
     assert_valid(series)
     assert str(path) in series.source
-    assert elapsed < 1.0, f"{relative} took {elapsed:.2f} s"
 
 
 def test_alibaba_dc_mean__real_file_is_2243_ticks_of_300s() -> None:
@@ -122,11 +119,13 @@ def test_alibaba_machine_usage__real_long_gap_raises_naming_machine_and_line() -
         read_alibaba_machine_usage(real(RAW_SAMPLE), machines=["m_1934"])
 
 
-def test_alibaba_machine_usage__real_gap_policy_holds_with_fill() -> None:
+def test_alibaba_machine_usage__real_gap_policy_holds_with_fill(caplog: pytest.LogCaptureFixture) -> None:
     """Observed ticks are the mean of their samples; filled ticks hold the previous value."""
     path = real(RAW_SAMPLE)
-    with pytest.warns(TraceCleaningWarning, match=r"filled \d+ gap\(s\) longer than"):
+    with caplog.at_level(logging.WARNING, logger="digital_twin"):
         series = read_alibaba_machine_usage(path, machines=["m_1934"], on_long_gap="fill")
+    assert [r.cleaning.rule for r in caplog.records] == ["long-gap"]
+    assert "filled" in caplog.records[0].getMessage()
     raw = pd.read_csv(path, header=None, usecols=[0, 1, 2, 3], names=["m", "t", "cpu", "mem"])
     raw = raw[raw["m"] == "m_1934"]
     tick = ((raw["t"] - series.start_s) // series.tick_s).astype(int)
@@ -225,11 +224,15 @@ def test_alibaba_machine_usage__rows_in_any_order_give_the_same_series(tmp_path:
     assert grouped.machine_ids == ("m_1", "m_2")
 
 
-def test_alibaba_machine_usage__error_code_drops_only_its_channel(tmp_path: Path) -> None:
+def test_alibaba_machine_usage__error_code_drops_only_its_channel(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """cpu = -1 is dropped from the cpu mean but the row's mem still counts."""
     path = write(tmp_path / "mu.csv", "m_1,0,-1,40,,,,,\nm_1,60,20,60,,,,,\n")
-    with pytest.warns(TraceCleaningWarning, match=r"1 of 2 rows.*cpu_util_percent: 1"):
+    with caplog.at_level(logging.WARNING, logger="digital_twin"):
         series = read_alibaba_machine_usage(path)
+    assert caplog.records[0].cleaning == TraceCleaning(str(path), "error-code", 1)
+    assert "1 of 2 rows" in caplog.text and "cpu_util_percent: 1" in caplog.text
     np.testing.assert_allclose(series.values_pct[0, 0], [20.0, 50.0])
 
 
@@ -286,16 +289,19 @@ def test_borg_instance_usage__nanoseconds_detected_and_explicit_unit_agrees(tmp_
     np.testing.assert_allclose(auto.values_pct[:, 0, 0], [10, 20, 30])
 
 
-def test_borg_instance_usage__memory_none_drops_only_memory(tmp_path: Path) -> None:
-    """A row with memory None still counts for cpu, with a warning counting it."""
+def test_borg_instance_usage__memory_none_drops_only_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row with memory None still counts for cpu, with a log record counting it."""
     path = write(
         tmp_path / "borg.csv",
         "time,average_usage\n"
         "0,\"{'cpus': 0.1, 'memory': None}\"\n"
         "1,\"{'cpus': 0.3, 'memory': 0.4}\"\n",
     )
-    with pytest.warns(TraceCleaningWarning, match=r"memory \(1\)"):
+    with caplog.at_level(logging.WARNING, logger="digital_twin"):
         series = read_borg_instance_usage(path)
+    assert "memory (1)" in caplog.text
     np.testing.assert_allclose(series.values_pct[0, 0], [20.0, 40.0])
 
 
@@ -468,9 +474,11 @@ def test_mapping__bad_parameters_raise_spec_error() -> None:
         telemetry_from_aggregate(_ramp(), [], 300)
 
 
-def test_readers__no_warning_on_clean_synthetic_input(tmp_path: Path) -> None:
-    """A clean file reads without any warning (warnings are reserved for cleaning)."""
+def test_readers__no_log_record_on_clean_synthetic_input(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A clean file reads without any log record (they are reserved for cleaning)."""
     path = write(tmp_path / "mu.csv", "m_1,0,10,40,,,,,\nm_1,300,30,20,,,,,\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with caplog.at_level(logging.DEBUG, logger="digital_twin"):
         read_alibaba_machine_usage(path)
+    assert caplog.records == []

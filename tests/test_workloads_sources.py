@@ -6,7 +6,6 @@ import collections
 import csv
 import math
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -115,15 +114,13 @@ def test_alibaba_gpu_pods__every_11_column_file_loads_without_pending(variant: s
         assert job.cpu_cores == max(0.5, int(row["cpu_milli"]) / 1000)
 
 
-def test_alibaba_gpu_pods__default_file_loads_in_well_under_a_second() -> None:
-    """The 8,152-row default pod list loads in under a second (best of three)."""
+def test_alibaba_gpu_pods__default_file_loads_every_pod_with_all_phases() -> None:
+    """With every phase selected each of the 8,152 rows is a job (the load time is measured by
+    `aco-env bench --only traces`, never asserted)."""
     path = pod_list("default")
-    best = math.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        load_alibaba_gpu_pods(path, phases=POD_PHASES)
-        best = min(best, time.perf_counter() - start)
-    assert best < 1.0
+    jobs = load_alibaba_gpu_pods(path, phases=POD_PHASES)
+    assert_workload(jobs)
+    assert len(jobs) == len(csv_rows(path)) == 8152
 
 
 def test_alibaba_gpu_pods__failed_pods_keep_their_observed_run_time() -> None:

@@ -20,61 +20,55 @@ A scenario fixes everything an episode needs::
     workload:   {source: synthetic, resample: per-episode|fixed, options: {SyntheticWorkloadConfig fields}}
               | {source: jobs, jobs: [...]}
               | {source: <JOB_FILE_SOURCES name>, path: .., options: {..}}
+    limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
 
 Paths are relative to the scenario file, or start with ``${VAR}`` (e.g. ``${ACO_ENV_TRACES}``)
 to point at data kept elsewhere. Unknown keys anywhere are errors naming the file and key.
 Data files are read lazily (the first time the fleet, telemetry or jobs are needed), so a
 scenario whose real data is absent still loads and reports :meth:`Scenario.missing_data`.
+
+Safety: a scenario file is user input, so loading it is bounded in time and memory whatever
+it holds. The file must be a regular file of at most ``Limits.max_scenario_bytes`` and its
+YAML may expand its aliases to at most ``Limits.max_yaml_nodes`` values
+(:mod:`digital_twin.scenario.yaml_file`); error messages quote values through
+:func:`~digital_twin.errors.short_repr`. Every size the scenario asks for (telemetry ticks and
+ticks x nodes, nodes, jobs, synthetic arrivals) is checked against its
+:class:`~digital_twin.limits.Limits` before anything is allocated, and the message says which
+limit and how to raise it (the optional ``limits:`` mapping above; see :mod:`digital_twin.limits`).
+
+A :class:`Scenario` pickles with the standard library, with whatever it has already loaded:
+its data loaders are plain frozen dataclasses naming module-level functions, never closures
+(one module per section: :mod:`~digital_twin.scenario.fleet_section`,
+:mod:`~digital_twin.scenario.telemetry_section`, :mod:`~digital_twin.scenario.workload_section`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from digital_twin.errors import SpecError, TraceError
-from digital_twin.fleet import (
-    NodeSpec,
-    default_fleet,
-    fleet_from_alibaba_gpu_csv,
-    fleet_from_dicts,
-    generate_fleet,
-    node_from_dict,
-)
-from digital_twin.jobs import JobSpec
+from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.fleet import NodeSpec
+from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
-from digital_twin.scenario.schema import ScenarioError, Section, call_with_options, check_options
-from digital_twin.scenario.sources import (
-    JOB_FILE_SOURCES,
-    TRACE_READERS,
-    constant_telemetry,
-    evenly_spread_offsets,
-    sample_per_group,
-)
+from digital_twin.scenario.fleet_section import FLEET_PRESETS, FleetLoader, fleet_loader
+from digital_twin.scenario.paths import VAR, resolve_path
+from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
+from digital_twin.scenario.telemetry_section import TelemetryLoader, telemetry_loader
+from digital_twin.scenario.workload_section import JobsLoader, jobs_loader
+from digital_twin.scenario.yaml_file import read_scenario_file
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import Telemetry
-from digital_twin.traces.mapping import (
-    ALIBABA_REFERENCE_MAPPING,
-    OffsetScaleBias,
-    n_ticks_for,
-    telemetry_from_aggregate,
-    telemetry_from_machines,
-)
 from digital_twin.workload import Workload
-from digital_twin.workloads.explicit import jobs_from_dicts
-from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
+
+__all__ = ["FLEET_PRESETS", "SCHEMA_VERSION", "Scenario", "load_scenario", "parse_scenario", "resolve_path"]
 
 SCHEMA_VERSION = 1
-_VAR = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CHANGEABLE_SETTINGS = frozenset(
     {
         "cost_model",
@@ -88,7 +82,7 @@ _CHANGEABLE_SETTINGS = frozenset(
         "description",
     }
 )
-FLEET_PRESETS: dict[str, Callable[[], tuple[NodeSpec, ...]]] = {"default-5": default_fleet}
+_CACHED = ("fleet", "telemetry")  # cached data that no changeable setting affects
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -105,6 +99,7 @@ class Scenario:
         per_episode_workload: True when each episode draws its own jobs from its seed.
         telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
+        limits: The size limits it was checked against (defaults raised by its ``limits:``).
     """
 
     name: str
@@ -125,9 +120,10 @@ class Scenario:
     per_episode_workload: bool
     telemetry_source: str
     data_files: tuple[Path, ...]
-    _fleet_loader: Callable[[], tuple[NodeSpec, ...]] = dataclasses.field(repr=False)
-    _telemetry_loader: Callable[[int], Telemetry] = dataclasses.field(repr=False)
-    _jobs_loader: Callable[[np.random.Generator], Sequence[JobSpec]] = dataclasses.field(repr=False)
+    _fleet_loader: FleetLoader = dataclasses.field(repr=False)
+    _telemetry_loader: TelemetryLoader = dataclasses.field(repr=False)
+    _jobs_loader: JobsLoader = dataclasses.field(repr=False)
+    limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -175,7 +171,7 @@ class Scenario:
     def _require_data(self) -> None:
         missing = self.missing_data()
         if missing:
-            unset = sorted({m.group(1) for p in missing if (m := _VAR.match(str(p)))})
+            unset = sorted({m.group(1) for p in missing if (m := VAR.match(str(p)))})
             hint = (
                 f"set {', '.join(unset)} to the folder holding the traces"
                 if unset
@@ -187,14 +183,19 @@ class Scenario:
         """A copy with some episode settings changed (e.g. ``cost_model="active-nodes"``).
 
         Only settings that do not change what the data loaders read may change (not the
-        horizon or the job budget: edit the file for those).
+        horizon or the job budget: edit the file for those). Data already loaded (fleet,
+        telemetry, and the fixed jobs when the seed is unchanged) is shared with the copy, so
+        it is not read again.
         """
         unknown = sorted(set(changes) - _CHANGEABLE_SETTINGS)
         if unknown:
             raise ValueError(
                 f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}"
             )
-        return dataclasses.replace(self, **changes)
+        copy = dataclasses.replace(self, **changes)
+        shared = (*_CACHED, "_fixed_jobs") if copy.seed == self.seed else _CACHED
+        copy.__dict__.update({name: self.__dict__[name] for name in shared if name in self.__dict__})
+        return copy
 
     def _wrap(self, build: Callable[[], Any]) -> Any:
         self._require_data()
@@ -206,61 +207,62 @@ class Scenario:
             raise ScenarioError(f"{self.source or self.name}: {exc}") from None
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, limits: Limits | None = None) -> Scenario:
     """Parse and validate a scenario file (data files are read later, on first use).
 
+    Args:
+        path: The YAML file.
+        limits: Size limits (default :class:`Limits`); the file's ``limits:`` may raise all but
+            ``max_scenario_bytes`` and ``max_yaml_nodes``, which guard the reading itself.
+
     Raises:
-        ScenarioError: Unreadable YAML, a missing or unknown key, a wrong type or value; the
-            message starts with the file and the key path.
+        ScenarioError: Not a regular file, too large, unreadable YAML (or an alias bomb), a
+            missing or unknown key, a wrong type or value, a size above a limit; the message
+            starts with the file and the key path.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read scenario file ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    return parse_scenario(data, path, hashlib.sha256(raw).hexdigest())
+    limits = limits or Limits()
+    data, content_hash = read_scenario_file(path, limits)
+    return parse_scenario(data, path, content_hash, limits)
 
 
-def parse_scenario(data: object, file: Path, content_hash: str) -> Scenario:
-    """Validate the mapping ``data`` read from ``file`` into a :class:`Scenario`."""
+def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits | None = None) -> Scenario:
+    """Validate the mapping ``data`` read from ``file`` into a :class:`Scenario`.
+
+    Args:
+        data: The document (plain mappings, lists and scalars).
+        file: Where it came from (for messages; data paths are relative to its folder).
+        content_hash: What a recording pins (SHA-256 of the file's bytes for a file).
+        limits: Size limits before the document's own ``limits:`` (default :class:`Limits`).
+    """
     top = Section(data, file, "")
     version = top.get("schema_version", int, required=True)
     if version != SCHEMA_VERSION:
         raise top.error("schema_version", f"unsupported version {version}; this aco-env reads {SCHEMA_VERSION}")
+    limits = _limits(top.section("limits", required=False), limits or Limits())
     horizon_s = top.positive("horizon_s")
+    check_limit(top, "horizon_s", limits, "max_horizon_s", horizon_s, f"horizon_s = {count(horizon_s)} s")
     job_budget = top.get("job_budget", int, None, nullable=True)
     if job_budget is not None and job_budget < 1:
         raise top.error("job_budget", f"must be >= 1, got {job_budget}")
+    if job_budget is not None:
+        check_limit(top, "job_budget", limits, "max_jobs", job_budget, f"job_budget = {job_budget:,}")
     cost_model = top.get("cost_model", str, PRORATED)
     if cost_model not in COST_MODELS:
-        raise top.error("cost_model", f"must be one of {COST_MODELS}, got {cost_model!r}")
-    weights_section = top.section("weights", required=False)
-    weights = ObjectiveWeights()
-    if weights_section is not None:
-        values = {
-            f.name: weights_section.get(f.name, float, getattr(weights, f.name)) for f in dataclasses.fields(weights)
-        }
-        weights_section.finish()
-        try:
-            weights = ObjectiveWeights(**values)
-        except SpecError as exc:
-            raise top.error("weights", str(exc)) from None
+        raise top.error("cost_model", f"must be one of {COST_MODELS}, got {short_repr(cost_model)}")
+    weights = _weights(top)
     spot = top.section("spot", required=False)
     recovery_s = spot.positive("recovery_s", 600.0) if spot else 600.0
     interruptions = spot.get("interruptions", bool, True) if spot else True
     fixed = spot.get("fixed_interruptions_s", list, None) if spot else None
     if fixed is not None:
-        fixed = tuple(tuple(float(t) for t in times) for times in fixed)
+        fixed = checked(spot, "fixed_interruptions_s", lambda: tuple(tuple(float(t) for t in times) for times in fixed))
     if spot:
         spot.finish()
     data_files: list[Path] = []
-    fleet_loader = _fleet(top.section("fleet"), data_files)
-    telemetry_loader = _telemetry(top.section("telemetry"), horizon_s, data_files)
-    jobs_loader, per_episode = _workload(top.section("workload"), horizon_s, job_budget, data_files)
+    fleet = fleet_loader(top.section("fleet"), data_files, limits)
+    telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
+    jobs, per_episode = jobs_loader(top.section("workload"), horizon_s, job_budget, data_files, limits)
     scenario = Scenario(
         name=top.get("name", str, required=True),
         description=top.get("description", str, ""),
@@ -282,187 +284,39 @@ def parse_scenario(data: object, file: Path, content_hash: str) -> Scenario:
         if isinstance(top.data["telemetry"], dict)
         else "?",
         data_files=tuple(data_files),
-        _fleet_loader=fleet_loader,
-        _telemetry_loader=telemetry_loader,
-        _jobs_loader=jobs_loader,
+        _fleet_loader=fleet,
+        _telemetry_loader=telemetry,
+        _jobs_loader=jobs,
+        limits=limits,
     )
     top.finish()
     return scenario
 
 
-def resolve_path(section: Section, key: str, data_files: list[Path]) -> Path:
-    """The path under ``key``: ``${VAR}/...`` from the environment, else relative to the file."""
-    text = section.get(key, str, required=True)
-    match = _VAR.match(text)
-    if match:
-        base = os.environ.get(match.group(1))
-        # With the variable unset the path keeps its ${VAR} text: missing_data() reports it and
-        # reading it raises an error that says which variable to set.
-        path = Path(base) / text[match.end() :].lstrip("/") if base else Path(text)
-        data_files.append(path)
-        return path
-    return (Path(section.file).parent / text).resolve()
-
-
-def _fleet(section: Section, data_files: list[Path]) -> Callable[[], tuple[NodeSpec, ...]]:
-    kinds = [k for k in ("preset", "nodes", "generate", "alibaba_gpu_csv") if section.has(k)]
-    if len(kinds) != 1:
-        raise ScenarioError(f"{section.file}: fleet: give exactly one of preset, nodes, generate, alibaba_gpu_csv")
-    kind = kinds[0]
-    if kind == "preset":
-        name = section.get("preset", str)
-        if name not in FLEET_PRESETS:
-            raise section.error("preset", f"unknown preset {name!r}; known: {sorted(FLEET_PRESETS)}")
-        section.finish()
-        return FLEET_PRESETS[name]
-    if kind == "nodes":
-        items = section.get("nodes", list)
-        fleet = _checked(section, None, lambda: fleet_from_dicts(items, section.path("nodes")))
-        section.finish()
-        return lambda: fleet
-    if kind == "generate":
-        gen = section.section("generate")
-        types = gen.section("types")
-        templates = {
-            name: _checked(
-                gen,
-                "types",
-                lambda name=name: node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name)),
-            )
-            for name in list(types.data)
-        }
-        types.finish()
-        counts = gen.get("counts", dict)
-        seed = gen.get("seed", int, 0)
-        jitter = gen.get("price_jitter", float, 0.0)
-        gen.finish()
-        section.finish()
-        fleet = _checked(gen, "counts", lambda: generate_fleet(templates, counts, np.random.default_rng(seed), jitter))
-        return lambda: fleet
-    csv_section = section.section("alibaba_gpu_csv")
-    path = resolve_path(csv_section, "path", data_files)
-    per_model = csv_section.get("per_model", int, None)
-    seed = csv_section.get("seed", int, 0)
-    gpu_only = csv_section.get("gpu_only", bool, True)
-    csv_section.finish()
+def _limits(section: Section | None, base: Limits) -> Limits:
+    """``base`` with the values of the scenario's ``limits:`` mapping (each an integer >= 1)."""
+    if section is None:
+        return base
+    settable = [f.name for f in dataclasses.fields(Limits) if f.name not in FILE_LIMITS]
+    values = {name: section.get(name, int, getattr(base, name)) for name in settable}
+    for name in FILE_LIMITS:
+        if section.has(name):
+            raise section.error(name, f"is checked before the file is read; {Limits.how_to_raise(name)}")
     section.finish()
-
-    def load() -> tuple[NodeSpec, ...]:
-        nodes = fleet_from_alibaba_gpu_csv(path)
-        if gpu_only:
-            nodes = tuple(n for n in nodes if n.gpu_count > 0)
-        if per_model is not None:
-            keep = sample_per_group([n.gpu_model or "cpu" for n in nodes], per_model, seed)
-            nodes = tuple(nodes[i] for i in keep)
-        return nodes
-
-    return load
-
-
-def _telemetry(section: Section, horizon_s: float, data_files: list[Path]) -> Callable[[int], Telemetry]:
-    reader = section.get("reader", str, required=True)
-    if reader == "constant":
-        options = section.rest()
-        check_options(constant_telemetry, options, section.file, section.where, skip=2)
-        return lambda n_nodes: call_with_options(
-            constant_telemetry, options, section.file, section.where, n_nodes, horizon_s
-        )
-    if reader not in TRACE_READERS:
-        raise section.error("reader", f"unknown reader {reader!r}; known: {[*sorted(TRACE_READERS), 'constant']}")
-    path = resolve_path(section, "path", data_files)
-    options = _options(section, TRACE_READERS[reader])
-    mapping = section.section("mapping")
-    kind = mapping.get("kind", str, required=True)
-    wrap = mapping.get("wrap", bool, False)
-    if kind == "offset-scale-bias":
-        nodes = mapping.get("nodes", (str, list), required=True)
-        mem_scale = mapping.get("mem_scale", float, 0.5)
-        if nodes == "reference-alibaba":
-            offsets = list(ALIBABA_REFERENCE_MAPPING.values())
-        elif nodes == "evenly-spread":
-            offsets = []  # computed from the series length when loaded
-        elif isinstance(nodes, str):
-            raise mapping.error(
-                "nodes",
-                f"unknown named mapping {nodes!r}; use 'reference-alibaba', "
-                "'evenly-spread' or a list of {offset, scale, bias_pct}",
-            )
-        else:
-            offsets = [_checked(mapping, f"nodes[{i}]", lambda d=d: OffsetScaleBias(**d)) for i, d in enumerate(nodes)]
-        mapping.finish()
-        section.finish()
-
-        def load(n_nodes: int) -> Telemetry:
-            series = call_with_options(TRACE_READERS[reader], options, section.file, section.path("options"), path)
-            node_offsets = (
-                evenly_spread_offsets(series.n_ticks, n_ticks_for(horizon_s, series.tick_s), n_nodes)
-                if nodes == "evenly-spread"
-                else offsets
-            )
-            if len(node_offsets) != n_nodes:
-                raise mapping.error("nodes", f"has {len(node_offsets)} entries for a fleet of {n_nodes} nodes")
-            return telemetry_from_aggregate(series, node_offsets, horizon_s, mem_scale=mem_scale, wrap=wrap)
-
-        return load
-    if kind == "per-machine":
-        machines = mapping.get("machines", list, None)
-        offset = mapping.get("offset", int, 0)
-        mapping.finish()
-        section.finish()
-
-        def load_machines(n_nodes: int) -> Telemetry:
-            series = call_with_options(TRACE_READERS[reader], options, section.file, section.path("options"), path)
-            if machines is not None and len(machines) != n_nodes:
-                raise mapping.error("machines", f"has {len(machines)} entries for a fleet of {n_nodes} nodes")
-            return telemetry_from_machines(series, horizon_s, machines=machines, offset=offset, wrap=wrap)
-
-        return load_machines
-    raise mapping.error("kind", f"unknown mapping {kind!r}; known: ['offset-scale-bias', 'per-machine']")
-
-
-def _workload(
-    section: Section, horizon_s: float, job_budget: int | None, data_files: list[Path]
-) -> tuple[Callable[[np.random.Generator], Sequence[JobSpec]], bool]:
-    source = section.get("source", str, required=True)
-    if source == "synthetic":
-        resample = section.get("resample", str, "per-episode")
-        if resample not in ("per-episode", "fixed"):
-            raise section.error("resample", f"must be 'per-episode' or 'fixed', got {resample!r}")
-        options = _options(section, SyntheticWorkloadConfig, skip=0)
-        config = call_with_options(SyntheticWorkloadConfig, options, section.file, section.path("options"))
-        section.finish()
-        return (lambda rng: generate_jobs(config, rng, horizon_s, job_budget)), resample == "per-episode"
-    if source == "jobs":
-        items = section.get("jobs", list, required=True)
-        jobs = _checked(section, None, lambda: jobs_from_dicts(items, section.path("jobs")))
-        section.finish()
-        return (lambda rng: jobs[:job_budget] if job_budget else jobs), False
-    if source not in JOB_FILE_SOURCES:
-        raise section.error(
-            "source", f"unknown source {source!r}; known: {[*sorted(JOB_FILE_SOURCES), 'jobs', 'synthetic']}"
-        )
-    path = resolve_path(section, "path", data_files)
-    options = _options(section, JOB_FILE_SOURCES[source])
-    if job_budget is not None:
-        options.setdefault("limit", job_budget)
-    section.finish()
-    function = JOB_FILE_SOURCES[source]
-    return (lambda rng: call_with_options(function, options, section.file, section.path("options"), path)), False
-
-
-def _options(section: Section, function: Callable[..., Any], skip: int = 1) -> dict[str, Any]:
-    """The ``options`` mapping of ``section``, checked against ``function``'s keyword parameters."""
-    options_section = section.section("options", required=False)
-    options = options_section.rest() if options_section else {}
-    check_options(function, options, section.file, section.path("options"), skip=skip)
-    return options
-
-
-def _checked(section: Section, key: str | None, build: Callable[[], Any]) -> Any:
-    """``build()``, re-raising errors with the file and ``key`` (``None``: the message names it)."""
     try:
-        return build()
-    except (SpecError, TypeError) as exc:
-        if key is None:
-            raise ScenarioError(f"{section.file}: {exc}") from None
-        raise section.error(key, str(exc)) from None
+        return dataclasses.replace(base, **values)
+    except SpecError as exc:
+        raise ScenarioError(f"{section.file}: {exc}") from None
+
+
+def _weights(top: Section) -> ObjectiveWeights:
+    weights_section = top.section("weights", required=False)
+    weights = ObjectiveWeights()
+    if weights_section is None:
+        return weights
+    values = {f.name: weights_section.get(f.name, float, getattr(weights, f.name)) for f in dataclasses.fields(weights)}
+    weights_section.finish()
+    try:
+        return ObjectiveWeights(**values)
+    except SpecError as exc:
+        raise top.error("weights", str(exc)) from None

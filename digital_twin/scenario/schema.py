@@ -1,14 +1,23 @@
-"""Reading YAML mappings into typed values with errors that name the file and the key."""
+"""Reading YAML mappings into typed values with errors that name the file and the key.
+
+Every message that shows a value from the file shows it through
+:func:`~digital_twin.errors.short_repr` (at most 200 characters, bounded work), so a huge
+value cannot make the error itself slow or large.
+"""
 
 from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
+from digital_twin.limits import Limits
+
+_EXPONENT = re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$")
 
 
 class ScenarioError(SpecError):
@@ -69,7 +78,13 @@ class Section:
         if isinstance(value, bool) and bool not in kinds:
             raise self.error(key, f"expected {_names(kinds)}, got a boolean")
         if not isinstance(value, kinds):
-            raise self.error(key, f"expected {_names(kinds)}, got {type(value).__name__} {value!r}")
+            hint = ""
+            if isinstance(value, str) and _EXPONENT.match(value) and float in kinds:
+                # PyYAML reads YAML 1.1: 1e9 and 1.0e12 are text, 1.0e+9 is a number.
+                hint = " (YAML reads an exponent without a dot and a sign as text: write e.g. 1.0e+9)"
+            elif isinstance(value, str) and _EXPONENT.match(value) and int in kinds:
+                hint = " (write the integer in digits, e.g. 1000000000)"
+            raise self.error(key, f"expected {_names(kinds)}, got {type(value).__name__} {short_repr(value)}{hint}")
         if isinstance(value, float) and not math.isfinite(value):
             raise self.error(key, f"must be finite, got {value}")
         return value
@@ -78,7 +93,7 @@ class Section:
         """A number > 0 (or the default; ``None`` for an explicit null when ``nullable``)."""
         value = self.get(key, float, default, nullable=nullable)
         if value is not None and value <= 0:
-            raise self.error(key, f"must be > 0, got {value}")
+            raise self.error(key, f"must be > 0, got {value:g}")
         return value
 
     def section(self, key: str, *, required: bool = True) -> Section | None:
@@ -98,10 +113,10 @@ class Section:
 
     def finish(self) -> None:
         """Raise for any key that was never read (unknown keys are errors, not ignored)."""
-        unknown = sorted(set(self.data) - self._read)
+        unknown = sorted(set(self.data) - self._read, key=str)
         if unknown:
             raise ScenarioError(
-                f"{self.file}: {self.where or 'top level'}: unknown key(s) {unknown}; "
+                f"{self.file}: {self.where or 'top level'}: unknown key(s) {short_repr(unknown)}; "
                 f"known here: {sorted(self._read)}"
             )
 
@@ -117,9 +132,9 @@ def check_options(
     names = list(parameters)[skip:]
     keyword = {n for n in names if parameters[n].kind in (inspect.Parameter.KEYWORD_ONLY,
                                                           inspect.Parameter.POSITIONAL_OR_KEYWORD)}
-    unknown = sorted(set(options) - keyword)
+    unknown = sorted(set(options) - keyword, key=str)
     if unknown:
-        raise ScenarioError(f"{file}: {where}: unknown option(s) {unknown}; known: {sorted(keyword)}")
+        raise ScenarioError(f"{file}: {where}: unknown option(s) {short_repr(unknown)}; known: {sorted(keyword)}")
 
 
 def call_with_options(
@@ -148,3 +163,35 @@ def _tuples(value: Any) -> Any:
 def _names(kinds: tuple[type, ...]) -> str:
     return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false",
                         "list": "a list", "dict": "a mapping"}.get(k.__name__, k.__name__) for k in kinds)
+
+
+def section_options(
+    section: Section, function: Callable[..., Any], skip: int = 1
+) -> tuple[dict[str, Any], Section | None]:
+    """The ``options`` mapping of ``section``, checked against ``function``'s keyword parameters.
+
+    Returns:
+        ``(options, options_section)``; ``({}, None)`` when there is no ``options`` key.
+    """
+    options_section = section.section("options", required=False)
+    options = options_section.rest() if options_section else {}
+    check_options(function, options, section.file, section.path("options"), skip=skip)
+    return options, options_section
+
+
+def check_limit(section: Section, key: str, limits: Limits, name: str, value: float, what: str) -> None:
+    """``limits.check`` with the error naming the file and ``key``."""
+    try:
+        limits.check(name, value, what)
+    except SpecError as exc:
+        raise section.error(key, str(exc)) from None
+
+
+def checked(section: Section, key: str | None, build: Callable[[], Any]) -> Any:
+    """``build()``, re-raising errors with the file and ``key`` (``None``: the message names it)."""
+    try:
+        return build()
+    except (SpecError, TypeError) as exc:
+        if key is None:
+            raise ScenarioError(f"{section.file}: {exc}") from None
+        raise section.error(key, str(exc)) from None

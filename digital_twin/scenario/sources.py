@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
 from digital_twin.telemetry import Telemetry
 from digital_twin.traces import (
     read_alibaba_dc_mean,
@@ -56,13 +56,23 @@ def constant_telemetry(
     mem_pct: float | Sequence[float],
     tick_s: float = 300.0,
 ) -> Telemetry:
-    """``telemetry.reader: constant``: a flat background, one value for all nodes or one per node."""
+    """``telemetry.reader: constant``: a flat background, one value for all nodes or one per node.
+
+    ``ceil(horizon_s / tick_s)`` ticks (at least 1). The scenario loader checks the tick count
+    against its limits before calling this.
+
+    Raises:
+        SpecError: ``tick_s`` is not a finite number > 0, or a value is neither one number nor
+            one per node.
+    """
+    if isinstance(tick_s, bool) or not isinstance(tick_s, int | float) or not (math.isfinite(tick_s) and tick_s > 0):
+        raise SpecError(f"tick_s must be a finite number > 0, got {short_repr(tick_s)}")
     n_ticks = max(1, math.ceil(horizon_s / tick_s))
     background = np.empty((n_ticks, n_nodes, 2))
     for column, (name, value) in enumerate((("cpu_pct", cpu_pct), ("mem_pct", mem_pct))):
         values = np.asarray(value, dtype=np.float64)
         if values.ndim > 1 or (values.ndim == 1 and values.size != n_nodes):
-            raise SpecError(f"{name} must be one number or a list of {n_nodes} (one per node), got {value!r}")
+            raise SpecError(f"{name} must be one number or a list of {n_nodes} (one per node), got {short_repr(value)}")
         background[:, :, column] = values
     return Telemetry(background, tick_s, source=f"constant cpu={cpu_pct} mem={mem_pct}")
 

@@ -13,8 +13,10 @@ Mappings onto a fleet (each returns a :class:`~digital_twin.telemetry.Telemetry`
 :data:`ALIBABA_REFERENCE_MAPPING`) and :func:`telemetry_from_machines` (one machine per node).
 
 Bad input raises :class:`~digital_twin.errors.TraceError` naming the file and the line or
-column; documented cleaning (Alibaba error codes, Borg sentinel times, long gaps filled on
-request) emits a :class:`TraceCleaningWarning` with counts. Resampling and gap rules:
+column. Documented cleaning (Alibaba error codes, Borg sentinel times, long gaps filled on
+request) and an episode mostly filled rather than observed are logged once per read, at
+``WARNING`` level on loggers under ``digital_twin.traces``, each record carrying a
+:class:`TraceCleaning` with counts as ``record.cleaning``. Resampling and gap rules:
 :mod:`digital_twin.traces.resample`.
 
 Example:
@@ -28,7 +30,7 @@ Example:
     (288, 5, 2)
 """
 
-from digital_twin.traces._io import TraceCleaningWarning
+from digital_twin.traces._io import TraceCleaning
 from digital_twin.traces.alibaba2018 import read_alibaba_dc_mean, read_alibaba_machine_usage
 from digital_twin.traces.azure2019 import read_azure_vm_aggregate
 from digital_twin.traces.borg2019 import (
@@ -57,7 +59,7 @@ __all__ = [
     "REFERENCE_MEM_SCALE",
     "REFERENCE_P75_TARGET_PCT",
     "OffsetScaleBias",
-    "TraceCleaningWarning",
+    "TraceCleaning",
     "TraceSeries",
     "n_ticks_for",
     "read_alibaba_dc_mean",

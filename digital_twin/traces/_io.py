@@ -8,6 +8,10 @@ which line holds the bad text, mapping a record to its line number) only runs on
 Record indices: a CSV is read with ``skip_blank_lines=False``, so the pandas row index is the
 index of the record in the file (blank lines included, dropped afterwards). :class:`Where`
 turns such an index into ``"line N"``.
+
+Documented cleaning (dropped error codes, sentinel times, long gaps filled on request) is
+reported through :mod:`logging` (loggers under ``digital_twin.traces``, level ``WARNING``), one
+record per rule and file read, carrying a :class:`TraceCleaning` as ``record.cleaning``.
 """
 
 from __future__ import annotations
@@ -15,17 +19,19 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
+import logging
 import lzma
 import re
-import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import TraceError
+from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin.errors import TraceError, short_repr
 
 FLOAT = "float64"
 TEXT = "str"
@@ -33,31 +39,53 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _OTHER_DELIMITERS = (";", "\t", "|")
 
 
-class TraceCleaningWarning(UserWarning):
-    """A trace reader dropped or repaired values by a documented rule (the message counts them)."""
+@dataclass(frozen=True)
+class TraceCleaning:
+    """What one documented cleaning rule changed in one file read.
+
+    Attached to the rule's log record as ``record.cleaning`` (the message says the same in
+    words), so a caller can collect them with a :class:`logging.Handler`.
+
+    Attributes:
+        path: The file (or the series' source text).
+        rule: ``"error-code"`` (Alibaba -1/101 dropped), ``"sentinel-time"``,
+            ``"empty-usage"``, ``"missing-usage"`` (Borg rows or values dropped),
+            ``"long-gap"`` (long gaps filled by sample-and-hold) or ``"mostly-filled"`` (most
+            of a node's episode is filled, not observed).
+        count: How many rows (``"long-gap"``: gaps; ``"mostly-filled"``: nodes) it concerns.
+    """
+
+    path: str
+    rule: str
+    count: int
 
 
-def warn_cleaning(message: str, depth: int = 2) -> None:
-    """Emit a :class:`TraceCleaningWarning` attributed to the caller of the public reader.
+def log_cleaning(logger: logging.Logger, cleaning: TraceCleaning, message: str) -> None:
+    """Report one documented cleaning at ``WARNING`` level, with ``cleaning`` on the record.
 
     Args:
-        message: What was cleaned, with counts.
-        depth: Calls between the public reader and this function (1 = called directly).
+        logger: The reader module's logger (``logging.getLogger(__name__)``).
+        cleaning: What was cleaned, with counts.
+        message: The same in words, starting with the file.
     """
-    warnings.warn(message, TraceCleaningWarning, stacklevel=depth + 2)
+    logger.warning(message, extra={"cleaning": cleaning})
 
 
 def check_file(path: str | Path) -> Path:
-    """Return ``path`` as a :class:`Path` after checking that it is a non-empty readable file.
+    """Return ``path`` as a :class:`Path` after checking that it is a non-empty regular file.
+
+    Only ``stat`` is used: a FIFO or a device (``/dev/zero``) is refused before it is opened.
 
     Raises:
-        TraceError: The file is missing, is a directory, or has zero bytes.
+        TraceError: The file is missing, is not a regular file (directory, FIFO, device), or
+            has zero bytes.
     """
     path = Path(path)
-    if not path.exists():
+    reason = not_a_file_reason(path)
+    if reason == "no such file":
         raise TraceError(f"{path}: file not found")
-    if not path.is_file():
-        raise TraceError(f"{path}: not a regular file")
+    if reason is not None:
+        raise TraceError(f"{path}: not a regular file ({reason}); give the path of a trace file")
     if path.stat().st_size == 0:
         raise TraceError(f"{path}: empty file (0 bytes)")
     return path
@@ -185,7 +213,8 @@ def read_csv(
 
     Raises:
         TraceError: Wrong delimiter, missing header, unexpected header, missing columns,
-            ragged rows, non-numeric text in a ``FLOAT`` column, or no data rows.
+            a row with more or fewer fields than the header (or ``names``), non-numeric text
+            in a ``FLOAT`` column, or no data rows.
     """
     line = first_line(path)
     if names is None:
@@ -205,10 +234,30 @@ def read_csv(
         raise TraceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
     except (ValueError, TypeError, OverflowError):  # non-numeric text in a float column
         frame = _read_as_text_and_locate(path, dtypes, where, kwargs)
+    _check_row_lengths(path, None if names is None else len(names))
     frame = frame[frame.notna().any(axis=1)]  # blank lines carry no data
     if frame.empty:
         raise TraceError(f"{path}: no data rows")
     return frame, where
+
+
+def _check_row_lengths(path: Path, expected: int | None) -> None:
+    """Refuse a record with fewer (or more) fields than the format, even in unused columns.
+
+    pandas pads a short row with empty values, so without this a row that lost its last
+    columns would read as if they were empty.
+    """
+    try:
+        ragged = first_ragged_row(path, expected)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise TraceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
+    if ragged is not None:
+        line, fields, wanted = ragged
+        kind = "a short row" if fields < wanted else "a long row"
+        raise TraceError(
+            f"{path}: line {line} has {fields} field(s), expected {wanted} ({kind}: every row "
+            "needs every column of the format, even the columns this reader does not use)"
+        )
 
 
 def _check_header(path: Path, header: list[str], dtypes: dict[str, str]) -> None:
@@ -224,7 +273,7 @@ def _check_header(path: Path, header: list[str], dtypes: dict[str, str]) -> None
         for name in missing:
             close = [h for h in header if h.strip().lower() == name.lower()]
             if close or name in stripped:
-                hints.append(f"{name!r} (found {(close or [name])[0]!r}: check case and spaces)")
+                hints.append(f"{short_repr(name)} (found {(close or [name])[0]!r}: check case and spaces)")
             else:
                 hints.append(repr(name))
         raise TraceError(
@@ -273,7 +322,7 @@ def _read_as_text_and_locate(
         if bad.size:
             record = int(frame.index[bad[0]])
             raise TraceError(
-                f"{path}: {where(record)}, column {name!r}: non-numeric value "
+                f"{path}: {where(record)}, column {short_repr(name)}: non-numeric value "
                 f"{str(raw.iloc[bad[0]])[:40]!r}"
             )
         frame[name] = numbers.astype(FLOAT)

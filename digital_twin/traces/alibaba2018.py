@@ -16,6 +16,7 @@ malformed row is caught) but not checked.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,9 +24,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
-from digital_twin.traces._checks import require_finite, require_range
-from digital_twin.traces._io import FLOAT, TEXT, Where, check_file, read_csv, warn_cleaning
+from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.traces._checks import refuse_fractions, require_finite, require_range
+from digital_twin.traces._io import (
+    FLOAT,
+    TEXT,
+    TraceCleaning,
+    Where,
+    check_file,
+    log_cleaning,
+    read_csv,
+)
 from digital_twin.traces.resample import (
     DEFAULT_MAX_GAP_S,
     Samples,
@@ -53,6 +62,11 @@ ERROR_CODES = (-1.0, 101.0)
 DC_MEAN_ID = "datacenter-mean"
 """Machine id of the single series read by :func:`read_alibaba_dc_mean`."""
 _PCT = ("cpu_util_percent", "mem_util_percent")
+_FRACTIONS_FIX = (
+    "Alibaba 2018 files hold percentages: convert the file, or read it with the generic reader "
+    "and units='fraction'"
+)
+logger = logging.getLogger(__name__)
 
 
 def read_alibaba_machine_usage(
@@ -72,9 +86,12 @@ def read_alibaba_machine_usage(
     filled by sample-and-hold, and gaps longer than ``max_gap_s`` raise unless
     ``on_long_gap="fill"`` (rules: :mod:`digital_twin.traces.resample`).
 
+    Units: a file whose every cpu and mem value lies in [0, 1] is refused as a likely file of
+    fractions (no real machine runs under 1 % of both throughout).
+
     Cleaning: a cpu or mem value equal to an Alibaba error code (``-1`` or ``101``) is treated
-    as missing in that channel (the row's other channel is kept), with one
-    :class:`~digital_twin.traces.TraceCleaningWarning` counting them. Any other value outside
+    as missing in that channel (the row's other channel is kept), with one log record
+    (:func:`~digital_twin.traces._io.log_cleaning`) counting them. Any other value outside
     [0, 100], an empty or non-numeric cpu/mem/time field, a negative time, or a duplicate
     ``(machine_id, time_stamp)`` pair is an error.
 
@@ -117,6 +134,7 @@ def read_alibaba_machine_usage(
     time_s = require_finite(frame, "time_stamp", where)
     require_range(frame, "time_stamp", time_s, where, 0.0, math.inf)
     values = np.column_stack([_clean_pct(frame, name, where) for name in _PCT])
+    refuse_fractions(path, values, _PCT, _FRACTIONS_FIX)
     _report_codes(path, frame, values)
     machine = pd.Categorical(frame["machine_id"], categories=list(machine_ids)).codes
     samples = Samples(
@@ -155,7 +173,8 @@ def read_alibaba_dc_mean(path: str | Path, *, tick_s: float = 300.0) -> TraceSer
 
     Raises:
         TraceError: Missing/empty file, no header, missing column, wrong delimiter, and any
-            empty, non-numeric or out-of-[0, 100] value (naming file, line and column).
+            empty, non-numeric or out-of-[0, 100] value (naming file, line and column); every
+            value in [0, 1] (a file of fractions, not percentages).
     """
     check_grid_args(tick_s, 0.0, "error")
     path = check_file(path)
@@ -165,6 +184,7 @@ def read_alibaba_dc_mean(path: str | Path, *, tick_s: float = 300.0) -> TraceSer
         column = require_finite(frame, name, where)
         require_range(frame, name, column, where, 0.0, 100.0)
         values.append(column)
+    refuse_fractions(path, np.column_stack(values), _PCT, _FRACTIONS_FIX)
     return TraceSeries(
         np.column_stack(values)[:, None, :],
         float(tick_s),
@@ -179,7 +199,7 @@ def _select_machines(
     if machines is None:
         return frame
     if isinstance(machines, str) or not machines:
-        raise SpecError(f"machines must be a non-empty list of ids, got {machines!r}")
+        raise SpecError(f"machines must be a non-empty list of ids, got {short_repr(machines)}")
     if len(set(machines)) != len(machines):
         raise SpecError(f"machines lists an id twice: {list(machines)}")
     present = set(pd.unique(frame["machine_id"]))
@@ -205,9 +225,11 @@ def _report_codes(path: Path, frame: pd.DataFrame, values: np.ndarray) -> None:
     missing = np.isnan(values)
     if missing.any():
         cpu, mem = (int(n) for n in missing.sum(axis=0))
-        warn_cleaning(
-            f"{path}: {int(missing.any(axis=1).sum())} of {len(frame)} rows hold the error "
-            f"code -1 or 101 (cpu_util_percent: {cpu}, mem_util_percent: {mem}); "
-            "those values were dropped as missing",
-            depth=2,
+        rows = int(missing.any(axis=1).sum())
+        log_cleaning(
+            logger,
+            TraceCleaning(str(path), "error-code", rows),
+            f"{path}: {rows} of {len(frame)} rows hold the error code -1 or 101 "
+            f"(cpu_util_percent: {cpu}, mem_util_percent: {mem}); those values were dropped as "
+            "missing",
         )

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.traces._checks import require_finite, require_increasing, require_range
 from digital_twin.traces._io import FLOAT, check_file, read_csv
 from digital_twin.traces.resample import (
@@ -127,4 +127,4 @@ def _check_pair(name: str, pair: tuple[float, float] | None, upper: float) -> No
     except (TypeError, ValueError):
         ok = False
     if not ok:
-        raise SpecError(f"{name} must be two finite numbers in (0, {upper:g}], got {pair!r}")
+        raise SpecError(f"{name} must be two finite numbers in (0, {upper:g}], got {short_repr(pair)}")

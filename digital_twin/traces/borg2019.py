@@ -12,14 +12,23 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.traces._checks import require_finite, require_range
-from digital_twin.traces._io import FLOAT, TEXT, Where, check_file, read_csv, warn_cleaning
+from digital_twin.traces._io import (
+    FLOAT,
+    TEXT,
+    TraceCleaning,
+    Where,
+    check_file,
+    log_cleaning,
+    read_csv,
+)
 from digital_twin.traces.generic import read_rows_per_tick
 from digital_twin.traces.resample import (
     DEFAULT_MAX_GAP_S,
@@ -41,6 +50,7 @@ REFERENCE_P75_TARGET_PCT = (40.0, 50.0)
 INSTANCES_MEAN_ID = "borg-instances-mean"
 """Machine id of the series read by :func:`read_borg_instance_usage`."""
 _TIME_UNITS = {"us": 1e-6, "ns": 1e-9}
+logger = logging.getLogger(__name__)
 _ABSENT = ("None", "nan", "NaN")
 _NUMBER = r"([^,}\s]+)"
 _CPUS = r"""['"]cpus['"]\s*:\s*""" + _NUMBER
@@ -67,7 +77,7 @@ def read_borg_instance_usage(
     :mod:`digital_twin.traces.resample`. Rows may come in any order and share timestamps
     (several instances report at once).
 
-    Cleaning (one :class:`~digital_twin.traces.TraceCleaningWarning` each, with counts): rows
+    Cleaning (one log record each, with counts; see :func:`~digital_twin.traces._io.log_cleaning`): rows
     with a sentinel time (``< 0`` or ``>= 9e18``) are dropped; an empty ``average_usage`` drops
     the row; ``'memory': None`` (or ``'cpus': None``) drops that channel of the row. Errors: an
     empty or non-numeric time, an ``average_usage`` without a ``cpus`` key, and a fraction
@@ -97,7 +107,7 @@ def read_borg_instance_usage(
     """
     check_grid_args(tick_s, max_gap_s, on_long_gap)
     if time_unit not in (*_TIME_UNITS, "auto"):
-        raise SpecError(f"time_unit must be 'us', 'ns' or 'auto', got {time_unit!r}")
+        raise SpecError(f"time_unit must be 'us', 'ns' or 'auto', got {short_repr(time_unit)}")
     _check_targets(p75_target_pct)
     path = check_file(path)
     frame, where = read_csv(path, dtypes={time_column: FLOAT, usage_column: TEXT})
@@ -164,7 +174,7 @@ def read_borg_cell_mean(
 def parse_usage(frame: pd.DataFrame, column: str, where: Where) -> np.ndarray:
     """Parse ``{'cpus': x, 'memory': y}`` strings into an ``(n, 2)`` array of fractions.
 
-    ``None``/``nan`` values become NaN (missing, counted in a warning); the rest must be
+    ``None``/``nan`` values become NaN (missing, counted in a log record); the rest must be
     numbers in [0, 1].
 
     Raises:
@@ -196,11 +206,13 @@ def parse_usage(frame: pd.DataFrame, column: str, where: Where) -> np.ndarray:
     fractions = np.column_stack(out)
     missing = np.isnan(fractions).sum(axis=0)
     if missing.any():
-        warn_cleaning(
-            f"{where.path}: {int(np.isnan(fractions).any(axis=1).sum())} of {len(frame)} rows "
-            f"have no value for cpus ({int(missing[0])}) or memory ({int(missing[1])}) in "
-            f"{column!r}; those values were dropped as missing",
-            depth=2,
+        rows = int(np.isnan(fractions).any(axis=1).sum())
+        log_cleaning(
+            logger,
+            TraceCleaning(str(where.path), "missing-usage", rows),
+            f"{where.path}: {rows} of {len(frame)} rows have no value for cpus "
+            f"({int(missing[0])}) or memory ({int(missing[1])}) in {column!r}; those values were "
+            "dropped as missing",
         )
     return fractions
 
@@ -231,20 +243,22 @@ def _check_targets(target_pct: tuple[float, float] | None) -> None:
     if target_pct is None:
         return
     if len(target_pct) != 2 or not all(0 < float(t) <= 100 for t in target_pct):
-        raise SpecError(f"p75_target_pct must be (cpu %, mem %) in (0, 100], got {target_pct!r}")
+        raise SpecError(f"p75_target_pct must be (cpu %, mem %) in (0, 100], got {short_repr(target_pct)}")
 
 
 def _warn_dropped(
     path: Path, n_rows: int, sentinel: np.ndarray, no_usage: np.ndarray, time: str, usage: str
 ) -> None:
     if sentinel.any():
-        warn_cleaning(
+        log_cleaning(
+            logger,
+            TraceCleaning(str(path), "sentinel-time", int(sentinel.sum())),
             f"{path}: dropped {int(sentinel.sum())} of {n_rows} rows with a sentinel {time!r} "
             f"(< 0 or >= {SENTINEL_TIME:g}, i.e. before or after the trace window)",
-            depth=2,
         )
     if no_usage.any():
-        warn_cleaning(
+        log_cleaning(
+            logger,
+            TraceCleaning(str(path), "empty-usage", int(no_usage.sum())),
             f"{path}: dropped {int(no_usage.sum())} of {n_rows} rows with an empty {usage!r}",
-            depth=2,
         )

@@ -13,7 +13,10 @@ Two layouts, chosen by whether a ``time`` column is given:
 
 Values must be finite and in [0, 100] (``units="percent"``) or [0, 1] (``units="fraction"``,
 multiplied by 100); anything else is an error naming the file, line (CSV) or row (Parquet) and
-column.
+column. Units are sanity-checked: a fraction above 1 is refused with a hint to pass
+``units="percent"``, and a percent file whose every cpu and mem value lies in [0, 1] is refused
+as a likely fraction file (pass ``units="fraction"``, or ``check_units=False`` if the load really
+stays under 1 %), because a unit slip would silently scale all background load by 100.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
-from digital_twin.traces._checks import require_finite, require_increasing, require_range
+from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.traces._checks import (
+    refuse_fractions,
+    require_finite,
+    require_increasing,
+    require_range,
+)
 from digital_twin.traces._io import FLOAT, TEXT, Where, check_file, read_csv
 from digital_twin.traces.resample import (
     DEFAULT_MAX_GAP_S,
@@ -61,6 +69,7 @@ def read_generic(
     max_gap_s: float = DEFAULT_MAX_GAP_S,
     on_long_gap: str = "error",
     file_format: str = "auto",
+    check_units: bool = True,
 ) -> TraceSeries:
     """Read a utilisation trace from a CSV (with header) or Parquet file.
 
@@ -82,6 +91,8 @@ def read_generic(
         max_gap_s: Longest gap (s) filled silently (timestamped files).
         on_long_gap: ``"error"`` or ``"fill"`` (timestamped files).
         file_format: ``"csv"``, ``"parquet"`` or ``"auto"`` (by suffix: ``.parquet``/``.pq``).
+        check_units: Refuse a ``units="percent"`` file whose every value lies in [0, 1] (see
+            the module docstring); ``False`` reads it as is.
 
     Returns:
         A :class:`TraceSeries`, machines in order of first appearance.
@@ -104,32 +115,37 @@ def read_generic(
     frame, where = _read_table(path, dtypes, file_format)
     values = np.column_stack([_pct_column(frame, column, where, scale) for column in (cpu, mem)])
     ids, codes = _machines(frame, machine, where)
-    source = f"{path} (columns cpu={cpu!r}, mem={mem!r}, units={units}, tick {tick_s:g} s)"
+    source = f"{path} (columns cpu={short_repr(cpu)}, mem={short_repr(mem)}, units={units}, tick {tick_s:g} s)"
     if time is None:
-        return _row_per_tick(frame, values, ids, codes, machine, float(tick_s), source)
-    time_s = require_finite(frame, time, where) * seconds
-    records = frame.index.to_numpy(np.int64)
-    samples = Samples(time_s, codes, values, records, ids)
-    if machine is None:
-        require_increasing(time_s, records, where, time)
+        series = _row_per_tick(frame, values, ids, codes, machine, float(tick_s), source)
     else:
-        check_unique_times(samples, where, time)
-    start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
-    return bin_samples(
-        samples,
-        tick_s=float(tick_s),
-        start_s=start,
-        n_ticks=n_ticks,
-        max_gap_s=max_gap_s,
-        on_long_gap=on_long_gap,
-        where=where,
-        source=source,
-    )
+        time_s = require_finite(frame, time, where) * seconds
+        records = frame.index.to_numpy(np.int64)
+        samples = Samples(time_s, codes, values, records, ids)
+        if machine is None:
+            require_increasing(time_s, records, where, time)
+        else:
+            check_unique_times(samples, where, time)
+        start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
+        series = bin_samples(
+            samples,
+            tick_s=float(tick_s),
+            start_s=start,
+            n_ticks=n_ticks,
+            max_gap_s=max_gap_s,
+            on_long_gap=on_long_gap,
+            where=where,
+            source=source,
+        )
+    if check_units and units == "percent":  # after the checks of the file's structure
+        fix = "pass units='fraction' (or check_units=False if the load really stays under 1 %)"
+        refuse_fractions(path, values, (cpu, mem), fix)
+    return series
 
 
 def _lookup(name: str, key: str, table: dict[str, float]) -> float:
     if key not in table:
-        raise SpecError(f"{name} must be one of {tuple(table)}, got {key!r}")
+        raise SpecError(f"{name} must be one of {tuple(table)}, got {short_repr(key)}")
     return table[key]
 
 
@@ -141,7 +157,7 @@ def _read_table(path: Path, dtypes: dict[str, str], file_format: str) -> tuple[p
         return read_csv(path, dtypes=dtypes)
     if file_format == "parquet":
         return read_parquet(path, dtypes)
-    raise SpecError(f"file_format must be 'csv', 'parquet' or 'auto', got {file_format!r}")
+    raise SpecError(f"file_format must be 'csv', 'parquet' or 'auto', got {short_repr(file_format)}")
 
 
 def read_parquet(path: Path, dtypes: dict[str, str]) -> tuple[pd.DataFrame, Where]:
@@ -184,7 +200,10 @@ def read_parquet(path: Path, dtypes: dict[str, str]) -> tuple[pd.DataFrame, Wher
 
 def _pct_column(frame: pd.DataFrame, column: str, where: Where, full_scale: float) -> np.ndarray:
     values = require_finite(frame, column, where)
-    require_range(frame, column, values, where, 0.0, full_scale)
+    hint = ""
+    if full_scale == UNITS["fraction"] and values.min() >= 0.0 and values.max() <= UNITS["percent"]:
+        hint = ": the file looks like percent (40 = 40 %); read it with units='percent'"
+    require_range(frame, column, values, where, 0.0, full_scale, hint)
     return values * (100.0 / full_scale)  # exact for percent (x 1.0)
 
 

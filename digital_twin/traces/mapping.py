@@ -11,10 +11,15 @@ Two mappings (DESIGN.md section 2, "Telemetry"):
 Both need ``offset + n_ticks`` ticks of trace. A shorter trace is an error naming the file,
 unless ``wrap=True`` is passed explicitly: then the index is taken modulo the trace length, as
 the reference does (the series restarts, with a jump at the seam).
+
+When more than :data:`MOSTLY_FILLED` of a node's ticks over the horizon were filled by the gap
+policy rather than observed (see :attr:`TraceSeries.filled`), one ``WARNING`` record per call
+says which nodes (rule ``"mostly-filled"``): such a node replays a flat line, not a trace.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,11 +27,15 @@ from types import MappingProxyType
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.telemetry import Telemetry
+from digital_twin.traces._io import TraceCleaning, log_cleaning
 from digital_twin.traces.series import TraceSeries
 
 REFERENCE_MEM_SCALE = 0.5
+MOSTLY_FILLED = 0.5
+"""Share of a node's ticks over the horizon filled (not observed) above which a mapping logs it."""
+logger = logging.getLogger(__name__)
 """The reference system's memory scale (``mem = clip(raw_mem x 0.5, 0, 100)``)."""
 
 
@@ -48,11 +57,11 @@ class OffsetScaleBias:
     def __post_init__(self) -> None:
         integer = isinstance(self.offset, int | np.integer) and not isinstance(self.offset, bool)
         if not integer or self.offset < 0:
-            raise SpecError(f"offset must be an integer >= 0 ticks, got {self.offset!r}")
+            raise SpecError(f"offset must be an integer >= 0 ticks, got {short_repr(self.offset)}")
         if not (math.isfinite(self.scale) and self.scale >= 0):
-            raise SpecError(f"scale must be a finite number >= 0, got {self.scale!r}")
+            raise SpecError(f"scale must be a finite number >= 0, got {short_repr(self.scale)}")
         if not math.isfinite(self.bias_pct):
-            raise SpecError(f"bias_pct must be finite, got {self.bias_pct!r}")
+            raise SpecError(f"bias_pct must be finite, got {short_repr(self.bias_pct)}")
 
 
 ALIBABA_REFERENCE_MAPPING: Mapping[str, OffsetScaleBias] = MappingProxyType(
@@ -87,7 +96,7 @@ def n_ticks_for(horizon_s: float, tick_s: float) -> int:
         SpecError: ``horizon_s`` is not a finite number > 0.
     """
     if not (isinstance(horizon_s, int | float) and math.isfinite(horizon_s) and horizon_s > 0):
-        raise SpecError(f"horizon_s must be a finite number > 0, got {horizon_s!r}")
+        raise SpecError(f"horizon_s must be a finite number > 0, got {short_repr(horizon_s)}")
     return max(1, math.ceil(horizon_s / tick_s - 1e-9))
 
 
@@ -130,7 +139,7 @@ def telemetry_from_aggregate(
     if not params or not all(isinstance(p, OffsetScaleBias) for p in params):
         raise SpecError("nodes must be a non-empty sequence (or mapping) of OffsetScaleBias")
     if not (math.isfinite(mem_scale) and mem_scale >= 0):
-        raise SpecError(f"mem_scale must be a finite number >= 0, got {mem_scale!r}")
+        raise SpecError(f"mem_scale must be a finite number >= 0, got {short_repr(mem_scale)}")
     raw = _column(series, machine)  # (n_trace_ticks, 2)
     n_ticks = n_ticks_for(horizon_s, series.tick_s)
     offsets = np.array([p.offset for p in params])
@@ -140,6 +149,10 @@ def telemetry_from_aggregate(
     out = np.empty((n_ticks, len(params), 2))
     out[..., 0] = np.clip(raw[index, 0] * scale + bias, 0.0, 100.0)
     out[..., 1] = np.clip(raw[index, 1] * mem_scale, 0.0, 100.0)
+    if series.filled is not None:
+        column = 0 if machine is None else series.machine_ids.index(machine)
+        filled = series.filled[:, column].any(axis=-1)[index]  # (n_ticks, n_nodes)
+        _report_filled(series.source, filled, [f"offset {p.offset}" for p in params])
     summary = ", ".join(f"({p.offset}, {p.scale:g}, {p.bias_pct:g})" for p in params)
     return Telemetry(
         out,
@@ -177,11 +190,31 @@ def telemetry_from_machines(
     n_ticks = n_ticks_for(horizon_s, series.tick_s)
     OffsetScaleBias(offset)  # validates the offset
     index = _indices(selected, np.array([offset]), n_ticks, wrap)[:, 0]
+    if selected.filled is not None:
+        filled = selected.filled.any(axis=-1)[index]  # (n_ticks, n_nodes)
+        _report_filled(series.source, filled, [f"machine {m!r}" for m in selected.machine_ids])
     return Telemetry(
         selected.values_pct[index],
         series.tick_s,
         source=f"{series.source}; machines {', '.join(selected.machine_ids)}, offset {offset}"
         + (", wrapped" if wrap else ""),
+    )
+
+
+def _report_filled(source: str, filled: np.ndarray, labels: Sequence[str]) -> None:
+    """Log once which nodes replay mostly filled ticks (``filled``: ``(n_ticks, n_nodes)`` bool)."""
+    share = filled.mean(axis=0)
+    nodes = np.flatnonzero(share > MOSTLY_FILLED)
+    if nodes.size == 0:
+        return
+    shown = ", ".join(f"node {k} ({labels[k]}) {share[k]:.0%}" for k in nodes[:8])
+    more = ", ..." if nodes.size > 8 else ""
+    log_cleaning(
+        logger,
+        TraceCleaning(source, "mostly-filled", int(nodes.size)),
+        f"{source}: {nodes.size} of {share.size} node(s) replay mostly filled ticks, not "
+        f"observed ones, over the {filled.shape[0]} ticks of the horizon: {shown}{more} (gaps "
+        "filled by sample-and-hold); pick other machines, offsets or another trace window",
     )
 
 

@@ -12,29 +12,29 @@
   shows; it uses no future data). Ticks before the first observed tick take the first observed
   value. Gaps longer than ``max_gap_s`` are handled by ``on_long_gap``: ``"error"`` (default)
   raises a :class:`~digital_twin.errors.TraceError` naming the file, the machine, the gap's time
-  span and the line of the last sample before it; ``"fill"`` fills them the same way and emits
-  one :class:`~digital_twin.traces.TraceCleaningWarning` counting them. Filled ticks are flagged
-  in :attr:`TraceSeries.filled`.
+  span and the line of the last sample before it; ``"fill"`` fills them the same way and logs
+  one ``WARNING`` record counting them (``record.cleaning``: a
+  :class:`~digital_twin.traces.TraceCleaning`). Filled ticks are flagged in
+  :attr:`TraceSeries.filled`.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
-from digital_twin.traces._io import Where, warn_cleaning
-from digital_twin.traces.series import CHANNELS, TraceSeries
+from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.traces._io import TraceCleaning, Where, log_cleaning
+from digital_twin.traces.series import CHANNELS, MAX_GRID_CELLS, TraceSeries
 
 DEFAULT_MAX_GAP_S = 3600.0
 """Longest gap (s) that :func:`bin_samples` fills silently (sample-and-hold)."""
 ON_LONG_GAP = ("error", "fill")
-MAX_GRID_CELLS = 20_000_000
-"""Largest ``n_ticks x n_machines`` grid :func:`bin_samples` builds (a bigger one usually means
-a wrong time unit, e.g. nanoseconds read as seconds)."""
+logger = logging.getLogger(__name__)
 
 
 def check_grid_args(tick_s: float, max_gap_s: float, on_long_gap: str) -> None:
@@ -44,11 +44,11 @@ def check_grid_args(tick_s: float, max_gap_s: float, on_long_gap: str) -> None:
         SpecError: ``tick_s <= 0``, ``max_gap_s < 0`` or an unknown ``on_long_gap``.
     """
     if not (isinstance(tick_s, int | float) and math.isfinite(tick_s) and tick_s > 0):
-        raise SpecError(f"tick_s must be a number > 0, got {tick_s!r}")
+        raise SpecError(f"tick_s must be a number > 0, got {short_repr(tick_s)}")
     if not (isinstance(max_gap_s, int | float) and max_gap_s >= 0):
-        raise SpecError(f"max_gap_s must be a number >= 0, got {max_gap_s!r}")
+        raise SpecError(f"max_gap_s must be a number >= 0, got {short_repr(max_gap_s)}")
     if on_long_gap not in ON_LONG_GAP:
-        raise SpecError(f"on_long_gap must be one of {ON_LONG_GAP}, got {on_long_gap!r}")
+        raise SpecError(f"on_long_gap must be one of {ON_LONG_GAP}, got {short_repr(on_long_gap)}")
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,8 @@ def bin_samples(
         source: Description starting with the file path, for messages and the result.
 
     Raises:
-        TraceError: ``n_ticks < 1``; a grid larger than :data:`MAX_GRID_CELLS`; a
+        TraceError: ``n_ticks < 1``; a grid larger than
+            :data:`~digital_twin.traces.series.MAX_GRID_CELLS`; a
             machine/channel without any valid sample on the grid;
             a gap longer than ``max_gap_s`` with ``on_long_gap="error"``.
     """
@@ -192,7 +193,9 @@ def bin_samples(
         before = np.zeros_like(long_gap)
         before[1:] = long_gap[:-1]
         runs = int((long_gap & ~before).sum())  # count each run of long-gap ticks once
-        warn_cleaning(
+        log_cleaning(
+            logger,
+            TraceCleaning(source, "long-gap", runs),
             f"{source}: filled {runs} gap(s) longer than max_gap_s={max_gap_s:g} s "
             f"({int(long_gap.sum())} machine-channel ticks) by sample-and-hold (on_long_gap='fill')"
         )

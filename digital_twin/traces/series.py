@@ -14,9 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 
 CHANNELS = ("cpu", "mem")
+MAX_GRID_CELLS = 20_000_000
+"""Largest ``n_ticks x n_machines`` grid a reader or :meth:`TraceSeries.resample` builds (a
+bigger one usually means a wrong time unit or tick, e.g. nanoseconds read as seconds)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +62,7 @@ class TraceSeries:
             )
         tick_s = self.tick_s
         if not (isinstance(tick_s, int | float) and math.isfinite(tick_s) and tick_s > 0):
-            raise SpecError(f"trace series ({self.source}): tick_s must be > 0, got {tick_s!r}")
+            raise SpecError(f"trace series ({self.source}): tick_s must be > 0, got {short_repr(tick_s)}")
         ids = tuple(str(m) for m in self.machine_ids)
         if len(ids) != values.shape[1]:
             raise SpecError(
@@ -101,7 +104,7 @@ class TraceSeries:
             TraceError: A machine id is not in the series.
         """
         if isinstance(machines, str):
-            raise SpecError(f"machines must be a list of ids, not the string {machines!r}")
+            raise SpecError(f"machines must be a list of ids, not the string {short_repr(machines)}")
         index = {m: i for i, m in enumerate(self.machine_ids)}
         unknown = [m for m in machines if m not in index]
         if unknown or not machines:
@@ -129,10 +132,12 @@ class TraceSeries:
         ticks.
 
         Raises:
-            SpecError: ``tick_s`` is not a positive whole multiple or divisor of ``self.tick_s``.
+            SpecError: ``tick_s`` is not a positive whole multiple or divisor of ``self.tick_s``,
+                or the finer grid would exceed :data:`MAX_GRID_CELLS`.
         """
-        if not (math.isfinite(tick_s) and tick_s > 0):
-            raise SpecError(f"{self.source}: resample tick_s must be > 0, got {tick_s!r}")
+        valid = isinstance(tick_s, int | float) and not isinstance(tick_s, bool)
+        if not (valid and math.isfinite(tick_s) and tick_s > 0):
+            raise SpecError(f"{self.source}: resample tick_s must be a number > 0, got {short_repr(tick_s)}")
         up, down = tick_s / self.tick_s, self.tick_s / tick_s
         if _is_whole(up):
             n = round(up)
@@ -144,6 +149,12 @@ class TraceSeries:
                 filled = np.logical_and.reduceat(self.filled, starts, axis=0)
         elif _is_whole(down):
             n = round(down)
+            if self.n_ticks * n * self.n_machines > MAX_GRID_CELLS:
+                raise SpecError(
+                    f"{self.source}: resampling to {tick_s:g} s ticks would make "
+                    f"{self.n_ticks * n:,} ticks x {self.n_machines} machine(s), above "
+                    f"{MAX_GRID_CELLS:,} cells; use a coarser tick_s"
+                )
             values = np.repeat(self.values_pct, n, axis=0)
             filled = None if self.filled is None else np.repeat(self.filled, n, axis=0)
         else:

@@ -2,8 +2,11 @@
 
 Every reader in this package turns a malformed file into a :class:`TraceError` whose message
 starts with ``"<file>:<line>: "`` (1-based line number in the file, the header being line 1)
-or ``"<file>: column '<name>': "``, so a user can open the file at the right place. Bad
-*parameters* (a negative ``limit``, an empty ``time_window``) raise :class:`SpecError`.
+or ``"<file>: column '<name>': "``, so a user can open the file at the right place. A path that
+is not a regular file (a directory, a FIFO, ``/dev/zero``) is refused by ``stat`` before it is
+opened. A CSV row with fewer (or more) fields than the header is refused, even when the missing
+columns are ones the reader does not use. Bad *parameters* (a negative ``limit``, an empty
+``time_window``) raise :class:`SpecError`.
 
 Selection is the same for every source (see :func:`select_positions` and :func:`shift`):
 
@@ -27,7 +30,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import JobSpec, validate_workload
 
 T = TypeVar("T")
@@ -54,12 +58,12 @@ def check_selection(limit: int | None, time_window: TimeWindow | None, start_s: 
         try:
             t0, t1 = (float(t) for t in time_window)
         except (TypeError, ValueError):
-            msg = f"time_window must be a (start, end) pair, got {time_window!r}"
+            msg = f"time_window must be a (start, end) pair, got {short_repr(time_window)}"
             raise SpecError(msg) from None
         if not (math.isfinite(t0) and math.isfinite(t1) and t0 < t1):
-            raise SpecError(f"time_window must have finite start < end, got {time_window!r}")
+            raise SpecError(f"time_window must have finite start < end, got {short_repr(time_window)}")
     if not (isinstance(start_s, int | float) and math.isfinite(start_s) and start_s >= 0):
-        raise SpecError(f"start_s must be a finite number >= 0, got {start_s!r}")
+        raise SpecError(f"start_s must be a finite number >= 0, got {short_repr(start_s)}")
 
 
 def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
@@ -67,7 +71,7 @@ def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
-        raise SpecError(f"{name} must be a finite number {bound}, got {value!r}")
+        raise SpecError(f"{name} must be a finite number {bound}, got {short_repr(value)}")
 
 
 def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
@@ -75,14 +79,14 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> No
     ok = isinstance(value, int) and not isinstance(value, bool)
     if not ok or value < low or (high is not None and value > high):
         bound = f"in {low}..{high}" if high is not None else f">= {low}"
-        raise SpecError(f"{name} must be an integer {bound}, got {value!r}")
+        raise SpecError(f"{name} must be an integer {bound}, got {short_repr(value)}")
 
 
 def check_fraction(name: str, value: object) -> None:
     """Raise :class:`SpecError` unless ``value`` is a number in ``[0, 1]``."""
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or not 0.0 <= value <= 1.0:
-        raise SpecError(f"{name} must be a number in [0, 1], got {value!r}")
+        raise SpecError(f"{name} must be a number in [0, 1], got {short_repr(value)}")
 
 
 def coerce(cls: type[T], value: T | Mapping[str, Any], name: str) -> T:
@@ -97,8 +101,23 @@ def coerce(cls: type[T], value: T | Mapping[str, Any], name: str) -> T:
     raise SpecError(f"{name} must be a {cls.__name__} or a mapping, got {type(value).__name__}")
 
 
+def require_file(path: Path, what: str) -> None:
+    """Refuse, by ``stat`` alone, a path that is not a regular file (opening a FIFO would block).
+
+    Raises:
+        TraceError: ``"<file>: cannot open <what> (<reason>)"``, e.g. ``(is a directory)``.
+    """
+    reason = not_a_file_reason(path)
+    if reason is not None:
+        raise TraceError(f"{path}: cannot open {what} ({reason})")
+
+
 def open_text(path: Path, what: str) -> str:
-    """Read a whole text file, turning OS and decoding errors into :class:`TraceError`."""
+    """Read a whole text file, turning OS and decoding errors into :class:`TraceError`.
+
+    The path is checked with :func:`require_file` first.
+    """
+    require_file(path, what)
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -115,12 +134,11 @@ def read_csv_strings(path: Path, what: str) -> pd.DataFrame:
     the frame's index stays the 0-based data-row number so :func:`line_of` is exact.
 
     Raises:
-        TraceError: Missing or unreadable file, empty file, no data rows, a row with more
-            fields than the header, or a header that is not comma-separated.
+        TraceError: Missing or unreadable file (or not a regular file), empty file, no data
+            rows, a row with more or fewer fields than the header, or a header that is not
+            comma-separated.
     """
-    if not path.is_file():
-        reason = "is a directory" if path.is_dir() else "no such file"
-        raise TraceError(f"{path}: cannot open {what} ({reason})")
+    require_file(path, what)
     try:
         with warnings.catch_warnings():
             # index_col=False stops pandas from silently using the first column as the index
@@ -147,6 +165,13 @@ def read_csv_strings(path: Path, what: str) -> pd.DataFrame:
         raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
+    ragged = first_ragged_row(path, None)
+    if ragged is not None:
+        line, fields, expected = ragged
+        raise TraceError(
+            f"{path}:{line}: the row has {fields} fields, the header has {expected} (every row "
+            "needs every column, even the columns this reader does not use)"
+        )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame[~frame.isna().all(axis=1)]
     if frame.empty:
@@ -251,7 +276,7 @@ def numeric_column(
         if bad.any():
             pos = int(np.argmax(bad))
             raise TraceError(
-                f"{path}:{line_of(frame, pos)}: column {column!r}: {raw.iloc[pos]!r} {problem}"
+                f"{path}:{line_of(frame, pos)}: column {column!r}: {short_repr(raw.iloc[pos])} {problem}"
             )
     return values
 

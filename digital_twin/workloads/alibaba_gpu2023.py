@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.fleet import ALIBABA_GPU_MODELS
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES, JobSpec
 from digital_twin.workloads import _common as c
@@ -84,7 +84,7 @@ class QosPolicy:
 
     def __post_init__(self) -> None:
         if self.workload not in WORKLOAD_TYPES:
-            raise SpecError(f"QosPolicy: workload {self.workload!r} is not one of {WORKLOAD_TYPES}")
+            raise SpecError(f"QosPolicy: workload {short_repr(self.workload)} is not one of {WORKLOAD_TYPES}")
         c.check_int("QosPolicy.priority", self.priority, 1, 100)
 
 
@@ -165,15 +165,15 @@ def load_alibaba_gpu_pods(
     c.check_positive("min_duration_s", min_duration_s)
     unknown = sorted(set(phases) - set(POD_PHASES))
     if unknown or isinstance(phases, str):
-        raise SpecError(f"phases must be a sequence of {POD_PHASES}, got {phases!r}")
+        raise SpecError(f"phases must be a sequence of {POD_PHASES}, got {short_repr(phases)}")
     policies = {
-        str(k): c.coerce(QosPolicy, v, f"qos_policies[{k!r}]") for k, v in qos_policies.items()
+        str(k): c.coerce(QosPolicy, v, f"qos_policies[{short_repr(k)}]") for k, v in qos_policies.items()
     }
     if row_order is not None:
         row_order = c.coerce(RowOrderTiming, row_order, "row_order")
     if row_order is not None and row_order.qos not in policies:
         known = sorted(policies)
-        raise SpecError(f"RowOrderTiming.qos {row_order.qos!r} is not in qos_policies {known}")
+        raise SpecError(f"RowOrderTiming.qos {short_repr(row_order.qos)} is not in qos_policies {known}")
     path = Path(path)
     frame = c.read_csv_strings(path, "pod list")
     c.require_columns(frame, path, BASE_COLUMNS, "pod list")
@@ -215,7 +215,7 @@ def _timed_columns(
         pos = int(np.argmax(bad_phase))
         raise TraceError(
             f"{path}:{c.line_of(frame, pos)}: column 'pod_phase': unknown phase "
-            f"{phase[pos]!r}; known: {list(POD_PHASES)}"
+            f"{short_repr(phase[pos])}; known: {list(POD_PHASES)}"
         )
     created = c.numeric_column(frame, path, "creation_time", min_value=0)
     deleted = c.numeric_column(frame, path, "deletion_time", min_value=0)
@@ -282,7 +282,7 @@ def _build(
     if duplicate:
         first, second = duplicate
         raise TraceError(
-            f"{path}:{c.line_of(frame, second)}: duplicate pod name {names[second]!r} "
+            f"{path}:{c.line_of(frame, second)}: duplicate pod name {short_repr(names[second])} "
             f"(first on line {c.line_of(frame, first)})"
         )
     cpu_milli = c.numeric_column(frame, path, "cpu_milli", min_value=0)
@@ -298,7 +298,7 @@ def _build(
     if unknown_qos.any():
         pos = int(np.argmax(unknown_qos))
         raise TraceError(
-            f"{path}:{c.line_of(frame, pos)}: column 'qos': unknown QoS {qos[pos]!r}; "
+            f"{path}:{c.line_of(frame, pos)}: column 'qos': unknown QoS {short_repr(qos[pos])}; "
             f"known: {sorted(qos_policies)}"
         )
     constraints = _gpu_constraints(path, frame, cols["gpu_spec"])

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import LATENCY_CRITICAL, JobSpec
 from digital_twin.workloads import _common as c
 
@@ -194,7 +194,7 @@ def _timestamps_s(path: Path, frame: pd.DataFrame) -> np.ndarray:
     if bad.any():
         pos = int(np.argmax(bad))
         raise TraceError(
-            f"{path}:{c.line_of(frame, pos)}: column 'TIMESTAMP': {raw.iloc[pos]!r} is not a time "
+            f"{path}:{c.line_of(frame, pos)}: column 'TIMESTAMP': {short_repr(raw.iloc[pos])} is not a time "
             "like '2023-11-16 18:15:46.6805900'"
         )
     nanoseconds = parsed.to_numpy(dtype="datetime64[ns]").astype(np.int64)

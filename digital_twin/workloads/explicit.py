@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
 from digital_twin.jobs import JobSpec, job_from_dict, validate_workload
 from digital_twin.workloads._common import check_positive
 
@@ -56,7 +56,7 @@ def jobs_from_dicts(
         job = job_from_dict(item, label)
         if job.job_id in first_index:
             other = f"{where}[{first_index[job.job_id]}]"
-            raise SpecError(f"{label}: duplicate job_id {job.job_id!r} (also {other})")
+            raise SpecError(f"{label}: duplicate job_id {short_repr(job.job_id)} (also {other})")
         first_index[job.job_id] = index
         jobs.append(job)
     if start_s is not None and jobs:

@@ -39,7 +39,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from digital_twin.errors import SpecError, TraceError
+from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import BATCH, JobSpec
 from digital_twin.workloads import _common as c
 
@@ -179,7 +179,7 @@ def _raise_first_bad_token(path: Path, rows: list[list[str]], lines: list[int]) 
             except ValueError:
                 ok = False
             if not ok:
-                problem = f"field {name!r}: {token!r} is not a finite number"
+                problem = f"field {name!r}: {short_repr(token)} is not a finite number"
                 raise TraceError(f"{path}:{number}: {problem}")
     raise TraceError(f"{path}: a field is not a finite number")  # unreachable in practice
 
@@ -248,9 +248,9 @@ def load_swf_jobs(
         c.check_positive("zero_runtime_s", zero_runtime_s)
     c.check_int("default_priority", default_priority, 1, 100)
     if not isinstance(preemptible, bool):
-        raise SpecError(f"preemptible must be True or False, got {preemptible!r}")
+        raise SpecError(f"preemptible must be True or False, got {short_repr(preemptible)}")
     for queue, prio in (queue_priority or {}).items():
-        c.check_int(f"queue_priority[{queue!r}]", prio, 1, 100)
+        c.check_int(f"queue_priority[{short_repr(queue)}]", prio, 1, 100)
     path = Path(path)
     values, lines = _parse_table(path, c.open_text(path, "SWF log"))
     _check_fields(path, values, lines)

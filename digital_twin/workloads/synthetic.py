@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.errors import SpecError
+from digital_twin.errors import SpecError, short_repr
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES
 from digital_twin.workload import Workload
 from digital_twin.workloads._common import check_fraction, check_int, check_positive, coerce
@@ -61,7 +61,7 @@ class JobClass:
 
     def __post_init__(self) -> None:
         if self.workload not in WORKLOAD_TYPES:
-            raise SpecError(f"JobClass: workload {self.workload!r} is not one of {WORKLOAD_TYPES}")
+            raise SpecError(f"JobClass: workload {short_repr(self.workload)} is not one of {WORKLOAD_TYPES}")
         check_positive("JobClass.cpu_cores", self.cpu_cores)
         check_positive("JobClass.mem_gb", self.mem_gb)
         check_positive("JobClass.weight", self.weight)
@@ -160,9 +160,9 @@ class SyntheticWorkloadConfig:
         check_fraction("diurnal_amplitude", self.diurnal_amplitude)
         phase = self.diurnal_phase_rad
         if not (isinstance(phase, int | float) and math.isfinite(phase)):
-            raise SpecError(f"diurnal_phase_rad must be a finite number, got {phase!r}")
+            raise SpecError(f"diurnal_phase_rad must be a finite number, got {short_repr(phase)}")
         if isinstance(self.mix, Mapping | str) or not self.mix:
-            raise SpecError(f"mix must be a non-empty sequence of JobClass, got {self.mix!r}")
+            raise SpecError(f"mix must be a non-empty sequence of JobClass, got {short_repr(self.mix)}")
         mix = tuple(coerce(JobClass, j, f"mix[{i}]") for i, j in enumerate(self.mix))
         object.__setattr__(self, "mix", mix)
         if self.cpu_sizes is not None:

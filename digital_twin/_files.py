@@ -1,0 +1,126 @@
+"""Checks every reader of a user's file makes (private): what the path is, and ragged CSV rows.
+
+* :func:`not_a_file_reason` looks at a path with ``stat`` only. A reader must call it before
+  opening: opening a FIFO blocks until a writer comes, and reading ``/dev/zero`` never ends.
+  Each reader family words its own message around the reason (traces, job files, the fleet
+  node list, scenario files), always naming the path.
+* :func:`first_ragged_row` finds the first CSV record whose number of fields differs from the
+  format's. pandas pads a short row with empty values without a word, so a row that lost its
+  last columns would otherwise read as if those columns were merely empty.
+"""
+
+from __future__ import annotations
+
+import bz2
+import csv
+import gzip
+import io
+import lzma
+import stat
+from pathlib import Path
+
+import numpy as np
+
+_KINDS = (
+    (stat.S_ISDIR, "is a directory"),
+    (stat.S_ISFIFO, "is a FIFO, a named pipe"),
+    (stat.S_ISCHR, "is a character device"),
+    (stat.S_ISBLK, "is a block device"),
+    (stat.S_ISSOCK, "is a socket"),
+)
+_DECOMPRESS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+_NEWLINE, _COMMA, _QUOTE = ord("\n"), ord(","), ord('"')
+
+
+def not_a_file_reason(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a data file, or ``None`` when it is a regular file.
+
+    Only ``stat`` is called (symlinks are followed), never ``open``.
+
+    Returns:
+        ``None``, ``"no such file"``, ``"is a directory"``, ``"is a FIFO, a named pipe"``,
+        ``"is a character device"`` (e.g. ``/dev/zero``), ``"is a block device"``,
+        ``"is a socket"``, ``"is not a regular file"`` or ``"cannot stat: <reason>"``.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot stat: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    return next((reason for test, reason in _KINDS if test(mode)), "is not a regular file")
+
+
+def first_ragged_row(path: Path, expected: int | None) -> tuple[int, int, int] | None:
+    """The first CSV record whose field count differs from ``expected``.
+
+    Records are split as the ``csv`` module (and pandas) split them: ``,`` between fields,
+    ``"`` quoting (so a quoted field may hold commas and newlines), blank lines skipped.
+    ``.gz``/``.bz2``/``.xz`` files are decompressed first. A fast byte count over the whole
+    file finds candidate records; only when there is one is the file re-read with the ``csv``
+    module, which decides.
+
+    Args:
+        path: A regular file (already checked).
+        expected: Fields every record must have; ``None`` = as many as the first record (a
+            header).
+
+    Returns:
+        ``(line, fields, expected)`` of the first bad record (``line`` is the 1-based file line
+        where it starts), or ``None`` when every record has ``expected`` fields.
+    """
+    data = _read_bytes(path)
+    if not _maybe_ragged(data, expected):
+        return None
+    return _exact_first_ragged(data, expected)
+
+
+def _read_bytes(path: Path) -> bytes:
+    decompress = _DECOMPRESS.get(path.suffix.lower())
+    raw = path.read_bytes()
+    return decompress(raw) if decompress is not None else raw
+
+
+def _maybe_ragged(data: bytes, expected: int | None) -> bool:
+    """Whether some non-empty line may have another field count (a quick filter, no false "no")."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buffer == _NEWLINE)
+    commas = np.flatnonzero(buffer == _COMMA)
+    quotes = np.flatnonzero(buffer == _QUOTE)
+    if quotes.size:
+        # Inside quotes (an odd number of quote characters before) a comma or newline is data.
+        newlines = newlines[np.searchsorted(quotes, newlines) % 2 == 0]
+        commas = commas[np.searchsorted(quotes, commas) % 2 == 0]
+    ends = newlines if data.endswith(b"\n") else np.append(newlines, len(data))
+    starts = np.concatenate(([0], newlines + 1))[: ends.size]
+    fields = 1 + np.searchsorted(commas, ends) - np.searchsorted(commas, starts)
+    length = ends - starts
+    if length.size:
+        carriage = np.zeros(length.size, dtype=bool)
+        nonempty = length > 0
+        carriage[nonempty] = buffer[ends[nonempty] - 1] == ord("\r")
+        length = length - carriage
+    fields = fields[length > 0]
+    if fields.size == 0:
+        return False
+    target = fields[0] if expected is None else expected
+    return bool((fields != target).any())
+
+
+def _exact_first_ragged(data: bytes, expected: int | None) -> tuple[int, int, int] | None:
+    text = data.decode("utf-8-sig", errors="replace")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    try:
+        for record in reader:
+            if len(record) > 1 or any(field.strip() for field in record):  # not a blank line
+                if expected is None:
+                    expected = len(record)
+                elif len(record) != expected:
+                    return start, len(record), expected
+            start = reader.line_num + 1
+    except csv.Error:  # a field too long for the csv module: leave the verdict to pandas
+        return None
+    return None

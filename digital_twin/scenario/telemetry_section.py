@@ -1,0 +1,209 @@
+"""The ``telemetry`` section of a scenario: a flat background or a trace mapped onto the fleet.
+
+:func:`telemetry_loader` validates the section now and returns a picklable loader (a frozen
+dataclass) called with the fleet's node count on first use. The tick is checked now (a finite
+number > 0, and ``ceil(horizon_s / tick_s) <= limits.max_ticks``, from the ``tick_s`` option or
+the reader's default), and again with the trace's own tick when it is read, together with
+``ticks x nodes <= limits.max_telemetry_cells``, before any array is built.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from digital_twin.errors import SpecError, short_repr
+from digital_twin.limits import Limits, count
+from digital_twin.scenario.paths import resolve_path
+from digital_twin.scenario.schema import (
+    ScenarioError,
+    Section,
+    call_with_options,
+    check_limit,
+    check_options,
+    checked,
+    section_options,
+)
+from digital_twin.scenario.sources import TRACE_READERS, constant_telemetry, evenly_spread_offsets
+from digital_twin.telemetry import Telemetry
+from digital_twin.traces.mapping import (
+    ALIBABA_REFERENCE_MAPPING,
+    OffsetScaleBias,
+    n_ticks_for,
+    telemetry_from_aggregate,
+    telemetry_from_machines,
+)
+from digital_twin.traces.series import TraceSeries
+
+TelemetryLoader = Callable[[int], Telemetry]
+"""Called with the number of fleet nodes."""
+
+
+@dataclass(frozen=True)
+class ConstantTelemetry:
+    """``telemetry.reader: constant``: a flat background built on first use."""
+
+    options: Mapping[str, Any]
+    file: Path | str
+    where: str
+    horizon_s: float
+    limits: Limits
+
+    def __call__(self, n_nodes: int) -> Telemetry:
+        """The flat background of ``n_nodes`` nodes over the horizon."""
+        n_ticks = n_ticks_for(self.horizon_s, self.options.get("tick_s", _default(constant_telemetry, "tick_s")))
+        try:
+            _check_cells(self.limits, n_ticks, n_nodes)
+        except SpecError as exc:
+            raise ScenarioError(f"{self.file}: {self.where}: {exc}") from None
+        telemetry: Telemetry = call_with_options(
+            constant_telemetry, self.options, self.file, self.where, n_nodes, self.horizon_s
+        )
+        return telemetry
+
+
+@dataclass(frozen=True)
+class TraceTelemetry:
+    """``telemetry.reader: <trace reader>``: a trace read and mapped onto the fleet on first use.
+
+    Attributes:
+        reader: The :data:`TRACE_READERS` name.
+        path: The trace file.
+        options: The reader's keyword options.
+        file: The scenario file (for messages).
+        where: Key path of the telemetry section (for messages).
+        kind: ``"offset-scale-bias"`` or ``"per-machine"``.
+        horizon_s: Seconds to cover.
+        limits: Size limits.
+        mapping: The mapping's parameters: ``nodes`` (``"evenly-spread"`` or a tuple of
+            :class:`OffsetScaleBias`), ``mem_scale``, ``machines``, ``offset``, ``wrap``.
+    """
+
+    reader: str
+    path: Path
+    options: Mapping[str, Any]
+    file: Path | str
+    where: str
+    kind: str
+    horizon_s: float
+    limits: Limits
+    mapping: Mapping[str, Any]
+
+    def __call__(self, n_nodes: int) -> Telemetry:
+        """Read the trace, check the sizes, map it onto ``n_nodes`` nodes."""
+        series: TraceSeries = call_with_options(
+            TRACE_READERS[self.reader], self.options, self.file, f"{self.where}.options", self.path
+        )
+        n_ticks = n_ticks_for(self.horizon_s, series.tick_s)
+        ticks = f"horizon_s / tick_s = {count(self.horizon_s / series.tick_s)} ticks"
+        for key, check in (
+            (f"{self.where}.options.tick_s", lambda: self.limits.check("max_ticks", n_ticks, ticks)),
+            (self.where, lambda: _check_cells(self.limits, n_ticks, n_nodes)),
+        ):
+            try:
+                check()
+            except SpecError as exc:
+                raise ScenarioError(f"{self.file}: {key}: {exc}") from None
+        wrap = self.mapping["wrap"]
+        if self.kind == "per-machine":
+            machines = self.mapping["machines"]
+            if machines is not None and len(machines) != n_nodes:
+                raise self._error("machines", f"has {len(machines)} entries for a fleet of {n_nodes} nodes")
+            return telemetry_from_machines(series, self.horizon_s, machines=machines,
+                                           offset=self.mapping["offset"], wrap=wrap)
+        nodes = self.mapping["nodes"]
+        offsets = evenly_spread_offsets(series.n_ticks, n_ticks, n_nodes) if nodes == "evenly-spread" else nodes
+        if len(offsets) != n_nodes:
+            raise self._error("nodes", f"has {len(offsets)} entries for a fleet of {n_nodes} nodes")
+        return telemetry_from_aggregate(series, offsets, self.horizon_s, mem_scale=self.mapping["mem_scale"],
+                                        wrap=wrap)
+
+    def _error(self, key: str, problem: str) -> ScenarioError:
+        return ScenarioError(f"{self.file}: {self.where}.mapping.{key}: {problem}")
+
+
+def telemetry_loader(section: Section, horizon_s: float, data_files: list[Path], limits: Limits) -> TelemetryLoader:
+    """The loader of the ``telemetry`` section; checks the tick and the tick count now."""
+    reader = section.get("reader", str, required=True)
+    if reader == "constant":
+        options = section.rest()
+        check_options(constant_telemetry, options, section.file, section.where, skip=2)
+        _check_ticks(section, options, constant_telemetry, horizon_s, limits)
+        return ConstantTelemetry(options, section.file, section.where, horizon_s, limits)
+    if reader not in TRACE_READERS:
+        raise section.error(
+            "reader", f"unknown reader {short_repr(reader)}; known: {[*sorted(TRACE_READERS), 'constant']}"
+        )
+    path = resolve_path(section, "path", data_files)
+    options, options_section = section_options(section, TRACE_READERS[reader])
+    _check_ticks(options_section or section, options, TRACE_READERS[reader], horizon_s, limits)
+    mapping = section.section("mapping")
+    kind = mapping.get("kind", str, required=True)
+    wrap = mapping.get("wrap", bool, False)
+    if kind == "offset-scale-bias":
+        params = {"nodes": _offsets(mapping, limits), "mem_scale": mapping.get("mem_scale", float, 0.5), "wrap": wrap}
+    elif kind == "per-machine":
+        machines = mapping.get("machines", list, None)
+        if machines is not None:
+            check_limit(mapping, "machines", limits, "max_nodes", len(machines), f"{len(machines):,} machines")
+        params = {"machines": machines, "offset": mapping.get("offset", int, 0), "wrap": wrap}
+    else:
+        raise mapping.error("kind", f"unknown mapping {short_repr(kind)}; known: ['offset-scale-bias', 'per-machine']")
+    mapping.finish()
+    section.finish()
+    return TraceTelemetry(reader, path, options, section.file, section.where, kind, horizon_s, limits, params)
+
+
+def _offsets(mapping: Section, limits: Limits) -> str | tuple[OffsetScaleBias, ...]:
+    """``mapping.nodes``: ``"evenly-spread"`` (computed when loaded) or the per-node parameters."""
+    nodes = mapping.get("nodes", (str, list), required=True)
+    if nodes == "reference-alibaba":
+        return tuple(ALIBABA_REFERENCE_MAPPING.values())
+    if nodes == "evenly-spread":
+        return nodes
+    if isinstance(nodes, str):
+        raise mapping.error(
+            "nodes",
+            f"unknown named mapping {short_repr(nodes)}; use 'reference-alibaba', "
+            "'evenly-spread' or a list of {offset, scale, bias_pct}",
+        )
+    check_limit(mapping, "nodes", limits, "max_nodes", len(nodes), f"the list has {len(nodes):,} nodes, which")
+    return tuple(checked(mapping, f"nodes[{i}]", lambda d=d: OffsetScaleBias(**d)) for i, d in enumerate(nodes))
+
+
+def _check_ticks(
+    section: Section, options: Mapping[str, Any], function: Callable[..., Any], horizon_s: float, limits: Limits
+) -> None:
+    """The tick (``options`` or ``function``'s default) is a number > 0 giving at most ``max_ticks`` ticks.
+
+    Errors name ``tick_s`` in ``section`` when the file sets it, else ``horizon_s``.
+    """
+    given = "tick_s" in options
+    tick_s = options["tick_s"] if given else _default(function, "tick_s")
+    if tick_s is None:
+        return
+    if isinstance(tick_s, bool) or not isinstance(tick_s, int | float) or not (math.isfinite(tick_s) and tick_s > 0):
+        raise section.error("tick_s", f"must be a finite number > 0, got {short_repr(tick_s)}")
+    ticks = horizon_s / tick_s
+    try:
+        limits.check("max_ticks", math.ceil(ticks), f"horizon_s / tick_s = {count(ticks)} ticks")
+    except SpecError as exc:
+        if given:
+            raise section.error("tick_s", str(exc)) from None
+        raise ScenarioError(f"{section.file}: horizon_s: {exc}") from None
+
+
+def _default(function: Callable[..., Any], name: str) -> Any:
+    parameter = inspect.signature(function).parameters.get(name)
+    return None if parameter is None or parameter.default is inspect.Parameter.empty else parameter.default
+
+
+def _check_cells(limits: Limits, n_ticks: int, n_nodes: int) -> None:
+    limits.check("max_nodes", n_nodes, f"a fleet of {n_nodes:,} nodes")
+    limits.check(
+        "max_telemetry_cells", n_ticks * n_nodes, f"{n_ticks:,} telemetry ticks x {n_nodes:,} nodes"
+    )

@@ -1,0 +1,120 @@
+"""The ``workload`` section of a scenario: synthetic jobs, an inline list, or a job file.
+
+:func:`jobs_loader` validates the section now and returns a picklable loader (a frozen
+dataclass) called with the episode's ``numpy.random.Generator``. Sizes are checked against
+``limits.max_jobs`` now: the inline list, a file's ``limit``, and the synthetic generator's
+arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn before the
+job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digital_twin.errors import SpecError, short_repr
+from digital_twin.jobs import JobSpec
+from digital_twin.limits import Limits, count
+from digital_twin.scenario.paths import resolve_path
+from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
+from digital_twin.scenario.sources import JOB_FILE_SOURCES
+from digital_twin.workload import Workload
+from digital_twin.workloads.explicit import jobs_from_dicts
+from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
+
+JobsLoader = Callable[[np.random.Generator], Sequence[JobSpec]]
+
+
+@dataclass(frozen=True)
+class SyntheticJobs:
+    """``workload.source: synthetic``: jobs drawn from the generator with the episode's rng."""
+
+    config: SyntheticWorkloadConfig
+    horizon_s: float
+    job_budget: int | None
+
+    def __call__(self, rng: np.random.Generator) -> Workload:
+        """One draw of the workload."""
+        return generate_jobs(self.config, rng, self.horizon_s, self.job_budget)
+
+
+@dataclass(frozen=True)
+class FixedJobs:
+    """``workload.source: jobs``: the inline list (built at parse time), cut to the budget."""
+
+    jobs: tuple[JobSpec, ...]
+    job_budget: int | None
+
+    def __call__(self, rng: np.random.Generator) -> tuple[JobSpec, ...]:
+        """The jobs (``rng`` is not used)."""
+        del rng
+        return self.jobs[: self.job_budget] if self.job_budget else self.jobs
+
+
+@dataclass(frozen=True)
+class FileJobs:
+    """``workload.source: <job file source>``: jobs read from a file on first use."""
+
+    source: str
+    path: Path
+    options: Mapping[str, Any]
+    file: Path | str
+    where: str
+    max_jobs: int
+
+    def __call__(self, rng: np.random.Generator) -> Sequence[JobSpec]:
+        """Read the file (at most ``max_jobs`` jobs; more is an error)."""
+        del rng
+        options = dict(self.options)
+        options.setdefault("limit", self.max_jobs + 1)  # never build more than one job too many
+        jobs: Sequence[JobSpec] = call_with_options(JOB_FILE_SOURCES[self.source], options, self.file,
+                                                    self.where, self.path)
+        if len(jobs) > self.max_jobs:
+            raise SpecError(
+                f"{self.path}: the file holds more than limits.max_jobs = {self.max_jobs:,} jobs; set job_budget "
+                f"(or options.limit), or {Limits.how_to_raise('max_jobs')}"
+            )
+        return jobs
+
+
+def jobs_loader(
+    section: Section, horizon_s: float, job_budget: int | None, data_files: list[Path], limits: Limits
+) -> tuple[JobsLoader, bool]:
+    """The loader of the ``workload`` section, and whether each episode draws its own jobs."""
+    source = section.get("source", str, required=True)
+    if source == "synthetic":
+        resample = section.get("resample", str, "per-episode")
+        if resample not in ("per-episode", "fixed"):
+            raise section.error("resample", f"must be 'per-episode' or 'fixed', got {short_repr(resample)}")
+        options, _ = section_options(section, SyntheticWorkloadConfig, skip=0)
+        config = call_with_options(SyntheticWorkloadConfig, options, section.file, section.path("options"))
+        arrivals = config.base_rate_per_s * (1.0 + config.diurnal_amplitude) * horizon_s
+        check_limit(  # the generator draws every arrival before the budget applies
+            section, "options.base_rate_per_s", limits, "max_jobs", arrivals,
+            f"base_rate_per_s x (1 + diurnal_amplitude) x horizon_s = {count(arrivals)} arrivals",
+        )
+        section.finish()
+        return SyntheticJobs(config, horizon_s, job_budget), resample == "per-episode"
+    if source == "jobs":
+        items = section.get("jobs", list, required=True)
+        check_limit(section, "jobs", limits, "max_jobs", len(items), f"the list has {len(items):,} jobs, which")
+        jobs = checked(section, None, lambda: jobs_from_dicts(items, section.path("jobs")))
+        section.finish()
+        return FixedJobs(jobs, job_budget), False
+    if source not in JOB_FILE_SOURCES:
+        raise section.error(
+            "source", f"unknown source {short_repr(source)}; known: {[*sorted(JOB_FILE_SOURCES), 'jobs', 'synthetic']}"
+        )
+    path = resolve_path(section, "path", data_files)
+    options, _ = section_options(section, JOB_FILE_SOURCES[source])
+    if job_budget is not None:
+        options.setdefault("limit", job_budget)
+    limit = options.get("limit")
+    if isinstance(limit, int | float) and not isinstance(limit, bool):
+        check_limit(section, "options.limit", limits, "max_jobs", limit, f"limit = {count(limit)} jobs")
+    section.finish()
+    return FileJobs(source, path, options, section.file, section.path("options"), limits.max_jobs), False

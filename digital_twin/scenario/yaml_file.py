@@ -1,0 +1,146 @@
+"""Reading a scenario file with bounded time and memory: size cap, alias cap, then YAML.
+
+A scenario file comes from a user, so reading it must not hang or exhaust memory whatever it
+holds. In order:
+
+1. ``stat``: the path must be a regular file (opening a FIFO blocks; ``/dev/zero`` never
+   ends) of at most :attr:`Limits.max_scenario_bytes` bytes; at most that many bytes are read.
+2. YAML is composed (a node graph linear in the text: an alias ``*name`` is a reference to its
+   anchored node, not a copy) and, before any Python value is built, the number of nodes the
+   document holds *once its aliases are expanded* is counted, once per distinct node. Above
+   :attr:`Limits.max_yaml_nodes` the file is refused: that is what an alias bomb ("billion
+   laughs", nine aliases of nine aliases of ...) is, while anchors for a little reuse stay far
+   below. A recursive alias (a list that contains itself) is refused too.
+3. Only then is the document constructed (PyYAML's safe constructor, plain data only).
+
+Both limits are checked before the file's own ``limits:`` mapping is read, so only the caller
+can raise them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import yaml
+
+from digital_twin._files import not_a_file_reason
+from digital_twin.limits import Limits, count
+from digital_twin.scenario.schema import ScenarioError
+
+
+def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
+    """The YAML document of a scenario file and the SHA-256 of its bytes.
+
+    Args:
+        path: The file.
+        limits: ``max_scenario_bytes`` and ``max_yaml_nodes`` apply.
+
+    Returns:
+        ``(data, content_hash)``: the document (plain dicts, lists and scalars) and the hex digest.
+
+    Raises:
+        ScenarioError: Not a regular file, too large, not valid YAML, nested too deeply, too
+            many nodes once aliases are expanded, or a recursive alias; the message names the
+            file.
+    """
+    reason = not_a_file_reason(path)
+    if reason is not None:
+        raise ScenarioError(f"{path}: cannot read scenario file ({reason})")
+    cap = limits.max_scenario_bytes
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(cap + 1)  # never more, even if the file grew since stat
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario file ({exc.strerror or exc})") from None
+    if len(raw) > cap:
+        raise ScenarioError(
+            f"{path}: the scenario file is larger than limits.max_scenario_bytes = {cap:,} bytes; "
+            f"{Limits.how_to_raise('max_scenario_bytes')}"
+        )
+    return _parse(raw, path, limits.max_yaml_nodes), hashlib.sha256(raw).hexdigest()
+
+
+def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
+    loader = _BoundedLoader(raw)
+    loader.max_nodes = max_nodes
+    try:
+        return loader.get_single_data()
+    except _TooLargeError as exc:
+        raise ScenarioError(
+            f"{path}: the YAML holds {exc} values once its aliases (*name) are expanded, above "
+            f"limits.max_yaml_nodes = {max_nodes:,} (an alias bomb?); "
+            f"{Limits.how_to_raise('max_yaml_nodes')}"
+        ) from None
+    except _RecursiveAliasError:
+        raise ScenarioError(
+            f"{path}: a YAML alias (*name) refers to a list or mapping that contains it; "
+            "a scenario cannot be recursive"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: the YAML is nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's int-from-text digit limit
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
+    finally:
+        loader.dispose()
+
+
+class _TooLargeError(Exception):
+    """The expanded document has more nodes than allowed (the message is the count)."""
+
+
+class _RecursiveAliasError(Exception):
+    """A node contains itself through an alias."""
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing documents too large once aliases are expanded."""
+
+    max_nodes: int = Limits().max_yaml_nodes
+
+    def compose_document(self) -> yaml.Node:
+        """Compose as usual, then count the expanded nodes before anything is constructed."""
+        node: yaml.Node = super().compose_document()
+        size = expanded_size(node, self.max_nodes)
+        if size > self.max_nodes:
+            raise _TooLargeError(f"more than {count(self.max_nodes)}")
+        return node
+
+
+def expanded_size(root: yaml.Node, cap: int) -> int:
+    """Nodes under ``root`` (itself included) with every alias expanded, or ``cap + 1`` if more.
+
+    Each distinct node is visited once (its expanded size is remembered), so the work is
+    linear in the text even when the expansion is astronomically large.
+
+    Raises:
+        _RecursiveAliasError: A node reaches itself.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()  # the nodes whose subtree is being counted (cycle detection)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            on_path.discard(key)
+            sizes[key] = min(cap + 1, 1 + sum(sizes[id(child)] for child in _children(node)))
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise _RecursiveAliasError
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
