@@ -2,9 +2,11 @@
 
 Public API: specs (:class:`NodeSpec`, :class:`JobSpec`, :class:`Telemetry`,
 :class:`TwinSpec`, :class:`ObjectiveWeights`), fleets, the simulator :class:`DigitalTwin`,
-its snapshot and the oracle's :class:`HindsightView`.
+its snapshot, the deferral rules (:mod:`digital_twin.deferral`) and the oracle's
+:class:`HindsightView`.
 """
 
+from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.errors import InvalidPlacementError, SpecError, TraceError
 from digital_twin.fleet import (
     NodeSpec,
@@ -23,6 +25,9 @@ from digital_twin.twin import DigitalTwin, TwinSnapshot
 __all__ = [
     "ACTIVE_NODES",
     "COST_MODELS",
+    "DEFERRALS",
+    "NEW_FIT",
+    "NEXT_EVENT",
     "PRORATED",
     "WORKLOAD_TYPES",
     "DigitalTwin",

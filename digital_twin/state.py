@@ -34,6 +34,11 @@ class TwinState:
             scheduled events for an earlier episode are recognised as stale.
         sla_hit, qos_hit: Per-job flags so each penalty is counted once per job (the deadline
             penalty needs none: it is judged at the first start).
+        deferred_fit: Per job, ``None``, or the node mask (list of bool, never changed in place)
+            at the moment the job was deferred under the ``new-fit`` rule: it is asked again
+            only once it fits on a node that is False there.
+        gained_nodes: Nodes that freed resources or recovered in the current batch of events
+            (the only nodes on which a ``new-fit`` deferred job can newly fit).
         pending: Job indices in queue order (FIFO by the time they entered the queue).
         cursor: Index into ``pending`` of the job being asked; jobs before it were deferred
             (or fit nowhere) at the current time.
@@ -54,12 +59,14 @@ class TwinState:
         "cost_usd",
         "counts",
         "cursor",
+        "deferred_fit",
         "enqueued_s",
         "events",
         "first_start_s",
         "free_cpu_m",
         "free_gpus",
         "free_mem_mib",
+        "gained_nodes",
         "generation",
         "heap",
         "next_arrival",
@@ -81,11 +88,15 @@ class TwinState:
     )
 
     def copy(self) -> TwinState:
-        """A deep-enough copy: every list is copied; their items are immutable (or lists of ints)."""
+        """A deep-enough copy: every list is copied, and the lists of ``node_jobs`` too.
+
+        Other lists hold immutable items, or lists that are replaced, never changed in place
+        (``deferred_fit``), so a shallow copy of them is enough.
+        """
         other = TwinState.__new__(TwinState)
         for name in TwinState.__slots__:
             value = getattr(self, name)
             if isinstance(value, list):
-                value = [v.copy() for v in value] if value and isinstance(value[0], list) else value.copy()
+                value = [jobs.copy() for jobs in value] if name == "node_jobs" else value.copy()
             setattr(other, name, value)
         return other

@@ -8,7 +8,9 @@ point. Jobs that fit nowhere right now wait without a decision being asked.
 
 Queue discipline: pending jobs are asked in FIFO order of the time they entered the queue
 (an evicted preemptible job re-enters at the back). At one simulated instant each pending job
-is asked at most once; a deferred job is asked again after the next event.
+is asked at most once. A deferred job is asked again after the next event, or, when deferred
+with ``until=NEW_FIT``, only once it fits on a node it did not fit on when deferred (see
+:mod:`digital_twin.deferral`).
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);
@@ -38,6 +40,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.errors import InvalidPlacementError
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec
 from digital_twin.objective import ACTIVE_NODES
@@ -92,10 +95,10 @@ class DigitalTwin(TwinViews):
     # A fixed set of attributes: CPython reads slots faster than the instance dict of a class
     # with this many attributes, and the hot path reads them at every event.
     __slots__ = (
-        "_active_nodes", "_arrival_s", "_background_cpu", "_candidates", "_cpu_m", "_current", "_deadline_s",
-        "_done", "_duration_s", "_gpus", "_horizon", "_interruptions", "_is_lc", "_is_spot", "_last_tick",
-        "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_preemptible", "_price_per_s", "_req_cpu_m", "_req_gpus",
-        "_req_mem_mib", "_s", "_tick_s", "_ttl", "_type_index", "record_events", "spec",
+        "_active_nodes", "_arrival_s", "_background_cpu", "_candidate_mask", "_candidates", "_cpu_m", "_current",
+        "_deadline_s", "_done", "_duration_s", "_gpus", "_horizon", "_interruptions", "_is_lc", "_is_spot",
+        "_last_tick", "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_preemptible", "_price_per_s", "_req_cpu_m",
+        "_req_gpus", "_req_mem_mib", "_s", "_tick_s", "_ttl", "_type_index", "record_events", "spec",
     )
 
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
@@ -121,6 +124,7 @@ class DigitalTwin(TwinViews):
         self._type_index = jobs.workload_index.tolist()
         self._is_lc = (jobs.workload_index == _LC).tolist()
         self._candidates = self._all_static_candidates(jobs)
+        self._candidate_mask = self._masks_of_candidates(self._candidates)
         self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
         self._ttl = spec.queue_ttl_s
         self._horizon = float(spec.horizon_s)
@@ -191,11 +195,25 @@ class DigitalTwin(TwinViews):
         self._start(j, int(node))
         self._advance()
 
-    def defer(self) -> None:
-        """Leave the current job queued until the next event and run on to the next decision."""
+    def defer(self, until: str = NEXT_EVENT) -> None:
+        """Leave the current job queued and run on to the next decision.
+
+        Args:
+            until: When the job is asked again: :data:`~digital_twin.deferral.NEXT_EVENT`
+                (after the next event) or :data:`~digital_twin.deferral.NEW_FIT` (once it fits
+                on a node it does not fit on now).
+
+        Raises:
+            InvalidPlacementError: The episode is over.
+            ValueError: ``until`` is not one of :data:`~digital_twin.deferral.DEFERRALS`.
+        """
         if self._done:
             raise InvalidPlacementError("the episode is over: no job to defer")
         s = self._s
+        if until == NEW_FIT:
+            s.deferred_fit[self._current] = self._mask  # replaced, never changed in place
+        elif until != NEXT_EVENT:
+            raise ValueError(f"until must be one of {DEFERRALS}, got {until!r}")
         self._log("defer", self._current, -1)
         s.cursor += 1
         self._advance()
@@ -248,6 +266,8 @@ class DigitalTwin(TwinViews):
         s.sla_hit = [False] * m
         s.qos_hit = [False] * m
         s.pending = []
+        s.deferred_fit = [None] * m
+        s.gained_nodes = []
         s.cursor = 0
         s.heap = []
         s.seq = 0
@@ -277,6 +297,19 @@ class DigitalTwin(TwinViews):
             out.append(by_shape[shape])
         return out
 
+    def _masks_of_candidates(self, candidates: list[tuple[int, ...]]) -> list[list[bool]]:
+        """Per job, ``(N,)`` bool: its static candidates as a mask (one list per distinct tuple)."""
+        by_nodes: dict[tuple[int, ...], list[bool]] = {}
+        out = []
+        for nodes in candidates:
+            mask = by_nodes.get(nodes)
+            if mask is None:
+                mask = by_nodes[nodes] = [False] * self._n_nodes
+                for i in nodes:
+                    mask[i] = True
+            out.append(mask)
+        return out
+
     def _static_candidates(
         self, cpu_m: int, mem_mib: int, gpus: int, vram_gb: float, models: tuple[str, ...] | None, arch: str | None
     ) -> tuple[int, ...]:
@@ -294,6 +327,24 @@ class DigitalTwin(TwinViews):
             if cpu_m <= self._cpu_m[i] and mem_mib <= self._mem_mib[i]:
                 out.append(i)
         return tuple(out)
+
+    def _fits_newly(self, j: int, deferred_fit: list[bool]) -> bool:
+        """Whether job ``j`` now fits on a node that gained room in this batch and was not in ``deferred_fit``.
+
+        A node's fit can only turn True when it frees resources or recovers, so the nodes of
+        :attr:`TwinState.gained_nodes` are the only ones to look at (jobs are re-examined after
+        every batch of events).
+        """
+        s = self._s
+        cpu, mem, gpus = self._req_cpu_m[j], self._req_mem_mib[j], self._req_gpus[j]
+        candidate = self._candidate_mask[j]
+        for i in s.gained_nodes:
+            if (
+                candidate[i] and not deferred_fit[i] and s.up[i] and s.free_cpu_m[i] >= cpu
+                and s.free_mem_mib[i] >= mem and s.free_gpus[i] >= gpus
+            ):
+                return True
+        return False
 
     def _mask_of(self, j: int) -> list[bool]:
         """Per node, whether job ``j`` fits there now: up, a static candidate, enough free resources."""
@@ -347,8 +398,15 @@ class DigitalTwin(TwinViews):
         s = self._s
         pending, status_counts, heap = s.pending, s.status_counts, s.heap  # these change in place only
         while True:
+            deferred_fit = s.deferred_fit
             while s.cursor < len(pending):
                 j = pending[s.cursor]
+                fit = deferred_fit[j]
+                if fit is not None:  # deferred until it fits somewhere new
+                    if not self._fits_newly(j, fit):
+                        s.cursor += 1
+                        continue
+                    deferred_fit[j] = None
                 mask = self._mask_of(j)
                 if True in mask:
                     self._current = j
@@ -368,6 +426,7 @@ class DigitalTwin(TwinViews):
                 self._charge_unserved()
                 break
             self._accrue(t)
+            s.gained_nodes.clear()
             self._handle_events_at(t)
             s.cursor = 0
         self._done = True
@@ -391,6 +450,7 @@ class DigitalTwin(TwinViews):
                 self._complete(index, generation)
             elif kind == RECOVERY:
                 s.up[index] = True
+                s.gained_nodes.append(index)
                 self._log("recovery", -1, index)
             else:
                 self._interrupt(index)
@@ -425,6 +485,7 @@ class DigitalTwin(TwinViews):
     def _enqueue(self, j: int) -> None:
         s = self._s
         self._set_status(j, PENDING)
+        s.deferred_fit[j] = None
         s.enqueued_s[j] = s.time_s
         s.pending.append(j)
         if self._ttl is not None:
@@ -483,7 +544,10 @@ class DigitalTwin(TwinViews):
         return self._price_per_s[i] * self._req_cpu_m[j] / self._cpu_m[i]
 
     def _release(self, j: int) -> int:
-        """Free job j's resources on its node and stop its cost; returns the node index."""
+        """Free running job j's resources on its node and stop its cost; returns the node index.
+
+        The caller changes j's status afterwards (j still counts as running here).
+        """
         s = self._s
         i = s.node_of[j]
         s.free_cpu_m[i] += self._req_cpu_m[j]
@@ -493,12 +557,13 @@ class DigitalTwin(TwinViews):
         s.node_jobs[i].remove(j)
         s.running_counts[self._type_index[j] * self._n_nodes + i] -= 1
         s.generation[j] += 1
+        s.gained_nodes.append(i)
         if self._active_nodes:
             if not s.node_jobs[i]:
                 s.cost_rate_usd_per_s -= self._price_per_s[i]
         else:
             s.cost_rate_usd_per_s -= self._job_rate(j, i)
-        if s.alloc_cpu_m == 0:
+        if s.status_counts[RUNNING] == 1:  # j was the last running job (its status changes next)
             s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
         return i
 

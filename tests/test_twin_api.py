@@ -197,3 +197,23 @@ def test_twin__deadline_is_judged_at_the_first_start_only() -> None:
     assert twin.time_s == 1000.0
     twin.place(0)  # restarted long after the deadline
     assert twin.objective().deadline_misses == 0 and twin.terminated
+
+
+@pytest.mark.parametrize("cpu_cores", [0.0004, 0.0])
+def test_twin__a_gpu_job_below_one_millicore_pays_for_its_gpus_to_the_end(cpu_cores: float) -> None:
+    """A GPU job whose cpu rounds to 0 millicores keeps paying its GPU share after another job ends.
+
+    Node 3 (on-demand A100, 3.20 $/h, 4 GPUs): the GPU job (1 GPU, 3,600 s) costs 0.80 $; the
+    CPU job on node 0 (4 of 32 cores at 0.48 $/h, 600 s) costs 0.01 $ and ends first.
+    """
+    if cpu_cores == 0.0:
+        with pytest.raises(SpecError, match="cpu_cores"):
+            JobSpec("gpu", 0, 3600, "batch", cpu_cores, 4, gpu_count=1)
+        return
+    jobs = (JobSpec("gpu", 0, 3600, "batch", cpu_cores, 4, gpu_count=1), JobSpec("cpu", 0, 600, "batch", 4, 8))
+    twin = DigitalTwin(spec_with(jobs, horizon_s=7200.0))
+    twin.reset(np.random.default_rng(0))
+    twin.place(3)
+    twin.place(0)
+    assert twin.terminated
+    assert twin.objective().cost_usd == pytest.approx(3.20 / 4 + 0.48 * 4 / 32 * 600 / 3600, rel=1e-12)
