@@ -29,12 +29,19 @@ WEIGHTS = (
 
 
 @st.composite
-def small_specs(draw: st.DrawFn, exact_grid: bool) -> TwinSpec:
-    """2-3 nodes, 2-4 jobs, 600 s ticks; on the tick grid without interruptions if ``exact_grid``."""
+def small_specs(draw: st.DrawFn, exact_grid: bool, tiny_cpu: bool = False) -> TwinSpec:
+    """2-3 nodes, 2-4 jobs, 600 s ticks; on the tick grid without interruptions if ``exact_grid``.
+
+    With ``tiny_cpu`` a GPU node joins the fleet and jobs may ask for less than half a millicore
+    (0 millicores once rounded, as JobSpec accepts), with or without a GPU.
+    """
     horizon = draw(st.sampled_from((1800.0, 2400.0)))
     n_nodes = draw(st.integers(2, 3))
     fleet = tuple(_node(draw, i) for i in range(n_nodes))
-    jobs = tuple(_job(draw, k, horizon, exact_grid) for k in range(draw(st.integers(2, 4))))
+    if tiny_cpu:
+        fleet = (*fleet, _gpu_node(draw, n_nodes))
+        n_nodes += 1
+    jobs = tuple(_job(draw, k, horizon, exact_grid, tiny_cpu) for k in range(draw(st.integers(2, 4))))
     if exact_grid:
         interruptions = tuple(() for _ in fleet)
         ttl = draw(st.sampled_from((None, 600.0, 1200.0)))
@@ -74,20 +81,43 @@ def _node(draw: st.DrawFn, i: int) -> NodeSpec:
     )
 
 
-def _job(draw: st.DrawFn, k: int, horizon: float, exact_grid: bool) -> JobSpec:
+def _gpu_node(draw: st.DrawFn, i: int) -> NodeSpec:
+    spot = draw(st.booleans())
+    return NodeSpec(
+        f"n{i}",
+        "gpu-node",
+        "spot" if spot else "on-demand",
+        draw(st.sampled_from((2, 4))),
+        16,
+        draw(st.sampled_from((0.72, 3.2))),
+        gpu_count=draw(st.sampled_from((1, 2))),
+        gpu_model="A100",
+        gpu_vram_gb=80.0,
+        interruption_prob_per_hour=0.5 if spot else 0.0,
+    )
+
+
+def _job(draw: st.DrawFn, k: int, horizon: float, exact_grid: bool, tiny_cpu: bool = False) -> JobSpec:
     if exact_grid:
         arrival = TICK_S * draw(st.integers(0, int(horizon // TICK_S) - 1))
         duration = TICK_S * draw(st.integers(1, 3))
     else:
         arrival = float(draw(st.integers(0, int(horizon) - 1)))
         duration = float(draw(st.integers(60, 2400)))
+    workload = draw(st.sampled_from(("latency-critical", "batch")))
+    cpu_cores: float = draw(st.sampled_from((1, 2, 4)))
+    gpu_count = 0
+    if tiny_cpu:  # drawn only here, so the other strategies draw exactly as before
+        cpu_cores = draw(st.sampled_from((cpu_cores, 0.0001, 0.0004)))
+        gpu_count = draw(st.sampled_from((0, 1)))
     return JobSpec(
         f"j{k}",
         arrival,
         duration,
-        draw(st.sampled_from(("latency-critical", "batch"))),
-        draw(st.sampled_from((1, 2, 4))),
+        workload,
+        cpu_cores,
         draw(st.sampled_from((2, 8))),
+        gpu_count=gpu_count,
         required_arch=draw(st.sampled_from((None, None, "x86_64"))),
         preemptible=draw(st.booleans()),
         deadline_s=draw(st.sampled_from((None, arrival, arrival + 700.0))),
@@ -195,6 +225,40 @@ def test_oracle__bound_below_every_policy_and_the_exhaustive_optimum(spec: TwinS
 @given(small_specs(exact_grid=True))
 def test_oracle__plan_and_bound_equal_the_exhaustive_optimum_on_the_tick_grid(spec: TwinSpec) -> None:
     """When every event is on the tick grid, plan, bound and brute-force optimum coincide."""
+    _check_instance(spec, exact_grid=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False, tiny_cpu=True))
+def test_oracle__bound_holds_with_sub_millicore_jobs(spec: TwinSpec) -> None:
+    """Jobs asking < 0.5 millicore (0 once rounded), with and without GPUs: no policy beats the bound."""
+    _check_instance(spec, exact_grid=False)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=True, tiny_cpu=True))
+def test_oracle__sub_millicore_jobs_on_the_tick_grid_meet_the_exhaustive_optimum(spec: TwinSpec) -> None:
+    """Sub-millicore jobs on the tick grid: plan, bound and brute-force optimum coincide."""
+    _check_instance(spec, exact_grid=True)
+
+
+@pytest.mark.parametrize("gpu_job_cpu", [0.0001, 1.0])
+def test_oracle__a_gpu_job_is_charged_after_a_sub_millicore_job_completes(gpu_job_cpu: float) -> None:
+    """A 0-millicore job finishing beside a running GPU job: the GPU job's cost still accrues.
+
+    Both jobs run on the GPU node from t = 0 (the only node they fit); the tiny job completes at
+    600 s, the GPU job at 1800 s. The objective is the GPU job's full pro-rated cost (1.8 USD/h
+    for 1 of 2 GPUs over 0.5 h, plus the tiny job's 0), and no policy may go below the bound.
+    """
+    fleet = (NodeSpec("gpu", "gpu-node", "on-demand", 4, 16, 3.6, gpu_count=2, gpu_model="A100", gpu_vram_gb=80.0),)
+    jobs = (
+        JobSpec("gpu-job", 0.0, 1800.0, "batch", gpu_job_cpu, 2, gpu_count=1),
+        JobSpec("tiny", 0.0, 600.0, "batch", 0.0001, 2, required_arch="gpu-node"),
+    )
+    spec = TwinSpec(fleet, jobs, Telemetry.constant(1, 10, 10, 1800, 600), 1800.0)
+    twin = DigitalTwin(spec)
+    run_twin(twin, first_fit, seed=0, check=False)
+    assert twin.objective().total_usd == pytest.approx(3.6 / 3600 / 2 * 1800, rel=1e-12)
     _check_instance(spec, exact_grid=True)
 
 

@@ -12,8 +12,14 @@ Two numbers per episode, from two mixed-integer programs solved by HiGHS
 
 When the two meet (``OracleResult.proven_optimal``) the plan is the optimum of the episode.
 
-Modules: ``instance`` (the episode as arrays), ``options`` (placement options and their terms),
-``plan`` / ``bound`` (the two option sets), ``program`` (the sparse MILP), ``solve``
+Before building anything, :func:`solve_oracle` estimates the programs' peak memory and refuses
+an episode above its memory budget (4 GB unless the ``memory_budget_gb`` option or the
+``ACO_ENV_ORACLE_MEMORY_GB`` environment variable raises it) with :class:`OracleTooLargeError`.
+
+Modules: ``instance`` (the episode as arrays), ``fit`` (which nodes each job fits), ``options``
+(placement options and their terms), ``plan`` / ``bound`` (the two option sets), ``program``
+(the sparse MILP), ``counts`` / ``size`` (the programs' size and memory, estimated before they
+are built), ``budget`` (the memory budget and :class:`OracleTooLargeError`), ``solve``
 (:func:`solve_oracle`), ``agent`` (the registered ``"oracle"`` agent).
 
 Example:
@@ -34,16 +40,28 @@ from typing import Any
 
 from agents.base import register_agent
 from agents.oracle.agent import OracleAgent, make_oracle
+from agents.oracle.budget import OracleTooLargeError
 
 register_agent("oracle", make_oracle)
 
-__all__ = ["OracleAgent", "OracleResult", "solve_oracle"]
+__all__ = [
+    "OracleAgent",
+    "OracleResult",
+    "OracleSizeEstimate",
+    "OracleTooLargeError",
+    "estimate_oracle_memory",
+    "solve_oracle",
+]
 
 
 def __getattr__(name: str) -> Any:
-    """``OracleResult`` and ``solve_oracle`` load scipy.optimize on first use (PEP 562)."""
+    """``solve_oracle`` (scipy.optimize) and the size estimate load on first use (PEP 562)."""
     if name in ("OracleResult", "solve_oracle"):
         from agents.oracle import solve
 
         return getattr(solve, name)
+    if name in ("OracleSizeEstimate", "estimate_oracle_memory"):
+        from agents.oracle import size
+
+        return getattr(size, name)
     raise AttributeError(f"module 'agents.oracle' has no attribute {name!r}")

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import AgentState
+from agents.oracle.budget import budget_bytes
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
     from agents.oracle.solve import OracleResult
@@ -21,12 +22,20 @@ class OracleAgent:
     (action ``N``). The episode's objective is then the plan's objective
     (:attr:`last_result` ``.plan_objective_usd``).
 
+    Memory: at ``reset`` the programs' peak memory is estimated before anything is built, and
+    an episode above the budget raises :class:`~agents.oracle.OracleTooLargeError` (a
+    ``ValueError``; ``aco-env evaluate`` leaves the oracle out with a note). The budget is
+    ``memory_budget_gb`` if given, else the environment variable ``ACO_ENV_ORACLE_MEMORY_GB``
+    (e.g. ``ACO_ENV_ORACLE_MEMORY_GB=16 aco-env evaluate ...``; ``inf`` = no limit), else 4 GB.
+
     Args:
         env: The env the agent acts in (possibly wrapped); ``env.unwrapped`` must offer
             ``hindsight()`` and ``cluster_view()``.
         time_limit_s: Time limit of each HiGHS solve.
         bound_grid_divisor: Grid refinement of the relaxation (see :func:`solve_oracle`).
         compute_bound: Also solve the relaxation (for the evaluator's bound and gaps).
+        memory_budget_gb: Largest estimated peak memory to solve, in GB (``1e9`` bytes);
+            ``None`` = ``$ACO_ENV_ORACLE_MEMORY_GB`` or 4 GB (read at each ``reset``).
         **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
 
     Attributes:
@@ -42,26 +51,36 @@ class OracleAgent:
         time_limit_s: float = 60.0,
         bound_grid_divisor: int = 5,
         compute_bound: bool = True,
+        memory_budget_gb: float | None = None,
         **solver_options: Any,
     ) -> None:
         self.env = env
         self.time_limit_s = time_limit_s
         self.bound_grid_divisor = bound_grid_divisor
         self.compute_bound = compute_bound
+        if memory_budget_gb is not None:
+            budget_bytes(memory_budget_gb)  # a bad budget fails here, not at the first reset
+        self.memory_budget_gb = memory_budget_gb
         self.solver_options = solver_options
         self.last_result: OracleResult | None = None
         self._n_nodes = int(env.action_space.n) - 1  # type: ignore[attr-defined]  # Discrete(N + 1)
 
     def reset(self, seed: int | None = None) -> None:
-        """Solve the episode the env has just been reset to (the seed is not needed)."""
+        """Solve the episode the env has just been reset to (the seed is not needed).
+
+        Raises:
+            OracleTooLargeError: The episode's programs would not fit the memory budget.
+        """
         del seed
         from agents.oracle.solve import solve_oracle
 
+        self.last_result = None  # a refused episode leaves no stale plan behind
         self.last_result = solve_oracle(
             self.env.unwrapped.hindsight(),  # type: ignore[attr-defined]  # documented env API
             time_limit_s=self.time_limit_s,
             bound_grid_divisor=self.bound_grid_divisor,
             compute_bound=self.compute_bound,
+            memory_budget_bytes=budget_bytes(self.memory_budget_gb),
             **self.solver_options,
         )
 

@@ -97,13 +97,17 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
 
 def grid_bounds(inst: OracleInstance, divisor: int) -> np.ndarray:
     """``(G + 1,)`` cell boundaries ``0 .. H``; tick times are exact boundaries."""
+    return grid_bounds_for(inst.horizon_s, inst.tick_s, divisor)
+
+
+def grid_bounds_for(horizon_s: float, tick_s: float, divisor: int) -> np.ndarray:
+    """:func:`grid_bounds` of an episode of ``horizon_s`` with ``tick_s`` ticks (float64, sorted)."""
     if divisor < 1:
         raise ValueError(f"bound_grid_divisor must be >= 1, got {divisor}")
-    n_ticks = math.ceil(inst.horizon_s / inst.tick_s)
-    step = inst.tick_s / divisor
-    points = [k * inst.tick_s + m * step for k in range(n_ticks) for m in range(divisor)]
-    inner = np.array([p for p in points if p < inst.horizon_s])
-    return np.unique(np.concatenate((inner, [inst.horizon_s])))
+    n_ticks = math.ceil(horizon_s / tick_s)
+    step = tick_s / divisor
+    points = (np.arange(n_ticks, dtype=np.float64)[:, None] * tick_s + np.arange(divisor)[None, :] * step).ravel()
+    return np.unique(np.concatenate((points[points < horizon_s], [horizon_s])))
 
 
 def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]:
@@ -120,14 +124,25 @@ def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]
     """
     if not inst.placeable(job):
         return [], False
-    a, horizon, ttl = float(inst.arrival_s[job]), inst.horizon_s, inst.ttl_s
-    d = float(inst.duration_s[job])
+    times = [t for i in inst.candidates[job] for t in inst.interruptions_s[i]] if inst.job_preemptible[job] else []
+    return windows_of(float(inst.arrival_s[job]), float(inst.duration_s[job]), inst.horizon_s, inst.ttl_s,
+                      preemptible=bool(inst.job_preemptible[job]), interruptions_s=times)
+
+
+def windows_of(
+    arrival_s: float, duration_s: float, horizon_s: float, ttl_s: float | None, *, preemptible: bool,
+    interruptions_s: list[float],
+) -> tuple[list[Interval], bool]:
+    """:func:`start_windows` of a placeable job, given the interruptions of its candidate nodes."""
+    a, d, horizon, ttl = arrival_s, duration_s, horizon_s, ttl_s
     windows = [(a, horizon if ttl is None else min(a + ttl, horizon))]
-    if not inst.job_preemptible[job]:
+    if not preemptible:
         return windows, False
     evictable = False
-    times = sorted(t for i in inst.candidates[job] for t in inst.interruptions_s[i] if t > a)
+    times = sorted(t for t in interruptions_s if t > a)
     for t in times:
+        if t - d >= windows[-1][1]:  # no window (sorted, disjoint) reaches t - d, now or later
+            break
         if any(lo < t and hi > t - d for lo, hi in windows):
             evictable = True
             if ttl is not None:
@@ -143,10 +158,25 @@ def decision_time_superset(
     Returns:
         ``(points, fuzzy)``: sorted ``(P,)`` times outside fuzzy cells, ``(G,)`` bool per cell.
     """
-    sweep = _Sweep(inst, windows, bounds, max_points)
-    requeue = [t + inst.ttl_s for times in inst.interruptions_s for t in times] if inst.ttl_s else []
-    for t in (*inst.static_events_s.tolist(), *requeue):
-        sweep.add(float(t))
+    interruptions = [t for times in inst.interruptions_s for t in times]
+    return superset_of(inst.horizon_s, inst.ttl_s, inst.duration_s, interruptions, inst.static_events_s, windows,
+                       bounds, max_points)
+
+
+def superset_of(
+    horizon_s: float,
+    ttl_s: float | None,
+    duration_s: np.ndarray,
+    interruptions_s: list[float],
+    static_events_s: np.ndarray,
+    windows: tuple[list[Interval], ...],
+    bounds: np.ndarray,
+    max_points: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`decision_time_superset` from arrays: ``(J,)`` durations, every node's interruptions."""
+    sweep = _Sweep(horizon_s, duration_s, windows, bounds, max_points)
+    requeue = [t + ttl_s for t in interruptions_s] if ttl_s else []
+    sweep.add(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64))
     for g in range(len(bounds) - 1):
         sweep.process(g)
     points = sorted(t for c in sweep.cells for t in c)
@@ -156,9 +186,9 @@ def decision_time_superset(
 class _Sweep:
     """State of the sweep over grid cells that builds the decision-time superset."""
 
-    def __init__(self, inst: OracleInstance, windows: tuple[list[Interval], ...], bounds: np.ndarray,
-                 max_points: int) -> None:
-        self.horizon = inst.horizon_s
+    def __init__(self, horizon_s: float, duration_s: np.ndarray, windows: tuple[list[Interval], ...],
+                 bounds: np.ndarray, max_points: int) -> None:
+        self.horizon = horizon_s
         self.bounds = bounds
         self.max_points = max_points
         self.n_cells = len(bounds) - 1
@@ -168,24 +198,27 @@ class _Sweep:
         self.wj = np.array([f[0] for f in flat], dtype=np.int64)
         self.wl = np.array([f[1] for f in flat], dtype=np.float64)
         self.wh = np.array([f[2] for f in flat], dtype=np.float64)
-        self.d = inst.duration_s
+        self.d = duration_s
 
-    def cell_of(self, t: float) -> int:
-        return min(int(np.searchsorted(self.bounds, t, side="right")) - 1, self.n_cells - 1)
+    def cells_of(self, times: np.ndarray) -> np.ndarray:
+        """``(n,)`` grid cell of each time (times at or past the horizon: the last cell)."""
+        return np.minimum(np.searchsorted(self.bounds, times, side="right") - 1, self.n_cells - 1)
 
-    def add(self, t: float) -> None:
-        """A possible event at ``t`` (ignored past the horizon or inside a fuzzy cell)."""
-        c = self.cell_of(t)
-        if t < self.horizon and not self.fuzzy[c]:
-            self.cells[c].add(t)
-            if len(self.cells[c]) > self.max_points:
-                self.mark(c, c)
+    def add(self, times: np.ndarray) -> None:
+        """Possible events at ``times``, in order (ignored past the horizon or inside a fuzzy cell)."""
+        for t, c in zip(times.tolist(), self.cells_of(times).tolist(), strict=True):
+            if t < self.horizon and not self.fuzzy[c]:
+                self.cells[c].add(t)
+                if len(self.cells[c]) > self.max_points:
+                    self.mark([c], [c])
 
-    def mark(self, first: int, last: int) -> None:
-        """Cells ``first..last`` may hold an event at any time."""
-        self.fuzzy[first : last + 1] = True
-        for c in range(first, last + 1):
-            self.cells[c].clear()
+    def mark(self, first: list[int], last: list[int]) -> None:
+        """Cells ``first[r]..last[r]`` of each range ``r`` may hold an event at any time."""
+        for lo, hi in zip(first, last, strict=True):
+            for c in range(lo, hi + 1):
+                if not self.fuzzy[c]:  # fuzzy cells hold no points already
+                    self.fuzzy[c] = True
+                    self.cells[c].clear()
 
     def process(self, g: int) -> None:
         """Add the completions of every start possible in cell ``g`` (all earlier cells are done)."""
@@ -193,15 +226,14 @@ class _Sweep:
         while not self.fuzzy[g] and self.cells[g] - done:
             t = min(self.cells[g] - done)  # completions come later, so ascending order is safe
             done.add(t)
-            for u in (t + self.d[self.wj[(self.wl <= t) & (t < self.wh)]]).tolist():
-                self.add(u)
+            self.add(t + self.d[self.wj[(self.wl <= t) & (t < self.wh)]])
         if self.fuzzy[g]:
             lo_g, hi_g = self.bounds[g], self.bounds[g + 1]
             sel = (self.wl < hi_g) & (self.wh > lo_g)
-            for j, lo, hi in zip(self.wj[sel], np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g),
-                                 strict=True):
-                if lo + self.d[j] < self.horizon:  # completions in [lo + d, hi + d], closed for rounding
-                    self.mark(self.cell_of(lo + self.d[j]), self.cell_of(min(hi + self.d[j], self.horizon)))
+            lo, hi, d = np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g), self.d[self.wj[sel]]
+            ends = lo + d < self.horizon  # completions in [lo + d, hi + d], closed for rounding
+            first = self.cells_of(lo[ends] + d[ends])
+            self.mark(first.tolist(), self.cells_of(np.minimum(hi[ends] + d[ends], self.horizon)).tolist())
 
 
 def _group(

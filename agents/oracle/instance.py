@@ -13,18 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.oracle.fit import candidates as fit_candidates
+from agents.oracle.fit import mebibytes, millicores, node_shapes
 from digital_twin import HindsightView, JobSpec, NodeSpec
 from digital_twin.objective import ACTIVE_NODES, ObjectiveWeights
-
-
-def millicores(cores: float) -> int:
-    """CPU cores to integer millicores, rounded as the twin does."""
-    return round(cores * 1000)
-
-
-def mebibytes(gb: float) -> int:
-    """GB to integer MiB, rounded as the twin does."""
-    return round(gb * 1024)
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,8 +101,9 @@ class OracleInstance:
         node_cpu = np.array([millicores(n.cpu_cores) for n in fleet], dtype=np.int64)
         node_gpus = np.array([n.gpu_count for n in fleet], dtype=np.int64)
         price = np.array([n.price_per_hour_usd / 3600.0 for n in fleet])
-        candidates = tuple(_static_candidates(job, fleet) for job in jobs)
+        candidates = fit_candidates(node_shapes(fleet, jobs))
         submitted = np.array([j.arrival_s < horizon for j in jobs], dtype=bool)
+        placeable = submitted & np.array([bool(c) for c in candidates], dtype=bool)
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
         return cls(
             horizon_s=horizon,
@@ -139,7 +132,7 @@ class OracleInstance:
             submitted=submitted,
             candidates=candidates,
             rate_per_s=_rates(jobs, candidates, node_cpu, node_gpus, price),
-            static_events_s=_static_events(view, ticks, candidates, submitted),
+            static_events_s=static_events(view, ticks, submitted, placeable),
             node_classes=_node_classes(fleet, background, view.interruptions_s),
         )
 
@@ -155,25 +148,6 @@ class OracleInstance:
     def placeable(self, job: int) -> bool:
         """Submitted and fits some node when empty (otherwise rejected on arrival, or never exists)."""
         return bool(self.submitted[job]) and bool(self.candidates[job])
-
-
-def _static_candidates(job: JobSpec, fleet: tuple[NodeSpec, ...]) -> tuple[int, ...]:
-    """Nodes the job fits when empty and up (arch, GPU count/VRAM/model, cpu, memory)."""
-    out = []
-    for i, node in enumerate(fleet):
-        if job.required_arch is not None and node.arch != job.required_arch:
-            continue
-        if job.gpu_count > 0 and (
-            node.gpu_count < job.gpu_count
-            or node.gpu_vram_gb < job.gpu_vram_gb
-            or (job.allowed_gpu_models is not None and node.gpu_model not in job.allowed_gpu_models)
-        ):
-            continue
-        if millicores(job.cpu_cores) <= millicores(node.cpu_cores) and mebibytes(job.mem_gb) <= mebibytes(
-            node.mem_gb
-        ):
-            out.append(i)
-    return tuple(out)
 
 
 def _rates(
@@ -212,26 +186,23 @@ def _sla_allowed(background: np.ndarray, node_cpu: np.ndarray, threshold: float)
     return allowed
 
 
-def _static_events(
-    view: HindsightView,
-    ticks: np.ndarray,
-    candidates: tuple[tuple[int, ...], ...],
-    submitted: np.ndarray,
-) -> np.ndarray:
-    """Event times that occur whatever the policy (see :class:`OracleInstance`)."""
+def static_events(view: HindsightView, ticks: np.ndarray, submitted: np.ndarray, placeable: np.ndarray) -> np.ndarray:
+    """``(E,)`` sorted event times < horizon that occur whatever the policy (see :class:`OracleInstance`).
+
+    Args:
+        view: The episode.
+        ticks: ``(K,)`` SLA tick times.
+        submitted: ``(J,)`` bool, the job arrives before the horizon.
+        placeable: ``(J,)`` bool, submitted and fits some node (its first TTL expiry is an event).
+    """
     spec = view.spec
     horizon = float(spec.horizon_s)
-    times = [*ticks.tolist()]
-    for j, job in enumerate(spec.jobs):
-        if not submitted[j]:
-            continue
-        times.append(job.arrival_s)
-        if candidates[j] and spec.queue_ttl_s is not None:
-            times.append(job.arrival_s + spec.queue_ttl_s)  # the twin's float expression
-    for windows in view.down_windows_s:
-        for start, end in windows:
-            times.extend((start, end))
-    out = np.unique(np.array(times, dtype=np.float64))
+    arrivals = spec.jobs.arrival_s
+    times = [ticks, arrivals[submitted]]
+    if spec.queue_ttl_s is not None:
+        times.append(arrivals[placeable] + spec.queue_ttl_s)  # the twin's float expression
+    times.extend(np.array(windows, dtype=np.float64).reshape(-1) for windows in view.down_windows_s)
+    out = np.unique(np.concatenate(times).astype(np.float64))
     return out[out < horizon]
 
 

@@ -205,7 +205,9 @@ def symmetry_allowed(inst: OracleInstance, job: np.ndarray, node: np.ndarray) ->
 
 
 def filter_options(options: Options, keep: np.ndarray) -> Options:
-    """The options where ``keep`` is True (groups left empty disappear)."""
+    """The options where ``keep`` is True (groups left empty disappear); ``options`` itself if all are."""
+    if keep.all():
+        return options  # no copy: symmetry breaking removes nothing on fleets without twin nodes
     fields = [f for f in Options.__dataclass_fields__ if f != "group_offsets"]
     groups = np.repeat(np.arange(options.n_groups), np.diff(options.group_offsets))
     kept_groups, counts = np.unique(groups[keep], return_counts=True)

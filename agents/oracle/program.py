@@ -22,6 +22,10 @@ Variables (all in ``[0, 1]``):
 Capacity (cpu millicores, MiB, GPUs) is checked at each usage start of a node, dropping rows
 whose covering set is contained in the next row's (only maximal sets matter) and rows that
 cannot bind.
+
+Memory: the matrix is collected as int32 row and column indices, assembled column-wise (the
+layout HiGHS takes, so ``milp`` uses it without a copy) and the pieces are released before
+HiGHS runs; :mod:`agents.oracle.size` estimates the peak.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
+from scipy.sparse import coo_array, csc_array
 
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import Options
@@ -90,9 +94,18 @@ class _Builder:
         return np.arange(first, self.n_rows)
 
     def add(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray | float) -> None:
-        self.rows.append(np.asarray(rows, dtype=np.int64))
-        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.rows.append(np.asarray(rows, dtype=np.int32))  # indices < 2**31: far above any memory budget
+        self.cols.append(np.asarray(cols, dtype=np.int32))
         self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(rows),)))
+
+    def matrix(self) -> csc_array:
+        """The ``(n_rows, n_vars)`` constraint matrix; empties the pieces as it goes (less peak memory)."""
+        parts = []
+        for pieces in (self.vals, self.rows, self.cols):
+            parts.append(np.concatenate(pieces))
+            pieces.clear()
+        vals, rows, cols = parts
+        return coo_array((vals, (rows, cols)), shape=(self.n_rows, self.n_vars)).tocsc()
 
     def add_range(self, rows: np.ndarray, first_of_group: np.ndarray, a: np.ndarray, b: np.ndarray,
                   weight: np.ndarray | float) -> None:
@@ -288,15 +301,15 @@ def solve_program(
             _active_rows(bld, inst, options, i, groups, c_base)
     c = np.concatenate([c_base, *bld.c])
     integrality = np.concatenate([np.ones(options.n, dtype=int), *bld.integral])
-    matrix = coo_array(
-        (np.concatenate(bld.vals), (np.concatenate(bld.rows), np.concatenate(bld.cols))),
-        shape=(bld.n_rows, bld.n_vars),
-    ).tocsr()
+    matrix = bld.matrix()
+    ub = np.concatenate(bld.ub)
+    n_vars, n_rows = bld.n_vars, bld.n_rows
+    del bld
     res = milp(
         c,
         integrality=integrality,
         bounds=Bounds(0.0, 1.0),
-        constraints=LinearConstraint(matrix, -np.inf, np.concatenate(bld.ub)),
+        constraints=LinearConstraint(matrix, -np.inf, ub),
         options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
     )
     chosen, objective = None, None
@@ -312,8 +325,8 @@ def solve_program(
         constant + float(dual),
         _STATUS.get(res.status, "failed"),
         time.perf_counter() - started,
-        bld.n_vars,
-        bld.n_rows,
+        n_vars,
+        n_rows,
         matrix.nnz,
     )
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.oracle.bound import bound_options
+from agents.oracle.budget import budget_bytes, check_memory
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import Options
 from agents.oracle.plan import advance_starts, evaluate_plan, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
+from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
@@ -41,6 +43,7 @@ class OracleResult:
         plan_program: HiGHS outcome of the plan program.
         bound_program: HiGHS outcome of the relaxation (``None`` when not computed).
         plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none).
+        memory_estimate: The size estimate checked against the memory budget before solving.
     """
 
     plan: dict[str, tuple[int, float] | None]
@@ -54,6 +57,7 @@ class OracleResult:
     plan_program: ProgramResult
     bound_program: ProgramResult | None
     plan_source: str
+    memory_estimate: OracleSizeEstimate
 
 
 def solve_oracle(
@@ -64,8 +68,12 @@ def solve_oracle(
     mip_rel_gap: float = 1e-7,
     compute_bound: bool = True,
     max_points_per_cell: int = 3,
+    memory_budget_bytes: float | None = None,
 ) -> OracleResult:
     """Solve the plan program and the relaxation of one episode.
+
+    The programs' peak memory is estimated first (:func:`agents.oracle.size.estimate_oracle_memory`),
+    and an episode above the memory budget is refused before anything large is built.
 
     Args:
         hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
@@ -75,8 +83,20 @@ def solve_oracle(
         compute_bound: False skips the relaxation (the bound is then ``-inf``).
         max_points_per_cell: Exact possible decision times kept per grid cell before the
             relaxation treats the cell as a continuum.
+        memory_budget_bytes: Refuse above this estimated peak; ``None`` = the
+            ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable if set, else 4 GB
+            (:mod:`agents.oracle.budget`); ``math.inf`` = no limit.
+
+    Raises:
+        OracleTooLargeError: The estimated peak memory is above the budget (nothing was built).
     """
     started = time.perf_counter()
+    if memory_budget_bytes is not None and not memory_budget_bytes > 0:
+        raise ValueError(f"memory_budget_bytes must be > 0 (inf = no limit), got {memory_budget_bytes!r}")
+    budget = budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
+    estimate = estimate_oracle_memory(hindsight, time_limit_s, bound_grid_divisor, max_points_per_cell,
+                                      compute_bound=compute_bound)
+    check_memory(estimate, budget)
     inst = OracleInstance.from_hindsight(hindsight)
     options = plan_options(inst)
     program = solve_program(inst, options, time_limit_s, mip_rel_gap)
@@ -112,6 +132,7 @@ def solve_oracle(
         plan_program=program,
         bound_program=bound_program,
         plan_source=source,
+        memory_estimate=estimate,
     )
 
 

@@ -1,4 +1,4 @@
-"""Oracle solve time on default episodes (plan + bound, HiGHS through SciPy)."""
+"""Oracle solve time and estimated memory on default episodes (plan + bound, HiGHS through SciPy)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from agents.oracle import solve_oracle
 
 
 def bench_oracle(seeds: int = 3, time_limit_s: float = 60.0) -> dict[str, Any]:
-    """Solve ``fleet5-synthetic`` episodes ``0 .. seeds - 1``: time, plan, bound and gap per seed."""
+    """Solve ``fleet5-synthetic`` episodes ``0 .. seeds - 1``: time, plan, bound, gap and memory per seed.
+
+    ``estimated_peak_mb`` is the estimate the oracle checks against its memory budget before
+    solving (:func:`agents.oracle.estimate_oracle_memory`, decimal MB); ``plan_nonzeros`` and
+    ``bound_nonzeros`` are the sizes of the programs HiGHS was given.
+    """
     env = ClusterSchedulingEnv("fleet5-synthetic")
     rows = []
     for seed in range(seeds):
@@ -24,5 +29,8 @@ def bench_oracle(seeds: int = 3, time_limit_s: float = 60.0) -> dict[str, Any]:
             "bound_usd": result.lower_bound_usd,
             "gap": result.gap,
             "status": result.status,
+            "estimated_peak_mb": result.memory_estimate.peak_bytes / 1e6,
+            "plan_nonzeros": result.plan_program.n_nonzeros,
+            "bound_nonzeros": None if result.bound_program is None else result.bound_program.n_nonzeros,
         })
     return {"scenario": "fleet5-synthetic", "time_limit_s": time_limit_s, "episodes": rows}

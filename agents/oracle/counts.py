@@ -1,0 +1,304 @@
+"""Upper bounds on the size of the oracle's two programs, from the episode's columns alone.
+
+Nothing here builds options: the counts come from per-job arrays (``J`` entries), per node
+shape arrays (``S`` entries, see :mod:`agents.oracle.fit`) and small ``(chunk, edges)`` blocks.
+For a job arriving at ``a`` with duration ``d`` and first window end ``W = min(a + TTL, H)``,
+per (job, node) group:
+
+* **plan options**: the arrival and the static events in ``(a, W)``
+  (:func:`agents.oracle.plan.plan_starts`);
+* **relaxation options**: the relaxation's own decision-time superset is computed (the sweep
+  costs cells x windows, not options), then each group has its points and fuzzy cells inside
+  its start windows, plus one piece per cut (deadline, first TTL end, window edges, the node's
+  interruptions and down windows);
+* **rows it enters**: its usage lies in ``[a, end)`` (``end = min(W_last + d, H)``). Capacity
+  rows: the distinct usage starts of the node in that range (static events for the plan; points,
+  fuzzy cells and cut values for the relaxation), per resource that can bind (the demand of all
+  jobs of the node's shape whose ranges meet ``[a, end)`` exceeds the node's capacity: a row
+  binds only then). SLA rows: the ticks in that range. Activity rows (``active-nodes``): the
+  usage starts and ends in that range; ends are ``start + d`` of jobs fitting the node, its
+  interruptions and ``H``, counted over grid bins of the start counts shifted by each duration.
+
+Non-zeros follow :mod:`agents.oracle.program`: two per range of step variables, one per ``z``,
+``v`` or ``y`` entry. The builders drop more (options on down nodes, crossing starts, twin
+nodes; rows whose demand cannot bind at that time), so the counts are upper bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.oracle.bound import Interval, grid_bounds_for, superset_of, windows_of
+from agents.oracle.fit import mebibytes, millicores, node_shapes
+from agents.oracle.instance import static_events
+from digital_twin import HindsightView
+from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
+from digital_twin.objective import ACTIVE_NODES
+
+_MAX_BIN_EDGES = 2048
+"""Grid edges used to bin usage ends (a coarser binning only loosens the bound)."""
+_CHUNK_JOBS = 512
+"""Jobs per block of the ``(jobs, edges)`` and ``(jobs, interruptions)`` tables."""
+_MAX_SWEEP_CELLS = 200_000
+"""Above this many grid cells the relaxation's sweep is skipped and every cell counted as full."""
+
+StartCounter = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``(y, j) -> (len(j), edges)``: options of one group of each job ``j`` starting before ``y``."""
+
+
+@dataclass(frozen=True)
+class ProgramSize:
+    """Upper bounds on one program's size.
+
+    Attributes:
+        n_options: Placement options (binary step variables).
+        n_groups: (job, node) groups of options.
+        n_variables, n_constraints, n_nonzeros: The MILP handed to HiGHS.
+    """
+
+    n_options: int
+    n_groups: int
+    n_variables: int
+    n_constraints: int
+    n_nonzeros: int
+
+
+class EpisodeColumns:
+    """What the counts read from an episode; job arrays (``(J',)``) cover the placeable jobs.
+
+    Attributes:
+        n_nodes, n_jobs: Fleet size and workload size (submitted or not).
+        fits: ``(S, J')`` bool, job fits an empty node of shape ``s``; ``sizes``: ``(S,)`` nodes
+            per shape; ``capacity``: ``(S, 3)`` cpu millicores, MiB and GPUs of the shape.
+        a, d, w: Arrival, duration and first window end (seconds).
+        need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
+        events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
+        shape_ints: Per shape, the sorted interruption times of all its nodes.
+        shape_cuts_sum, shape_cuts_max: ``(S,)`` interruptions plus twice the down windows,
+            summed over and maximal among the shape's nodes.
+    """
+
+    def __init__(self, view: HindsightView, divisor: int) -> None:
+        spec, jobs = view.spec, view.spec.jobs
+        self.n_nodes, self.n_jobs = len(spec.fleet), len(jobs)
+        self.horizon = float(spec.horizon_s)
+        self.ttl = None if spec.queue_ttl_s is None else float(spec.queue_ttl_s)
+        self.active = spec.cost_model == ACTIVE_NODES
+        self.ticks = np.asarray(view.tick_times_s, dtype=np.float64)
+        shapes = node_shapes(spec.fleet, jobs)
+        submitted = jobs.arrival_s < self.horizon
+        placeable = submitted & (shapes.n_candidates > 0)
+        self.events = static_events(view, self.ticks, submitted, placeable)
+        self.edges = grid_bounds_for(self.horizon, float(spec.tick_s), divisor)
+        self.fits = shapes.fits[:, placeable]
+        self.sizes = shapes.sizes
+        self.c = shapes.n_candidates[placeable]
+        first = [spec.fleet[int(m[0])] for m in shapes.members]
+        self.capacity = np.array([[millicores(n.cpu_cores), mebibytes(n.mem_gb), n.gpu_count] for n in first],
+                                 dtype=np.float64).reshape(-1, 3)
+        self.a, self.d = jobs.arrival_s[placeable], jobs.duration_s[placeable]
+        ttl = math.inf if self.ttl is None else self.ttl
+        self.w = np.minimum(self.a + ttl, self.horizon)
+        self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),
+                              jobs.gpu_count[placeable].astype(np.float64)))
+        self.lc = jobs.workload_index[placeable] == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
+        self.preemptible = jobs.preemptible[placeable]
+        self.deadlines = jobs.deadline_s[placeable]
+        self.shape_ints = [np.sort(np.array([t for i in m for t in view.interruptions_s[i]], dtype=np.float64))
+                           for m in shapes.members]
+        per_node = [np.array([len(view.interruptions_s[i]) + 2 * len(view.down_windows_s[i]) for i in m])
+                    for m in shapes.members]
+        self.shape_cuts_sum = np.array([int(p.sum()) for p in per_node], dtype=np.int64)
+        self.shape_cuts_max = np.array([int(p.max()) for p in per_node], dtype=np.int64)
+        self.downs = np.sort(np.array([t for w in view.down_windows_s for pair in w for t in pair], dtype=np.float64))
+
+    @property
+    def bin_edges(self) -> np.ndarray:
+        """Grid edges (at most :data:`_MAX_BIN_EDGES`, always 0 and H) for binning usage ends."""
+        step = max(1, math.ceil(len(self.edges) / _MAX_BIN_EDGES))
+        return np.unique(np.concatenate((self.edges[::step], self.edges[-1:])))
+
+
+def plan_size(ep: EpisodeColumns) -> ProgramSize:
+    """Upper bounds for the plan program: options at static events, rows over each usage range."""
+    starts = 1 + _count(ep.events, np.nextafter(ep.a, np.inf), ep.w)  # arrival + events in (a, W)
+    end = np.minimum(ep.w + ep.d, ep.horizon)
+    taus = _count(ep.events, ep.a, end)
+    span = None
+    if ep.active:
+        first = np.searchsorted(ep.events, ep.a, side="right")
+
+        def n_starts(y: np.ndarray, j: np.ndarray) -> np.ndarray:
+            inside = np.searchsorted(ep.events, y, side="left") - first[j, None]
+            return (y > ep.a[j, None]) + np.clip(inside, 0, starts[j, None] - 1)
+
+        span = _span_pairs(ep, n_starts, taus, end)
+    ticks = _count(ep.ticks, np.nextafter(ep.a, np.inf), end)
+    return _program(ep, ep.c * starts, _capacity_pairs(ep, ep.events, end), ticks, span)
+
+
+def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
+    """Upper bounds for the relaxation, from its decision-time superset."""
+    windows = _windows(ep)
+    wj = np.array([j for j, w in enumerate(windows) for _ in w], dtype=np.int64)
+    wl = np.array([lo for w in windows for lo, _ in w], dtype=np.float64)
+    wh = np.array([hi for w in windows for _, hi in w], dtype=np.float64)
+    if len(ep.edges) - 1 <= _MAX_SWEEP_CELLS:
+        interruptions = [float(t) for times in ep.shape_ints for t in times]
+        points, fuzzy = superset_of(ep.horizon, ep.ttl, ep.d, interruptions, ep.events, tuple(windows), ep.edges,
+                                    max_points)
+        per_cell = 1
+    else:  # too fine a grid to sweep cheaply: any cell may hold max_points points and a piece
+        points, fuzzy = np.zeros(0), np.ones(len(ep.edges) - 1, dtype=bool)
+        per_cell = max_points + 1
+    fuzzy_before = np.concatenate(([0], np.cumsum(fuzzy)))
+
+    def found(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:  # points and fuzzy cells in [lo, hi)
+        return _count(points, lo, hi) + per_cell * _fuzzy_cells(ep.edges, fuzzy_before, lo, hi)
+
+    in_windows = np.bincount(wj, weights=found(wl, wh), minlength=len(ep.a)).astype(np.int64)
+    own_cuts = 2 + 2 * np.bincount(wj, minlength=len(ep.a))  # deadline, first TTL end, window edges
+    w_end = np.full(len(ep.a), -math.inf)
+    np.maximum.at(w_end, wj, wh)
+    end = np.minimum(w_end + ep.d, ep.horizon)
+    requeue = [t + ep.ttl for t in ep.shape_ints] if ep.ttl is not None else []
+    cut_values = np.sort(np.concatenate((ep.deadlines[np.isfinite(ep.deadlines)], ep.w, ep.downs, *requeue)))
+    taus = found(ep.a, end) + _count(cut_values, ep.a, end)
+    node_taus = _interruption_cut_values(ep, ep.a, end)  # (S, J'): per-node values, not filtered
+    fuzzy_ends = ep.edges[1:][fuzzy]
+    pairs, rows = _capacity_pairs(ep, np.unique(np.concatenate((points, fuzzy_ends, cut_values))), end)
+    node_pairs = (node_taus * ep.fits).sum(axis=0) * (ep.need > 0).sum(axis=0)
+    capacity = (pairs + node_pairs, rows + int(node_pairs.sum()))
+    span = None
+    if ep.active:
+        group_cuts = own_cuts + ep.shape_cuts_max @ ep.fits
+
+        def n_starts(y: np.ndarray, j: np.ndarray) -> np.ndarray:
+            before = found(np.broadcast_to(ep.a[j, None], y.shape), np.minimum(y, w_end[j, None]))
+            return np.where(y > ep.a[j, None], before + group_cuts[j, None], 0)
+
+        span = _span_pairs(ep, n_starts, taus, end) + (node_taus * ep.fits).sum(axis=0)
+    options = ep.c * (in_windows + own_cuts) + ep.shape_cuts_sum @ ep.fits
+    return _program(ep, options, capacity, _count(ep.ticks, ep.a, end), span)
+
+
+def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
+    """Start windows of every placeable job (as :func:`agents.oracle.bound.start_windows`)."""
+    out = []
+    for j in range(len(ep.a)):
+        times: list[float] = []
+        if ep.preemptible[j]:
+            times = np.concatenate([ep.shape_ints[s] for s in np.flatnonzero(ep.fits[:, j])]).tolist()
+        windows, _ = windows_of(float(ep.a[j]), float(ep.d[j]), ep.horizon, ep.ttl,
+                                preemptible=bool(ep.preemptible[j]), interruptions_s=times)
+        out.append(windows)
+    return out
+
+
+def _program(
+    ep: EpisodeColumns,
+    options: np.ndarray,
+    capacity: tuple[np.ndarray, int],
+    ticks: np.ndarray,
+    span: np.ndarray | None,
+) -> ProgramSize:
+    """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.program`.
+
+    Args:
+        ep: The episode.
+        options: ``(J',)`` options of each job over all its groups.
+        capacity: ``(J',)`` (capacity row, group) pairs of each job over its groups, and the
+            number of capacity rows.
+        ticks: ``(J',)`` SLA ticks one group of the job covers.
+        span: ``(J',)`` activity intervals all groups of the job cover (``None``: prorated).
+    """
+    n, groups = int(options.sum()), int(ep.c.sum())
+    pairs, capacity_rows = int(capacity[0].sum()), capacity[1]
+    tick_pairs = int((ep.c * ticks).sum())
+    lc_pairs = int((ep.c * ticks)[ep.lc].sum())
+    z = min(ep.n_nodes * len(ep.ticks), tick_pairs)
+    span_pairs = 0 if span is None else int(span.sum())
+    variables = n + int(ep.lc.sum()) + z + span_pairs // 2  # y only on intervals that two groups cover
+    # a capacity row binds only when two groups or more cover it (each job fits an empty node)
+    rows = (n - groups) + len(ep.a) + min(pairs // 2, capacity_rows) + z + lc_pairs + span_pairs
+    nonzeros = 2 * (n - groups) + groups + 2 * pairs + 2 * tick_pairs + z + 4 * lc_pairs + 3 * span_pairs
+    return ProgramSize(n, groups, variables, rows, nonzeros)
+
+
+def _capacity_pairs(ep: EpisodeColumns, taus: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(J',)`` capacity rows each job's groups enter (over its nodes and resources), and the rows.
+
+    ``taus`` are the sorted times at which a capacity row may be written (usage starts). A row
+    of a node at ``t`` exists for a resource only if the demand of the jobs fitting the node
+    whose ranges ``[a, end)`` hold ``t`` exceeds the node's capacity: the rows a job's group
+    enters are those binding times inside its own range.
+    """
+    out = np.zeros(len(ep.a), dtype=np.int64)
+    rows = 0
+    for s in range(len(ep.sizes)):
+        mine = np.flatnonzero(ep.fits[s])
+        starts, ends = np.sort(ep.a[mine]), np.sort(end[mine])
+        for r in range(3):
+            need = ep.need[r, mine]
+            if not (need > 0).any():
+                continue
+            started = np.concatenate(([0.0], np.cumsum(need[np.argsort(ep.a[mine], kind="stable")])))
+            ended = np.concatenate(([0.0], np.cumsum(need[np.argsort(end[mine], kind="stable")])))
+            load = (started[np.searchsorted(starts, taus, side="right")]
+                    - ended[np.searchsorted(ends, taus, side="right")])
+            binding = taus[load > ep.capacity[s, r]]
+            out[mine] += ep.sizes[s] * (need > 0) * _count(binding, ep.a[mine], end[mine])
+            rows += int(ep.sizes[s]) * len(binding)
+    return out, rows
+
+
+def _span_pairs(ep: EpisodeColumns, n_starts: StartCounter, taus: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``(J',)`` activity intervals over all groups of each job: usage starts and ends in range.
+
+    Ends of options on a node are ``start + d`` of the jobs fitting its shape, its
+    interruptions and ``H``, counted from grid bins of the shifted start counts.
+    """
+    edges = ep.bin_edges
+    ends = np.zeros((len(ep.sizes), len(edges)))  # (S, edges): usage ends before each edge
+    for first in range(0, len(ep.a), _CHUNK_JOBS):
+        j = np.arange(first, min(first + _CHUNK_JOBS, len(ep.a)))
+        ends += ep.fits[:, j] @ n_starts(edges[None, :] - ep.d[j, None], j).astype(np.float64)
+    lo = np.searchsorted(edges, ep.a, side="right") - 1
+    hi = np.minimum(np.searchsorted(edges, end, side="right"), len(edges) - 1)
+    interruptions = np.stack([_count(t, ep.a, end) for t in ep.shape_ints])  # (S, J')
+    per_shape = ep.sizes[:, None] * (ends[:, hi] - ends[:, lo] + 1) + interruptions
+    return np.ceil((per_shape * ep.fits).sum(axis=0)).astype(np.int64) + ep.c * taus
+
+
+def _interruption_cut_values(ep: EpisodeColumns, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(S, J')`` cut values ``t - d`` in ``[lo, hi)``: ``t`` on a node of the shape, ``d`` of a job fitting it."""
+    out = np.zeros(ep.fits.shape, dtype=np.int64)
+    for s, times in enumerate(ep.shape_ints):
+        if not len(times):
+            continue
+        durations = np.sort(ep.d[ep.fits[s]])
+        for first in range(0, len(lo), _CHUNK_JOBS):
+            j = np.arange(first, min(first + _CHUNK_JOBS, len(lo)))
+            # t - d in [lo, hi)  <=>  d in (t - hi, t - lo]
+            n = (np.searchsorted(durations, times[None, :] - lo[j, None], side="right")
+                 - np.searchsorted(durations, times[None, :] - hi[j, None], side="right"))
+            out[s, j] = n.sum(axis=1)
+    return out
+
+
+def _count(sorted_values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Values in ``[lo, hi)`` (0 where ``hi <= lo``), elementwise over ``lo`` and ``hi``."""
+    n = np.searchsorted(sorted_values, hi, side="left") - np.searchsorted(sorted_values, lo, side="left")
+    return np.maximum(n, 0)
+
+
+def _fuzzy_cells(edges: np.ndarray, fuzzy_before: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Fuzzy grid cells meeting ``[lo, hi)`` (``fuzzy_before[g]``: fuzzy cells among the first ``g``)."""
+    first = np.searchsorted(edges[1:], lo, side="right")  # cells ending at or before lo
+    stop = np.searchsorted(edges[:-1], hi, side="left")  # cells starting before hi
+    n = fuzzy_before[np.maximum(stop, first)] - fuzzy_before[first]
+    return np.where(hi > lo, n, 0)
