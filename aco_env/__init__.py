@@ -18,14 +18,15 @@ from aco_env.types import ClusterView, EnvConfig, InvalidActionError
 
 __all__ = ["EPISODE_METRICS", "ClusterSchedulingEnv", "ClusterView", "EnvConfig", "InvalidActionError", "PlacementEnv"]
 
-_MAX_DECISIONS = 10_000  # a safety net against agents that defer or err forever
+# No max_episode_steps: every episode ends at the scenario's horizon (each valid action moves it
+# on), and EnvConfig.max_invalid_streak truncates one stuck on invalid actions. A step limit would
+# cut long trace episodes short, without their episode metrics.
 
 # The default: the reference's 5-node fleet on the bundled synthetic trace, ~50 jobs over 4 h.
 # Works with no data present.
 register(
     id="aco_env/Fleet5-v0",
     entry_point="aco_env.env:ClusterSchedulingEnv",
-    max_episode_steps=_MAX_DECISIONS,
     kwargs={"scenario": "fleet5-synthetic"},
 )
 
@@ -33,7 +34,6 @@ register(
 register(
     id="aco_env/ClusterScheduling-v0",
     entry_point="aco_env.env:ClusterSchedulingEnv",
-    max_episode_steps=_MAX_DECISIONS,
     kwargs={"scenario": "fleet5-synthetic"},
 )
 
@@ -41,7 +41,6 @@ register(
 register(
     id="aco_env/Fleet5Alibaba-v0",
     entry_point="aco_env.env:ClusterSchedulingEnv",
-    max_episode_steps=_MAX_DECISIONS,
     kwargs={"scenario": "fleet5-alibaba2018"},
 )
 
@@ -49,7 +48,6 @@ register(
 register(
     id="aco_env/GPU32Alibaba-v0",
     entry_point="aco_env.env:ClusterSchedulingEnv",
-    max_episode_steps=_MAX_DECISIONS,
     kwargs={"scenario": "gpu32-alibaba2023"},
 )
 

@@ -36,7 +36,9 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Action Space
     ``Discrete(N + 1)`` for N nodes: ``i < N`` starts the current job on node ``i``; ``N``
-    defers it (it stays queued and is asked again after the next event, until its TTL).
+    defers it: it stays queued (until its TTL) and is asked again after the next event, or,
+    with ``deferral="new-fit"``, only once it fits on a node it did not fit on when deferred
+    (:mod:`digital_twin.deferral`).
 
     ## Observation Space
     A ``Dict`` of float32 boxes (N nodes, K = ``queue_window``, W = ``history_ticks``):
@@ -67,7 +69,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     node valid when the job fits now (cpu, memory, GPU count, VRAM, GPU model, arch) and the
     node is up. Defer is always valid. An invalid action, in the default ``"penalty"`` mode,
     earns ``-invalid_action_penalty_usd * reward_scale`` and changes nothing (the same job is
-    asked again); in ``"raise"`` mode it raises :class:`InvalidActionError` and changes nothing.
+    asked again; ``max_invalid_streak`` of them in a row truncate the episode); in ``"raise"``
+    mode it raises :class:`InvalidActionError` and changes nothing.
 
     ## Rewards
     ``-(objective accrued since the previous decision) * reward_scale`` (custom ``reward_fn``
@@ -83,20 +86,29 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Episode End
     Terminated when every submitted job is completed, failed or rejected (and no job arrives
     later). Truncated when the scenario's horizon ends the episode with jobs still queued or
-    running. ``info["episode_metrics"]`` is on the final step (keys in
-    :data:`aco_env.metrics.EPISODE_METRICS`).
+    running, or, in penalty mode, after ``max_invalid_streak`` invalid actions in a row. There
+    is no step limit: every valid action moves the episode on (a placement starts the job; a
+    deferral moves on to another queued job or a later event), so the horizon ends every
+    episode however long its trace. However the episode ends, ``info["episode_metrics"]`` is
+    on the final step (keys in :data:`aco_env.metrics.EPISODE_METRICS`); a ``step`` after the
+    end returns the final observation, reward 0, the same flags and the metrics again.
 
     ## Arguments
     | argument | default | meaning |
     |---|---|---|
     | scenario | ``"fleet5-synthetic"`` | bundled scenario name, a YAML path, or a ``Scenario`` |
-    | config | ``EnvConfig()`` | queue window, history window, reward scale, invalid-action policy |
+    | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy and streak limit, deferral rule |
     | reward_fn | ``ObjectiveDeltaReward(config.reward_scale)`` | a :class:`RewardFn` |
     | render_mode | ``None`` | ``"ansi"`` (a node table) or ``"rgb_array"`` (matplotlib, H x W x 3 uint8) |
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
     * v0: initial version.
+    * v0 (issue 12): the registered ids no longer cut episodes at 10,000 steps (long trace
+      episodes ended without ``episode_metrics``); ``max_invalid_streak`` truncates an episode
+      stuck on invalid actions instead. Episodes that ended before end the same way.
+      ``EnvConfig.deferral`` adds the ``new-fit`` deferral rule; the default (``next-event``)
+      is the rule v0 always had.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
@@ -129,6 +141,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._objective_usd = 0.0  # the objective at the previous decision (rewards are its changes)
         self._decisions = 0
         self._invalid_actions = 0
+        self._invalid_streak = 0  # invalid actions since the last valid one
+        self._stuck = False  # the episode was truncated by max_invalid_streak
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(
@@ -143,6 +157,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._twin.reset(self.np_random)
         self._decisions = 0
         self._invalid_actions = 0
+        self._invalid_streak = 0
+        self._stuck = False
         info = self._info(invalid=False)
         self._objective_usd = info["objective"]["objective_usd"]
         return self._observation(), info
@@ -151,18 +167,19 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """Place (or defer) the current job; see the class docstring."""
         twin = self._require_twin()
         index = as_action_index(action, self.n_nodes + 1)
-        if twin.done:  # only after a reset that found nothing to decide
-            return self._observation(), 0.0, twin.terminated, twin.truncated, self._info(False, final=True)
+        if twin.done or self._stuck:  # the episode is over (or a reset found nothing to decide)
+            return self._observation(), 0.0, twin.terminated, not twin.terminated, self._info(False, final=True)
         if index is None:
             return self._invalid(action)
         if index == self.n_nodes:
-            twin.defer()
+            twin.defer(self.config.deferral)
         else:
             try:
                 twin.place(index)
             except InvalidPlacementError:  # the job does not fit there; the twin is unchanged
                 return self._invalid(action)
         self._decisions += 1
+        self._invalid_streak = 0
         info = self._info(invalid=False, final=twin.done)
         before, self._objective_usd = self._objective_usd, info["objective"]["objective_usd"]
         reward = self.reward_fn(before, self._objective_usd)
@@ -242,8 +259,10 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self.config.invalid_action != PENALTY:
             raise InvalidActionError(reason + " (strict mode; the environment is unchanged)")
         self._invalid_actions += 1
+        self._invalid_streak += 1
         reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
-        return self._observation(), reward, False, False, self._info(invalid=True)
+        self._stuck = self._invalid_streak >= self.config.max_invalid_streak
+        return self._observation(), reward, False, self._stuck, self._info(invalid=True, final=self._stuck)
 
 
 def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:

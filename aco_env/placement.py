@@ -24,9 +24,13 @@ import scenarios
 from aco_env.actions import action_mask, as_action_index
 from aco_env.env import cluster_view_of
 from aco_env.observation import ObservationEncoder
+from aco_env.render import render_ansi, render_rgb_array
 from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.scenario import Scenario
+
+TIE_USD = 1e-9
+"""Q-values this close to the lowest (in USD) are tied for optimal: regret exactly 0."""
 
 TwinPolicy = Callable[[DigitalTwin], int | None]
 """A policy on the twin: a node index, or ``None`` to defer."""
@@ -68,7 +72,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     :class:`aco_env.ClusterSchedulingEnv` on the same scenario.
 
     ## Rewards
-    ``-regret(action) * reward_scale`` in USD: 0 for a known-optimal action. Invalid actions
+    ``-regret(action) * reward_scale`` in USD: exactly 0 for a known-optimal action. Invalid actions
     follow ``EnvConfig.invalid_action`` (penalty: reward ``-invalid_action_penalty_usd`` and
     the episode ends; raise: :class:`InvalidActionError`).
 
@@ -77,7 +81,10 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     (NaN for an invalid action), ``optimal`` (1.0 or 0.0) and ``invalid_actions``. ``info``
     (on reset and step) also carries ``optimal_actions``
     (list of action indices), ``q_values_usd`` (``(N + 1,)``, ``inf`` for invalid actions),
-    ``regret_usd`` (``(N + 1,)``, ``inf`` for invalid actions) and ``warmup_decisions``.
+    ``regret_usd`` (``(N + 1,)``, ``inf`` for invalid actions) and ``warmup_decisions``. Actions
+    whose Q is within :data:`TIE_USD` of the lowest are tied: all optimal, each with regret exactly
+    0 (the same objective summed in another order can differ in the last bits); every other
+    valid action has regret > :data:`TIE_USD`, so no regret is ever negative.
 
     ## Arguments
     | argument | default | meaning |
@@ -87,12 +94,19 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     | warmup_policy | ``cheapest_fit`` | the heuristic played before the decision |
     | continuation_policy | ``cheapest_fit`` | the policy that finishes each rollout |
     | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy |
+    | render_mode | ``None`` | ``"ansi"`` or ``"rgb_array"``: the decision state, as ``ClusterSchedulingEnv`` |
 
     ## Version History
     * v0: initial version.
+    * v0 (issue 12): actions tied for optimal get regret exactly 0 (was up to ~2e-15 USD);
+      ``render_mode`` accepted like the other ids.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+        "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP,
+    }
 
     def __init__(
         self,
@@ -101,7 +115,11 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         warmup_policy: TwinPolicy = cheapest_fit,
         continuation_policy: TwinPolicy = cheapest_fit,
         config: EnvConfig | None = None,
+        render_mode: str | None = None,
     ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
         self.scenario = scenarios.load(scenario)
         self.config = config or EnvConfig()
         self.max_warmup_decisions = max_warmup_decisions
@@ -148,7 +166,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 raise InvalidActionError(f"action {action!r} is not valid here (strict mode)")
             reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
         else:
-            reward = -float(regret) * self.config.reward_scale
+            reward = 0.0 - float(regret) * self.config.reward_scale  # +0.0, not -0.0, for a tie
         info["episode_metrics"] = {
             "regret_usd": float(regret) if np.isfinite(regret) else float("nan"),
             "optimal": float(index in self._labels["optimal_actions"]),
@@ -159,6 +177,15 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def action_masks(self) -> np.ndarray:
         """``(N + 1,)`` bool valid actions."""
         return action_mask(self._require_twin())
+
+    def render(self) -> str | np.ndarray | None:
+        """The decision state: a node table (``ansi``) or an RGB image ``(480, 800, 3)`` uint8 (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(self.cluster_view(), self._require_twin().objective())
+        return render_rgb_array(self.cluster_view())
 
     def cluster_view(self) -> ClusterView:
         """The decision state as agents may see it (as :meth:`ClusterSchedulingEnv.cluster_view`)."""
@@ -179,9 +206,9 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             q[index] = rollout_objective(twin, self.continuation_policy)
         twin.restore(snapshot)
         best = q.min()
-        regret = q - best
-        optimal = [int(i) for i in np.flatnonzero(np.isclose(q, best, rtol=0.0, atol=1e-9))]
-        return {"optimal_actions": optimal, "q_values_usd": q, "regret_usd": regret}
+        tied = np.isclose(q, best, rtol=0.0, atol=TIE_USD)
+        regret = np.where(tied, 0.0, q - best)
+        return {"optimal_actions": [int(i) for i in np.flatnonzero(tied)], "q_values_usd": q, "regret_usd": regret}
 
     def _info(self) -> dict[str, Any]:
         """A fresh copy of the labels (callers may keep and modify it)."""

@@ -8,7 +8,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from digital_twin import JobSpec, NodeSpec
+from digital_twin import DEFERRALS, NEXT_EVENT, JobSpec, NodeSpec
 
 PENALTY = "penalty"
 """Invalid action policy: reward ``-invalid_action_penalty_usd * reward_scale``, the job stays."""
@@ -32,6 +32,14 @@ class EnvConfig:
         invalid_action: ``"penalty"`` (default) or ``"raise"`` (strict).
         invalid_action_penalty_usd: Reward penalty (before scaling) for an invalid action in
             penalty mode. It is not part of the objective.
+        max_invalid_streak: In penalty mode, the episode is truncated after this many invalid
+            actions in a row (an agent stuck on them would otherwise never end it; every valid
+            action moves the episode on). By chance, a uniformly random agent with only defer
+            valid gets there with probability ``(N / (N + 1)) ** 1000``: below 1e-4 up to 100 nodes.
+        deferral: When a deferred job is asked again (:mod:`digital_twin.deferral`):
+            ``"next-event"`` (default) after the next event, or ``"new-fit"`` only once it fits
+            on a node it did not fit on when deferred (fewer decisions; exact for agents whose
+            defers depend only on where the job fits, such as ACO).
     """
 
     queue_window: int = 4
@@ -39,6 +47,8 @@ class EnvConfig:
     reward_scale: float = 1.0
     invalid_action: str = PENALTY
     invalid_action_penalty_usd: float = 0.1
+    max_invalid_streak: int = 1000
+    deferral: str = NEXT_EVENT
 
     def __post_init__(self) -> None:
         if self.queue_window < 0 or self.history_ticks < 1:
@@ -49,6 +59,10 @@ class EnvConfig:
             raise ValueError(f"invalid_action must be one of {INVALID_ACTION_POLICIES}, got {self.invalid_action!r}")
         if not (math.isfinite(self.invalid_action_penalty_usd) and self.invalid_action_penalty_usd >= 0):
             raise ValueError("invalid_action_penalty_usd must be a finite number >= 0")
+        if self.max_invalid_streak < 1:
+            raise ValueError(f"max_invalid_streak must be an integer >= 1, got {self.max_invalid_streak!r}")
+        if self.deferral not in DEFERRALS:
+            raise ValueError(f"deferral must be one of {DEFERRALS}, got {self.deferral!r}")
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=ROOT)
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """Run ``python -m training.cli ARGS`` in ``cwd`` (the repository importable from anywhere)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=cwd, env=env
+    )
 
 
 def test_replay__records_then_matches_bit_for_bit(tmp_path: Path) -> None:
@@ -47,6 +55,56 @@ def test_replay__a_different_agent_is_caught(tmp_path: Path) -> None:
     )
     result = cli("replay", str(recording), "--agent", "cheapest")
     assert result.returncode == 1 and "MISMATCH at step" in result.stdout and "action" in result.stdout
+
+
+def test_replay__matches_from_another_working_directory(tmp_path: Path) -> None:
+    """A recording of a scenario given by a relative path replays from another folder (exit 0)."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(ROOT / "scenarios" / "toy3.yaml", tmp_path / "mine" / "my-toy.yaml")
+    played = cli(
+        "replay", "mine/my-toy.yaml", "--agent", "cheapest", "--seed", "0", "--record", "episode.json", cwd=tmp_path
+    )
+    assert played.returncode == 0, played.stderr
+    replayed = cli("replay", "../episode.json", cwd=tmp_path / "elsewhere")
+    assert replayed.returncode == 0 and replayed.stdout.startswith("MATCH"), replayed.stdout + replayed.stderr
+
+
+def test_replay__a_recording_cut_short_is_incomplete_exit_1(tmp_path: Path) -> None:
+    """A recording whose last steps were removed matches step for step but is reported incomplete (exit 1)."""
+    recording = tmp_path / "episode.json"
+    assert cli("replay", "toy3", "--agent", "cheapest", "--seed", "0", "--record", str(recording)).returncode == 0
+    record = json.loads(recording.read_text())
+    record["steps"] = record["steps"][:-2]
+    recording.write_text(json.dumps(record))
+    result = cli("replay", str(recording))
+    assert result.returncode == 1 and result.stdout.startswith("INCOMPLETE"), result.stdout + result.stderr
+    assert f"the {len(record['steps'])} recorded steps match" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x00\xff\xfe not text", "not UTF-8 text"),
+        (b'{"format": "aco-env-recording", "version": 2, "seed": ', "not valid JSON"),
+        (b'{"format": "aco-env-recording", "version": 2, "scenario": {}}', "config: missing"),
+    ],
+)
+def test_replay__a_damaged_recording_is_one_line_exit_1(tmp_path: Path, content: bytes, message: str) -> None:
+    """Non-UTF-8 bytes, broken JSON or a missing key: one stderr line naming the file and key, exit 1."""
+    recording = tmp_path / "damaged.json"
+    recording.write_bytes(content)
+    result = cli("replay", str(recording))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"aco-env replay: error: {recording}: ") and message in lines[0]
+
+
+def test_replay__an_unknown_agent_is_a_usage_error() -> None:
+    """`--agent nobody` exits 2 with one line naming the option and the registered agents."""
+    result = cli("replay", "toy3", "--agent", "nobody")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "--agent nobody: unknown agent" in lines[0], result.stderr
 
 
 def test_bench_quick__writes_the_documented_keys(tmp_path: Path) -> None:

@@ -8,8 +8,12 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env import EnvConfig
-from aco_env.placement import PlacementEnv, apply, cheapest_fit, rollout_objective
+from aco_env.placement import TIE_USD, PlacementEnv, apply, cheapest_fit, rollout_objective
+from aco_env.render import RGB_SHAPE
 from digital_twin import DigitalTwin
+
+TIE_SEEDS = (20, 31, 80, 198, 201, 210)
+"""Seeds whose decision state had actions tied for optimal (regret ~1e-15 before ties were exact)."""
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -70,3 +74,51 @@ def test_placement_step__invalid_action_is_penalised() -> None:
     _, reward, terminated, _, info = env.step(invalid[0])
     assert reward == pytest.approx(-env.config.invalid_action_penalty_usd) and terminated
     assert info["invalid_action"] and info["episode_metrics"]["optimal"] == 0.0
+
+
+def test_placement_labels__ties_have_exactly_zero_regret_and_no_regret_is_negative() -> None:
+    """Over 256 seeds: optimal actions have regret 0.0, all others more than TIE_USD, none below 0."""
+    env = PlacementEnv("fleet5-synthetic")
+    ties = 0
+    for seed in range(256):
+        obs, info = env.reset(seed=seed)
+        regret, optimal = info["regret_usd"], info["optimal_actions"]
+        valid = np.flatnonzero(obs["action_mask"])
+        assert all(regret[a] == 0.0 and not np.signbit(regret[a]) for a in optimal), seed
+        assert all(regret[a] > TIE_USD for a in valid if a not in optimal), seed
+        ties += len(optimal) > 1
+    assert ties >= 3  # the property is exercised on real ties
+
+
+@pytest.mark.parametrize("seed", TIE_SEEDS)
+def test_placement_step__every_tied_optimal_action_earns_exactly_zero(seed: int) -> None:
+    """Each optimal action's reward is +0.0 (never a -1e-15 rounding residue, never -0.0)."""
+    env = gym.make("aco_env/Placement-v0")
+    _, info = env.reset(seed=seed)
+    for action in info["optimal_actions"]:
+        env.reset(seed=seed)
+        _, reward, _, _, step_info = env.step(action)
+        assert reward == 0.0 and not np.signbit(reward)
+        assert step_info["episode_metrics"]["regret_usd"] == 0.0 and step_info["episode_metrics"]["optimal"] == 1.0
+
+
+@pytest.mark.parametrize("render_mode", [None, "ansi", "rgb_array"])
+def test_placement_env__takes_render_mode_like_the_other_ids(render_mode: str | None) -> None:
+    """gym.make(..., render_mode=...) works; ansi gives the node table, rgb_array an image."""
+    env = gym.make("aco_env/Placement-v0", render_mode=render_mode)
+    env.reset(seed=0)
+    if render_mode is None:
+        with pytest.warns(UserWarning, match="without a render_mode"):
+            assert env.render() is None
+        return
+    frame = env.render()
+    if render_mode == "ansi":
+        assert isinstance(frame, str) and "node-gpu-05" in frame
+    else:
+        assert frame.shape == RGB_SHAPE and frame.dtype == np.uint8
+
+
+def test_placement_env__rejects_an_unknown_render_mode() -> None:
+    """An unsupported render_mode fails at construction, naming the supported ones."""
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        PlacementEnv(render_mode="human")

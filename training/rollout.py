@@ -46,7 +46,5 @@ def play_episode(env: gym.Env, agent: Agent, seed: int, deterministic: bool = Tr
         episode_start = np.zeros(1, dtype=bool)
         observation, reward, terminated, truncated, info = env.step(action)
         total += float(reward)
-        if terminated or truncated:
-            if "episode_metrics" not in info:  # a TimeLimit wrapper cut the episode
-                info["episode_metrics"] = env.unwrapped.episode_metrics()
+        if terminated or truncated:  # however it ends, the env puts the metrics on the final step
             return EpisodeResult(seed, total, info["episode_metrics"], np.array(latencies))
