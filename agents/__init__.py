@@ -10,6 +10,22 @@ predictor imports it on first use).
 import agents.aco
 import agents.heuristics
 import agents.oracle  # noqa: F401  (scipy.optimize loads on the oracle's first solve)
-from agents.base import Agent, agent_names, make_agent, register_agent
+from agents.base import (
+    Agent,
+    AgentSpecError,
+    agent_deferral,
+    agent_names,
+    check_agent_name,
+    make_agent,
+    register_agent,
+)
 
-__all__ = ["Agent", "agent_names", "make_agent", "register_agent"]
+__all__ = [
+    "Agent",
+    "AgentSpecError",
+    "agent_deferral",
+    "agent_names",
+    "check_agent_name",
+    "make_agent",
+    "register_agent",
+]

@@ -9,10 +9,13 @@ An agent is bound to one env (it may read the env's documented public API:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
+
+from digital_twin import DEFERRALS, NEXT_EVENT
 
 AgentState = tuple[np.ndarray, ...] | None
 
@@ -48,10 +51,34 @@ class Agent(Protocol):
 AgentFactory = Callable[..., Agent]
 """``factory(env, **options) -> Agent``; ``env`` is the (possibly wrapped) env the agent acts in."""
 
-_REGISTRY: dict[str, AgentFactory] = {}
+
+class AgentSpecError(ValueError):
+    """An agent name or ``sb3:`` spec that names no agent (the message lists the known ones)."""
 
 
-def register_agent(name: str, factory: AgentFactory, *, overwrite: bool = False) -> None:
+@dataclass(frozen=True)
+class AgentEntry:
+    """A registered agent.
+
+    Attributes:
+        factory: Builds the agent for an env.
+        deferral: The deferral rule the agent's defers may be re-asked under
+            (:mod:`digital_twin.deferral`): ``NEW_FIT`` declares that the agent defers only
+            when none of the nodes it accepts has room, so asking it again before the job fits
+            somewhere new would repeat its answer. Evaluations build the agent's env with this
+            rule (:func:`agent_deferral`); the episode is the same, with fewer decisions.
+    """
+
+    factory: AgentFactory
+    deferral: str = NEXT_EVENT
+
+
+_REGISTRY: dict[str, AgentEntry] = {}
+
+
+def register_agent(
+    name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, overwrite: bool = False
+) -> None:
     """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``)."""
     if not name or name != name.strip().lower() or " " in name:
         raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")
@@ -59,7 +86,9 @@ def register_agent(name: str, factory: AgentFactory, *, overwrite: bool = False)
         raise ValueError(f"an agent named {name!r} is already registered")
     if not callable(factory):
         raise TypeError(f"the factory for {name!r} must be callable")
-    _REGISTRY[name] = factory
+    if deferral not in DEFERRALS:
+        raise ValueError(f"deferral must be one of {DEFERRALS}, got {deferral!r}")
+    _REGISTRY[name] = AgentEntry(factory, deferral)
 
 
 def agent_names() -> list[str]:
@@ -67,15 +96,38 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def check_agent_name(name: str) -> None:
+    """Check that ``name`` is a registered agent or a usable ``sb3:`` spec, without building it.
+
+    Raises:
+        AgentSpecError: An unknown name or algorithm (the message lists the known ones).
+        agents.sb3_agent.ModelFileError: The ``sb3:`` model file is missing, truncated or corrupt.
+    """
+    if name.startswith("sb3:"):
+        from agents.sb3_agent import parse_sb3_spec  # no torch at import
+
+        parse_sb3_spec(name[4:])
+    elif name not in _REGISTRY:
+        raise AgentSpecError(f"unknown agent {name!r}; registered: {', '.join(agent_names())}, or sb3:PATH")
+
+
+def agent_deferral(name: str) -> str:
+    """The deferral rule to build ``name``'s env with (``NEXT_EVENT`` for ``sb3:`` models)."""
+    check_agent_name(name)
+    return _REGISTRY[name].deferral if name in _REGISTRY else NEXT_EVENT
+
+
 def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
     """Build the agent ``name`` bound to ``env``.
 
     ``name`` is a registered name or ``sb3:PATH`` for a saved Stable-Baselines3 model.
+
+    Raises:
+        AgentSpecError: An unknown name or algorithm.
     """
     if name.startswith("sb3:"):
         from agents.sb3_agent import load_sb3_agent  # torch is imported only here
 
         return load_sb3_agent(name[4:], env, **options)
-    if name not in _REGISTRY:
-        raise KeyError(f"unknown agent {name!r}; registered: {', '.join(agent_names())}, or sb3:PATH")
-    return _REGISTRY[name](env, **options)
+    check_agent_name(name)
+    return _REGISTRY[name].factory(env, **options)

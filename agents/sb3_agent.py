@@ -9,13 +9,16 @@ the env's invalid-action penalty instead.) Torch is imported here, never by ``im
 from __future__ import annotations
 
 import json
+import re
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from agents.base import AgentState
+from agents.base import AgentSpecError, AgentState
 
 ALGO_CLASSES = {
     "maskable-ppo": ("sb3_contrib", "MaskablePPO"),
@@ -24,26 +27,100 @@ ALGO_CLASSES = {
     "a2c": ("stable_baselines3", "A2C"),
     "dqn": ("stable_baselines3", "DQN"),
 }
+"""``algo`` name -> (module, class) of the SB3 / sb3-contrib algorithm."""
+_ALGO_TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+class ModelFileError(ValueError):
+    """A saved model that cannot be used: missing, not a zip, truncated, or without its config."""
+
+
+@dataclass(frozen=True)
+class SB3Spec:
+    """A parsed ``sb3:`` agent spec.
+
+    Attributes:
+        algo: Key of :data:`ALGO_CLASSES`.
+        path: The model's ``.zip`` file.
+    """
+
+    algo: str
+    path: Path
+
+
+def parse_sb3_spec(spec: str) -> SB3Spec:
+    """Parse and check the part after ``sb3:``: ``PATH`` or ``ALGO:PATH``, without loading the model.
+
+    With ``PATH`` alone the algorithm is read from the ``config.json`` that ``aco-env train``
+    writes beside ``model.zip``.
+
+    Raises:
+        AgentSpecError: An unknown algorithm, or no ``config.json`` to say which (a usage error).
+        ModelFileError: The file is missing or not a complete model zip, or its config.json is garbled.
+    """
+    head, sep, rest = spec.partition(":")
+    if sep and _ALGO_TOKEN.fullmatch(head) and not Path(spec).exists():
+        if head not in ALGO_CLASSES:
+            raise AgentSpecError(f"sb3:{spec}: unknown algorithm {head!r}; known: {', '.join(ALGO_CLASSES)}")
+        algo, path = head, Path(rest)
+    else:
+        algo, path = "", Path(spec)
+    check_model_file(path)
+    if not algo:
+        algo = _algo_from_config(spec, path)
+    return SB3Spec(algo, path)
+
+
+def check_model_file(path: Path) -> None:
+    """Check that ``path`` is a complete SB3 model zip (every member's CRC is read).
+
+    Raises:
+        ModelFileError: Missing, a folder, not a zip, truncated or corrupt, or not an SB3 model.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ModelFileError(f"{path}: no such model file")
+    if not path.is_file():
+        raise ModelFileError(f"{path}: not a file; give the model's .zip (e.g. RUN_DIR/model.zip)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            broken = archive.testzip()
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ModelFileError(f"{path}: not a readable model zip, truncated or corrupt ({exc})") from None
+    if broken is not None:
+        raise ModelFileError(f"{path}: corrupt model zip (member {broken!r} fails its CRC check)")
+    if "data" not in names:
+        raise ModelFileError(f"{path}: a zip, but not a Stable-Baselines3 model (no 'data' member)")
+
+
+def _algo_from_config(spec: str, path: Path) -> str:
+    config = path.parent / "config.json"
+    if not config.is_file():
+        raise AgentSpecError(
+            f"sb3:{spec}: no config.json beside the model to say its algorithm; "
+            f"write sb3:ALGO:PATH with ALGO one of {', '.join(ALGO_CLASSES)}"
+        )
+    try:
+        algo = json.loads(config.read_text(encoding="utf-8"))["algo"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ModelFileError(f"{config}: cannot read the algorithm from it ({type(exc).__name__}: {exc})") from None
+    if algo not in ALGO_CLASSES:
+        raise ModelFileError(f"{config}: algo {algo!r} is not one of {', '.join(ALGO_CLASSES)}")
+    return str(algo)
 
 
 def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent:
-    """``spec`` is ``PATH`` (the algo is read from ``config.json`` beside it) or ``ALGO:PATH``."""
-    algo, _, path_text = spec.partition(":") if spec.split(":", 1)[0] in ALGO_CLASSES else ("", "", spec)
-    path = Path(path_text)
-    if not algo:
-        config = path.parent / "config.json"
-        if not config.exists():
-            raise ValueError(
-                f"sb3:{spec}: no config.json beside the model; use sb3:ALGO:PATH with ALGO in {sorted(ALGO_CLASSES)}"
-            )
-        algo = json.loads(config.read_text())["algo"]
-    if not path.exists():
-        raise FileNotFoundError(f"sb3:{spec}: no model file at {path}")
-    module, cls = ALGO_CLASSES[algo]
+    """``spec`` is ``PATH`` (the algo is read from ``config.json`` beside it) or ``ALGO:PATH``.
+
+    Loading a model unpickles parts of its zip: only load files you trust.
+    """
+    parsed = parse_sb3_spec(spec)
+    module, cls = ALGO_CLASSES[parsed.algo]
     import importlib
 
-    model = getattr(importlib.import_module(module), cls).load(str(path), device="cpu")
-    return SB3Agent(model, algo, env, name or f"sb3:{path}")
+    model = getattr(importlib.import_module(module), cls).load(str(parsed.path), device="cpu")
+    return SB3Agent(model, parsed.algo, env, name or f"sb3:{parsed.path}")
 
 
 class SB3Agent:

@@ -19,6 +19,9 @@ from tests.helpers import check_agent_protocol, run_episode
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = agent_names()
+QUICK_OPTIONS = {"oracle": {"time_limit_s": 2.0, "compute_bound": False}}
+"""Options for tests that check what an agent answers, not how good it is: an oracle episode that
+hits HiGHS's 60 s limit would make a dozen random states cost minutes."""
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -92,7 +95,7 @@ def test_agent__only_valid_actions_on_states_reached_by_random_play(
     """Along random play (defers included), every answer of the agent is a valid action."""
     env = gym.make("aco_env/Fleet5-v0")
     obs, _ = env.reset(seed=episode_seed)
-    agent = make_agent(name, env)
+    agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
     agent.reset(seed=agent_seed)
     rng = np.random.default_rng(episode_seed)
     for _ in range(steps):

@@ -42,6 +42,7 @@ from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor
 from agents.predictor.base import Predictions, Predictor
 from agents.predictor.cache import PredictionCache, default_cache
 from agents.view_agent import ViewAgent
+from digital_twin import NEW_FIT
 from digital_twin.telemetry import CPU, Telemetry
 
 
@@ -184,9 +185,15 @@ def _factory(
     return factory
 
 
-register_agent("aco", _factory("aco"))
-register_agent("aco-reference", _factory("aco-reference", carry_pheromone=False))
-register_agent("aco-lstm", _factory("aco-lstm", LstmPredictor))
-register_agent("aco-ema", _factory("aco-ema", EmaPredictor))
-register_agent("aco-persistence", _factory("aco-persistence", PersistencePredictor))
-register_agent("aco-cost", _factory("aco-cost", strategy=COST_ONLY))
+# Every ACO agent defers only when its strategy leaves no candidate among the nodes the job fits
+# on (the router's arch and instance rules do not depend on time), and such a defer touches
+# neither the pheromone nor the colony's generator: it may wait until the job fits somewhere new.
+for _name, _make in (
+    ("aco", _factory("aco")),
+    ("aco-reference", _factory("aco-reference", carry_pheromone=False)),
+    ("aco-lstm", _factory("aco-lstm", LstmPredictor)),
+    ("aco-ema", _factory("aco-ema", EmaPredictor)),
+    ("aco-persistence", _factory("aco-persistence", PersistencePredictor)),
+    ("aco-cost", _factory("aco-cost", strategy=COST_ONLY)),
+):
+    register_agent(_name, _make, deferral=NEW_FIT)
