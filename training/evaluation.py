@@ -3,11 +3,17 @@
 Every agent plays the same seeds (a paired comparison). When ``oracle`` is among the agents,
 each episode's oracle lower bound (valid for every policy) and plan objective are kept, and
 every agent gets ``optimality_gap`` = (objective - bound) / bound (conservative) and
-``optimality_gap_vs_plan`` = (objective - plan) / plan.
+``optimality_gap_vs_plan`` = (objective - plan) / plan. An oracle whose program would not fit
+its memory budget is left out of the scenario's results with a note (``skipped``) instead.
+
+The scenario is loaded once (its data read once) and each agent plays in an env built with the
+deferral rule it declares (:func:`agents.agent_deferral`): the same episodes, fewer decisions
+for agents that may wait until a job fits somewhere new.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,12 +22,16 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from scipy import stats
-from tqdm import tqdm
 
-from aco_env import ClusterSchedulingEnv, PlacementEnv
-from agents import make_agent
+import scenarios
+from aco_env import ClusterSchedulingEnv, EnvConfig, PlacementEnv
+from agents import agent_deferral, make_agent
+from agents.oracle import OracleTooLargeError
 from digital_twin.scenario import Scenario
+from training.progress import Progress
 from training.rollout import play_episode
+
+logger = logging.getLogger(__name__)
 
 ORACLE = "oracle"
 HEADLINE_METRICS = (
@@ -71,45 +81,34 @@ def evaluate(
         agents: Registry names or ``sb3:PATH``.
         episodes: Episodes per agent (>= 1).
         seed: First episode seed.
-        progress: Show a progress bar on stderr.
+        progress: Show progress (a bar on a terminal, else one summary line).
         placement: Evaluate on the one-step placement env (optimality rate and regret).
         deterministic: False makes learned agents sample actions from their policy (seeded per
             episode) instead of taking the most likely one; heuristics are unaffected.
 
     Returns:
-        The ``results.json`` document for this scenario (see :mod:`training.commands.evaluate`).
+        The ``results.json`` document for this scenario (see :mod:`training.commands.evaluate`);
+        ``document["skipped"]`` maps agents left out (an oracle too large to solve) to why.
     """
     if episodes < 1:
         raise ValueError("episodes must be >= 1")
+    loaded = scenarios.load(scenario)
     seeds = [seed + k for k in range(episodes)]
     results = {name: AgentResults() for name in agents}
-    bar = tqdm(total=len(agents) * episodes, desc="evaluate", disable=not progress, unit="episode")
-    scenario_name = None
-    for name in agents:
-        env: gym.Env = PlacementEnv(scenario) if placement else ClusterSchedulingEnv(scenario)
-        scenario_name = env.unwrapped.scenario.name
-        agent = make_agent(name, env)
-        for episode_seed in seeds:
-            bar.set_postfix_str(f"{name} seed {episode_seed}")
-            result = play_episode(env, agent, episode_seed, deterministic=deterministic)
-            metrics = dict(result.metrics)
-            metrics["seed"] = episode_seed
-            metrics["decision_latency_ms_p50"] = float(np.percentile(result.decision_latency_ms, 50))
-            metrics["decision_latency_ms_p99"] = float(np.percentile(result.decision_latency_ms, 99))
-            oracle_result = getattr(agent, "last_result", None)
-            if oracle_result is not None:
-                metrics["objective_lower_bound_usd"] = float(oracle_result.lower_bound_usd)
-                metrics["oracle_plan_objective_usd"] = float(oracle_result.plan_objective_usd)
-                metrics["oracle_solve_time_s"] = float(oracle_result.solve_time_s)
-                metrics["oracle_proven_optimal"] = float(oracle_result.proven_optimal)
-            results[name].per_episode.append(metrics)
-            results[name].latencies_ms.extend(result.decision_latency_ms.tolist())
-            bar.update()
-    bar.close()
+    skipped: dict[str, str] = {}
+    with Progress(len(agents) * episodes, f"evaluate {loaded.name}", "episode", enabled=progress) as bar:
+        for name in agents:
+            try:
+                _play_agent(loaded, name, seeds, results[name], bar, placement, deterministic)
+            except OracleTooLargeError as exc:  # every seed or none: gaps need the oracle on each
+                played = len(results.pop(name).per_episode)
+                logger.warning("%s: %s left out of the evaluation: %s", loaded.name, name, exc)
+                skipped[name] = str(exc)
+                bar.update(episodes - played)
     if ORACLE in results and not placement:
         _add_gaps(results, results[ORACLE].per_episode)
     document = {
-        "scenario": scenario_name,
+        "scenario": loaded.name,
         "env": "placement" if placement else "episode",
         "episodes": episodes,
         "seed": seed,
@@ -117,8 +116,42 @@ def evaluate(
         "deterministic": deterministic,
         "agents": {name: r.summary() for name, r in results.items()},
     }
+    if skipped:
+        document["skipped"] = skipped
     document["_latencies_ms"] = {name: r.latencies_ms for name, r in results.items()}
     return document
+
+
+def _play_agent(
+    scenario: Scenario,
+    name: str,
+    seeds: list[int],
+    results: AgentResults,
+    bar: Progress,
+    placement: bool,
+    deterministic: bool,
+) -> None:
+    """Play agent ``name`` on every seed, appending each episode's metrics to ``results``."""
+    env: gym.Env = (
+        PlacementEnv(scenario) if placement
+        else ClusterSchedulingEnv(scenario, config=EnvConfig(deferral=agent_deferral(name)))
+    )
+    agent = make_agent(name, env)
+    for episode_seed in seeds:
+        result = play_episode(env, agent, episode_seed, deterministic=deterministic)
+        metrics = dict(result.metrics)
+        metrics["seed"] = episode_seed
+        metrics["decision_latency_ms_p50"] = float(np.percentile(result.decision_latency_ms, 50))
+        metrics["decision_latency_ms_p99"] = float(np.percentile(result.decision_latency_ms, 99))
+        oracle_result = getattr(agent, "last_result", None)
+        if oracle_result is not None:
+            metrics["objective_lower_bound_usd"] = float(oracle_result.lower_bound_usd)
+            metrics["oracle_plan_objective_usd"] = float(oracle_result.plan_objective_usd)
+            metrics["oracle_solve_time_s"] = float(oracle_result.solve_time_s)
+            metrics["oracle_proven_optimal"] = float(oracle_result.proven_optimal)
+        results.per_episode.append(metrics)
+        results.latencies_ms.extend(result.decision_latency_ms.tolist())
+        bar.update(note=f"{name} seed {episode_seed}")
 
 
 def with_optimality_gaps(summary: dict[str, Any], oracle_summary: dict[str, Any]) -> dict[str, Any]:

@@ -108,14 +108,16 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"`{oracle['scenario']}` episodes, plan and lower bound (two HiGHS solves, "
             f"{oracle['time_limit_s']:.0f} s limit each), prorated cost.",
             "",
-            "| seed | solve s | plan USD | bound USD | gap | status |",
-            "|---|---|---|---|---|---|",
+            "| seed | solve s | plan USD | bound USD | gap | status | estimated peak MB |",
+            "|---|---|---|---|---|---|---|",
         ]
         lines += [
             f"| {r['seed']} | {r['solve_s']:.2f} | {r['plan_usd']:.4f} | {r['bound_usd']:.4f} | {r['gap']:.1%} | "
-            f"{r['status']} |"
+            f"{r['status']} | {r['estimated_peak_mb']:,.0f} |"
             for r in oracle["episodes"]
         ]
+        lines += ["", "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
+                  "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak."]
         lines.append("")
     if "memory" in results:
         memory = results["memory"]
@@ -126,6 +128,30 @@ def render_markdown(results: dict[str, Any]) -> str:
             "|---|---|",
             f"| peak RSS of a fresh process playing one `aco_env/Fleet5-v0` episode | {memory['peak_rss_mb']:.1f} |",
             f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
+            "",
+        ]
+    if "scale" in results:
+        scale = results["scale"]
+        lines += [
+            "## Decisions per job and wall time at scale (issue 12)",
+            "",
+            "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
+            "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
+            "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
+            "",
+            "| scenario | nodes | agent | deferral | jobs | decisions | per job | wall s | objective USD |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
+            f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
+            for r in scale["runs"]
+        ]
+        lines += [
+            "",
+            "ACO wall time over first-fit's (target at 500 nodes: within 10 x): "
+            + "; ".join(f"{name} {ratio:.2f} x" for name, ratio in scale["aco_vs_first_fit_wall"].items())
+            + ".",
             "",
         ]
     if "traces" in results:

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, predictors (JSON / Markdown)"
+from training.checks import writable_file
+from training.errors import UsageError
+
+HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale (JSON / Markdown)"
 
 SECTIONS: dict[str, str] = {
     "twin": "training.bench.twin:bench_twin",
@@ -23,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "aco": "training.bench.aco:bench_aco",
     "memory": "training.bench.memory:bench_memory",
     "oracle": "training.bench.oracle:bench_oracle",
+    "scale": "training.bench.scale:bench_scale",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -32,6 +36,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "traces": {"repeats": 1},
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
+    "scale": {"runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None))},
 }
 
 
@@ -44,12 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen sections, print and write the results."""
+    """Check the options, run the chosen sections, print and write the results."""
     names = args.only.split(",") if args.only else list(SECTIONS)
     unknown = sorted(set(names) - set(SECTIONS))
     if unknown:
-        print(f"unknown section(s) {unknown}; known: {', '.join(SECTIONS)}")
-        return 2
+        raise UsageError(f"--only: unknown section(s) {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+    for option, path in (("--out", args.out), ("--markdown", args.markdown)):
+        if path is not None:
+            writable_file(path, option)
     command = "aco-env bench" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
     results: dict[str, Any] = {
         "command": command,
@@ -87,6 +94,11 @@ def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
     if "twin" in results:
         flat["sim_seconds_per_wall_second"] = results["twin"]["sim_seconds_per_wall_second"]
         flat["twin_decisions_per_s"] = results["twin"]["decisions_per_s"]
+    if "scale" in results:
+        flat["aco_vs_first_fit_wall"] = results["scale"]["aco_vs_first_fit_wall"]
+        flat["decisions_per_job"] = {
+            f"{r['scenario']}/{r['agent']}/{r['deferral']}": r["decisions_per_job"] for r in results["scale"]["runs"]
+        }
     return flat
 
 

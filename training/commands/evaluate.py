@@ -6,7 +6,10 @@
 ``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
 ``rejected_jobs``, ``completed_jobs``, ``decision_latency_ms_p50/p99`` and, when ``oracle`` is
 evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the oracle,
-``objective_lower_bound_usd``.
+``objective_lower_bound_usd``. An oracle too large for its memory budget is left out with a
+note (``"skipped"``); raise the budget with ``ACO_ENV_ORACLE_MEMORY_GB``.
+
+Every argument, scenario, agent and output folder is checked before the first episode.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from training.evaluation import evaluate
+from training import checks
+from training.errors import UsageError
 from training.leaderboard import format_leaderboard
-from training.plots import write_plots
 
 HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
 
@@ -28,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", action="append", help="bundled name or YAML path (repeatable)")
     parser.add_argument("--agents", default="random,first-fit,cheapest,aco,oracle",
                         help="comma-separated registry names or sb3:PATH (default: %(default)s)")
-    parser.add_argument("--episodes", type=int, default=5, help="episodes per agent (default: %(default)s)")
+    parser.add_argument("--episodes", type=checks.count(1), default=5, help="episodes per agent (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="first episode seed (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
     parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
@@ -36,25 +39,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use the one-step placement env: optimality rate and regret")
     parser.add_argument("--stochastic", action="store_true",
                         help="learned agents sample their actions (seeded per episode) instead of the argmax")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Evaluate, print the leaderboard(s), write the files."""
-    scenarios = args.scenario or ["fleet5-synthetic"]
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    for scenario in scenarios:
+    """Check everything, then evaluate, print the leaderboard(s) and write the files."""
+    from training.evaluation import evaluate  # scipy.stats: loaded when needed, not at every aco-env start
+
+    agents = checks.agent_list(args.agents)
+    if "oracle" in agents:
+        checks.oracle_budget()
+    loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
+    names = [scenario.name for scenario in loaded]
+    if len(set(names)) < len(names):
+        raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
+    checks.writable_dir(args.out, "--out")
+    if args.tensorboard is not None:
+        checks.writable_dir(args.tensorboard, "--tensorboard")
+    for scenario in loaded:
         document = evaluate(scenario, agents, args.episodes, args.seed, progress=not args.no_progress,
                             placement=args.placement, deterministic=not args.stochastic)
-        out_dir = args.out if len(scenarios) == 1 else args.out / document["scenario"]
+        out_dir = args.out if len(loaded) == 1 else args.out / document["scenario"]
         write_outputs(document, out_dir, args.tensorboard)
         print(format_leaderboard(document))
+        for agent, why in document.get("skipped", {}).items():
+            print(f"note: {agent} was left out: {why}")
         print(f"wrote {out_dir / 'results.json'} and plots")
     return 0
 
 
 def write_outputs(document: dict[str, Any], out_dir: Path, tensorboard: Path | None = None) -> None:
     """results.json, the plots and (optionally) TensorBoard scalars."""
+    from training.plots import write_plots  # matplotlib: only when writing
+
     out_dir.mkdir(parents=True, exist_ok=True)
     latencies = document.pop("_latencies_ms", {})
     (out_dir / "results.json").write_text(json.dumps(document, indent=1, default=float) + "\n")

@@ -13,10 +13,12 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from training.checks import count, writable_dir
+from training.errors import UsageError
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
 DEFAULT_SEEDS = 5
@@ -27,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--tier, --seeds, --out, --oracle-time-limit, --no-oracle."""
     parser.add_argument("--tier", action="append",
                         help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)")
-    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+    parser.add_argument("--seeds", type=count(1), default=DEFAULT_SEEDS,
                         help="seeds per tier: 0 .. N-1 (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("results/reproduction"),
                         help="folder for reproduction.json and reproduction.md (default: %(default)s)")
@@ -50,7 +52,7 @@ def _command(args: argparse.Namespace, tiers: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen tiers, write the JSON and the Markdown; 2 on bad arguments, else 0."""
+    """Check the options, run the chosen tiers, write the JSON and the Markdown."""
     from training.reproduce import TIERS, tier_module
     from training.reproduce.data import traces_dir
     from training.reproduce.play import oracle_available
@@ -58,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
     tiers = [t.strip() for item in (args.tier or [",".join(TIERS)]) for t in item.split(",") if t.strip()]
     unknown = [t for t in tiers if t not in TIERS]
-    if unknown or args.seeds < 1:
-        print(f"unknown tier(s) {unknown}; known: {', '.join(TIERS)}" if unknown else "--seeds must be >= 1",
-              file=sys.stderr)
-        return 2
+    if unknown or not tiers:
+        raise UsageError(f"--tier: unknown tier(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(TIERS)}")
+    if not args.oracle_time_limit > 0:
+        raise UsageError(f"--oracle-time-limit must be > 0 seconds, got {args.oracle_time_limit}")
+    writable_dir(args.out, "--out")
     seeds = list(range(args.seeds))
     oracle_limit = None if args.no_oracle else args.oracle_time_limit
     root = traces_dir()

@@ -1,20 +1,27 @@
-"""Check scenario files: exit 0 when every file is valid, 1 with a message naming the file and key or row.
+"""Check scenario files: each gets one verdict line, and the exit code says the worst of them.
 
 A file is read, its keys and values validated, and -- when its data is present -- its fleet,
-telemetry and one episode's jobs are built (so bad data rows are found too).
+telemetry and one episode's jobs are built (so bad data rows are found too). Verdicts:
+``OK`` (exit 0), ``INVALID`` with the file and key or row (exit 1), and ``MISSING DATA`` for a
+valid scenario whose trace or job files are not present, naming the first of them (exit 3: the
+file itself is fine, but nothing can run until the data is there). Notes the data readers log
+(values cleaned, gaps filled) are printed under the file's verdict.
 """
 
 from __future__ import annotations
 
 import argparse
-import warnings
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
 import scenarios
-from digital_twin import SpecError, TraceError
+from digital_twin import SpecError
+from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK
 
-HELP = "validate scenario files (exit 1 on the first problem of each file)"
+HELP = "validate scenario files (exit 1 when one is invalid, 3 when only data is missing)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,21 +30,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Validate each file; print OK or the problem."""
-    status = 0
-    for path in args.paths:
+    """Validate each file; print its verdict and notes; return the worst exit code."""
+    codes = [_validate(path) for path in args.paths]
+    if EXIT_DATA in codes:
+        return EXIT_DATA
+    return EXIT_MISSING_DATA if EXIT_MISSING_DATA in codes else EXIT_OK
+
+
+def _validate(path: str) -> int:
+    with _captured_notes() as notes:
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                scenario = scenarios.load(path)
-                missing = scenario.missing_data()
-                if not missing:
-                    scenario.make_spec(np.random.default_rng(scenario.seed))
-        except (SpecError, TraceError, OSError) as exc:
+            scenario = scenarios.load(path)
+            missing = scenario.missing_data()
+            if not missing:
+                scenario.make_spec(np.random.default_rng(scenario.seed))
+        except (SpecError, OSError) as exc:
             print(f"INVALID {exc}")
-            status = 1
-            continue
-        notes = [f"data not present: {missing[0]}"] if missing else []
-        notes += [f"warning: {w.message}" for w in caught]
-        print(f"OK {path}" + "".join(f"\n  {note}" for note in notes))
-    return status
+            return EXIT_DATA
+    if missing:
+        unset = "${" in str(missing[0])
+        hint = f"set {scenarios.TRACES_ENV} to the folder that holds the traces" if unset else "check the path"
+        print(f"MISSING DATA {path}: valid, but needs {missing[0]} ({hint})")
+        return EXIT_MISSING_DATA
+    print(f"OK {path}" + "".join(f"\n  {note}" for note in notes))
+    return EXIT_OK
+
+
+@contextmanager
+def _captured_notes() -> Iterator[list[str]]:
+    """Collect what the ``digital_twin`` loggers say (warnings prefixed) instead of printing it."""
+    notes: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            prefix = "warning: " if record.levelno >= logging.WARNING else ""
+            notes.append(prefix + record.getMessage())
+
+    source = logging.getLogger("digital_twin")
+    handler = Collect(logging.INFO)
+    propagate, level = source.propagate, source.level
+    source.addHandler(handler)
+    source.propagate = False
+    source.setLevel(logging.INFO)
+    try:
+        yield notes
+    finally:
+        source.removeHandler(handler)
+        source.propagate = propagate
+        source.setLevel(level)
