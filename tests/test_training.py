@@ -1,5 +1,7 @@
 """Training: tiny runs of each algorithm write a run directory with the TensorBoard scalars;
-resume continues the step count; the same seed gives the same first update."""
+resume continues the same run; the same seed gives the same first update. (More on resume:
+test_train_resume.py; the CLI's errors, interruption and output: test_train_cli.py,
+test_train_interrupt.py.)"""
 
 from __future__ import annotations
 
@@ -10,18 +12,9 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from tests.train_helpers import TINY
 from training.config import TrainConfig
 from training.train import train
-
-TINY = {
-    "timesteps": 512,
-    "n_steps": 256,
-    "batch_size": 128,
-    "n_epochs": 1,
-    "eval_episodes": 0,
-    "progress_bar": False,
-    "checkpoint_every": 0,
-}
 
 
 def scalar_tags(run_dir: Path) -> set[str]:
@@ -52,17 +45,16 @@ def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> 
     assert "eval/first-fit/objective_usd" in scalar_tags(run_dir)
 
 
-def test_train__resume_continues_the_step_count(tmp_path: Path) -> None:
-    """Resuming from a checkpoint keeps counting steps from where it stopped."""
-    first = train(TrainConfig(logdir=tmp_path, **dict(TINY, checkpoint_every=256)))
-    checkpoints = sorted((first / "checkpoints").glob("*.zip"))
-    assert checkpoints, "no checkpoint written"
-    resumed = train(TrainConfig(logdir=tmp_path, resume=checkpoints[-1], **TINY))
+def test_train__resume_continues_the_same_run(tmp_path: Path) -> None:
+    """Resuming from a checkpoint in a run trains on in that directory up to --timesteps in all."""
     from sb3_contrib import MaskablePPO
 
-    steps_before = MaskablePPO.load(checkpoints[-1]).num_timesteps
-    steps_after = MaskablePPO.load(resumed / "model.zip").num_timesteps
-    assert steps_before >= 256 and steps_after >= steps_before + 512
+    first = train(TrainConfig(logdir=tmp_path, **dict(TINY, checkpoint_every=256)))
+    checkpoints = sorted((first / "checkpoints").glob("*.zip"))
+    assert [MaskablePPO.load(path).num_timesteps for path in checkpoints] == [256, 512]
+    resumed = train(TrainConfig(logdir=tmp_path, resume=checkpoints[0], **dict(TINY, timesteps=1024)))
+    assert resumed == first and list(tmp_path.iterdir()) == [first]
+    assert MaskablePPO.load(first / "model.zip").num_timesteps == 1024  # from the newest save (512), not 256
 
 
 def test_train__same_seed_gives_the_same_first_update(tmp_path: Path) -> None:

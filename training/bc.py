@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from aco_env import PlacementEnv
 from digital_twin.scenario import Scenario
+from training.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -34,15 +34,20 @@ class Labels:
 
 
 def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: bool = True) -> Labels:
-    """Sample ``samples`` decision states (seeds ``seed, seed + 1, ...``) with their optimal actions."""
+    """Sample ``samples`` decision states (seeds ``seed, seed + 1, ...``) with their optimal actions.
+
+    ``progress`` shows a bar on a terminal, otherwise one line ``BC labels: N states in T s`` at the end.
+    """
     env = PlacementEnv(scenario)
     observations: list[dict[str, np.ndarray]] = []
     actions, masks = [], []
-    for k in tqdm(range(samples), desc="BC labels", disable=not progress, unit="state"):
-        obs, info = env.reset(seed=seed + k)
-        observations.append(obs)
-        actions.append(min(info["optimal_actions"]))
-        masks.append(obs["action_mask"].astype(bool))
+    with Progress(samples, "BC labels", "state", enabled=progress) as bar:
+        for k in range(samples):
+            obs, info = env.reset(seed=seed + k)
+            observations.append(obs)
+            actions.append(min(info["optimal_actions"]))
+            masks.append(obs["action_mask"].astype(bool))
+            bar.update()
     stacked = {key: np.stack([o[key] for o in observations]) for key in observations[0]}
     return Labels(stacked, np.array(actions, dtype=np.int64), np.stack(masks))
 

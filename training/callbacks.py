@@ -1,4 +1,4 @@
-"""Training callbacks: ``scheduling/*`` episode metrics and the config as TensorBoard text.
+"""Training callbacks: ``scheduling/*`` episode metrics, the config as TensorBoard text, checkpoints, progress.
 
 Episode metrics reach the logger through a documented channel, not ``self.locals``: the
 :class:`EpisodeMetricsRecorder` VecEnv wrapper keeps ``info["episode_metrics"]`` of finished
@@ -8,6 +8,7 @@ episodes, and :class:`SchedulingMetricsCallback` drains it at the end of each ro
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,9 @@ from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from aco_env.metrics import EPISODE_METRICS, scheduling_key
+from training.interrupt import StopRequest
+from training.progress import Progress, on_terminal
+from training.run_dir import checkpoint_path, save_model
 
 
 class EpisodeMetricsRecorder(VecEnvWrapper):
@@ -87,6 +91,73 @@ class ConfigTextCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         return True
+
+
+class PeriodicCheckpoint(BaseCallback):
+    """Saves ``RUN/checkpoints/model_<steps>_steps.zip`` each time the step count passes a multiple of ``every``.
+
+    The grid is absolute (multiples of ``every`` since step 0), so a resumed run keeps it.
+
+    Args:
+        every: Environment steps between checkpoints (>= 1).
+        run_dir: The run directory.
+    """
+
+    def __init__(self, every: int, run_dir: Path) -> None:
+        super().__init__()
+        self.every = every
+        self.run_dir = run_dir
+        self._saved_multiple = 0
+
+    def _on_training_start(self) -> None:
+        self._saved_multiple = self.model.num_timesteps // self.every
+
+    def _on_step(self) -> bool:
+        multiple = self.num_timesteps // self.every
+        if multiple > self._saved_multiple:
+            save_model(self.model, checkpoint_path(self.run_dir, self.num_timesteps))
+            self._saved_multiple = multiple
+        return True
+
+
+class StopOnRequest(BaseCallback):
+    """Ends ``model.learn`` at the next environment step once ``stop`` is requested (Ctrl-C, SIGTERM)."""
+
+    def __init__(self, stop: StopRequest) -> None:
+        super().__init__()
+        self.stop = stop
+
+    def _on_step(self) -> bool:
+        return not self.stop.requested
+
+
+class TrainingProgress(BaseCallback):
+    """Training progress: a bar on a terminal, otherwise ``training: N steps in T s`` when it ends.
+
+    A run stopped early (Ctrl-C) logs no summary: the interruption message says where it stopped.
+
+    Args:
+        total_steps: Environment steps this ``learn`` call is to train.
+        enabled: False shows nothing.
+    """
+
+    def __init__(self, total_steps: int, enabled: bool = True) -> None:
+        super().__init__()
+        self.total_steps = total_steps
+        self.enabled = enabled
+        self.progress: Progress | None = None
+
+    def _on_training_start(self) -> None:
+        self.progress = Progress(self.total_steps, "training", "step", enabled=self.enabled)
+
+    def _on_step(self) -> bool:
+        if self.progress is not None:
+            self.progress.update(self.training_env.num_envs)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.progress is not None and (self.progress.done >= self.total_steps or on_terminal()):
+            self.progress.close()
 
 
 def write_text(logger: Logger, tag: str, markdown: str) -> None:

@@ -18,7 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from training.checks import count
+
 ALGOS = ("maskable-ppo", "ppo", "dqn", "a2c", "bc")
+MINIMUMS = {
+    "timesteps": 0, "n_envs": 1, "n_steps": 1, "batch_size": 1, "n_epochs": 1, "bc_samples": 0, "bc_epochs": 1,
+    "checkpoint_every": -1, "eval_episodes": 0,
+}
+"""The smallest value of each integer field (``--option`` rejects smaller ones as usage errors)."""
+RESUME_OPTIONS = (
+    "timesteps", "n_envs", "checkpoint_every", "resume", "eval_episodes", "eval_agents", "progress_bar", "device",
+)
+"""The fields a resumed run may take from its new command line; the others come from the run's config.json."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,8 @@ class TrainConfig:
     scenario: str = "fleet5-synthetic"
     """Bundled scenario name or path to a scenario YAML file."""
     timesteps: int = 100_000
-    """Environment steps of RL training (ignored by bc)."""
+    """Environment steps of RL training (ignored by bc); with --resume, the run's total (only the steps
+    not yet done are trained)."""
     n_envs: int = 1
     """Parallel environments; SubprocVecEnv when > 1."""
     seed: int = 0
@@ -65,24 +77,64 @@ class TrainConfig:
     the bc algorithm uses 4000 when this is 0."""
     bc_epochs: int = 20
     """Passes over the BC labels."""
-    checkpoint_every: int = 50_000
-    """Save a checkpoint every this many steps (0 = never)."""
+    checkpoint_every: int = 0
+    """Save RUN/checkpoints/model_<steps>_steps.zip each time the step count passes a multiple of this;
+    0 = auto, about every 10 % of the run (ceil(timesteps / 10) steps); -1 = never (Ctrl-C still saves)."""
     resume: Path | None = None
-    """Continue training from this checkpoint (.zip); the step count continues."""
+    """Continue a run: its directory (or a .zip in it). It trains on from its most trained save (model.zip or a
+    checkpoint) in the same directory, TensorBoard steps continuing, up to --timesteps in all (by default the
+    run's own). Only timesteps, n_envs, checkpoint_every, eval_*, progress_bar and device may differ from the
+    run's config.json; the other options come from it."""
     eval_episodes: int = 5
     """Episodes of the final evaluation (paired seeds 10_000 + seed ...)."""
     eval_agents: tuple[str, ...] = ("first-fit", "cheapest", "aco", "oracle")
     """Baselines evaluated beside the trained model."""
     progress_bar: bool = True
-    """Show a progress bar while training."""
+    """Show progress: a bar on a terminal, otherwise one summary line per stage (BC labels, training, evaluation)."""
     device: str = "cpu"
     """Torch device."""
 
     def __post_init__(self) -> None:
         if self.algo not in ALGOS:
             raise ValueError(f"algo must be one of {ALGOS}, got {self.algo!r}")
-        if self.n_envs < 1 or self.timesteps < 0:
-            raise ValueError("n_envs must be >= 1 and timesteps >= 0")
+        for name, minimum in MINIMUMS.items():
+            if getattr(self, name) < minimum:
+                raise ValueError(f"{name} must be >= {minimum}, got {getattr(self, name)}")
+
+    @property
+    def checkpoint_interval(self) -> int:
+        """Steps between checkpoints: ``checkpoint_every``, ceil(timesteps / 10) for 0 (auto), 0 for -1 (never).
+
+        >>> TrainConfig(timesteps=20_000).checkpoint_interval, TrainConfig(timesteps=5).checkpoint_interval
+        (2000, 1)
+        """
+        if self.checkpoint_every == 0:
+            return max(-(-self.timesteps // 10), 1)
+        return max(self.checkpoint_every, 0)
+
+    @classmethod
+    def from_json(cls, text: str) -> TrainConfig:
+        """The config that :meth:`to_json` wrote; keys that are not fields (any more) are ignored.
+
+        Raises:
+            ValueError: Not JSON, not an object, or a value TrainConfig rejects.
+        """
+        document = json.loads(text)
+        if not isinstance(document, dict):
+            raise ValueError("not a JSON object")
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {key: value for key, value in document.items() if key in known}
+        for name in ("logdir", "resume"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
+        for name in ("net_arch", "eval_agents"):
+            if name in values:
+                values[name] = tuple(values[name])
+        return cls(**values)
+
+    def continued(self, session: TrainConfig) -> TrainConfig:
+        """This (a run's stored config) with the :data:`RESUME_OPTIONS` of ``session``, a new command line."""
+        return dataclasses.replace(self, **{name: getattr(session, name) for name in RESUME_OPTIONS})
 
     def to_json(self) -> str:
         """The config as JSON (paths as strings)."""
@@ -117,7 +169,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         default = getattr(defaults, f.name)
         help_text = f"{docs.get(f.name, '')} (default: {default})".replace("%", "%%")
         if f.name == "hyperparameters":
-            parser.add_argument("--hp", dest=f.name, action="append", default=[], metavar="KEY=VALUE", help=help_text)
+            parser.add_argument("--hp", dest=f.name, action="append", default=[], metavar="KEY=VALUE", help=help_text,
+                                type=parse_hp)
         elif isinstance(default, bool):
             parser.add_argument(
                 flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text
@@ -134,6 +187,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=f.name, default=default, choices=ALGOS, help=help_text)
         elif f.name == "resume":
             parser.add_argument(flag, dest=f.name, type=Path, default=None, help=help_text)
+        elif f.name in MINIMUMS:
+            parser.add_argument(flag, dest=f.name, type=count(MINIMUMS[f.name]), default=default, help=help_text)
         else:
             parser.add_argument(flag, dest=f.name, type=type(default), default=default, help=help_text)
 
@@ -144,17 +199,26 @@ def _comma_separated(kind: type) -> Callable[[str], tuple]:
 
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
-    """A TrainConfig from parsed arguments (``--hp key=value`` values parsed as JSON when possible)."""
+    """A TrainConfig from parsed arguments (``--hp`` items are ``(key, value)`` pairs, see :func:`parse_hp`).
+
+    Raises:
+        ValueError: A value TrainConfig rejects (the options' types already rule out most).
+    """
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig)}
-    values["hyperparameters"] = dict(_parse_hp(item) for item in values["hyperparameters"])
+    values["hyperparameters"] = dict(values["hyperparameters"])
     return TrainConfig(**values)
 
 
-def _parse_hp(item: str) -> tuple[str, Any]:
-    if "=" not in item:
-        raise argparse.ArgumentTypeError(f"--hp expects KEY=VALUE, got {item!r}")
-    key, text = item.split("=", 1)
+def parse_hp(item: str) -> tuple[str, Any]:
+    """An argparse ``type``: ``KEY=VALUE`` -> ``(KEY, VALUE)``, the value parsed as JSON when it is JSON.
+
+    >>> parse_hp("clip_range=0.1"), parse_hp("policy=Mlp")
+    (('clip_range', 0.1), ('policy', 'Mlp'))
+    """
+    key, sep, text = item.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. clip_range=0.1), got {item!r}")
     try:
-        return key, json.loads(text)
+        return key.strip(), json.loads(text)
     except json.JSONDecodeError:
-        return key, text
+        return key.strip(), text

@@ -5,6 +5,8 @@ seeds and prints the leaderboard.
 
 The default budget (300,000 steps) trains in about four minutes on a 2-core machine; the run
 directory holds the model, TensorBoard events and ``eval.json`` (see ``aco-env train --help``).
+``--episodes 0`` trains only (no evaluation, no leaderboard). Ctrl-C or SIGTERM saves the model
+and a checkpoint, says where, and exits 130; ``aco-env train --resume RUN_DIR`` continues it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import scenarios
+from training import checks
 from training.config import TrainConfig
 
 HELP = "the main job: train MaskablePPO on the default scenario and compare it with the baselines"
@@ -23,27 +27,42 @@ RUN_TIMESTEPS = 300_000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--scenario, --timesteps, --episodes, --seed, --logdir."""
     parser.add_argument("--scenario", default=scenarios.DEFAULT, help="bundled name or YAML path")
-    parser.add_argument("--timesteps", type=int, default=RUN_TIMESTEPS, help="training steps (default: %(default)s)")
-    parser.add_argument("--episodes", type=int, default=5, help="evaluation episodes per agent (default: %(default)s)")
+    parser.add_argument("--timesteps", type=checks.count(0), default=RUN_TIMESTEPS,
+                        help="training steps (default: %(default)s)")
+    parser.add_argument("--episodes", type=checks.count(0), default=5,
+                        help="evaluation episodes per agent, 0 = train only (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     parser.add_argument("--logdir", type=Path, default=Path("runs"), help="where runs go (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Train, evaluate, print the leaderboard, one objective breakdown and the TensorBoard command."""
-    from training.leaderboard import format_leaderboard
-    from training.train import train
+    """Check, train, evaluate, print the leaderboard, one objective breakdown and the TensorBoard command."""
+    from training.train_checks import check_train_config
 
-    config = TrainConfig(
+    config = check_train_config(TrainConfig(
         scenario=args.scenario,
         timesteps=args.timesteps,
         seed=args.seed,
         logdir=args.logdir,
         eval_episodes=args.episodes,
-    )
+    ))
+    from training.train import train  # torch and SB3: after the checks, so a mistake is reported at once
+
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
-    run_dir = train(config)
-    document = json.loads((run_dir / "eval.json").read_text())
+    run_dir = train(config)  # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli)
+    if config.eval_episodes == 0:
+        print("\nno evaluation (--episodes 0)")
+    else:
+        print_results(json.loads((run_dir / "eval.json").read_text()))
+    print(f"\nrun directory: {run_dir}")
+    print(f"look at it:    tensorboard --logdir {args.logdir}")
+    return 0
+
+
+def print_results(document: dict[str, Any]) -> None:
+    """The leaderboard of ``eval.json`` and the objective breakdown of the best agent's first episode."""
+    from training.leaderboard import format_leaderboard
+
     print()
     print(format_leaderboard(document))
     best = min(document["agents"], key=lambda name: document["agents"][name]["mean"]["objective_usd"])
@@ -55,6 +74,3 @@ def run(args: argparse.Namespace) -> int:
         f"  jobs: {episode['completed_jobs']:.0f} completed, {episode['failed_jobs']:.0f} failed, "
         f"{episode['rejected_jobs']:.0f} rejected, {episode['running_jobs']:.0f} still running at the horizon"
     )
-    print(f"\nrun directory: {run_dir}")
-    print(f"look at it:    tensorboard --logdir {args.logdir}")
-    return 0

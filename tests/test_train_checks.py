@@ -1,0 +1,41 @@
+"""check_train_config: the mistakes `aco-env train` reports before any work, in-process (the real CLI
+path of each kind of error is in test_train_cli.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.train_helpers import fake_run
+from training.config import TrainConfig
+from training.errors import UsageError
+from training.train_checks import check_hyperparameters, check_train_config, given_options
+
+
+def test_check_hyperparameters__keys_are_checked_against_the_chosen_algorithm() -> None:
+    """clip_range is a PPO parameter, not a DQN one: the DQN error lists DQN's parameters."""
+    check_hyperparameters("ppo", {"clip_range": 0.1})
+    with pytest.raises(UsageError, match=r"--hp clip_range: DQN .*exploration_fraction"):
+        check_hyperparameters("dqn", {"clip_range": 0.1})
+
+
+def test_check_train_config__unknown_baseline_and_bc_with_dqn_are_usage_errors(tmp_path: Path) -> None:
+    """An --eval-agents name nobody registered, and --bc-samples with dqn, fail before training."""
+    with pytest.raises(UsageError, match=r"--eval-agents.*nosuch"):
+        check_train_config(TrainConfig(logdir=tmp_path, eval_agents=("first-fit", "nosuch")))
+    with pytest.raises(UsageError, match="--bc-samples"):
+        check_train_config(TrainConfig(logdir=tmp_path, algo="dqn", bc_samples=10))
+
+
+def test_check_train_config__resume_keeps_the_run_options(tmp_path: Path) -> None:
+    """On resume the run's config.json supplies what was not given; a different run option is a usage error."""
+    run_dir = fake_run(tmp_path / "run", TrainConfig(n_steps=128, seed=7, timesteps=3000, eval_episodes=2))
+    asked = TrainConfig(resume=run_dir, eval_episodes=1)
+    config = check_train_config(asked, given_options(asked))
+    assert (config.n_steps, config.seed, config.eval_episodes, config.resume) == (128, 7, 1, run_dir)
+    assert config.timesteps == 3000  # not given: the run's planned total
+    assert config.logdir == tmp_path
+    conflicting = TrainConfig(resume=run_dir, seed=8)
+    with pytest.raises(UsageError, match=r"--seed \(the run has 7\)"):
+        check_train_config(conflicting, given_options(conflicting))

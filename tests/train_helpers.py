@@ -1,0 +1,41 @@
+"""Helpers of the training tests: a tiny training budget and fake run directories.
+
+A fake model is a zip with only the ``data`` member SB3 writes: enough for ``check_model_file``
+and for picking a resume point by step count, without training anything.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from training.config import TrainConfig
+
+TINY = {
+    "timesteps": 512,
+    "n_steps": 256,
+    "batch_size": 128,
+    "n_epochs": 1,
+    "eval_episodes": 0,
+    "progress_bar": False,
+    "checkpoint_every": -1,
+}
+"""TrainConfig options of a run that trains in seconds: two rollouts, no evaluation, no checkpoints."""
+
+
+def fake_model(path: Path, num_timesteps: int) -> Path:
+    """Write a zip that passes ``check_model_file`` and says it was trained ``num_timesteps`` steps."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data", json.dumps({"num_timesteps": num_timesteps}))
+    return path
+
+
+def fake_run(folder: Path, config: TrainConfig | None = None, model_steps: int | None = 100) -> Path:
+    """A run directory: ``config.json`` of ``config`` (default options) and a fake ``model.zip`` (unless None)."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text((config or TrainConfig()).to_json())
+    if model_steps is not None:
+        fake_model(folder / "model.zip", model_steps)
+    return folder
