@@ -270,12 +270,12 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:
     telemetry = twin.spec.telemetry
     k = twin.tick_index
     free_cpu, free_mem, free_gpus = twin.node_free()
-    pending = [twin.spec.jobs[j] for j in twin.pending_jobs()]
+    pending = twin.pending_jobs()
     return ClusterView(
         time_s=twin.time_s,
         fleet=twin.spec.fleet,
         job=twin.current_job,
-        queue=tuple(pending[1:]) if twin.current_job is not None else tuple(pending),
+        queue=twin.spec.jobs.select(pending[1:] if twin.current_job is not None else pending),
         free_cpu_cores=free_cpu,
         free_mem_gb=free_mem,
         free_gpus=free_gpus,

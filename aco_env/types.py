@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -75,7 +76,8 @@ class ClusterView:
         time_s: Simulated time in seconds.
         fleet: The nodes in action order.
         job: The job to place (``None`` once the episode is over).
-        queue: Jobs queued behind it, in the order they will be asked.
+        queue: Jobs queued behind it, in the order they will be asked (a sequence of
+            ``JobSpec`` that builds each when it is read: cheap for long queues).
         free_cpu_cores, free_mem_gb, free_gpus: ``(N,)`` free allocatable resources.
         up: ``(N,)`` bool, node up (spot nodes go down when interrupted).
         background_cpu_pct, background_mem_pct: ``(N,)`` other tenants' load now, in %.
@@ -90,7 +92,7 @@ class ClusterView:
     time_s: float
     fleet: tuple[NodeSpec, ...]
     job: JobSpec | None
-    queue: tuple[JobSpec, ...]
+    queue: Sequence[JobSpec]
     free_cpu_cores: np.ndarray  # (N,)
     free_mem_gb: np.ndarray  # (N,)
     free_gpus: np.ndarray  # (N,)

@@ -34,14 +34,10 @@ class TwinState:
             scheduled events for an earlier episode are recognised as stale.
         sla_hit, qos_hit: Per-job flags so each penalty is counted once per job (the deadline
             penalty needs none: it is judged at the first start).
-        deferred_fit: Per job, ``None``, or the node mask (list of bool, never changed in place)
-            at the moment the job was deferred under the ``new-fit`` rule: it is asked again
-            only once it fits on a node that is False there.
+        queue: The pending jobs (:class:`~digital_twin.job_queue.JobQueue`): FIFO order, the
+            ones the current pass examines and its cursor, and the parked ones.
         gained_nodes: Nodes that freed resources or recovered in the current batch of events
-            (the only nodes on which a ``new-fit`` deferred job can newly fit).
-        pending: Job indices in queue order (FIFO by the time they entered the queue).
-        cursor: Index into ``pending`` of the job being asked; jobs before it were deferred
-            (or fit nowhere) at the current time.
+            (the only nodes on which a parked job can newly fit).
         heap: Scheduled events ``(time_s, kind, seq, index, generation)``.
         next_arrival: Index of the next job to arrive. ``next_tick``: Index of the next tick.
         cost_usd, cost_rate_usd_per_s: Accrued compute cost and its current rate.
@@ -58,8 +54,6 @@ class TwinState:
         "cost_rate_usd_per_s",
         "cost_usd",
         "counts",
-        "cursor",
-        "deferred_fit",
         "enqueued_s",
         "events",
         "first_start_s",
@@ -73,8 +67,8 @@ class TwinState:
         "next_tick",
         "node_jobs",
         "node_of",
-        "pending",
         "qos_hit",
+        "queue",
         "running_counts",
         "seq",
         "sla_hit",
@@ -88,15 +82,16 @@ class TwinState:
     )
 
     def copy(self) -> TwinState:
-        """A deep-enough copy: every list is copied, and the lists of ``node_jobs`` too.
+        """A deep-enough copy: every list is copied, the lists of ``node_jobs`` and the queue too.
 
-        Other lists hold immutable items, or lists that are replaced, never changed in place
-        (``deferred_fit``), so a shallow copy of them is enough.
+        Other lists hold immutable items, so a shallow copy of them is enough.
         """
         other = TwinState.__new__(TwinState)
         for name in TwinState.__slots__:
             value = getattr(self, name)
             if isinstance(value, list):
                 value = [jobs.copy() for jobs in value] if name == "node_jobs" else value.copy()
+            elif name == "queue":
+                value = value.copy()
             setattr(other, name, value)
         return other

@@ -10,7 +10,9 @@ Queue discipline: pending jobs are asked in FIFO order of the time they entered 
 (an evicted preemptible job re-enters at the back). At one simulated instant each pending job
 is asked at most once. A deferred job is asked again after the next event, or, when deferred
 with ``until=NEW_FIT``, only once it fits on a node it did not fit on when deferred (see
-:mod:`digital_twin.deferral`).
+:mod:`digital_twin.deferral`). Jobs that fit nowhere and jobs deferred until they fit somewhere
+new are *parked* (:mod:`digital_twin.job_queue`): looked at again only when a node they did not
+fit on gains room, so a long queue costs nothing at events that cannot change it.
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);
@@ -42,6 +44,7 @@ import numpy as np
 
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.errors import InvalidPlacementError
+from digital_twin.job_queue import JobQueue
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec
 from digital_twin.objective import ACTIVE_NODES
 from digital_twin.spec import TwinSpec
@@ -97,8 +100,9 @@ class DigitalTwin(TwinViews):
     __slots__ = (
         "_active_nodes", "_arrival_s", "_background_cpu", "_candidate_mask", "_candidates", "_cpu_m", "_current",
         "_deadline_s", "_done", "_duration_s", "_gpus", "_horizon", "_interruptions", "_is_lc", "_is_spot",
-        "_last_tick", "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_preemptible", "_price_per_s", "_req_cpu_m",
-        "_req_gpus", "_req_mem_mib", "_s", "_tick_s", "_ttl", "_type_index", "record_events", "spec",
+        "_last_tick", "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_nowhere", "_preemptible", "_price_per_s",
+        "_req_cpu_m", "_req_gpus", "_req_mem_mib", "_s", "_shape", "_tick_s", "_ttl", "_type_index", "record_events",
+        "spec",
     )
 
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
@@ -123,7 +127,7 @@ class DigitalTwin(TwinViews):
         self._req_gpus = jobs.gpu_count.tolist()
         self._type_index = jobs.workload_index.tolist()
         self._is_lc = (jobs.workload_index == _LC).tolist()
-        self._candidates = self._all_static_candidates(jobs)
+        self._shape, self._candidates = self._shapes_and_candidates(jobs)
         self._candidate_mask = self._masks_of_candidates(self._candidates)
         self._background_cpu = spec.telemetry.background_pct[:, :, CPU].tolist()
         self._ttl = spec.queue_ttl_s
@@ -137,6 +141,7 @@ class DigitalTwin(TwinViews):
         self._done = True
         # can_place() of every node for the current decision, computed once per decision point.
         self._mask = [False] * self._n_nodes
+        self._nowhere = [False] * self._n_nodes  # the fit of a parked job that fits nowhere (never changed)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, rng: np.random.Generator) -> None:
@@ -190,8 +195,7 @@ class DigitalTwin(TwinViews):
         j = self._current
         if not (isinstance(node, _NODE_INDEX_TYPES) and 0 <= node < self._n_nodes and self._mask[node]):
             raise InvalidPlacementError(self._why_not(j, node))
-        s = self._s
-        del s.pending[s.cursor]
+        self._s.queue.take_current()
         self._start(j, int(node))
         self._advance()
 
@@ -209,13 +213,14 @@ class DigitalTwin(TwinViews):
         """
         if self._done:
             raise InvalidPlacementError("the episode is over: no job to defer")
-        s = self._s
-        if until == NEW_FIT:
-            s.deferred_fit[self._current] = self._mask  # replaced, never changed in place
-        elif until != NEXT_EVENT:
+        if until not in DEFERRALS:
             raise ValueError(f"until must be one of {DEFERRALS}, got {until!r}")
         self._log("defer", self._current, -1)
-        s.cursor += 1
+        queue = self._s.queue
+        if until == NEW_FIT:
+            queue.park_current(self._mask, self._shape[self._current])  # _mask is replaced, never changed
+        else:
+            queue.cursor += 1
         self._advance()
 
     @property
@@ -265,10 +270,8 @@ class DigitalTwin(TwinViews):
         s.generation = [0] * m
         s.sla_hit = [False] * m
         s.qos_hit = [False] * m
-        s.pending = []
-        s.deferred_fit = [None] * m
+        s.queue = JobQueue(m)
         s.gained_nodes = []
-        s.cursor = 0
         s.heap = []
         s.seq = 0
         s.next_arrival = 0
@@ -284,18 +287,23 @@ class DigitalTwin(TwinViews):
         s.events = None
         return s
 
-    def _all_static_candidates(self, jobs: Workload) -> list[tuple[int, ...]]:
-        """Static candidates of every job, computed once per job shape."""
-        by_shape: dict[_Shape, tuple[int, ...]] = {}
-        out = []
+    def _shapes_and_candidates(self, jobs: Workload) -> tuple[list[int], list[tuple[int, ...]]]:
+        """Per job, its shape id and static candidates (computed once per shape).
+
+        Jobs of one shape ask for the same resources of the same nodes: they fit in the same places.
+        """
+        ids: dict[_Shape, int] = {}
+        candidates_of: list[tuple[int, ...]] = []
+        shape_of = []
         for shape in zip(
             self._req_cpu_m, self._req_mem_mib, self._req_gpus, jobs.gpu_vram_gb.tolist(),
             jobs.allowed_gpu_models, jobs.required_arch, strict=True,
         ):
-            if shape not in by_shape:
-                by_shape[shape] = self._static_candidates(*shape)
-            out.append(by_shape[shape])
-        return out
+            if shape not in ids:
+                ids[shape] = len(ids)
+                candidates_of.append(self._static_candidates(*shape))
+            shape_of.append(ids[shape])
+        return shape_of, [candidates_of[k] for k in shape_of]
 
     def _masks_of_candidates(self, candidates: list[tuple[int, ...]]) -> list[list[bool]]:
         """Per job, ``(N,)`` bool: its static candidates as a mask (one list per distinct tuple)."""
@@ -328,23 +336,43 @@ class DigitalTwin(TwinViews):
                 out.append(i)
         return tuple(out)
 
-    def _fits_newly(self, j: int, deferred_fit: list[bool]) -> bool:
-        """Whether job ``j`` now fits on a node that gained room in this batch and was not in ``deferred_fit``.
-
-        A node's fit can only turn True when it frees resources or recovers, so the nodes of
-        :attr:`TwinState.gained_nodes` are the only ones to look at (jobs are re-examined after
-        every batch of events).
-        """
+    def _gained_fits(self, j: int) -> list[int]:
+        """The nodes that gained room in this batch of events on which job ``j`` fits now."""
         s = self._s
-        cpu, mem, gpus = self._req_cpu_m[j], self._req_mem_mib[j], self._req_gpus[j]
-        candidate = self._candidate_mask[j]
-        for i in s.gained_nodes:
-            if (
-                candidate[i] and not deferred_fit[i] and s.up[i] and s.free_cpu_m[i] >= cpu
-                and s.free_mem_mib[i] >= mem and s.free_gpus[i] >= gpus
-            ):
-                return True
-        return False
+        cpu, mem, gpus, candidate = self._req_cpu_m[j], self._req_mem_mib[j], self._req_gpus[j], self._candidate_mask[j]
+        up, free_cpu, free_mem, free_gpus = s.up, s.free_cpu_m, s.free_mem_mib, s.free_gpus
+        return [
+            i for i in s.gained_nodes
+            if candidate[i] and up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus
+        ]
+
+    def _next_to_examine(self) -> int:
+        """The next job of this pass in FIFO order (-1: the pass is over), waking parked jobs on the way.
+
+        A parked job comes back when it fits on a node that gained room and that was False in
+        its parked mask; once its shape fits on no such node, the rest of the bucket stays
+        parked for this pass (see :mod:`digital_twin.job_queue`).
+        """
+        queue = self._s.queue
+        while queue.waking:
+            shape, j = queue.next_parked()
+            if j < 0:
+                break
+            fits = self._gained_fits(j)
+            if not fits:
+                queue.stop_waking(shape)
+            elif all(queue.parked_fit[j][i] for i in fits):  # type: ignore[index]  # j is parked
+                queue.skip_parked(shape)
+            else:
+                queue.unpark(shape)
+                return j
+        return queue.examine[queue.cursor] if queue.cursor < len(queue.examine) else -1
+
+    def _start_pass(self) -> None:
+        """After a batch of events: examine from the front; wake the shapes that may fit where room appeared."""
+        queue = self._s.queue
+        waking = [shape for shape, jobs in queue.parked.items() if self._s.gained_nodes and self._gained_fits(jobs[0])]
+        queue.start_pass(waking)
 
     def _mask_of(self, j: int) -> list[bool]:
         """Per node, whether job ``j`` fits there now: up, a static candidate, enough free resources."""
@@ -396,23 +424,15 @@ class DigitalTwin(TwinViews):
     def _advance(self) -> None:
         """Run events until a pending job fits somewhere, every job is terminal, or the horizon."""
         s = self._s
-        pending, status_counts, heap = s.pending, s.status_counts, s.heap  # these change in place only
+        queue, status_counts, heap = s.queue, s.status_counts, s.heap
         while True:
-            deferred_fit = s.deferred_fit
-            while s.cursor < len(pending):
-                j = pending[s.cursor]
-                fit = deferred_fit[j]
-                if fit is not None:  # deferred until it fits somewhere new
-                    if not self._fits_newly(j, fit):
-                        s.cursor += 1
-                        continue
-                    deferred_fit[j] = None
+            while (j := self._next_to_examine()) >= 0:
                 mask = self._mask_of(j)
                 if True in mask:
                     self._current = j
                     self._mask = mask
                     return
-                s.cursor += 1
+                queue.park_current(self._nowhere, self._shape[j])  # fits nowhere until a node gains room
             if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
                 break
             # The next event: a telemetry tick, a scheduled event or an arrival, whichever is first.
@@ -428,7 +448,7 @@ class DigitalTwin(TwinViews):
             self._accrue(t)
             s.gained_nodes.clear()
             self._handle_events_at(t)
-            s.cursor = 0
+            self._start_pass()
         self._done = True
         self._current = -1
         self._mask = [False] * self._n_nodes
@@ -470,7 +490,7 @@ class DigitalTwin(TwinViews):
 
         Without this, deferring the jobs that arrive near the horizon would be free.
         """
-        for j in self._s.pending:
+        for j in self._s.queue.fifo:
             self._s.counts[REJECTIONS] += 1
             self._log("unserved-at-horizon", j, -1)
 
@@ -485,9 +505,8 @@ class DigitalTwin(TwinViews):
     def _enqueue(self, j: int) -> None:
         s = self._s
         self._set_status(j, PENDING)
-        s.deferred_fit[j] = None
         s.enqueued_s[j] = s.time_s
-        s.pending.append(j)
+        s.queue.enqueue(j)
         if self._ttl is not None:
             self._push(s.time_s + self._ttl, TTL_EXPIRY, j, s.generation[j])
 
@@ -495,7 +514,7 @@ class DigitalTwin(TwinViews):
         s = self._s
         if s.status[j] != PENDING or s.generation[j] != generation:
             return  # stale: the job started (or re-entered the queue) since
-        s.pending.remove(j)
+        s.queue.remove(j, self._shape[j])
         self._reject(j, "ttl")
 
     def _reject(self, j: int, why: str) -> None:

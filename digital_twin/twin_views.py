@@ -30,6 +30,7 @@ class TwinViews:
     _last_tick: int
     _background_cpu: list[list[float]]
     _interruptions: tuple[tuple[float, ...], ...]
+    _current: int
 
     @property
     def time_s(self) -> float:
@@ -152,8 +153,7 @@ class TwinViews:
 
     def pending_jobs(self) -> list[int]:
         """Job indices in the queue, starting with the current job, in the order they will be asked."""
-        s = self._s
-        return s.pending[s.cursor:] + s.pending[: s.cursor]
+        return self._s.queue.asking_order(self._current)
 
     @property
     def event_log(self) -> list[tuple[float, str, str, str]]:

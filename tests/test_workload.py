@@ -116,3 +116,14 @@ def test_jobs_are_made_once_on_first_access_and_survive_pickling() -> None:
     assert workload[5] is first and sum(job is not None for job in workload._jobs) == 1
     copy = pickle.loads(pickle.dumps(workload))
     assert copy == workload and copy.job_ids == workload.job_ids
+
+
+def test_workload_select__behaves_as_a_tuple_of_the_chosen_jobs() -> None:
+    """select(indices): len, indexing, slicing, iteration and == as the tuple of those jobs."""
+    jobs = [JobSpec(f"j{k}", float(k), 60.0, "batch", 1, 2) for k in range(5)]
+    workload = Workload.of(jobs)
+    chosen = workload.select([3, 0, 4])
+    expected = (jobs[3], jobs[0], jobs[4])
+    assert len(chosen) == 3 and chosen[0] == jobs[3] and chosen[-1] == jobs[4]
+    assert chosen[1:] == expected[1:] and tuple(chosen) == expected and chosen == expected
+    assert workload.select([]) == ()

@@ -4,13 +4,19 @@ A deferring agent asked after every event can take hundreds of decisions per job
 fleet (the ACO scheduler keeps latency-critical jobs off spot nodes and defers them while the
 on-demand nodes are full). Under the ``new-fit`` rule, which the ACO agents declare
 (:mod:`digital_twin.deferral`), a deferred job is asked again only once it fits somewhere new:
-the same episode with far fewer decisions. This section plays whole episodes and reports both
-rules for ACO.
+the same episode with far fewer decisions. The twin itself parks jobs that cannot change their
+answer (:mod:`digital_twin.job_queue`), so a long queue costs nothing at events that cannot
+change it. This section plays whole episodes and reports both rules for ACO, on the bundled
+500-node scenario and, when ``ACO_ENV_TRACES`` holds it, on an hour of the Azure LLM inference
+trace (19,366 GPU requests) sent to the default 5-node fleet: an overloaded queue.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import scenarios
@@ -28,11 +34,32 @@ RUNS: tuple[tuple[str, str, str | None], ...] = (
     ("fleet500-synthetic", "aco", NEXT_EVENT),
 )
 """(scenario, agent, deferral rule or ``None`` for the agent's own). The last run, ACO asked after
-every event on 500 nodes, takes about 6 minutes on 2 cores: it is the "before" of the rule."""
+every event on 500 nodes, takes minutes on 2 cores: it is the "before" of the rule."""
+LLM_RUNS: tuple[tuple[str, str, str | None], ...] = (
+    ("fleet5-azure-llm", "first-fit", None),
+    ("fleet5-azure-llm", "aco", None),
+)
+"""Runs on the real-trace scenario, when its data is present."""
+
+LLM_SCENARIO = """\
+schema_version: 1
+name: fleet5-azure-llm
+description: One hour of the Azure LLM inference trace (conversation) on the default 5-node fleet.
+horizon_s: 3600
+queue_ttl_s: 1800
+fleet: {preset: default-5}
+telemetry: {reader: constant, cpu_pct: 30, mem_pct: 30, tick_s: 300}
+workload:
+  source: azure-llm
+  path: ${ACO_ENV_TRACES}/azure-llm-inference-2023-conv/AzureLLMInferenceTrace_conv.csv
+"""
 
 
 def play_timed(scenario: str, agent_name: str, deferral: str | None, seed: int) -> dict[str, Any]:
-    """One episode of ``agent_name``: wall seconds (agent + env), decisions, decisions per job, objective."""
+    """One episode of ``agent_name``: wall seconds (agent + env), decisions, decisions per job, objective.
+
+    ``scenario`` is a bundled name or a YAML path.
+    """
     rule = deferral or agent_deferral(agent_name)
     env = ClusterSchedulingEnv(scenarios.load(scenario), config=EnvConfig(deferral=rule))
     agent = make_agent(agent_name, env)
@@ -42,7 +69,7 @@ def play_timed(scenario: str, agent_name: str, deferral: str | None, seed: int) 
     metrics = result.metrics
     submitted = sum(metrics[f"{status}_jobs"] for status in ("completed", "failed", "rejected", "running", "pending"))
     return {
-        "scenario": scenario,
+        "scenario": env.scenario.name,
         "nodes": env.n_nodes,
         "agent": agent_name,
         "deferral": rule,
@@ -55,9 +82,20 @@ def play_timed(scenario: str, agent_name: str, deferral: str | None, seed: int) 
     }
 
 
-def bench_scale(seed: int = 0, runs: tuple[tuple[str, str, str | None], ...] = RUNS) -> dict[str, Any]:
-    """Every run of ``runs`` on ``seed``, and ACO's wall time over first-fit's per scenario."""
+def bench_scale(
+    seed: int = 0, runs: tuple[tuple[str, str, str | None], ...] = RUNS, real_trace: bool = True
+) -> dict[str, Any]:
+    """Every run of ``runs`` (and of :data:`LLM_RUNS` with ``real_trace`` and its data) on ``seed``.
+
+    Returns the rows and ACO's wall time over first-fit's per scenario.
+    """
     rows = [play_timed(scenario, agent, deferral, seed) for scenario, agent, deferral in runs]
+    if real_trace and os.environ.get(scenarios.TRACES_ENV):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "fleet5-azure-llm.yaml"
+            path.write_text(LLM_SCENARIO)
+            if not scenarios.load(path).missing_data():
+                rows += [play_timed(str(path), agent, deferral, seed) for _, agent, deferral in LLM_RUNS]
     ratios = {}
     for scenario in dict.fromkeys(row["scenario"] for row in rows):
         own = {row["agent"]: row for row in rows if row["scenario"] == scenario and row["deferral"] == (

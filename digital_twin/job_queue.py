@@ -1,0 +1,153 @@
+"""The twin's queue of pending jobs: FIFO order, the jobs a pass examines, and parked jobs.
+
+After every batch of events the twin makes a *pass*: it examines pending jobs in FIFO order
+(the order they entered the queue) and asks for a decision on each that fits somewhere.
+Examining every pending job at every event is what made large, overloaded episodes crawl. A
+job that fits nowhere, or one deferred until it fits somewhere new, cannot change its answer
+until some node frees resources or recovers, and then only on that node: such a job is
+*parked*. It waits in a bucket of its *shape* (jobs of a shape ask the same resources of the
+same nodes, so they fit in the same places) and a pass looks at it only when a node it did not
+fit on gained room, in FIFO order among the other jobs the pass examines. Once a shape fits on
+none of the nodes that gained room (capacity only shrinks during a pass) the rest of its bucket
+is not looked at. Parking changes which jobs are looked at, never which are asked or in what
+order, so episodes are identical with and without it; a pass costs the jobs it asks about
+plus the parked jobs it wakes, not the length of the queue.
+
+The twin drives a pass (it knows the resources); this class keeps the order. Lists hold job
+indices and change in place only through these methods.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+
+class JobQueue:
+    """Pending jobs of one episode.
+
+    Attributes:
+        fifo: Every pending job, in FIFO order (``position`` increasing).
+        examine: The jobs the current pass examines that are not parked, in FIFO order.
+        cursor: Index into ``examine`` of the job being examined; jobs before it were examined
+            at the current time (and deferred), and are examined again at the next pass.
+        parked: Shape id -> its parked jobs in FIFO order.
+        parked_fit: Per job: ``None`` when not parked, else the node mask (list of bool, never
+            changed in place) when it was parked; it is asked again only once it fits on a node
+            that is False there.
+        waking: Shape id -> index into its bucket of the next parked job the current pass looks
+            at, for the shapes that may fit on a node that gained room.
+        position: Per job, its place in the FIFO order (increasing with every enqueue).
+        entered: How many times a job has entered the queue (the next ``position``).
+    """
+
+    __slots__ = ("cursor", "entered", "examine", "fifo", "parked", "parked_fit", "position", "waking")
+
+    def __init__(self, n_jobs: int) -> None:
+        self.fifo: list[int] = []
+        self.examine: list[int] = []
+        self.cursor = 0
+        self.parked: dict[int, list[int]] = {}
+        self.parked_fit: list[list[bool] | None] = [None] * n_jobs
+        self.waking: dict[int, int] = {}
+        self.position = [0] * n_jobs
+        self.entered = 0
+
+    def copy(self) -> JobQueue:
+        """An independent copy (the masks in ``parked_fit`` are shared: they never change)."""
+        other = JobQueue.__new__(JobQueue)
+        other.fifo = self.fifo.copy()
+        other.examine = self.examine.copy()
+        other.cursor = self.cursor
+        other.parked = {shape: jobs.copy() for shape, jobs in self.parked.items()}
+        other.parked_fit = self.parked_fit.copy()
+        other.waking = self.waking.copy()
+        other.position = self.position.copy()
+        other.entered = self.entered
+        return other
+
+    def enqueue(self, j: int) -> None:
+        """Job ``j`` enters the back of the queue (the next pass examines it)."""
+        self.position[j] = self.entered
+        self.entered += 1
+        self.fifo.append(j)
+        self.examine.append(j)
+
+    def start_pass(self, waking: list[int]) -> None:
+        """A new pass after a batch of events; the buckets of the shapes ``waking`` are looked at."""
+        self.cursor = 0
+        self.waking = dict.fromkeys(waking, 0)
+
+    def next_parked(self) -> tuple[int, int]:
+        """``(shape, job)`` of the earliest parked job the pass may wake, if it comes before the cursor's job.
+
+        Returns ``(-1, -1)`` when the job at the cursor (or the end of the pass) comes first.
+        """
+        limit = self.position[self.examine[self.cursor]] if self.cursor < len(self.examine) else math.inf
+        best_shape, best_job = -1, -1
+        for shape, at in self.waking.items():
+            j = self.parked[shape][at]
+            if self.position[j] < limit:
+                limit, best_shape, best_job = self.position[j], shape, j
+        return best_shape, best_job
+
+    def skip_parked(self, shape: int) -> None:
+        """Leave the bucket head of ``shape`` parked and look at the next one."""
+        at = self.waking[shape] + 1
+        if at < len(self.parked[shape]):
+            self.waking[shape] = at
+        else:
+            del self.waking[shape]
+
+    def stop_waking(self, shape: int) -> None:
+        """No parked job of ``shape`` can fit on a node that gained room this pass."""
+        del self.waking[shape]
+
+    def unpark(self, shape: int) -> None:
+        """The bucket head of ``shape`` becomes the job at the cursor (it fits somewhere new)."""
+        at = self.waking[shape]
+        bucket = self.parked[shape]
+        j = bucket.pop(at)
+        self.parked_fit[j] = None
+        if not bucket:
+            del self.parked[shape]
+        if not bucket or at >= len(bucket):
+            del self.waking[shape]
+        self.examine.insert(self.cursor, j)  # every job before the cursor is earlier in FIFO order
+
+    def take_current(self) -> None:
+        """The job at the cursor leaves the queue (it starts)."""
+        self._leave_fifo(self.examine.pop(self.cursor))
+
+    def park_current(self, fit: list[bool], shape: int) -> None:
+        """Park the job at the cursor with its node mask ``fit`` (never changed in place)."""
+        j = self.examine.pop(self.cursor)
+        self.parked_fit[j] = fit
+        bucket = self.parked.setdefault(shape, [])
+        at = bisect.bisect_left(bucket, self.position[j], key=self.position.__getitem__)
+        bucket.insert(at, j)
+        if shape in self.waking and at <= self.waking[shape]:
+            self.waking[shape] += 1  # examined at this time: not to be looked at again in this pass
+
+    def remove(self, j: int, shape: int) -> None:
+        """Job ``j`` leaves the queue wherever it is (its TTL expired); only between passes."""
+        self._leave_fifo(j)
+        if self.parked_fit[j] is None:
+            self.examine.remove(j)
+            return
+        self.parked_fit[j] = None
+        bucket = self.parked[shape]
+        bucket.remove(j)
+        if not bucket:
+            del self.parked[shape]
+
+    def asking_order(self, current: int) -> list[int]:
+        """Every pending job, from ``current`` (-1: none) on in FIFO order, then the ones before it."""
+        if current < 0:
+            return self.fifo.copy()
+        at = bisect.bisect_left(self.fifo, self.position[current], key=self.position.__getitem__)
+        return self.fifo[at:] + self.fifo[:at]
+
+    def _leave_fifo(self, j: int) -> None:
+        at = bisect.bisect_left(self.fifo, self.position[j], key=self.position.__getitem__)
+        del self.fifo[at]
