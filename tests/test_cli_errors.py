@@ -224,3 +224,13 @@ def test_evaluate__an_oracle_over_its_memory_budget_is_left_out_with_a_note(tmp_
     assert "note: oracle was left out: oracle refused" in result.stdout
     document = json.loads((tmp_path / "results.json").read_text())
     assert set(document["agents"]) == {"first-fit"} and "oracle" in document["skipped"]
+
+
+@pytest.mark.skipif(not os.environ.get("ACO_ENV_TRACES"), reason="real traces not present")
+def test_evaluate__a_trace_cleaning_note_appears_once_for_all_agents(tmp_path: Path) -> None:
+    """The machine-usage sample's gap filling is logged once per load, not once per agent."""
+    result = cli("evaluate", "--scenario", "fleet5-alibaba2018-machines", "--agents", "first-fit,cheapest,aco",
+                 "--episodes", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if line.startswith("warning:") and "filled" in line]
+    assert len(notes) == 1, result.stderr
