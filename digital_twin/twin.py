@@ -425,8 +425,17 @@ class DigitalTwin(TwinViews):
         """Run events until a pending job fits somewhere, every job is terminal, or the horizon."""
         s = self._s
         queue, status_counts, heap = s.queue, s.status_counts, s.heap
+        examine = queue.examine  # changed in place only, so this name stays valid
         while True:
-            while (j := self._next_to_examine()) >= 0:
+            while True:
+                if queue.waking:  # parked jobs may come back in this pass
+                    j = self._next_to_examine()
+                elif queue.cursor < len(examine):  # the common case, inlined (hot path)
+                    j = examine[queue.cursor]
+                else:
+                    break
+                if j < 0:
+                    break
                 mask = self._mask_of(j)
                 if True in mask:
                     self._current = j
@@ -446,9 +455,7 @@ class DigitalTwin(TwinViews):
                 self._charge_unserved()
                 break
             self._accrue(t)
-            s.gained_nodes.clear()
             self._handle_events_at(t)
-            self._start_pass()
         self._done = True
         self._current = -1
         self._mask = [False] * self._n_nodes
@@ -462,8 +469,11 @@ class DigitalTwin(TwinViews):
             s.time_s = t
 
     def _handle_events_at(self, t: float) -> None:
+        """Handle every event at time ``t`` (in the documented order), then start a new pass."""
         s = self._s
         heap = s.heap
+        if s.gained_nodes:
+            s.gained_nodes.clear()
         while heap and heap[0][0] == t and heap[0][1] < TICK:
             _, kind, _, index, generation = heapq.heappop(heap)
             if kind == COMPLETION:
@@ -484,6 +494,10 @@ class DigitalTwin(TwinViews):
         while heap and heap[0][0] == t:
             _, _, _, index, generation = heapq.heappop(heap)
             self._expire(index, generation)
+        if s.queue.parked:
+            self._start_pass()
+        else:
+            s.queue.cursor = 0  # a new pass with nothing parked to wake (the common case, inlined)
 
     def _charge_unserved(self) -> None:
         """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``).

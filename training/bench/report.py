@@ -36,6 +36,13 @@ def render_markdown(results: dict[str, Any]) -> str:
         "asserted in tests.",
         "",
     ]
+    if "env" in results:
+        lines += [
+            f"Absolute speeds follow the machine's speed at the time: in this run `CartPole-v1` made "
+            f"{_fmt(results['env']['cartpole_steps_per_s'])} random steps/s. Compare runs by the ratios "
+            "(ours vs CartPole, ACO vs first-fit), not by absolute numbers.",
+            "",
+        ]
     if "twin" in results:
         twin = results["twin"]
         lines += [
@@ -56,7 +63,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             "## Environment vs CartPole (issue 4)",
             "",
             f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
-            "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process.",
+            "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "
+            "measured in turns; the ratio is the median over the pairs (machine-speed drift cancels within a pair).",
             "",
             "| metric | result | target |",
             "|---|---|---|",
