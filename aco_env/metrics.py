@@ -6,19 +6,12 @@ training logs each as ``scheduling/<key>`` and evaluation as ``eval/<agent>/<key
 
 from __future__ import annotations
 
+from digital_twin.objective import COUNT_KEYS, OBJECTIVE_KEY, USD_KEYS
+
 EPISODE_METRICS: tuple[str, ...] = (
-    "objective_usd",  # the episode objective (lower is better); return = -objective_usd
-    "cost_usd",  # compute cost under the scenario's cost model
-    "sla_usd",
-    "qos_usd",
-    "eviction_usd",
-    "deadline_usd",
-    "rejection_usd",
-    "sla_violations",  # latency-critical jobs whose node went over the SLA threshold
-    "qos_violations",  # latency-critical jobs placed on a spot node
-    "evictions",  # jobs failed by a spot interruption (same as failed_jobs)
-    "deadline_misses",
-    "rejections",
+    OBJECTIVE_KEY,  # the episode objective (lower is better); return = -objective_usd
+    *USD_KEYS,  # compute cost, then each penalty term in USD (digital_twin.objective.PENALTIES)
+    *COUNT_KEYS,  # what each penalty term counted (its unit: PENALTIES[k].unit)
     "qos_compliance",  # share of started latency-critical jobs never placed on spot
     "completed_jobs",
     "failed_jobs",

@@ -1,23 +1,20 @@
-"""The episode objective: weights, cost models and the per-term breakdown (all in USD).
+"""The episode objective: its terms, their weights, the cost models and the breakdown (all in USD).
 
 One scalar, lower is better, shared by the env's reward, the evaluator and the oracle:
-
-``objective = cost + sla + qos + eviction + deadline + rejection`` where
+``objective = cost + sum over PENALTIES of count x weight``. :data:`PENALTIES` is the one table
+of penalty terms: the twin counts each, and the metrics, the leaderboard, the plots and the
+TensorBoard keys all derive from it. A new term is a row here (and a field of
+:class:`ObjectiveWeights`), the place in the twin where it is counted, and its model in the
+oracle.
 
 * ``cost``: compute cost under the cost model (:data:`PRORATED` or :data:`ACTIVE_NODES`);
-* ``sla``: ``sla_violation_usd`` per latency-critical job whose node utilisation
-  (background cpu % + our allocated cpu / node cpu x 100) exceeded the SLA threshold at any
-  telemetry tick while it ran;
-* ``qos``: ``qos_violation_usd`` per latency-critical job ever placed on a spot node;
-* ``eviction``: ``eviction_usd`` per job failed by a spot interruption;
-* ``deadline``: ``deadline_miss_usd`` per job first started after its deadline;
-* ``rejection``: ``rejection_usd`` per job rejected (queue TTL expired, or fits nowhere) and
-  per job still queued when the horizon ends the episode (unserved).
+* one term per :data:`PENALTIES` row (its ``rule`` says what is counted, its ``unit`` in what).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from digital_twin.errors import SpecError
@@ -31,8 +28,74 @@ COST_MODELS = (PRORATED, ACTIVE_NODES)
 
 
 @dataclass(frozen=True, slots=True)
+class PenaltyTerm:
+    """One penalty term of the objective: what is counted, in what unit, at which weight.
+
+    Attributes:
+        name: Short name; the term's USD key is ``<name>_usd`` (e.g. ``sla_usd``).
+        title: Human-readable name, for tables (``"SLA penalty"``).
+        count_key: Key of the count in metrics and results (``"sla_violations"``).
+        weight_key: The :class:`ObjectiveWeights` field with the USD per counted unit.
+        unit: What one counted unit is (``"jobs"``).
+        rule: What the twin counts, in one sentence.
+    """
+
+    name: str
+    title: str
+    count_key: str
+    weight_key: str
+    unit: str
+    rule: str
+
+    @property
+    def usd_key(self) -> str:
+        """Key of the term's USD amount in metrics and results (``"<name>_usd"``)."""
+        return f"{self.name}_usd"
+
+
+PENALTIES: tuple[PenaltyTerm, ...] = (
+    PenaltyTerm(
+        "sla", "SLA penalty", "sla_violations", "sla_violation_usd", "jobs",
+        "latency-critical jobs whose node utilisation (background cpu % + our allocated cpu / node cpu "
+        "x 100) exceeded the SLA threshold at a telemetry tick while they ran (once per job)",
+    ),
+    PenaltyTerm(
+        "qos", "QoS penalty", "qos_violations", "qos_violation_usd", "jobs",
+        "latency-critical jobs ever placed on a spot node (once per job)",
+    ),
+    PenaltyTerm(
+        "eviction", "eviction penalty", "evictions", "eviction_usd", "jobs", "jobs failed by a spot interruption"
+    ),
+    PenaltyTerm(
+        "deadline", "deadline penalty", "deadline_misses", "deadline_miss_usd", "jobs",
+        "jobs first started after their deadline",
+    ),
+    PenaltyTerm(
+        "rejection", "rejection penalty", "rejections", "rejection_usd", "jobs",
+        "jobs rejected (queue TTL expired, or fits on no node) and jobs still queued when the horizon "
+        "ends the episode (unserved)",
+    ),
+)
+"""The penalty terms, in the order they are summed after the compute cost."""
+
+PENALTY_INDEX: dict[str, int] = {term.name: k for k, term in enumerate(PENALTIES)}
+"""Term name -> its index in :data:`PENALTIES` (and in the twin's counts)."""
+
+COST_KEY = "cost_usd"
+OBJECTIVE_KEY = "objective_usd"
+USD_KEYS: tuple[str, ...] = (COST_KEY, *(term.usd_key for term in PENALTIES))
+"""The USD terms of the objective, in summation order."""
+COUNT_KEYS: tuple[str, ...] = tuple(term.count_key for term in PENALTIES)
+BREAKDOWN_KEYS: tuple[str, ...] = (*USD_KEYS, *COUNT_KEYS, OBJECTIVE_KEY)
+"""The keys of :meth:`ObjectiveBreakdown.as_dict`, in order."""
+
+
+@dataclass(frozen=True, slots=True)
 class ObjectiveWeights:
-    """Penalty per event, in USD. Each must be finite and >= 0."""
+    """USD per counted unit of each penalty term (one field per :data:`PENALTIES` ``weight_key``).
+
+    Each must be finite and >= 0.
+    """
 
     sla_violation_usd: float = 0.25
     qos_violation_usd: float = 0.25
@@ -46,77 +109,70 @@ class ObjectiveWeights:
             if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
                 raise SpecError(f"objective weight {f.name} must be a finite number >= 0, got {value!r}")
 
+    def per_term(self) -> tuple[float, ...]:
+        """The weights in :data:`PENALTIES` order."""
+        return tuple(getattr(self, term.weight_key) for term in PENALTIES)
+
 
 @dataclass(frozen=True, slots=True)
 class ObjectiveBreakdown:
-    """The objective split by term, in USD, plus the event counts behind the penalties."""
+    """The objective split by term: the compute cost and, per :data:`PENALTIES` term, its count.
+
+    Attributes:
+        cost_usd: Compute cost in USD.
+        counts: ``(len(PENALTIES),)`` counted units per penalty term, in table order.
+        weights: ``(len(PENALTIES),)`` USD per unit, in table order.
+
+    Read a term by key (``breakdown["sla_usd"]``, ``breakdown["rejections"]``; any of
+    :data:`BREAKDOWN_KEYS`) or all at once with :meth:`as_dict`.
+    """
 
     cost_usd: float
-    sla_usd: float
-    qos_usd: float
-    eviction_usd: float
-    deadline_usd: float
-    rejection_usd: float
-    sla_violations: int
-    qos_violations: int
-    evictions: int
-    deadline_misses: int
-    rejections: int
+    counts: tuple[int | float, ...]
+    weights: tuple[float, ...]
 
     @classmethod
-    def from_counts(
-        cls,
-        cost_usd: float,
-        weights: ObjectiveWeights,
-        *,
-        sla_violations: int,
-        qos_violations: int,
-        evictions: int,
-        deadline_misses: int,
-        rejections: int,
-    ) -> ObjectiveBreakdown:
-        """The breakdown of a compute cost and the penalty event counts under ``weights``."""
-        return cls(
-            cost_usd=cost_usd,
-            sla_usd=sla_violations * weights.sla_violation_usd,
-            qos_usd=qos_violations * weights.qos_violation_usd,
-            eviction_usd=evictions * weights.eviction_usd,
-            deadline_usd=deadline_misses * weights.deadline_miss_usd,
-            rejection_usd=rejections * weights.rejection_usd,
-            sla_violations=sla_violations,
-            qos_violations=qos_violations,
-            evictions=evictions,
-            deadline_misses=deadline_misses,
-            rejections=rejections,
-        )
+    def of(cls, cost_usd: float, weights: ObjectiveWeights, counts: Sequence[int | float]) -> ObjectiveBreakdown:
+        """The breakdown of a compute cost and the penalty counts (in :data:`PENALTIES` order)."""
+        if len(counts) != len(PENALTIES):
+            raise ValueError(f"expected {len(PENALTIES)} penalty counts ({', '.join(COUNT_KEYS)}), got {len(counts)}")
+        return cls(cost_usd, tuple(counts), weights.per_term())
+
+    @property
+    def penalties_usd(self) -> tuple[float, ...]:
+        """USD per penalty term, in :data:`PENALTIES` order."""
+        return tuple(count * weight for count, weight in zip(self.counts, self.weights, strict=True))
 
     @property
     def total_usd(self) -> float:
-        """The objective: the sum of the six USD terms."""
-        return (
-            self.cost_usd + self.sla_usd + self.qos_usd
-            + self.eviction_usd + self.deadline_usd + self.rejection_usd
-        )
+        """The objective: the compute cost plus the penalty terms, summed in table order."""
+        total = self.cost_usd
+        for usd in self.penalties_usd:
+            total += usd
+        return total
+
+    def __getitem__(self, key: str) -> float:
+        """One value by its :data:`BREAKDOWN_KEYS` key (e.g. ``"sla_usd"``, ``"evictions"``)."""
+        try:
+            return self.as_dict()[key]
+        except KeyError:
+            raise KeyError(f"{key!r} is not an objective key; known: {', '.join(BREAKDOWN_KEYS)}") from None
 
     def as_dict(self) -> dict[str, float]:
-        """All fields plus ``objective_usd``, as plain floats/ints (JSON-ready)."""
-        out: dict[str, float] = {f.name: getattr(self, f.name) for f in _FIELDS}
-        out["objective_usd"] = self.total_usd
+        """Every :data:`BREAKDOWN_KEYS` key: USD terms, counts and ``objective_usd`` (JSON-ready)."""
+        out: dict[str, float] = {COST_KEY: self.cost_usd}
+        out.update(zip(USD_KEYS[1:], self.penalties_usd, strict=True))
+        out.update(zip(COUNT_KEYS, self.counts, strict=True))
+        out[OBJECTIVE_KEY] = self.total_usd
         return out
 
     def format_table(self) -> str:
         """A small human-readable table of the terms."""
-        rows = [
-            ("compute cost", self.cost_usd, ""),
-            ("SLA penalty", self.sla_usd, f"{self.sla_violations} jobs"),
-            ("QoS penalty", self.qos_usd, f"{self.qos_violations} jobs"),
-            ("eviction penalty", self.eviction_usd, f"{self.evictions} jobs"),
-            ("deadline penalty", self.deadline_usd, f"{self.deadline_misses} jobs"),
-            ("rejection penalty", self.rejection_usd, f"{self.rejections} jobs"),
+        rows = [("compute cost", self.cost_usd, "")]
+        rows += [
+            (term.title, usd, f"{count:g} {term.unit}")
+            for term, usd, count in zip(PENALTIES, self.penalties_usd, self.counts, strict=True)
         ]
         lines = [f"  {name:<18} {usd:>10.4f} USD  {note}".rstrip() for name, usd, note in rows]
         lines.append(f"  {'objective':<18} {self.total_usd:>10.4f} USD")
         return "\n".join(lines)
-
-
-_FIELDS = fields(ObjectiveBreakdown)

@@ -11,9 +11,6 @@ FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
 STATUS_NAMES = ("future", "pending", "running", "completed", "failed", "rejected")
 TERMINAL = (COMPLETED, FAILED, REJECTED)
 
-# Indices into TwinState.counts (penalty events counted once each).
-SLA_HITS, QOS_HITS, EVICTIONS, DEADLINE_MISSES, REJECTIONS = range(5)
-
 # Event kinds. At equal times events are handled in this order, then decisions are asked.
 COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")
@@ -42,7 +39,7 @@ class TwinState:
         next_arrival: Index of the next job to arrive. ``next_tick``: Index of the next tick.
         cost_usd, cost_rate_usd_per_s: Accrued compute cost and its current rate.
         alloc_cpu_m, alloc_cpu_m_s: Allocated millicores now, and their time integral.
-        counts: Penalty counts ``[sla, qos, evictions, deadline, rejections]``.
+        counts: Penalty counts in :data:`digital_twin.objective.PENALTIES` order.
         status_counts: Number of jobs in each status.
         wait_sum_s, started_jobs: For the mean wait (first start - arrival).
         events: The event log, when recording.

@@ -46,24 +46,19 @@ from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.errors import InvalidPlacementError
 from digital_twin.job_queue import JobQueue
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec
-from digital_twin.objective import ACTIVE_NODES
+from digital_twin.objective import ACTIVE_NODES, PENALTIES, PENALTY_INDEX
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions, effective_interruptions
 from digital_twin.state import (
     COMPLETED,
     COMPLETION,
-    DEADLINE_MISSES,
-    EVICTIONS,
     FAILED,
     FUTURE,
     INTERRUPTION,
     PENDING,
-    QOS_HITS,
     RECOVERY,
     REJECTED,
-    REJECTIONS,
     RUNNING,
-    SLA_HITS,
     TICK,
     TTL_EXPIRY,
     TwinState,
@@ -73,6 +68,10 @@ from digital_twin.twin_views import TwinViews
 from digital_twin.workload import Workload
 
 _LC = WORKLOAD_TYPES.index("latency-critical")  # column of running_by_type
+# Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection")
+)
 _NODE_INDEX_TYPES = (int, np.integer)
 
 
@@ -98,11 +97,11 @@ class DigitalTwin(TwinViews):
     # A fixed set of attributes: CPython reads slots faster than the instance dict of a class
     # with this many attributes, and the hot path reads them at every event.
     __slots__ = (
-        "_active_nodes", "_arrival_s", "_background_cpu", "_candidate_mask", "_candidates", "_cpu_m", "_current",
-        "_deadline_s", "_done", "_duration_s", "_gpus", "_horizon", "_interruptions", "_is_lc", "_is_spot",
-        "_last_tick", "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_nowhere", "_preemptible", "_price_per_s",
-        "_req_cpu_m", "_req_gpus", "_req_mem_mib", "_s", "_shape", "_tick_s", "_ttl", "_type_index", "record_events",
-        "spec",
+        "_active_nodes", "_arrival_s", "_background_cpu", "_candidate_mask", "_candidates", "_counts_seen",
+        "_cpu_m", "_current", "_deadline_s", "_done", "_duration_s", "_gpus", "_horizon", "_interruptions",
+        "_is_lc", "_is_spot", "_last_tick", "_mask", "_mem_mib", "_n_jobs", "_n_nodes", "_nowhere",
+        "_penalties_usd", "_penalty_items", "_penalty_weights", "_preemptible", "_price_per_s", "_req_cpu_m",
+        "_req_gpus", "_req_mem_mib", "_s", "_shape", "_tick_s", "_ttl", "_type_index", "record_events", "spec",
     )
 
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
@@ -135,6 +134,10 @@ class DigitalTwin(TwinViews):
         self._tick_s = float(spec.telemetry.tick_s)
         self._last_tick = spec.telemetry.n_ticks - 1
         self._active_nodes = spec.cost_model == ACTIVE_NODES
+        self._penalty_weights = spec.weights.per_term()
+        self._counts_seen: list[int] = []  # objective_dict() builds its cache on the first call
+        self._penalties_usd: list[float] = []
+        self._penalty_items: dict[str, float] = {}
         self._interruptions: tuple[tuple[float, ...], ...] = tuple(() for _ in fleet)
         self._s = self._initial_state()
         self._current = -1
@@ -280,7 +283,7 @@ class DigitalTwin(TwinViews):
         s.cost_rate_usd_per_s = 0.0
         s.alloc_cpu_m = 0
         s.alloc_cpu_m_s = 0.0
-        s.counts = [0, 0, 0, 0, 0]
+        s.counts = [0] * len(PENALTIES)
         s.status_counts = [m, 0, 0, 0, 0, 0]
         s.wait_sum_s = 0.0
         s.started_jobs = 0
@@ -505,7 +508,7 @@ class DigitalTwin(TwinViews):
         Without this, deferring the jobs that arrive near the horizon would be free.
         """
         for j in self._s.queue.fifo:
-            self._s.counts[REJECTIONS] += 1
+            self._s.counts[_REJECTION] += 1
             self._log("unserved-at-horizon", j, -1)
 
     def _arrive(self, j: int) -> None:
@@ -535,7 +538,7 @@ class DigitalTwin(TwinViews):
         s = self._s
         s.generation[j] += 1
         self._set_status(j, REJECTED)
-        s.counts[REJECTIONS] += 1
+        s.counts[_REJECTION] += 1
         self._log(f"rejected-{why}", j, -1)
 
     def _start(self, j: int, i: int) -> None:
@@ -558,7 +561,7 @@ class DigitalTwin(TwinViews):
             s.started_jobs += 1
             deadline = self._deadline_s[j]
             if deadline is not None and t > deadline:
-                s.counts[DEADLINE_MISSES] += 1
+                s.counts[_DEADLINE] += 1
         if self._active_nodes:
             if was_idle:
                 s.cost_rate_usd_per_s += self._price_per_s[i]
@@ -566,7 +569,7 @@ class DigitalTwin(TwinViews):
             s.cost_rate_usd_per_s += self._job_rate(j, i)
         if self._is_lc[j] and self._is_spot[i] and not s.qos_hit[j]:
             s.qos_hit[j] = True
-            s.counts[QOS_HITS] += 1
+            s.counts[_QOS] += 1
         self._push(t + self._duration_s[j], COMPLETION, j, s.generation[j])
         self._log("start", j, i)
 
@@ -619,7 +622,7 @@ class DigitalTwin(TwinViews):
                 self._enqueue(j)
             else:
                 self._set_status(j, FAILED)
-                s.counts[EVICTIONS] += 1
+                s.counts[_EVICTION] += 1
                 self._log("evicted-failed", j, i)
         self._push(s.time_s + self.spec.spot_recovery_s, RECOVERY, i, 0)
 
@@ -637,7 +640,7 @@ class DigitalTwin(TwinViews):
                 for j in jobs:
                     if self._is_lc[j] and not s.sla_hit[j]:
                         s.sla_hit[j] = True
-                        s.counts[SLA_HITS] += 1
+                        s.counts[_SLA] += 1
                         self._log("sla-violation", j, i)
 
 

@@ -7,12 +7,18 @@ accessors, and only reads the state the simulator keeps.
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import add, mul
+
 import numpy as np
 
 from digital_twin.hindsight import HindsightView
-from digital_twin.objective import ObjectiveBreakdown
+from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
-from digital_twin.state import QOS_HITS, RUNNING, STATUS_NAMES, TwinState
+from digital_twin.state import RUNNING, STATUS_NAMES, TwinState
+
+_QOS = PENALTY_INDEX["qos"]
+_PENALTY_KEYS = (*(term.usd_key for term in PENALTIES), *COUNT_KEYS)  # as_dict() order after the cost
 
 
 class TwinViews:
@@ -30,6 +36,10 @@ class TwinViews:
     _last_tick: int
     _background_cpu: list[list[float]]
     _interruptions: tuple[tuple[float, ...], ...]
+    _penalty_weights: tuple[float, ...]
+    _counts_seen: list[int]  # objective_dict()'s cache: the counts it was built for
+    _penalties_usd: list[float]
+    _penalty_items: dict[str, float]
     _current: int
 
     @property
@@ -45,50 +55,27 @@ class TwinViews:
 
     def objective(self) -> ObjectiveBreakdown:
         """The objective accrued so far (cost up to :attr:`time_s`), by term."""
-        sla, qos, evictions, late, rejections = self._s.counts
-        return ObjectiveBreakdown.from_counts(
-            self._s.cost_usd, self.spec.weights, sla_violations=sla, qos_violations=qos,
-            evictions=evictions, deadline_misses=late, rejections=rejections,
-        )
+        return ObjectiveBreakdown.of(self._s.cost_usd, self.spec.weights, self._s.counts)
 
     def objective_dict(self) -> dict[str, float]:
-        """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path)."""
-        s, w = self._s, self.spec.weights
-        sla, qos, evictions, late, rejections = s.counts
+        """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path).
+
+        This runs at every env step, and the penalty counts rarely change between steps: their
+        USD amounts and keys are rebuilt only when the counts changed. The sum runs in the order of
+        ``ObjectiveBreakdown.total_usd``, so the two agree bit for bit.
+        """
+        s = self._s
+        if s.counts != self._counts_seen:
+            self._counts_seen = s.counts.copy()
+            self._penalties_usd = list(map(mul, s.counts, self._penalty_weights))
+            self._penalty_items = dict(zip(_PENALTY_KEYS, (*self._penalties_usd, *s.counts)))  # noqa: B905
         cost_usd = s.cost_usd
-        sla_usd = sla * w.sla_violation_usd
-        qos_usd = qos * w.qos_violation_usd
-        eviction_usd = evictions * w.eviction_usd
-        deadline_usd = late * w.deadline_miss_usd
-        rejection_usd = rejections * w.rejection_usd
-        return {
-            "cost_usd": cost_usd,
-            "sla_usd": sla_usd,
-            "qos_usd": qos_usd,
-            "eviction_usd": eviction_usd,
-            "deadline_usd": deadline_usd,
-            "rejection_usd": rejection_usd,
-            "sla_violations": sla,
-            "qos_violations": qos,
-            "evictions": evictions,
-            "deadline_misses": late,
-            "rejections": rejections,
-            # The same sum, in the same order, as objective_usd().
-            "objective_usd": cost_usd + sla_usd + qos_usd + eviction_usd + deadline_usd + rejection_usd,
-        }
+        return {COST_KEY: cost_usd, **self._penalty_items, OBJECTIVE_KEY: reduce(add, self._penalties_usd, cost_usd)}
 
     def objective_usd(self) -> float:
         """The objective accrued so far, in USD (cheap; the sum of :meth:`objective`'s terms)."""
-        s, w = self._s, self.spec.weights
-        sla, qos, evictions, late, rejections = s.counts
-        return (
-            s.cost_usd
-            + sla * w.sla_violation_usd
-            + qos * w.qos_violation_usd
-            + evictions * w.eviction_usd
-            + late * w.deadline_miss_usd
-            + rejections * w.rejection_usd
-        )
+        s = self._s
+        return reduce(add, map(mul, s.counts, self._penalty_weights), s.cost_usd)
 
     def job_counts(self) -> dict[str, int]:
         """Number of jobs per status (``future`` = not yet arrived); they sum to ``len(jobs)``."""
@@ -111,7 +98,7 @@ class TwinViews:
         total_cpu_m_s = sum(self._cpu_m) * s.time_s
         out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
         lc_started = sum(1 for j in range(self._n_jobs) if self._is_lc[j] and s.first_start_s[j] >= 0)
-        out["qos_compliance"] = 1.0 - s.counts[QOS_HITS] / lc_started if lc_started else 1.0
+        out["qos_compliance"] = 1.0 - s.counts[_QOS] / lc_started if lc_started else 1.0
         out["sim_time_s"] = s.time_s
         return out
 

@@ -11,8 +11,9 @@ import numpy as np
 from aco_env.placement import apply as apply_action
 from aco_env.placement import first_fit  # noqa: F401  (the tests' first-fit policy on the twin)
 from digital_twin import DigitalTwin, JobSpec
+from digital_twin.objective import USD_KEYS
 
-TERM_FIELDS = ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd")
+TERM_FIELDS = USD_KEYS
 
 
 def assert_twin_invariants(twin: DigitalTwin) -> None:
@@ -44,7 +45,7 @@ def assert_twin_invariants(twin: DigitalTwin) -> None:
         assert statuses.count(name) == count
     objective = twin.objective()
     for term in TERM_FIELDS:
-        assert getattr(objective, term) >= 0.0, term
+        assert objective[term] >= 0.0, term
 
 
 Policy = Callable[[DigitalTwin], int | None]

@@ -306,7 +306,7 @@ def test_oracle__a_deliberate_eviction_is_planned_and_replays_exactly() -> None:
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight())
     assert result.plan == {"big": (0, 600.0), "small": (0, 1200.0)}
-    assert (result.plan_breakdown.evictions, result.plan_breakdown.rejections) == (1, 0)
+    assert (result.plan_breakdown["evictions"], result.plan_breakdown["rejections"]) == (1, 0)
     assert result.plan_objective_usd == pytest.approx(0.0001 * 300 + 0.5 + 0.0001 / 4 * 600, abs=1e-12)
     assert result.proven_optimal
     _check_instance(spec, exact_grid=False)

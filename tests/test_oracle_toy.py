@@ -53,8 +53,8 @@ def test_oracle__toy3_plan_and_bound_equal_the_hand_computed_optimum(cost_model:
     assert result.plan_objective_usd == pytest.approx(optimum_usd, abs=1e-9)
     assert result.lower_bound_usd == pytest.approx(optimum_usd, abs=1e-9)
     assert result.proven_optimal and result.status == "proven-optimal"
-    assert result.plan_breakdown.sla_violations == 1
-    assert result.plan_breakdown.qos_violations == result.plan_breakdown.evictions == 0
+    assert result.plan_breakdown["sla_violations"] == 1
+    assert result.plan_breakdown["qos_violations"] == result.plan_breakdown["evictions"] == 0
     plan = result.plan
     assert plan["A"] is not None and plan["A"][0] == 0
     assert plan["B"] is not None and plan["B"][0] == 0

@@ -57,7 +57,7 @@ def test_twin__ttl_rejects_a_job_that_waits_too_long() -> None:
         twin.defer()
     assert asked_at == [0.0, 300.0, 600.0, 900.0]  # re-asked after each tick
     assert twin.event_log[-1] == (1000.0, "rejected-ttl", "j", "")
-    assert twin.objective().rejections == 1 and twin.terminated
+    assert twin.objective()["rejections"] == 1 and twin.terminated
 
 
 def test_twin__preemptible_job_returns_to_the_queue_when_evicted() -> None:
@@ -168,7 +168,7 @@ def test_twin__jobs_queued_at_the_horizon_pay_the_rejection_penalty() -> None:
     while not twin.done:
         twin.defer()
     assert twin.truncated and twin.job_counts()["pending"] == 1
-    assert twin.objective().rejections == 1
+    assert twin.objective()["rejections"] == 1
     assert twin.event_log[-1] == (3600.0, "unserved-at-horizon", "late", "")
 
 
@@ -196,7 +196,7 @@ def test_twin__deadline_is_judged_at_the_first_start_only() -> None:
     twin.place(1)  # on time, on the spot node that fails at 1000 s
     assert twin.time_s == 1000.0
     twin.place(0)  # restarted long after the deadline
-    assert twin.objective().deadline_misses == 0 and twin.terminated
+    assert twin.objective()["deadline_misses"] == 0 and twin.terminated
 
 
 @pytest.mark.parametrize("cpu_cores", [0.0004, 0.0])

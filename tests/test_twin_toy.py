@@ -49,10 +49,10 @@ def test_toy3__every_term_matches_the_hand_computation(cost_model: str, cost_usd
     twin = play_toy3(cost_model)
     objective = twin.objective()
     assert objective.cost_usd == pytest.approx(cost_usd, abs=1e-12)
-    assert (objective.sla_usd, objective.qos_usd, objective.eviction_usd) == pytest.approx((0.1, 0.2, 0.3))
-    assert (objective.deadline_usd, objective.rejection_usd) == pytest.approx((0.4, 0.5))
-    assert (objective.sla_violations, objective.qos_violations, objective.evictions) == (1, 1, 1)
-    assert (objective.deadline_misses, objective.rejections) == (1, 1)
+    assert (objective["sla_usd"], objective["qos_usd"], objective["eviction_usd"]) == pytest.approx((0.1, 0.2, 0.3))
+    assert (objective["deadline_usd"], objective["rejection_usd"]) == pytest.approx((0.4, 0.5))
+    assert (objective["sla_violations"], objective["qos_violations"], objective["evictions"]) == (1, 1, 1)
+    assert (objective["deadline_misses"], objective["rejections"]) == (1, 1)
     assert objective.total_usd == pytest.approx(cost_usd + 1.5, abs=1e-12)
     assert twin.terminated and not twin.truncated
     assert twin.time_s == 1800.0

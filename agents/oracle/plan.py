@@ -24,7 +24,7 @@ from agents.oracle.options import (
     point_terms,
     symmetry_allowed,
 )
-from digital_twin.objective import ObjectiveBreakdown
+from digital_twin.objective import PENALTIES, ObjectiveBreakdown
 
 
 def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
@@ -81,10 +81,8 @@ def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) ->
         cost = float(options.cost_usd[picked].sum())
     qos, evictions, late = (int(getattr(options, f)[picked].sum()) for f in ("qos", "evicted", "late"))
     rejections = int(inst.submitted.sum()) - len(picked)
-    return ObjectiveBreakdown.from_counts(
-        cost, w, sla_violations=sla, qos_violations=qos, evictions=evictions, deadline_misses=late,
-        rejections=rejections,
-    )
+    counts = {"sla": sla, "qos": qos, "eviction": evictions, "deadline": late, "rejection": rejections}
+    return ObjectiveBreakdown.of(cost, w, [counts[term.name] for term in PENALTIES])
 
 
 def _union_length(options: Options, picked: np.ndarray) -> float:

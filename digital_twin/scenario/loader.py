@@ -12,7 +12,8 @@ A scenario fixes everything an episode needs::
     queue_ttl_s: 1800               # null = no TTL
     sla_threshold_pct: 90
     cost_model: prorated            # or active-nodes
-    weights: {sla_violation_usd: .., qos_violation_usd: .., eviction_usd: .., deadline_miss_usd: .., rejection_usd: ..}
+    weights: {rejection_usd: 2.0, ..}  # USD per unit of a penalty term: the weight_key of each row of
+                                    # digital_twin.objective.PENALTIES (ObjectiveWeights' fields)
     spot: {recovery_s: 600, interruptions: true}
     fleet:      {preset: default-5} | {nodes: [...]} | {generate: {...}} | {alibaba_gpu_csv: {...}}
     telemetry:  {reader: constant, cpu_pct: .., mem_pct: .., tick_s: ..}
