@@ -14,9 +14,22 @@ from gymnasium.envs.registration import register
 from aco_env.env import ClusterSchedulingEnv
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.placement import PlacementEnv
-from aco_env.types import ClusterView, EnvConfig, InvalidActionError
+from aco_env.twin_env import TwinEnv
+from aco_env.types import EnvConfig, InvalidActionError
+from aco_env.views import ClusterView, EpisodeSettings, TelemetrySoFar, cluster_view_of
 
-__all__ = ["EPISODE_METRICS", "ClusterSchedulingEnv", "ClusterView", "EnvConfig", "InvalidActionError", "PlacementEnv"]
+__all__ = [
+    "EPISODE_METRICS",
+    "ClusterSchedulingEnv",
+    "ClusterView",
+    "EnvConfig",
+    "EpisodeSettings",
+    "InvalidActionError",
+    "PlacementEnv",
+    "TelemetrySoFar",
+    "TwinEnv",
+    "cluster_view_of",
+]
 
 # No max_episode_steps: every episode ends at the scenario's horizon (each valid action moves it
 # on), and EnvConfig.max_invalid_streak truncates one stuck on invalid actions. A step limit would

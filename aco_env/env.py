@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-import scenarios
-from aco_env.actions import action_mask, as_action_index
+from aco_env.actions import as_action_index
 from aco_env.metrics import EPISODE_METRICS
-from aco_env.observation import ObservationEncoder
-from aco_env.render import render_ansi, render_rgb_array
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
-from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError, StepInfo
-from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError, Telemetry, TwinSpec
+from aco_env.twin_env import TwinEnv
+from aco_env.types import PENALTY, EnvConfig, InvalidActionError
+from aco_env.views import cluster_view_of
+from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError
 from digital_twin.scenario import Scenario
-from digital_twin.telemetry import CPU, MEM
+
+__all__ = ["ClusterSchedulingEnv", "cluster_view_of"]  # cluster_view_of: also here for training.reproduce
 
 
-class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+class ClusterSchedulingEnv(TwinEnv):
     """Place jobs on a heterogeneous compute fleet whose digital twin replays cluster telemetry.
 
     ## Description
@@ -50,19 +47,57 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
     | queue_mask | (K,) | {0, 1} | 1 for real rows of ``queue``, 0 for padding |
-    | clock | (4,) | see text | hour of day (sin, cos), time / horizon in [0, 1], jobs queued behind (<= 1000) |
+    | clock | (4,) | see below | time features |
     | action_mask | (N + 1,) | {0, 1} | valid actions, as ``action_masks()`` |
 
-    ``nodes`` columns: 0 free cpu fraction, 1 free mem fraction, 2 free GPU fraction (0 without
-    GPUs), 3 background cpu / 100, 4 background mem / 100, 5 utilisation / 100 (background +
-    allocated cpu; in [0, 2]), 6 price / max fleet price, 7 spot flag, 8 interruption
-    probability per hour, 9-11 arch one-hot (x86_64, arm64, gpu-node), 12 up flag, 13-15
-    running jobs by type (latency-critical, batch, stream; counts clipped at 1000), 16 cpu cores / largest
-    node's cores. ``job`` columns: 0 cpu / largest node cpu, 1 mem / largest node mem, 2 GPUs /
-    most GPUs on a node, 3 VRAM per GPU / 100 GB (clipped at 10), 4-6 workload one-hot (latency-critical, batch,
-    stream), 7 priority / 100, 8 preemptible, 9 has deadline, 10 hours to its deadline clipped
-    to [-24, 24] (0 without), 11 duration in hours (clipped at 1000), 12 time since arrival / queue TTL clipped to
-    [0, 1] (0 without TTL).
+    Columns of ``nodes`` (names: :data:`aco_env.observation.NODE_FEATURES`):
+
+    | col | name | meaning |
+    |---|---|---|
+    | 0 | free_cpu_frac | free cpu / node cpu |
+    | 1 | free_mem_frac | free memory / node memory |
+    | 2 | free_gpu_frac | free GPUs / node GPUs (0 on a node without GPUs) |
+    | 3 | up | 1 when the node is up (0 while an interrupted spot node recovers) |
+    | 4 | running_latency_critical | latency-critical jobs running on the node (clipped at 1000) |
+    | 5 | running_batch | batch jobs running on the node (clipped at 1000) |
+    | 6 | running_stream | stream jobs running on the node (clipped at 1000) |
+    | 7 | background_cpu | other tenants' cpu % / 100 at the current tick |
+    | 8 | background_mem | other tenants' mem % / 100 at the current tick |
+    | 9 | utilization | (background cpu % + allocated cpu / node cpu x 100) / 100, in [0, 2] |
+    | 10 | price_rel | price / the fleet's highest price |
+    | 11 | is_spot | 1 for a spot node |
+    | 12 | interruption_prob | spot interruption probability per hour |
+    | 13 | arch_x86_64 | arch one-hot |
+    | 14 | arch_arm64 | arch one-hot |
+    | 15 | arch_gpu_node | arch one-hot |
+    | 16 | cpu_rel | node cpu cores / the largest node's cores |
+
+    Columns of ``job`` and of each ``queue`` row (names: :data:`aco_env.observation.JOB_FEATURES`):
+
+    | col | name | meaning |
+    |---|---|---|
+    | 0 | cpu_rel | cpu cores / the largest node's cores (clipped at 1) |
+    | 1 | mem_rel | memory / the largest node's memory (clipped at 1) |
+    | 2 | gpu_rel | GPUs / the most GPUs on a node (0 in a fleet without GPUs) |
+    | 3 | vram_per_gpu_100gb | VRAM per GPU / 100 GB (clipped at 10) |
+    | 4 | type_latency_critical | workload one-hot |
+    | 5 | type_batch | workload one-hot |
+    | 6 | type_stream | workload one-hot |
+    | 7 | priority | priority / 100 |
+    | 8 | preemptible | 1 when an eviction requeues the job (instead of failing it) |
+    | 9 | has_deadline | 1 when the job has a deadline (latest start) |
+    | 10 | deadline_slack_h | hours to its deadline, clipped to [-24, 24] (0 without) |
+    | 11 | duration_h | duration in hours (clipped at 1000) |
+    | 12 | wait_frac | time since arrival / queue TTL, clipped to [0, 1] (0 without TTL) |
+
+    Entries of ``clock`` (names: :data:`aco_env.observation.CLOCK_FEATURES`):
+
+    | col | name | meaning |
+    |---|---|---|
+    | 0 | hour_sin | sin of the hour of day (scenario ``start_hour`` at time 0), in [-1, 1] |
+    | 1 | hour_cos | cos of the hour of day, in [-1, 1] |
+    | 2 | progress | time / horizon, in [0, 1] |
+    | 3 | queue_length | jobs queued behind the current one (clipped at 1000) |
 
     ## Action Masking
     ``action_masks()`` (the sb3-contrib MaskablePPO convention) and ``obs["action_mask"]`` mark a
@@ -109,13 +144,12 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       stuck on invalid actions instead. Episodes that ended before end the same way.
       ``EnvConfig.deferral`` adds the ``new-fit`` deferral rule; the default (``next-event``)
       is the rule v0 always had.
+    * v0 (issue 13): no change to the MDP. This docstring's ``nodes`` columns were listed in the
+      wrong order (column 3 is ``up``; the background columns are 7 and 8): the tables now match
+      the encoder, and a test keeps them so. ``twin_spec`` (which held the future jobs) is gone:
+      agents see the settings and the telemetry so far in :meth:`cluster_view`; the oracle reads
+      :meth:`hindsight`.
     """
-
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "rgb_array"],
-        "render_fps": 4,
-        "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP,
-    }
 
     def __init__(
         self,
@@ -125,19 +159,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         render_mode: str | None = None,
         **config_overrides: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        base = config or EnvConfig()
-        self.config = dataclasses.replace(base, **config_overrides) if config_overrides else base
-        self.scenario = scenarios.load(scenario)
+        super().__init__(scenario, config, render_mode, **config_overrides)
         self.reward_fn = reward_fn or ObjectiveDeltaReward(self.config.reward_scale)
-        self.render_mode = render_mode
-        self.fleet = self.scenario.fleet
-        self.n_nodes = len(self.fleet)
-        self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
-        self.action_space = spaces.Discrete(self.n_nodes + 1)
-        self.observation_space = self._encoder.space()
-        self._twin: DigitalTwin | None = None
         self._objective_usd = 0.0  # the objective at the previous decision (rewards are its changes)
         self._decisions = 0
         self._invalid_actions = 0
@@ -147,14 +170,13 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     # ------------------------------------------------------------------ Gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, np.ndarray], StepInfo]:
-        """Start an episode; ``options`` is unused."""
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode; ``options`` is unused. ``info`` has the keys of :class:`~aco_env.types.StepInfo`."""
         super().reset(seed=seed)
         del options
-        spec = self.scenario.make_spec(self.np_random)
-        self._encoder.start_episode(spec)
-        self._twin = DigitalTwin(spec)
-        self._twin.reset(self.np_random)
+        twin = DigitalTwin(self.scenario.make_spec(self.np_random))
+        twin.reset(self.np_random)
+        self._start_episode(twin)
         self._decisions = 0
         self._invalid_actions = 0
         self._invalid_streak = 0
@@ -163,8 +185,8 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._objective_usd = info["objective"]["objective_usd"]
         return self._observation(), info
 
-    def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, StepInfo]:
-        """Place (or defer) the current job; see the class docstring."""
+    def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Place (or defer) the current job; see the class docstring. ``info``: :class:`~aco_env.types.StepInfo`."""
         twin = self._require_twin()
         index = as_action_index(action, self.n_nodes + 1)
         if twin.done or self._stuck:  # the episode is over (or a reset found nothing to decide)
@@ -186,35 +208,12 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         terminated = twin.terminated
         return self._encoder.encode(twin), reward, terminated, twin.done and not terminated, info
 
-    def action_masks(self) -> np.ndarray:
-        """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""
-        return action_mask(self._require_twin())
-
-    def render(self) -> str | np.ndarray | None:
-        """A node table (``ansi``) or an RGB image ``(480, 800, 3)`` uint8 (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
-            return None
-        view = self.cluster_view()
-        if self.render_mode == "ansi":
-            return render_ansi(view, self._require_twin().objective())
-        return render_rgb_array(view)
-
-    # ------------------------------------------------------------------ public views for agents
-    def cluster_view(self) -> ClusterView:
-        """The present state as agents may see it (node specs, load, history, job, queue, mask)."""
-        return cluster_view_of(self._require_twin(), self.config.history_ticks)
-
-    @property
-    def twin_spec(self) -> TwinSpec:
-        """The current episode's fixed inputs (fleet, telemetry, settings; jobs include future arrivals).
-
-        Agents other than the oracle should read only ``fleet``, settings and past telemetry.
-        """
-        return self._require_twin().spec
-
+    # ------------------------------------------------------------------ public views
     def hindsight(self) -> HindsightView:
-        """Privileged view of the episode's future, for the oracle only (see :class:`HindsightView`)."""
+        """The episode's future (jobs, telemetry, spot interruptions): for the oracle only.
+
+        Online agents decide from :meth:`cluster_view`, which holds the present and the past.
+        """
         return self._require_twin().hindsight()
 
     def episode_metrics(self) -> dict[str, float]:
@@ -229,17 +228,10 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return {key: float(raw[key]) for key in EPISODE_METRICS}
 
     # ------------------------------------------------------------------ internals
-    def _require_twin(self) -> DigitalTwin:
-        if self._twin is None:
-            raise gym.error.ResetNeeded("call reset() before using the environment")
-        return self._twin
-
-    def _observation(self) -> dict[str, np.ndarray]:
-        return self._encoder.encode(self._require_twin())
-
-    def _info(self, invalid: bool, final: bool = False) -> StepInfo:
+    def _info(self, invalid: bool, final: bool = False) -> dict[str, Any]:
+        """The step's ``info``, with the keys of :class:`~aco_env.types.StepInfo`."""
         twin = self._require_twin()
-        info: StepInfo = {
+        info: dict[str, Any] = {
             "objective": twin.objective_dict(),
             "sim_time_s": twin.time_s,
             "invalid_action": invalid,
@@ -248,13 +240,14 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             info["episode_metrics"] = self.episode_metrics()
         return info
 
-    def _invalid(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, StepInfo]:
+    def _invalid(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         twin = self._require_twin()
         job = twin.current_job
+        index = as_action_index(action, self.n_nodes + 1)
         reason = (
             f"action {action!r} is not an integer in 0..{self.n_nodes}"
-            if as_action_index(action, self.n_nodes + 1) is None
-            else f"job {job.job_id if job else None!r} cannot be placed on node {int(action)}"  # type: ignore[call-overload]  # checked above
+            if index is None
+            else f"job {job.job_id if job else None!r} cannot be placed on node {index}"
         )
         if self.config.invalid_action != PENALTY:
             raise InvalidActionError(reason + " (strict mode; the environment is unchanged)")
@@ -263,36 +256,3 @@ class ClusterSchedulingEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
         self._stuck = self._invalid_streak >= self.config.max_invalid_streak
         return self._observation(), reward, False, self._stuck, self._info(invalid=True, final=self._stuck)
-
-
-def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:
-    """The :class:`ClusterView` of a twin at its current decision point."""
-    telemetry = twin.spec.telemetry
-    k = twin.tick_index
-    free_cpu, free_mem, free_gpus = twin.node_free()
-    pending = twin.pending_jobs()
-    return ClusterView(
-        time_s=twin.time_s,
-        fleet=twin.spec.fleet,
-        job=twin.current_job,
-        queue=twin.spec.jobs.select(pending[1:] if twin.current_job is not None else pending),
-        free_cpu_cores=free_cpu,
-        free_mem_gb=free_mem,
-        free_gpus=free_gpus,
-        up=twin.node_up(),
-        background_cpu_pct=telemetry.background_pct[k, :, CPU].copy(),
-        background_mem_pct=telemetry.background_pct[k, :, MEM].copy(),
-        background_cpu_history_pct=_history(telemetry, k, history_ticks),
-        utilization_pct=twin.utilization_pct(),
-        running_by_type=twin.running_by_type(),
-        action_mask=action_mask(twin),
-        tick_index=k,
-        tick_s=telemetry.tick_s,
-    )
-
-
-def _history(telemetry: Telemetry, tick: int, window: int) -> np.ndarray:
-    """``(N, window)`` background cpu % for ticks ``tick - window + 1 .. tick`` (clamped at 0)."""
-    ticks = np.clip(np.arange(tick - window + 1, tick + 1), 0, None)
-    return telemetry.background_pct[ticks, :, CPU].T.copy()
-

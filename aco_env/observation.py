@@ -1,11 +1,12 @@
 """Encoding the twin's current decision into the observation: a flat ``Dict`` of float32 boxes.
 
-See :class:`aco_env.env.ClusterSchedulingEnv` for the table of every field. Static per-node
-features (price, spot, arch, size) are computed once per fleet, the per-tick background tables
-once per telemetry (a scenario's episodes share it) and static per-job features once per
-episode (:meth:`ObservationEncoder.start_episode`); each step fills only what changes. This is
-the env's hot path, where every numpy call costs about a microsecond: keep it free of per-node
-Python loops and of needless small numpy calls.
+The feature names below are the one source of the observation's columns: the env's docstring
+table lists them (a test checks that it does, in order) and every column is addressed by its
+name here. Static per-node features (price, spot, arch, size) are computed once per fleet, the
+per-tick background tables once per telemetry (a scenario's episodes share it) and static
+per-job features once per episode (:meth:`ObservationEncoder.start_episode`); each step fills
+only what changes. This is the env's hot path, where every numpy call costs about a
+microsecond: keep it free of per-node Python loops and of needless small numpy calls.
 """
 
 from __future__ import annotations
@@ -16,32 +17,83 @@ import numpy as np
 from gymnasium import spaces
 
 from aco_env.types import EnvConfig
-from digital_twin import DigitalTwin, NodeSpec, Telemetry, TwinSpec
+from digital_twin import WORKLOAD_TYPES, DigitalTwin, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
 from digital_twin.scenario import Scenario
 from digital_twin.workload import Workload
 
-NODE_FEATURES = (
-    "free_cpu_frac", "free_mem_frac", "free_gpu_frac", "up", "running_latency_critical",
-    "running_batch", "running_stream", "background_cpu", "background_mem", "utilization",
-    "price_rel", "is_spot", "interruption_prob", "arch_x86_64", "arch_arm64", "arch_gpu_node", "cpu_rel",
+
+def _snake(name: str) -> str:
+    """``"latency-critical"`` -> ``"latency_critical"`` (feature names are identifiers)."""
+    return name.replace("-", "_")
+
+
+NODE_FEATURES: tuple[str, ...] = (
+    # DigitalTwin.node_vector()'s seven blocks, in its order (each times a per-node scale):
+    "free_cpu_frac",
+    "free_mem_frac",
+    "free_gpu_frac",
+    "up",
+    *(f"running_{_snake(w)}" for w in WORKLOAD_TYPES),
+    # The telemetry at the current tick, and the utilisation it adds up to with our allocation:
+    "background_cpu",
+    "background_mem",
+    "utilization",
+    # Static per fleet:
+    "price_rel",
+    "is_spot",
+    "interruption_prob",
+    *(f"arch_{_snake(a)}" for a in ARCHES),
+    "cpu_rel",
 )
-"""Columns of ``obs["nodes"]``: 10 dynamic ones, then 7 static ones (fixed per fleet)."""
-JOB_FEATURES = (
-    "cpu_rel", "mem_rel", "gpu_rel", "vram_per_gpu_100gb", "type_latency_critical", "type_batch",
-    "type_stream", "priority", "preemptible", "has_deadline", "deadline_slack_h", "duration_h", "wait_frac",
+"""Columns of ``obs["nodes"]`` (meanings: the table in :class:`aco_env.ClusterSchedulingEnv`)."""
+JOB_FEATURES: tuple[str, ...] = (
+    "cpu_rel",
+    "mem_rel",
+    "gpu_rel",
+    "vram_per_gpu_100gb",
+    *(f"type_{_snake(w)}" for w in WORKLOAD_TYPES),
+    "priority",
+    "preemptible",
+    "has_deadline",
+    "deadline_slack_h",
+    "duration_h",
+    "wait_frac",
 )
-CLOCK_FEATURES = ("hour_sin", "hour_cos", "progress", "queue_length")
-_N_TWIN = 7  # columns taken from DigitalTwin.node_vector(): free cpu/mem/GPU, up, running x3
-_RUNNING = slice(4, 7)
-_UTILIZATION = 9
-_N_DYNAMIC = 10
-_STATIC_JOB_COLUMNS = [0, 1, 2, 3, 7, 8, 9, 11]  # JOB_FEATURES fixed per episode, besides the workload one-hot
+"""Columns of ``obs["job"]`` and of each row of ``obs["queue"]``."""
+CLOCK_FEATURES: tuple[str, ...] = ("hour_sin", "hour_cos", "progress", "queue_length")
+"""Entries of ``obs["clock"]``."""
+
+_N_FROM_TWIN = NODE_FEATURES.index("background_cpu")  # node columns 0.._N_FROM_TWIN-1: node_vector()'s blocks
+_RUNNING = slice(NODE_FEATURES.index(f"running_{_snake(WORKLOAD_TYPES[0])}"), _N_FROM_TWIN)
+_BACKGROUND = slice(_N_FROM_TWIN, NODE_FEATURES.index("utilization"))  # cpu, mem (Telemetry's order)
+_UTILIZATION = NODE_FEATURES.index("utilization")
+_STATIC = slice(NODE_FEATURES.index("price_rel"), len(NODE_FEATURES))  # fixed per fleet
+_FIRST_TYPE = JOB_FEATURES.index(f"type_{_snake(WORKLOAD_TYPES[0])}")  # the workload one-hot starts here
+_DEADLINE_SLACK = JOB_FEATURES.index("deadline_slack_h")
+_WAIT = JOB_FEATURES.index("wait_frac")
+_STATIC_JOB_FEATURES = (  # fixed per episode, besides the workload one-hot: raw / divisor, capped
+    "cpu_rel",
+    "mem_rel",
+    "gpu_rel",
+    "vram_per_gpu_100gb",
+    "priority",
+    "preemptible",
+    "has_deadline",
+    "duration_h",
+)
+_STATIC_JOB_COLUMNS = [JOB_FEATURES.index(name) for name in _STATIC_JOB_FEATURES]
 _SLACK_LIMIT_H = 24.0
 COUNT_CAP = 1000.0
 """Counts (running jobs per type, queue length) and hours of duration are clipped here, so that
 every box is bounded (Gymnasium's checker warns on infinite bounds)."""
 VRAM_CAP = 10.0  # VRAM per GPU / 100 GB is clipped at 10 (1 TB)
+_CLOCK_BOUNDS = {
+    "hour_sin": (-1.0, 1.0),
+    "hour_cos": (-1.0, 1.0),
+    "progress": (0.0, 1.0),
+    "queue_length": (0.0, COUNT_CAP),
+}
 
 
 class ObservationEncoder:
@@ -74,43 +126,53 @@ class ObservationEncoder:
         self._max_cpu = float(self._cpu.max())
         self._max_mem = float(self._mem.max())
         self._max_gpus = float(self._gpus.max())
-        static = np.zeros((self.n_nodes, len(NODE_FEATURES) - _N_DYNAMIC), dtype=np.float32)
+        static = np.zeros((self.n_nodes, len(NODE_FEATURES)), dtype=np.float32)  # only _STATIC is filled
         max_price = max(n.price_per_hour_usd for n in fleet) or 1.0
+        column = NODE_FEATURES.index
         for i, node in enumerate(fleet):
-            static[i, 0] = node.price_per_hour_usd / max_price
-            static[i, 1] = float(node.is_spot)
-            static[i, 2] = node.interruption_prob_per_hour
-            static[i, 3 + ARCHES.index(node.arch)] = 1.0
-            static[i, 6] = node.cpu_cores / self._max_cpu
-        self._static_nodes = static
-        # obs["nodes"] is affine in DigitalTwin.node_vector() (7 blocks of N), entry by entry:
+            static[i, column("price_rel")] = node.price_per_hour_usd / max_price
+            static[i, column("is_spot")] = float(node.is_spot)
+            static[i, column("interruption_prob")] = node.interruption_prob_per_hour
+            static[i, column(f"arch_{_snake(node.arch)}")] = 1.0
+            static[i, column("cpu_rel")] = node.cpu_cores / self._max_cpu
+        self._static_nodes = static[:, _STATIC]
+        # obs["nodes"] is affine in DigitalTwin.node_vector() (_N_FROM_TWIN blocks of N), entry by entry:
         #     nodes[i, c] = min(base[tick, i, c] + coef[i, c] * node_vector[source[i, c]], cap[i, c])
-        # Columns 0-6 are node i's entry of block c times a scale (to a fraction of millicores,
-        # MiB or GPUs, or 1 for the flag and counts); utilisation is (1 + background cpu) minus
-        # the free cpu fraction; the background and static columns are all base (coef 0). One
-        # gather and three ufuncs instead of a dozen small numpy calls per step.
+        # Column c < _N_FROM_TWIN is node i's entry of block c times a scale (to a fraction of
+        # millicores, MiB or GPUs, or 1 for the flag and counts); utilisation is (1 + background
+        # cpu) minus the free cpu fraction; the background and static columns are all base (coef
+        # 0). One gather and three ufuncs instead of a dozen small numpy calls per step.
         n, n_features = self.n_nodes, len(NODE_FEATURES)
-        scale = np.ones((_N_TWIN, n))
-        scale[0] = 1.0 / (self._cpu * 1000.0)
-        scale[1] = 1.0 / (self._mem * 1024.0)
-        scale[2] = np.divide(1.0, self._gpus, out=np.zeros(n), where=self._gpus > 0)
+        free_cpu, free_mem, free_gpu = column("free_cpu_frac"), column("free_mem_frac"), column("free_gpu_frac")
+        scale = np.ones((_N_FROM_TWIN, n))  # (blocks, N)
+        scale[free_cpu] = 1.0 / (self._cpu * 1000.0)  # of millicores
+        scale[free_mem] = 1.0 / (self._mem * 1024.0)  # of MiB
+        scale[free_gpu] = np.divide(1.0, self._gpus, out=np.zeros(n), where=self._gpus > 0)
         source = np.zeros((n, n_features), dtype=np.intp)
         coef = np.zeros((n, n_features))
-        source[:, :_N_TWIN] = np.arange(_N_TWIN * n).reshape(_N_TWIN, n).T
-        coef[:, :_N_TWIN] = scale.T
-        source[:, _UTILIZATION] = np.arange(n)  # block 0: free millicores
-        coef[:, _UTILIZATION] = -scale[0]
+        source[:, :_N_FROM_TWIN] = np.arange(_N_FROM_TWIN * n).reshape(_N_FROM_TWIN, n).T
+        coef[:, :_N_FROM_TWIN] = scale.T
+        source[:, _UTILIZATION] = source[:, free_cpu]  # the block of free millicores
+        coef[:, _UTILIZATION] = -scale[free_cpu]
         cap = np.full((n, n_features), np.inf)
         cap[:, _RUNNING] = COUNT_CAP
-        self._node_source = source  # (N, 17)
-        self._node_coef = coef  # (N, 17)
-        self._node_cap = cap  # (N, 17)
-        # Divisors and caps of the _STATIC_JOB_COLUMNS (cpu, mem, GPUs, VRAM, priority, preemptible,
-        # has deadline, duration); the infinite divisor zeroes the GPU column of a fleet without GPUs.
-        self._job_divisor = np.array(
-            [self._max_cpu, self._max_mem, self._max_gpus or np.inf, 100.0, 100.0, 1.0, 1.0, 3600.0]
-        )
-        self._job_cap = np.array([1.0, 1.0, 1.0, VRAM_CAP, np.inf, np.inf, np.inf, COUNT_CAP])
+        self._node_source = source  # (N, len(NODE_FEATURES))
+        self._node_coef = coef  # (N, len(NODE_FEATURES))
+        self._node_cap = cap  # (N, len(NODE_FEATURES))
+        # Divisor and cap of each of the _STATIC_JOB_FEATURES; the infinite divisor zeroes the GPU
+        # column of a fleet without GPUs.
+        divisor_and_cap = {
+            "cpu_rel": (self._max_cpu, 1.0),
+            "mem_rel": (self._max_mem, 1.0),
+            "gpu_rel": (self._max_gpus or np.inf, 1.0),
+            "vram_per_gpu_100gb": (100.0, VRAM_CAP),
+            "priority": (100.0, np.inf),
+            "preemptible": (1.0, np.inf),
+            "has_deadline": (1.0, np.inf),
+            "duration_h": (3600.0, COUNT_CAP),
+        }
+        self._job_divisor = np.array([divisor_and_cap[name][0] for name in _STATIC_JOB_FEATURES])
+        self._job_cap = np.array([divisor_and_cap[name][1] for name in _STATIC_JOB_FEATURES])
         self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
 
     @classmethod
@@ -125,24 +187,26 @@ class ObservationEncoder:
         node_high[:, _UTILIZATION] = 2.0  # background (<= 100 %) + allocation (<= 100 %)
         node_high[:, _RUNNING] = COUNT_CAP
         job_low = np.zeros(len(JOB_FEATURES), dtype=np.float32)
-        job_low[10] = -_SLACK_LIMIT_H
+        job_low[_DEADLINE_SLACK] = -_SLACK_LIMIT_H
         job_high = np.ones(len(JOB_FEATURES), dtype=np.float32)
-        job_high[3] = VRAM_CAP
-        job_high[11] = COUNT_CAP
-        job_high[10] = _SLACK_LIMIT_H
-        return spaces.Dict({
-            "nodes": spaces.Box(np.zeros_like(node_high), node_high, dtype=np.float32),
-            "history": spaces.Box(0.0, 1.0, (n, w), dtype=np.float32),
-            "job": spaces.Box(job_low, job_high, dtype=np.float32),
-            "queue": spaces.Box(np.tile(job_low, (k, 1)), np.tile(job_high, (k, 1)), dtype=np.float32),
-            "queue_mask": spaces.Box(0.0, 1.0, (k,), dtype=np.float32),
-            "clock": spaces.Box(
-                np.array([-1, -1, 0, 0], dtype=np.float32),
-                np.array([1, 1, 1, COUNT_CAP], dtype=np.float32),
-                dtype=np.float32,
-            ),
-            "action_mask": spaces.Box(0.0, 1.0, (n + 1,), dtype=np.float32),
-        })
+        job_high[JOB_FEATURES.index("vram_per_gpu_100gb")] = VRAM_CAP
+        job_high[JOB_FEATURES.index("duration_h")] = COUNT_CAP
+        job_high[_DEADLINE_SLACK] = _SLACK_LIMIT_H
+        return spaces.Dict(
+            {
+                "nodes": spaces.Box(np.zeros_like(node_high), node_high, dtype=np.float32),
+                "history": spaces.Box(0.0, 1.0, (n, w), dtype=np.float32),
+                "job": spaces.Box(job_low, job_high, dtype=np.float32),
+                "queue": spaces.Box(np.tile(job_low, (k, 1)), np.tile(job_high, (k, 1)), dtype=np.float32),
+                "queue_mask": spaces.Box(0.0, 1.0, (k,), dtype=np.float32),
+                "clock": spaces.Box(
+                    np.array([_CLOCK_BOUNDS[name][0] for name in CLOCK_FEATURES], dtype=np.float32),
+                    np.array([_CLOCK_BOUNDS[name][1] for name in CLOCK_FEATURES], dtype=np.float32),
+                    dtype=np.float32,
+                ),
+                "action_mask": spaces.Box(0.0, 1.0, (n + 1,), dtype=np.float32),
+            }
+        )
 
     def start_episode(self, spec: TwinSpec) -> None:
         """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
@@ -164,11 +228,11 @@ class ObservationEncoder:
         # as the per-step sum is done in float64 before rounding to float32. 8.5 x the size of
         # the telemetry itself (a few hundred KB at most for the bundled scenarios).
         base = np.zeros((telemetry.n_ticks, self.n_nodes, len(NODE_FEATURES)), dtype=np.float32)
-        base[:, :, _N_TWIN:_UTILIZATION] = background_now
+        base[:, :, _BACKGROUND] = background_now
         base[:, :, _UTILIZATION] = background_now[:, :, 0] + 1.0
-        base[:, :, _N_DYNAMIC:] = self._static_nodes
+        base[:, :, _STATIC] = self._static_nodes
         # Lists of per-tick arrays: picking one is then a list index, not a numpy view.
-        self._node_base = list(base.astype(np.float64))  # T x (N, 17)
+        self._node_base = list(base.astype(np.float64))  # T x (N, len(NODE_FEATURES))
         w = self.config.history_ticks
         cpu = background[:, :, 0].astype(np.float32)
         padded = np.concatenate([np.repeat(cpu[:1], w - 1, axis=0), cpu])  # (T + W - 1, N)
@@ -200,7 +264,7 @@ class ObservationEncoder:
         else:  # the episode is over
             job = np.zeros(len(JOB_FEATURES), dtype=np.float32)
         hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
-        clock = np.array(
+        clock = np.array(  # in CLOCK_FEATURES order
             [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(len(behind), COUNT_CAP)],
             dtype=np.float32,
         )
@@ -220,18 +284,24 @@ class ObservationEncoder:
         """Write the time-dependent ``deadline_slack_h`` and ``wait_frac`` of ``job`` into ``row``."""
         deadline = self._deadline_s[job]
         if deadline is not None:
-            row[10] = min(max((deadline - now_s) / 3600.0, -_SLACK_LIMIT_H), _SLACK_LIMIT_H)
+            row[_DEADLINE_SLACK] = min(max((deadline - now_s) / 3600.0, -_SLACK_LIMIT_H), _SLACK_LIMIT_H)
         if self._ttl_s is not None:
-            row[12] = min(max((now_s - self._arrival_s[job]) / self._ttl_s, 0.0), 1.0)
+            row[_WAIT] = min(max((now_s - self._arrival_s[job]) / self._ttl_s, 0.0), 1.0)
 
     def _static_job_table(self, jobs: Workload) -> np.ndarray:
-        """``(n_jobs, 13)`` float32: the features that do not change during the episode."""
+        """``(n_jobs, len(JOB_FEATURES))`` float32: the features that do not change during the episode."""
         table = np.zeros((len(jobs), len(JOB_FEATURES)), dtype=np.float32)
-        raw = np.stack(  # (n_jobs, 8): the _STATIC_JOB_COLUMNS, from the workload's columns
-            [jobs.cpu_cores, jobs.mem_gb, jobs.gpu_count, jobs.gpu_vram_gb, jobs.priority, jobs.preemptible,
-             ~np.isnan(jobs.deadline_s), jobs.duration_s],
-            axis=1, dtype=np.float64,
-        )
-        table[:, _STATIC_JOB_COLUMNS] = np.minimum(raw / self._job_divisor, self._job_cap)
-        table[np.arange(len(jobs)), 4 + jobs.workload_index] = 1.0
+        raw = {  # each _STATIC_JOB_FEATURES entry's workload column, in the unit its divisor expects
+            "cpu_rel": jobs.cpu_cores,
+            "mem_rel": jobs.mem_gb,
+            "gpu_rel": jobs.gpu_count,
+            "vram_per_gpu_100gb": jobs.gpu_vram_gb,
+            "priority": jobs.priority,
+            "preemptible": jobs.preemptible,
+            "has_deadline": ~np.isnan(jobs.deadline_s),
+            "duration_h": jobs.duration_s,
+        }
+        columns = np.stack([raw[name] for name in _STATIC_JOB_FEATURES], axis=1, dtype=np.float64)  # (n_jobs, 8)
+        table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
+        table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table

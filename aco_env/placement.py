@@ -14,19 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-import scenarios
+from aco_env import fit_rules
 from aco_env.actions import action_mask, as_action_index
-from aco_env.env import cluster_view_of
-from aco_env.observation import ObservationEncoder
-from aco_env.render import render_ansi, render_rgb_array
-from aco_env.types import PENALTY, ClusterView, EnvConfig, InvalidActionError
-from digital_twin import DigitalTwin, TwinSpec
+from aco_env.twin_env import TwinEnv
+from aco_env.types import PENALTY, EnvConfig, InvalidActionError
+from digital_twin import DigitalTwin
 from digital_twin.scenario import Scenario
 
 TIE_USD = 1e-9
@@ -36,21 +32,25 @@ TwinPolicy = Callable[[DigitalTwin], int | None]
 """A policy on the twin: a node index, or ``None`` to defer."""
 
 
+def _valid_nodes(twin: DigitalTwin) -> list[int]:
+    """The nodes the current job fits on now, ascending."""
+    return [i for i, ok in enumerate(twin.feasible_mask()) if ok]
+
+
 def cheapest_fit(twin: DigitalTwin) -> int | None:
-    """The cheapest node ($/h) the current job fits on; ties to the lowest index."""
-    fleet = twin.spec.fleet
-    feasible = [i for i, ok in enumerate(twin.feasible_mask()) if ok]
-    return min(feasible, key=lambda i: (fleet[i].price_per_hour_usd, i)) if feasible else None
+    """:func:`aco_env.fit_rules.cheapest_fit` on the twin's current decision (``None``: nothing fits)."""
+    valid = _valid_nodes(twin)
+    return fit_rules.cheapest_fit(valid, [n.price_per_hour_usd for n in twin.spec.fleet]) if valid else None
 
 
 def first_fit(twin: DigitalTwin) -> int | None:
-    """The first node in fleet order the current job fits on."""
-    mask = twin.feasible_mask()
-    return mask.index(True) if True in mask else None
+    """:func:`aco_env.fit_rules.first_fit` on the twin's current decision (``None``: nothing fits)."""
+    valid = _valid_nodes(twin)
+    return fit_rules.first_fit(valid) if valid else None
 
 
 def apply(twin: DigitalTwin, action: int | None) -> None:
-    """Place the current job on ``action`` or defer it (``None``)."""
+    """Place the current job on ``action`` or defer it (``None``; asked again after the next event)."""
     if action is None:
         twin.defer()
     else:
@@ -64,12 +64,13 @@ def rollout_objective(twin: DigitalTwin, policy: TwinPolicy) -> float:
     return twin.objective().total_usd
 
 
-class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+class PlacementEnv(TwinEnv):
     """One placement decision per episode, with known-optimal labels and per-action regret.
 
     ## Description
-    See the module docstring. Observation and action spaces are those of
-    :class:`aco_env.ClusterSchedulingEnv` on the same scenario.
+    See the module docstring. Observation and action spaces, masks, rendering and
+    ``cluster_view()`` are those of :class:`aco_env.ClusterSchedulingEnv` on the same scenario
+    (both are :class:`~aco_env.twin_env.TwinEnv` s).
 
     ## Rewards
     ``-regret(action) * reward_scale`` in USD: exactly 0 for a known-optimal action. Invalid actions
@@ -90,47 +91,40 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     | argument | default | meaning |
     |---|---|---|
     | scenario | ``"fleet5-synthetic"`` | bundled name, YAML path or ``Scenario`` |
-    | max_warmup_decisions | 40 | the state is sampled after U{0..max} heuristic decisions |
-    | warmup_policy | ``cheapest_fit`` | the heuristic played before the decision |
-    | continuation_policy | ``cheapest_fit`` | the policy that finishes each rollout |
-    | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy |
+    | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy (``deferral`` is not used: see below) |
     | render_mode | ``None`` | ``"ansi"`` or ``"rgb_array"``: the decision state, as ``ClusterSchedulingEnv`` |
+    | max_warmup_decisions | 40 | the state is sampled after U{0..max} heuristic decisions (keyword only) |
+    | warmup_policy | ``cheapest_fit`` | the heuristic played before the decision (keyword only) |
+    | continuation_policy | ``cheapest_fit`` | the policy that finishes each rollout (keyword only) |
+    | **config_overrides | | any :class:`EnvConfig` field (as ``gym.make`` kwargs) |
+
+    The labels are a property of the state, the same for every agent: the defer action is
+    always labelled by deferring until the next event, whatever ``config.deferral`` says.
 
     ## Version History
     * v0: initial version.
     * v0 (issue 12): actions tied for optimal get regret exactly 0 (was up to ~2e-15 USD);
       ``render_mode`` accepted like the other ids.
+    * v0 (issue 13): built like ``ClusterSchedulingEnv`` (``(scenario, config, render_mode,
+      **config_overrides)``; the policies and ``max_warmup_decisions`` are keyword-only);
+      ``twin_spec`` is gone. Labels and rewards unchanged.
     """
-
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "rgb_array"],
-        "render_fps": 4,
-        "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP,
-    }
 
     def __init__(
         self,
         scenario: str | Path | Scenario = "fleet5-synthetic",
+        config: EnvConfig | None = None,
+        render_mode: str | None = None,
+        *,
         max_warmup_decisions: int = 40,
         warmup_policy: TwinPolicy = cheapest_fit,
         continuation_policy: TwinPolicy = cheapest_fit,
-        config: EnvConfig | None = None,
-        render_mode: str | None = None,
+        **config_overrides: Any,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.render_mode = render_mode
-        self.scenario = scenarios.load(scenario)
-        self.config = config or EnvConfig()
+        super().__init__(scenario, config, render_mode, **config_overrides)
         self.max_warmup_decisions = max_warmup_decisions
         self.warmup_policy = warmup_policy
         self.continuation_policy = continuation_policy
-        self.fleet = self.scenario.fleet
-        self.n_nodes = len(self.fleet)
-        self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
-        self.action_space = spaces.Discrete(self.n_nodes + 1)
-        self.observation_space = self._encoder.space()
-        self._twin: DigitalTwin | None = None
         self._labels: dict[str, Any] = {}
 
     def reset(
@@ -149,8 +143,7 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 played += 1
             if not twin.done:
                 break
-        self._twin = twin
-        self._encoder.start_episode(twin.spec)
+        self._start_episode(twin)
         self._labels = self._label(twin)
         self._labels["warmup_decisions"] = played
         return self._observation(), self._info()
@@ -174,29 +167,8 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         }
         return self._observation(), reward, True, False, info
 
-    def action_masks(self) -> np.ndarray:
-        """``(N + 1,)`` bool valid actions."""
-        return action_mask(self._require_twin())
-
-    def render(self) -> str | np.ndarray | None:
-        """The decision state: a node table (``ansi``) or an RGB image ``(480, 800, 3)`` uint8 (``rgb_array``)."""
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
-            return None
-        if self.render_mode == "ansi":
-            return render_ansi(self.cluster_view(), self._require_twin().objective())
-        return render_rgb_array(self.cluster_view())
-
-    def cluster_view(self) -> ClusterView:
-        """The decision state as agents may see it (as :meth:`ClusterSchedulingEnv.cluster_view`)."""
-        return cluster_view_of(self._require_twin(), self.config.history_ticks)
-
-    @property
-    def twin_spec(self) -> TwinSpec:
-        """The sampled episode's fixed inputs (agents other than an oracle read only past telemetry)."""
-        return self._require_twin().spec
-
     def _label(self, twin: DigitalTwin) -> dict[str, Any]:
+        """Q, regret and the optimal actions of the twin's decision, from rollouts with hindsight."""
         snapshot = twin.snapshot()
         mask = action_mask(twin)
         q = np.full(self.n_nodes + 1, np.inf)
@@ -213,11 +185,3 @@ class PlacementEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _info(self) -> dict[str, Any]:
         """A fresh copy of the labels (callers may keep and modify it)."""
         return {k: v.copy() if isinstance(v, np.ndarray | list) else v for k, v in self._labels.items()}
-
-    def _observation(self) -> dict[str, np.ndarray]:
-        return self._encoder.encode(self._require_twin())
-
-    def _require_twin(self) -> DigitalTwin:
-        if self._twin is None:
-            raise gym.error.ResetNeeded("call reset() before using the environment")
-        return self._twin

@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -60,7 +60,7 @@ def observation_digest(observation: dict[str, np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-class RecordEpisode(gym.Wrapper):
+class RecordEpisode(gym.Wrapper[dict[str, np.ndarray], np.int64, dict[str, np.ndarray], np.int64]):
     """Writes every episode of the wrapped env to ``path`` (``{episode}`` in it is replaced by 0, 1, ...).
 
     The file is written when the episode ends. A ``reset()`` without a seed draws one from the
@@ -72,21 +72,26 @@ class RecordEpisode(gym.Wrapper):
         agent: Optional agent name stored in the file (``aco-env replay`` can re-run it).
     """
 
-    def __init__(self, env: gym.Env, path: str | Path, agent: str | None = None) -> None:
+    def __init__(
+        self, env: gym.Env[dict[str, np.ndarray], np.int64], path: str | Path, agent: str | None = None
+    ) -> None:
         super().__init__(env)
         if not isinstance(env.unwrapped, ClusterSchedulingEnv):
             raise TypeError("RecordEpisode needs an env whose unwrapped env is a ClusterSchedulingEnv")
+        self._base = env.unwrapped
         self.path_template = str(path)
         self.agent = agent
         self.episode = 0
         self._record: dict[str, Any] | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Reset and start a new recording."""
+        base = self._base
         if seed is None:
-            seed = int(self.env.unwrapped.np_random.integers(2**31 - 1))
+            seed = int(base.np_random.integers(2**31 - 1))
         observation, info = self.env.reset(seed=seed, options=options)
-        base: ClusterSchedulingEnv = self.env.unwrapped  # type: ignore[assignment]  # checked in __init__
         self._record = {
             "format": FORMAT,
             "version": VERSION,
@@ -100,7 +105,7 @@ class RecordEpisode(gym.Wrapper):
         }
         return observation, info
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+    def step(self, action: np.int64) -> tuple[dict[str, np.ndarray], SupportsFloat, bool, bool, dict[str, Any]]:
         """Step and append the action, observation digest and exact reward."""
         observation, reward, terminated, truncated, info = self.env.step(action)
         if self._record is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aco_env.types import ClusterView
+from aco_env.views import ClusterView
 from digital_twin import ObjectiveBreakdown
 
 RGB_SHAPE = (480, 800, 3)
@@ -64,6 +64,6 @@ def render_rgb_array(view: ClusterView) -> np.ndarray:
     axes.set_title(f"t = {view.time_s:,.0f} s, queue {len(view.queue) + (view.job is not None)}")
     axes.legend(loc="upper right", fontsize=8)
     figure.tight_layout()
-    canvas.draw()
-    image = np.asarray(canvas.buffer_rgba())[:, :, :3]
+    canvas.draw()  # type: ignore[no-untyped-call]  # matplotlib's Agg canvas is untyped
+    image = np.asarray(canvas.buffer_rgba())[:, :, :3]  # type: ignore[no-untyped-call]  # (as above)
     return np.ascontiguousarray(image[:height, :width])

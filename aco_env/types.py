@@ -1,15 +1,12 @@
-"""Configuration and read-only views of the environment (no behaviour here)."""
+"""The env's configuration and its documented ``info`` keys (no behaviour here)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-import numpy as np
-
-from digital_twin import DEFERRALS, NEXT_EVENT, JobSpec, NodeSpec
+from digital_twin import DEFERRALS, NEXT_EVENT
 
 PENALTY = "penalty"
 """Invalid action policy: reward ``-invalid_action_penalty_usd * reward_scale``, the job stays."""
@@ -64,47 +61,6 @@ class EnvConfig:
             raise ValueError(f"max_invalid_streak must be an integer >= 1, got {self.max_invalid_streak!r}")
         if self.deferral not in DEFERRALS:
             raise ValueError(f"deferral must be one of {DEFERRALS}, got {self.deferral!r}")
-
-
-@dataclass(frozen=True, eq=False)
-class ClusterView:
-    """What an agent may know at a decision point: the present and the past, never the future.
-
-    Returned by :meth:`aco_env.ClusterSchedulingEnv.cluster_view`; arrays are fresh copies.
-
-    Attributes:
-        time_s: Simulated time in seconds.
-        fleet: The nodes in action order.
-        job: The job to place (``None`` once the episode is over).
-        queue: Jobs queued behind it, in the order they will be asked (a sequence of
-            ``JobSpec`` that builds each when it is read: cheap for long queues).
-        free_cpu_cores, free_mem_gb, free_gpus: ``(N,)`` free allocatable resources.
-        up: ``(N,)`` bool, node up (spot nodes go down when interrupted).
-        background_cpu_pct, background_mem_pct: ``(N,)`` other tenants' load now, in %.
-        background_cpu_history_pct: ``(N, W)`` background cpu % over the last W ticks, oldest
-            first, ending with the current tick (before tick 0 repeats tick 0).
-        utilization_pct: ``(N,)`` background cpu % + allocated cpu / node cpu x 100.
-        running_by_type: ``(N, 3)`` running jobs per workload type (latency-critical, batch, stream).
-        action_mask: ``(N + 1,)`` bool, valid actions; the last entry (defer) is always True.
-        tick_index: Index of the current telemetry tick. ``tick_s``: tick length in seconds.
-    """
-
-    time_s: float
-    fleet: tuple[NodeSpec, ...]
-    job: JobSpec | None
-    queue: Sequence[JobSpec]
-    free_cpu_cores: np.ndarray  # (N,)
-    free_mem_gb: np.ndarray  # (N,)
-    free_gpus: np.ndarray  # (N,)
-    up: np.ndarray  # (N,) bool
-    background_cpu_pct: np.ndarray  # (N,)
-    background_mem_pct: np.ndarray  # (N,)
-    background_cpu_history_pct: np.ndarray  # (N, W)
-    utilization_pct: np.ndarray  # (N,)
-    running_by_type: np.ndarray  # (N, 3)
-    action_mask: np.ndarray  # (N + 1,) bool
-    tick_index: int
-    tick_s: float
 
 
 class StepInfo(TypedDict, total=False):

@@ -1,9 +1,12 @@
 """The one seam every decision maker implements, and the registry of named agents.
 
-An agent is bound to one env (it may read the env's documented public API:
-``env.unwrapped.cluster_view()``, ``.fleet``, ``.twin_spec`` and, for the oracle only,
-``.hindsight()``). Its ``predict`` has the signature of Stable-Baselines3's
-``PolicyPredictor``, so SB3's ``evaluate_policy`` and our evaluator treat every agent alike.
+An agent is bound to one env and decides online, from what is known at decision time: the
+observation, ``env.unwrapped.fleet`` and ``env.unwrapped.cluster_view()`` (the fleet, the
+episode's settings, the telemetry up to the current tick, the node state, the current job and
+the queue: :class:`aco_env.ClusterView`). The future (jobs not yet arrived, later telemetry,
+spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` by the oracle only.
+Its ``predict`` has the signature of Stable-Baselines3's ``PolicyPredictor``, so SB3's
+``evaluate_policy`` and our evaluator treat every agent alike.
 """
 
 from __future__ import annotations
@@ -76,9 +79,7 @@ class AgentEntry:
 _REGISTRY: dict[str, AgentEntry] = {}
 
 
-def register_agent(
-    name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, overwrite: bool = False
-) -> None:
+def register_agent(name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, overwrite: bool = False) -> None:
     """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``)."""
     if not name or name != name.strip().lower() or " " in name:
         raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")

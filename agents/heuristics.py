@@ -35,6 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 from aco_env import ClusterView
+from aco_env.fit_rules import cheapest_fit, first_fit
 from agents.base import register_agent
 from agents.view_agent import ViewAgent
 
@@ -65,12 +66,12 @@ class RandomAgent(ViewAgent):
 
 
 class FirstFitAgent(ViewAgent):
-    """The valid node with the lowest index."""
+    """The valid node with the lowest index (:func:`aco_env.fit_rules.first_fit`)."""
 
     name = "first-fit"
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
-        return int(valid[0])
+        return first_fit(valid)
 
 
 class BestFitAgent(ViewAgent):
@@ -101,16 +102,16 @@ class WorstFitAgent(ViewAgent):
 
 
 class CheapestAgent(ViewAgent):
-    """The valid node with the lowest price in $/h (whole node, not pro-rated)."""
+    """The valid node with the lowest price in $/h, whole node (:func:`aco_env.fit_rules.cheapest_fit`)."""
 
     name = "cheapest"
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         super().__init__(env)
-        self._price = np.array([n.price_per_hour_usd for n in self.fleet])  # (N,) $/h
+        self._price = [n.price_per_hour_usd for n in self.fleet]  # (N,) $/h
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
-        return int(valid[np.lexsort((valid, self._price[valid]))[0]])
+        return cheapest_fit(valid.tolist(), self._price)
 
 
 class RoundRobinAgent(ViewAgent):

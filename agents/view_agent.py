@@ -8,20 +8,37 @@ Template method (STYLE.md principle 11): :meth:`ViewAgent.predict` does the book
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
 
 from aco_env import ClusterView
 from agents.base import AgentState
+from digital_twin import NodeSpec
+
+
+@runtime_checkable
+class ViewSource(Protocol):
+    """What a :class:`ViewAgent` reads of its env's ``unwrapped`` (:class:`aco_env.TwinEnv` s have both)."""
+
+    @property
+    def fleet(self) -> Sequence[NodeSpec]:
+        """The nodes, in action order."""
+        ...
+
+    def cluster_view(self) -> ClusterView:
+        """The current decision as online agents may see it."""
+        ...
 
 
 class ViewAgent:
     """An agent bound to one env, deciding from ``env.unwrapped.cluster_view()``.
 
     The observation passed to :meth:`predict` is not decoded: the env's cluster view carries
-    the same state exactly (unnormalised), so every agent of this family sees the same facts.
+    the same state exactly (unnormalised; a test checks the two agree), so every agent of this
+    family sees the same facts, and nothing of the future.
     The observation only decides the output shape: a batched observation (a leading axis of
     size 1, as from a one-env ``VecEnv``) gets an action of shape ``(1,)``, otherwise ``()``.
 
@@ -39,12 +56,13 @@ class ViewAgent:
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         base = env.unwrapped
-        if not callable(getattr(base, "cluster_view", None)) or not hasattr(base, "fleet"):
+        if not isinstance(base, ViewSource):
             raise TypeError(
                 f"{type(self).__name__} needs an env with cluster_view() and fleet "
                 f"(aco_env.ClusterSchedulingEnv), got {type(base).__name__}"
             )
         self.env = env
+        self._source = base
         self.fleet = tuple(base.fleet)
         self.n_nodes = len(self.fleet)
 
@@ -67,10 +85,8 @@ class ViewAgent:
         del state, episode_start, deterministic  # not recurrent; randomness is the seeded generator
         batch = _batch_size(observation)
         if batch is not None and batch != 1:
-            raise ValueError(
-                f"{self.name} is bound to one env but got a batch of {batch} observations"
-            )
-        node = self.act(self.env.unwrapped.cluster_view())
+            raise ValueError(f"{self.name} is bound to one env but got a batch of {batch} observations")
+        node = self.act(self._source.cluster_view())
         action = np.array(self.n_nodes if node is None else node, dtype=np.int64)
         return (action.reshape(1) if batch is not None else action), None
 

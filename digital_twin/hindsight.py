@@ -1,8 +1,10 @@
 """The privileged, read-only view of an episode's future, for the oracle.
 
-An agent in the env sees only the present. The oracle computes the offline optimum with full
-hindsight, and reads everything it needs through :class:`HindsightView`, obtained from
-:meth:`digital_twin.DigitalTwin.hindsight` after ``reset``: never through private attributes.
+An online agent in the env sees only the present and the past (``aco_env.ClusterView``: the
+telemetry up to the current tick, the jobs that have arrived). The oracle computes the offline
+optimum with full hindsight, and reads everything it needs through :class:`HindsightView`,
+obtained from :meth:`digital_twin.DigitalTwin.hindsight` after ``reset`` (through
+``ClusterSchedulingEnv.hindsight()`` in the env): never through private attributes.
 """
 
 from __future__ import annotations

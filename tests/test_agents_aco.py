@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import aco_env  # noqa: F401  (registers the env ids)
+from aco_env import ClusterView
 from agents import make_agent
+from agents.aco import AcoAgent
 from agents.aco import cost_engine as ce
 from agents.aco.colony import ColonyFailedError, NodePheromone, run_colony
 from agents.aco.scheduler import (
@@ -21,6 +24,7 @@ from agents.aco.scheduler import (
     FleetArrays,
     schedule,
 )
+from agents.predictor import EmaPredictor, LstmPredictor, PredictionCache
 from digital_twin import default_fleet
 from tests.helpers import make_job as job
 
@@ -51,9 +55,7 @@ def test_schedule__fast_path_is_a_deterministic_argmax_with_ties_to_the_first_no
     assert decision.node == decision.candidates[np.argmax(decision.eta)]
     assert rng.bit_generator.state == state
     api = default_fleet()[2]
-    twins = FleetArrays.from_fleet(
-        [default_fleet()[0], api, dataclasses.replace(api, node_id="api-copy")]
-    )
+    twins = FleetArrays.from_fleet([default_fleet()[0], api, dataclasses.replace(api, node_id="api-copy")])
     util = np.array([0.0, 50.0, 50.0])  # cpu-01 would win; it is not feasible
     feasible = np.array([False, True, True])
     tie = schedule(job("latency-critical"), twins, feasible, util, np.zeros((3, 3), int), rng)
@@ -89,15 +91,11 @@ def test_schedule__colocation_rule_and_all_zero_eta_fall_back_to_first_fit() -> 
     running[3, 1] = 1  # gpu-04 runs a batch job
     gpu_lc = job("latency-critical", gpus=1)
     both_gpus = np.array([False, False, False, True, True])
-    gpu04_only_od = schedule(
-        gpu_lc, FLEET5, both_gpus, np.zeros(5), running, np.random.default_rng(0)
-    )
+    gpu04_only_od = schedule(gpu_lc, FLEET5, both_gpus, np.zeros(5), running, np.random.default_rng(0))
     assert gpu04_only_od.eta.tolist() == [0.0] and gpu04_only_od.path == EMPTY_ETA_FALLBACK
     assert gpu04_only_od.node == 3
     hot = np.full(5, 95.0)  # every LC candidate fails the headroom gate
-    fallback = schedule(
-        job("latency-critical"), FLEET5, np.ones(5, bool), hot, IDLE, np.random.default_rng(0)
-    )
+    fallback = schedule(job("latency-critical"), FLEET5, np.ones(5, bool), hot, IDLE, np.random.default_rng(0))
     assert fallback.path == EMPTY_ETA_FALLBACK and fallback.node == 0
 
 
@@ -139,9 +137,7 @@ def test_schedule__colony_picks_the_lowest_prorated_cost_among_sampled_nodes() -
     nodes = decision.candidates[decision.eta > 0]
     cost = FLEET5.price_per_hour_usd[nodes] * 2.0 / FLEET5.cpu_cores[nodes]
     assert decision.node == nodes[np.argmin(np.where(decision.colony.sampled, cost, np.inf))]
-    assert (
-        default_fleet()[decision.node].node_id == "node-arm-02"
-    )  # $0.12 / 16 cores is the cheapest
+    assert default_fleet()[decision.node].node_id == "node-arm-02"  # $0.12 / 16 cores is the cheapest
 
 
 def test_colony__evaporates_deposits_and_stops_after_three_stagnant_iterations() -> None:
@@ -192,10 +188,7 @@ def test_aco_agent__carried_pheromone_changes_decisions_only_when_fed_to_the_col
     skewed = np.array([10.0, 0.01, 0.01, 10.0, 0.01])  # favour the expensive cpu-01 and gpu-04
     seeds = range(4)
     assert any(_actions("aco", flat, seed) != _actions("aco", skewed, seed) for seed in seeds)
-    assert all(
-        _actions("aco-reference", flat, seed) == _actions("aco-reference", skewed, seed)
-        for seed in seeds
-    )
+    assert all(_actions("aco-reference", flat, seed) == _actions("aco-reference", skewed, seed) for seed in seeds)
 
 
 def test_aco_agent__defers_when_the_strategy_leaves_no_candidate() -> None:
@@ -205,16 +198,18 @@ def test_aco_agent__defers_when_the_strategy_leaves_no_candidate() -> None:
     agent = make_agent("aco", env)
     agent.reset(seed=0)
     mask = np.array([False, False, False, False, True, True])
-    view = dataclasses.replace(
-        env.unwrapped.cluster_view(), job=job("latency-critical", gpus=1), action_mask=mask
-    )
+    view = dataclasses.replace(env.unwrapped.cluster_view(), job=job("latency-critical", gpus=1), action_mask=mask)
     assert agent.act(view) is None and agent.last_decision.path == NO_CANDIDATE
     np.testing.assert_allclose(agent.pheromone, np.ones(5))  # no placement, no update
 
 
 def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: object) -> None:
-    """aco-ema's eta is aco's times the prediction factor of the EMA row at tick_index."""
-    from agents.predictor import PredictionCache
+    """aco-ema's eta is aco's times the prediction factor of the EMA row at tick_index.
+
+    The agent computes it online, from the ticks seen so far; the row is that of the EMA's
+    table over the whole episode's trace (read here through hindsight, as no agent may).
+    """
+    from agents.predictor import EmaPredictor, PredictionCache
 
     env = gym.make("aco_env/Fleet5-v0")
     env.reset(seed=2)
@@ -227,10 +222,49 @@ def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: o
     ema.reset(seed=0)
     plain.act(view)
     ema.act(view)
-    spike, confidence = ema.predictions().at(view.tick_index)
+    assert view.settings.n_ticks == 48  # 14,400 s horizon / 300 s ticks
+    whole_trace = env.unwrapped.hindsight().background_cpu_pct[:48]
+    spike, confidence = EmaPredictor().predict_trace(whole_trace).at(view.tick_index)
     nodes = ema.last_decision.candidates
-    factor = ce.prediction_factor(
-        spike[nodes], confidence[nodes], ema.last_decision.strategy.spike_weight
-    )
+    factor = ce.prediction_factor(spike[nodes], confidence[nodes], ema.last_decision.strategy.spike_weight)
     np.testing.assert_allclose(ema.last_decision.eta, plain.last_decision.eta * factor)
-    assert ema.predictions().n_ticks == 48  # 14,400 s horizon / 300 s ticks
+
+
+TABLES = PredictionCache(None)
+"""Whole-trace tables, computed once per trace and predictor."""
+
+
+class WholeTraceAcoAgent(AcoAgent):
+    """The ACO agent as it was before it decided online: predictions from the whole trace's table.
+
+    Reads the future through hindsight, which only this test may do: the reference the online
+    agent must match decision for decision.
+    """
+
+    def prediction(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
+        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.settings.n_ticks]
+        table = TABLES.get(self.predictor, series, self.predictor_seed)
+        return table.at(min(view.tick_index, table.n_ticks - 1))
+
+
+def _episode(env: gym.Env, agent: AcoAgent, seed: int) -> tuple[list[int], float]:
+    """The agent's actions over ``reset(seed)`` and the episode's objective."""
+    obs, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
+    actions = []
+    while True:
+        action, _ = agent.predict(obs)
+        actions.append(int(action))
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return actions, info["episode_metrics"]["objective_usd"]
+
+
+@pytest.mark.parametrize("make_predictor", [EmaPredictor, lambda: LstmPredictor(epochs=2)], ids=["ema", "lstm"])
+def test_aco_agent__online_predictions_play_the_whole_trace_tables_episodes(make_predictor: Any) -> None:
+    """Predicting from the ticks seen so far changes no decision and no objective."""
+    env = gym.make("aco_env/Fleet5-v0")
+    online = AcoAgent(env, predictor=make_predictor(), cache=PredictionCache(None))
+    whole_trace = WholeTraceAcoAgent(env, predictor=make_predictor())
+    for seed in range(3):
+        assert _episode(env, online, seed) == _episode(env, whole_trace, seed)

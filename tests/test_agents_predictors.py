@@ -8,9 +8,11 @@ import pytest
 from agents.predictor import (
     EmaPredictor,
     LstmPredictor,
+    OnlinePredictions,
     PersistencePredictor,
     PredictionCache,
     Predictor,
+    SeriesSoFar,
     cache_key,
     default_directory,
 )
@@ -62,9 +64,7 @@ def test_predictor__rows_depend_only_on_past_ticks(predictor: Predictor) -> None
     before, after = predictor.predict_trace(NOISY, seed=1), predictor.predict_trace(changed, seed=1)
     for name in ("predicted_pct", "spike_probability", "confidence"):
         np.testing.assert_array_equal(getattr(before, name)[:35], getattr(after, name)[:35])
-    assert not np.array_equal(
-        before.predicted_pct[35:], after.predicted_pct[35:]
-    )  # the change is seen
+    assert not np.array_equal(before.predicted_pct[35:], after.predicted_pct[35:])  # the change is seen
 
 
 @pytest.mark.parametrize(
@@ -175,3 +175,54 @@ def test_lstm__nodes_trained_together_match_a_node_trained_alone() -> None:
     together = predictor.predict_trace(NOISY[:40, :2], seed=5).predicted_pct[:, 0]
     alone = predictor.predict_trace(NOISY[:40, :1], seed=5).predicted_pct[:, 0]
     np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "predictor",
+    [PersistencePredictor(), EmaPredictor(), LstmPredictor(epochs=3)],
+    ids=lambda p: p.name,
+)
+def test_online_predictions__equal_the_whole_trace_table_bit_for_bit(predictor: Predictor) -> None:
+    """Fed one tick at a time (and skipping ticks), every report is the whole table's row."""
+    whole = predictor.predict_trace(NOISY, seed=3)
+    online = OnlinePredictions(predictor, n_ticks=60, seed=3, cache=PredictionCache(None))
+    for k in [*range(25), *range(27, 60, 4), 59]:
+        spike, confidence = online.at(SeriesSoFar(NOISY[: k + 1]))
+        np.testing.assert_array_equal(spike, whole.spike_probability[k])
+        np.testing.assert_array_equal(confidence, whole.confidence[k])
+
+
+def test_online_predictions__never_read_past_the_current_tick() -> None:
+    """Reports up to tick k are the same whatever the ticks after k hold."""
+    changed = NOISY.copy()
+    changed[31:] = 100.0 - changed[31:]
+    reports = []
+    for series in (NOISY, changed):
+        online = OnlinePredictions(LstmPredictor(epochs=3), n_ticks=60, seed=1)
+        reports.append([online.at(SeriesSoFar(series[: k + 1])) for k in range(31)])
+    for (spike, confidence), (spike2, confidence2) in zip(*reports, strict=True):
+        np.testing.assert_array_equal(spike, spike2)
+        np.testing.assert_array_equal(confidence, confidence2)
+
+
+def test_online_predictions__start_over_when_the_ticks_go_back_or_differ() -> None:
+    """A new episode (an earlier tick) or another trace gets its own rows, not stale ones."""
+    online = OnlinePredictions(EmaPredictor(), n_ticks=60)
+    online.at(SeriesSoFar(NOISY[:40]))
+    other = NOISY[:, ::-1].copy()
+    for series, k in ((NOISY, 20), (other, 30)):
+        spike, _ = online.at(SeriesSoFar(series[: k + 1]))
+        np.testing.assert_array_equal(spike, EmaPredictor().predict_trace(series).spike_probability[k])
+
+
+def test_online_lstm__fits_are_made_once_and_reused_from_disk(tmp_path: object) -> None:
+    """A second episode and a second process (a fresh cache on the same folder) refit nothing."""
+    predictor = LstmPredictor(epochs=3)
+    whole = predictor.predict_trace(NOISY[:45], seed=0)
+    for cache in (PredictionCache(tmp_path), PredictionCache(tmp_path)):
+        for _episode in range(2):
+            online = OnlinePredictions(predictor, n_ticks=45, cache=cache)
+            for k in range(45):
+                np.testing.assert_array_equal(online.at(SeriesSoFar(NOISY[: k + 1]))[1], whole.confidence[k])
+        assert cache.stats.misses + cache.stats.disk_hits == 4  # fits at ticks 10, 20, 30, 40
+    assert cache.stats.misses == 0

@@ -114,9 +114,9 @@ def test_different_seeds__give_different_episodes() -> None:
     """The per-episode workload depends on the seed."""
     env = gym.make("aco_env/Fleet5-v0")
     env.reset(seed=1)
-    first = [j.job_id + str(j.arrival_s) for j in env.unwrapped.twin_spec.jobs]
+    first = [j.job_id + str(j.arrival_s) for j in env.unwrapped.hindsight().jobs]
     env.reset(seed=2)
-    assert first != [j.job_id + str(j.arrival_s) for j in env.unwrapped.twin_spec.jobs]
+    assert first != [j.job_id + str(j.arrival_s) for j in env.unwrapped.hindsight().jobs]
 
 
 def test_invalid_action__penalty_mode_keeps_the_job_and_state() -> None:

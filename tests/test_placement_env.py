@@ -6,11 +6,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import aco_env  # noqa: F401  (registers the ids)
+import aco_env
 from aco_env import EnvConfig
-from aco_env.placement import TIE_USD, PlacementEnv, apply, cheapest_fit, rollout_objective
+from aco_env.placement import TIE_USD, PlacementEnv, apply, cheapest_fit, first_fit, rollout_objective
 from aco_env.render import RGB_SHAPE
-from digital_twin import DigitalTwin
+from agents import make_agent
+from digital_twin import NEW_FIT, DigitalTwin
 
 TIE_SEEDS = (20, 31, 80, 198, 201, 210)
 """Seeds whose decision state had actions tied for optimal (regret ~1e-15 before ties were exact)."""
@@ -122,3 +123,44 @@ def test_placement_env__rejects_an_unknown_render_mode() -> None:
     """An unsupported render_mode fails at construction, naming the supported ones."""
     with pytest.raises(ValueError, match="render_mode must be one of"):
         PlacementEnv(render_mode="human")
+
+
+def test_placement_env__is_built_like_the_episode_env() -> None:
+    """(scenario, config, render_mode, **config_overrides); the policies are keyword-only."""
+    env = PlacementEnv("toy3", EnvConfig(queue_window=2), None, history_ticks=3, max_warmup_decisions=0)
+    assert env.config == EnvConfig(queue_window=2, history_ticks=3) and env.max_warmup_decisions == 0
+    episode_env = aco_env.ClusterSchedulingEnv("toy3", EnvConfig(queue_window=2, history_ticks=3))
+    assert env.observation_space == episode_env.observation_space
+    with pytest.raises(TypeError):
+        PlacementEnv("toy3", None, None, 3)  # type: ignore[misc]  # max_warmup_decisions is keyword-only
+
+
+def test_placement_labels__do_not_depend_on_the_deferral_rule() -> None:
+    """The labels are the state's: the same whichever deferral rule the config names."""
+    for seed in range(8):
+        _, plain = PlacementEnv().reset(seed=seed)
+        _, new_fit = PlacementEnv(deferral=NEW_FIT).reset(seed=seed)
+        np.testing.assert_array_equal(plain["q_values_usd"], new_fit["q_values_usd"])
+
+
+@pytest.mark.parametrize(("agent_name", "policy"), [("first-fit", first_fit), ("cheapest", cheapest_fit)])
+def test_heuristic_agents__play_the_episodes_of_the_placement_envs_twin_policies(
+    agent_name: str, policy: object
+) -> None:
+    """first-fit and cheapest agents and the twin policies share one rule: the same episodes."""
+    env = gym.make("aco_env/Fleet5-v0")
+    agent = make_agent(agent_name, env)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        agent.reset(seed=seed)
+        placements = 0
+        while True:
+            action, _ = agent.predict(obs)
+            placements += int(action) < env.unwrapped.n_nodes
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        rng = np.random.default_rng(seed)  # the env's generator for reset(seed)
+        twin = DigitalTwin(env.unwrapped.scenario.make_spec(rng))
+        twin.reset(rng)
+        assert rollout_objective(twin, policy) == info["episode_metrics"]["objective_usd"] and placements > 10

@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,12 +37,11 @@ from agents.aco.colony import ColonyConfig, NodePheromone
 from agents.aco.router import COST_ONLY, Strategy
 from agents.aco.scheduler import Decision, FleetArrays, schedule
 from agents.base import register_agent
-from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor
-from agents.predictor.base import Predictions, Predictor
+from agents.predictor import EmaPredictor, LstmPredictor, OnlinePredictions, PersistencePredictor
+from agents.predictor.base import Predictor
 from agents.predictor.cache import PredictionCache, default_cache
 from agents.view_agent import ViewAgent
 from digital_twin import NEW_FIT
-from digital_twin.telemetry import CPU, Telemetry
 
 
 class AcoAgent(ViewAgent):
@@ -54,9 +52,11 @@ class AcoAgent(ViewAgent):
     updated in ``predict``, which assumes the returned action is taken (as SB3's loops do).
     ``reset(seed)`` reseeds the colony's generator and restores the initial pheromone.
 
-    With a predictor, the prediction at the current tick (``cluster_view().tick_index``) feeds
-    the cost engine's prediction factor. Predictions are computed once per trace from
-    ``env.unwrapped.twin_spec.telemetry`` (row t uses ticks <= t only) and cached.
+    With a predictor, its report at the current tick feeds the cost engine's prediction factor.
+    The report is computed from the telemetry seen so far (``view.telemetry``, ticks up to the
+    current one: :class:`~agents.predictor.OnlinePredictions`), never from the future; it
+    equals row t of the predictor's table over the whole trace, so episodes are those of a
+    whole-trace table. The LSTM's fits are cached across episodes and runs.
 
     When the router's strategy leaves no candidate (e.g. a latency-critical job that only fits
     on spot nodes), the agent defers, as the reference leaves the job pending.
@@ -67,8 +67,8 @@ class AcoAgent(ViewAgent):
             reproduces the reference code, where it is ignored).
         predictor: Forecaster for the prediction factor; ``None`` = no prediction (factor 1).
         predictor_seed: Seed of the predictor (the LSTM's initial weights). Fixed per agent,
-            not per episode, so one trace's predictions are computed once for all episodes.
-        cache: Where predictions are cached; ``None`` = :func:`~agents.predictor.default_cache`.
+            not per episode, so one trace's fits are made once for all episodes.
+        cache: Where the predictor's fits are cached; ``None`` = :func:`~agents.predictor.default_cache`.
         initial_pheromone: ``(N,)`` pheromone at the start of each episode (e.g. a saved
             vector); ``None`` = all 1.0.
         colony: The colony's constants.
@@ -109,8 +109,7 @@ class AcoAgent(ViewAgent):
         self._arrays = FleetArrays.from_fleet(self.fleet)
         self._pheromone = NodePheromone(self.n_nodes, initial_pheromone)
         self._rng = np.random.default_rng()
-        self._predictions: Predictions | None = None
-        self._predictions_of: Telemetry | None = None
+        self._online: OnlinePredictions | None = None  # the episode's predictions, made at its first decision
         self.last_decision: Decision | None = None
 
     @property
@@ -118,38 +117,25 @@ class AcoAgent(ViewAgent):
         """``(N,)`` a copy of the carried per-node pheromone."""
         return self._pheromone.values.copy()
 
-    def predictions(self) -> Predictions | None:
-        """The predictor's table for the current episode's trace (``None`` without a predictor).
-
-        Covers the ticks up to the episode horizon; looked up (or computed) again only when the
-        env's telemetry object changes.
-        """
+    def prediction(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+        """``(spike_probability, confidence)`` ``(N,)`` at the view's tick (``(None, None)`` without predictor)."""
         if self.predictor is None:
-            return None
-        spec = self.env.unwrapped.twin_spec
-        telemetry = spec.telemetry
-        if self._predictions is None or self._predictions_of is not telemetry:
-            # Only the ticks an episode can reach: row t depends on ticks <= t alone, so the
-            # table of this prefix equals the prefix of the full table.
-            n_ticks = min(telemetry.n_ticks, max(1, math.ceil(spec.horizon_s / telemetry.tick_s)))
-            series = telemetry.background_pct[:n_ticks, :, CPU]
+            return None, None
+        if self._online is None:
             cache = self._cache if self._cache is not None else default_cache()
-            self._predictions = cache.get(self.predictor, series, self.predictor_seed)
-            self._predictions_of = telemetry
-        return self._predictions
+            self._online = OnlinePredictions(self.predictor, view.settings.n_ticks, self.predictor_seed, cache)
+        return self._online.at(view.telemetry)
 
     def _reset(self, seed: int | None) -> None:
         self._rng = np.random.default_rng(seed)
         self._pheromone.reset()
+        self._online = None
         self.last_decision = None
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
         del valid  # the scheduler reads the full mask (it filters by strategy as well)
         assert view.job is not None  # act() checked
-        spike = confidence = None
-        table = self.predictions()
-        if table is not None:
-            spike, confidence = table.at(min(view.tick_index, table.n_ticks - 1))
+        spike, confidence = self.prediction(view)
         decision = schedule(
             view.job,
             self._arrays,

@@ -4,6 +4,8 @@ A predictor turns a background cpu series ``(T, N)`` (percent, one column per no
 first) into a :class:`Predictions` table: row ``t`` is what the reference's per-node predictor
 would report at tick ``t`` having seen ticks ``0..t`` only (never the future). Because the
 table depends only on the trace, it is computed once and cached (:mod:`agents.predictor.cache`).
+An agent cannot read a whole trace, only the ticks so far: it grows the same table a tick at a
+time (:meth:`Predictor.forecast_rows`, :mod:`agents.predictor.online`).
 
 Template method: subclasses implement :meth:`Predictor.forecast` (the raw next-tick forecast
 and the model's error); :meth:`Predictor.predict_trace` adds the reference's shared rules,
@@ -24,9 +26,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:  # cache.py imports this module
+    from agents.predictor.cache import PredictionCache
 
 HISTORY_CAP = 500
 """Samples kept per node (FIFO), as the reference's ``WorkloadProfile.max_samples``."""
@@ -55,6 +60,14 @@ class Forecast:
     predicted_pct: np.ndarray
     mae_pct: np.ndarray
     ready: np.ndarray
+
+    def __len__(self) -> int:
+        """T, the number of ticks (rows)."""
+        return int(self.predicted_pct.shape[0])
+
+    def rows(self, start: int, stop: int | None = None) -> Forecast:
+        """Rows ``start..stop - 1`` (views)."""
+        return Forecast(self.predicted_pct[start:stop], self.mae_pct[start:stop], self.ready[start:stop])
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +117,23 @@ class Predictor(ABC):
     def forecast(self, series: np.ndarray, seed: int) -> Forecast:
         """The raw forecast over ``series`` ``(T, N)``; row t may only use rows ``0..t``."""
 
+    def forecast_rows(
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+    ) -> Forecast:
+        """Rows ``len(before)..k`` of the raw forecast of a trace of ``n_ticks`` ticks that begins with ``seen``.
+
+        For online use (:class:`~agents.predictor.online.OnlinePredictions`): at tick ``k`` only
+        ``seen`` (``(k + 1, N)``, ticks ``0..k``) is known, yet the rows must equal bit for bit
+        those of :meth:`forecast` over the whole ``(n_ticks, N)`` series, whatever follows.
+        ``before`` holds the rows already computed (``0..len(before) - 1``), ``cache`` may keep
+        expensive intermediate results (the LSTM's fits).
+
+        This default forecasts ``seen`` as a trace of its own: exact for predictors whose row t
+        does not depend on the trace's length (persistence); O(k) work per call.
+        """
+        del n_ticks, cache
+        return self.forecast(seen, seed).rows(len(before))
+
     def predict_trace(self, series: np.ndarray, seed: int = 0) -> Predictions:
         """The predictions at every tick of ``series`` (``(T, N)`` cpu %, T >= 1, N >= 1).
 
@@ -111,15 +141,8 @@ class Predictor(ABC):
             ValueError: ``series`` is not a non-empty 2-D finite array.
         """
         series = np.asarray(series, dtype=np.float64)
-        if (
-            series.ndim != 2
-            or series.shape[0] == 0
-            or series.shape[1] == 0
-            or not np.isfinite(series).all()
-        ):
-            raise ValueError(
-                f"series must be a finite (T, N) array with T, N >= 1, got shape {series.shape}"
-            )
+        if series.ndim != 2 or series.shape[0] == 0 or series.shape[1] == 0 or not np.isfinite(series).all():
+            raise ValueError(f"series must be a finite (T, N) array with T, N >= 1, got shape {series.shape}")
         return finalize(series, self.forecast(series, seed))
 
 
@@ -134,7 +157,8 @@ def trailing_mean(series: np.ndarray, window: int) -> np.ndarray:
     shifted = np.zeros_like(cumulative)
     shifted[window:] = cumulative[:-window]
     counts = np.minimum(np.arange(1, series.shape[0] + 1), window)[:, None]
-    return (cumulative - shifted) / counts
+    mean: np.ndarray = (cumulative - shifted) / counts
+    return mean
 
 
 def trailing_max(series: np.ndarray, window: int) -> np.ndarray:
@@ -159,9 +183,7 @@ def finalize(series: np.ndarray, forecast: Forecast) -> Predictions:
         burst = np.where(stored_mean > 0, trailing_max(series, HISTORY_CAP) / stored_mean, 1.0)
     spike = np.minimum(1.0, spike + np.where(burst > BURST_FACTOR_LIMIT, BURST_BONUS, 0.0))
 
-    sample_score = np.where(
-        n > MIN_SAMPLES, np.minimum(1.0, (n - MIN_SAMPLES) / SAMPLE_SCORE_SPAN), 0.0
-    )
+    sample_score = np.where(n > MIN_SAMPLES, np.minimum(1.0, (n - MIN_SAMPLES) / SAMPLE_SCORE_SPAN), 0.0)
     mae_score = np.maximum(0.0, 1.0 - np.nan_to_num(forecast.mae_pct, nan=np.inf) / MAE_CEILING_PCT)
     confidence = np.clip(0.5 * sample_score + 0.5 * mae_score, COLD_CONFIDENCE, 1.0)
 

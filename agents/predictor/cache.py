@@ -1,10 +1,13 @@
-"""Caching prediction tables: in memory and as ``.npz`` files in a cache directory.
+"""Caching prediction tables and model fits: in memory and as ``.npz`` files in a cache directory.
 
 Predictions over a replayed trace depend only on (the trace, the predictor and its settings,
 the seed), so each is computed once. The key is a SHA-256 of the series bytes (float64, C
 order, with its shape), the predictor's name and :meth:`~agents.predictor.base.Predictor.params`,
 the seed and a format version. The node mapping is part of the series (one column per node,
-already mapped), so it is covered too.
+already mapped), so it is covered too. Online predictions (:mod:`agents.predictor.online`)
+cannot use a whole trace's table (it is computed from the future); they cache what is
+expensive in them instead, the LSTM's fits, each keyed by the history it was fitted on
+(:meth:`PredictionCache.arrays`).
 
 The default directory is ``$ACO_ENV_CACHE/predictions`` when ``ACO_ENV_CACHE`` is set, else
 ``~/.cache/aco-env/predictions``. Files are written atomically (a temporary file renamed into
@@ -30,8 +33,10 @@ import tempfile
 import warnings
 import zipfile
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,7 +46,7 @@ CACHE_ENV = "ACO_ENV_CACHE"
 """Environment variable naming the aco-env cache root (predictions go in ``predictions/``)."""
 FORMAT_VERSION = 1
 """Bump when the meaning of cached predictions changes (e.g. a fix in a predictor)."""
-_FIELDS = ("predicted_pct", "spike_probability", "confidence")
+_T = TypeVar("_T")
 
 
 def default_directory() -> Path:
@@ -50,8 +55,12 @@ def default_directory() -> Path:
     return (Path(root) if root else Path.home() / ".cache" / "aco-env") / "predictions"
 
 
-def cache_key(predictor: Predictor, series: np.ndarray, seed: int) -> str:
-    """The hex SHA-256 key of (format version, predictor name and params, seed, series)."""
+def cache_key(predictor: Predictor, series: np.ndarray, seed: int, **extra: int | str) -> str:
+    """The hex SHA-256 key of (format version, predictor name and params, seed, series, ``extra``).
+
+    ``extra`` names what else the cached value depends on (e.g. ``kind="fit", tick=20``);
+    without it, the key of the predictor's table over ``series``.
+    """
     data = np.ascontiguousarray(series, dtype=np.float64)
     header = json.dumps(
         {
@@ -60,6 +69,7 @@ def cache_key(predictor: Predictor, series: np.ndarray, seed: int) -> str:
             "params": predictor.params(),
             "seed": int(seed),
             "shape": list(data.shape),
+            **extra,
         },
         sort_keys=True,
     )
@@ -78,57 +88,87 @@ class CacheStats:
 
 
 class PredictionCache:
-    """Prediction tables by key, in memory (least recently used first out) and on disk.
+    """Cached values by key, in memory (least recently used first out) and on disk.
+
+    A value is stored on disk as named arrays and kept in memory as what is built from them
+    (a :class:`~agents.predictor.base.Predictions` table, a fitted model).
 
     Args:
         directory: Where ``<key>.npz`` files live; ``None`` = memory only. Created on first write.
-        max_entries: Tables kept in memory.
+        max_entries: Values kept in memory.
     """
 
-    def __init__(self, directory: str | os.PathLike[str] | None, max_entries: int = 64) -> None:
+    def __init__(self, directory: str | os.PathLike[str] | None, max_entries: int = 128) -> None:
         self.directory = None if directory is None else Path(directory)
         self.max_entries = max_entries
         self.stats = CacheStats()
-        self._memory: OrderedDict[str, Predictions] = OrderedDict()
+        self._memory: OrderedDict[str, Any] = OrderedDict()
 
     def get(self, predictor: Predictor, series: np.ndarray, seed: int = 0) -> Predictions:
         """The predictions of ``predictor`` over ``series`` ``(T, N)`` with ``seed``, cached."""
-        key = cache_key(predictor, series, seed)
-        table = self._memory.get(key)
-        if table is not None:
+        return self.arrays(
+            cache_key(predictor, series, seed),
+            lambda: _table_arrays(predictor.predict_trace(series, seed)),
+            lambda arrays: Predictions(*(arrays[name] for name in _TABLE_FIELDS)),
+        )
+
+    def arrays(
+        self,
+        key: str,
+        compute: Callable[[], dict[str, np.ndarray]],
+        build: Callable[[dict[str, np.ndarray]], _T],
+    ) -> _T:
+        """The value of ``key``: from memory, else built from its file, else computed (and stored).
+
+        Args:
+            key: The value's key (:func:`cache_key`).
+            compute: Computes the value's arrays, on a miss.
+            build: Builds the value from its arrays (read-only, with the dtypes they were stored in).
+        """
+        value: _T
+        if key in self._memory:
             self._memory.move_to_end(key)
             self.stats.memory_hits += 1
-            return table
-        table = self._load(key)
-        if table is not None:
-            self.stats.disk_hits += 1
-        else:
+            value = self._memory[key]  # stored below for this key, so built by a ``build`` like this one
+            return value
+        loaded = self._load(key)
+        if loaded is not None:
+            try:
+                value = build(loaded)
+            except (KeyError, ValueError, TypeError):  # a file of another layout: recompute it
+                loaded = None
+            else:
+                self.stats.disk_hits += 1
+        if loaded is None:
             self.stats.misses += 1
-            table = predictor.predict_trace(series, seed)
-            self._store(key, table)
-        self._memory[key] = table
+            arrays = compute()
+            self._store(key, arrays)
+            for array in arrays.values():
+                array.setflags(write=False)
+            value = build(arrays)
+        self._memory[key] = value
         while len(self._memory) > self.max_entries:
             self._memory.popitem(last=False)
-        return table
+        return value
 
     def path_of(self, key: str) -> Path | None:
         """The file of ``key`` (``None`` for a memory-only cache)."""
         return None if self.directory is None else self.directory / f"{key}.npz"
 
-    def _load(self, key: str) -> Predictions | None:
+    def _load(self, key: str) -> dict[str, np.ndarray] | None:
         path = self.path_of(key)
         if path is None or not path.exists():
             return None
         try:
             with np.load(path, allow_pickle=False) as data:
-                arrays = [np.array(data[name], dtype=np.float64) for name in _FIELDS]
+                arrays = {name: np.array(data[name]) for name in data.files}
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             return None  # unreadable: recompute (and overwrite)
-        for array in arrays:
+        for array in arrays.values():
             array.setflags(write=False)
-        return Predictions(*arrays)
+        return arrays
 
-    def _store(self, key: str, table: Predictions) -> None:
+    def _store(self, key: str, arrays: dict[str, np.ndarray]) -> None:
         path = self.path_of(key)
         if path is None:
             return
@@ -137,14 +177,20 @@ class PredictionCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, tmp_name = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
             with os.fdopen(handle, "wb") as tmp:
-                np.savez(tmp, **{name: getattr(table, name) for name in _FIELDS})
+                np.savez(tmp, allow_pickle=False, **arrays)
             os.replace(tmp_name, path)
         except OSError as exc:  # a read-only or full disk must not stop a run
             if tmp_name is not None:
                 Path(tmp_name).unlink(missing_ok=True)
-            warnings.warn(
-                f"cannot write prediction cache file {path}: {exc}", RuntimeWarning, stacklevel=3
-            )
+            warnings.warn(f"cannot write prediction cache file {path}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+_TABLE_FIELDS = tuple(field.name for field in fields(Predictions))
+
+
+def _table_arrays(table: Predictions) -> dict[str, np.ndarray]:
+    """A table's arrays by field name, as its file stores them."""
+    return {name: getattr(table, name) for name in _TABLE_FIELDS}
 
 
 _DEFAULT: dict[Path, PredictionCache] = {}

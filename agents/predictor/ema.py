@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.predictor.base import Forecast, Predictor, one_step_mae
+from agents.predictor.cache import PredictionCache
 
 
 class EmaPredictor(Predictor):
@@ -36,11 +37,26 @@ class EmaPredictor(Predictor):
     def forecast(self, series: np.ndarray, seed: int) -> Forecast:
         """See the class docstring (``seed`` is unused: the EMA is deterministic)."""
         del seed
-        a = self.alpha
         predicted = np.empty_like(series)
-        predicted[0] = series[0]
-        for t in range(1, series.shape[0]):  # a loop over ticks only; nodes are vectorised
+        self._smooth(series, predicted, start=0)
+        return Forecast(predicted, one_step_mae(series, predicted), np.ones(series.shape, dtype=bool))
+
+    def forecast_rows(
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+    ) -> Forecast:
+        """The recurrence continued from ``before``'s rows: Python work for the new rows only."""
+        del n_ticks, seed, cache
+        start = len(before)
+        predicted = np.empty_like(seen)
+        predicted[:start] = before.predicted_pct
+        self._smooth(seen, predicted, start)
+        return Forecast(predicted, one_step_mae(seen, predicted), np.ones(seen.shape, dtype=bool)).rows(start)
+
+    def _smooth(self, series: np.ndarray, predicted: np.ndarray, start: int) -> None:
+        """Fill ``predicted[start:]`` (rows before ``start`` already hold the EMA)."""
+        a = self.alpha
+        if start == 0:
+            predicted[0] = series[0]
+            start = 1
+        for t in range(start, series.shape[0]):  # a loop over ticks only; nodes are vectorised
             predicted[t] = a * series[t] + (1.0 - a) * predicted[t - 1]
-        return Forecast(
-            predicted, one_step_mae(series, predicted), np.ones(series.shape, dtype=bool)
-        )

@@ -15,6 +15,13 @@ so this equals N independent trainings (tested). The forward pass stays one fuse
 node axis was measured 3-8x slower on CPU (unfused gate arithmetic dominates), and one LSTM
 shared by all nodes would no longer be the reference's per-node model.
 
+Online (:meth:`LstmPredictor.forecast_rows`), at tick k: every fit at a tick <= k is taken from
+the cache or made from the ticks it needs (all <= k), and the current fit's block of forecasts
+is computed as one batch of the same size as in :meth:`LstmPredictor.forecast`, the ticks after
+k standing in as copies of tick k. Row k reads only ticks <= k, and a batch row's result does
+not depend on the other rows' values, only on the batch's size (which changes the last bits):
+so the online rows equal the whole trace's bit for bit (tested).
+
 Torch is imported here only, when a forecast is first computed. Each node's initial weights at
 each fit come from its own ``torch.Generator`` seeded from (seed, tick, node), so a node's
 forecasts do not depend on the rest of the fleet and the global torch RNG is never touched;
@@ -29,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from agents.predictor.base import HISTORY_CAP, Forecast, Predictor
+from agents.predictor.cache import PredictionCache, cache_key
 
 
 class LstmPredictor(Predictor):
@@ -57,9 +65,7 @@ class LstmPredictor(Predictor):
         history_cap: int = HISTORY_CAP,
     ) -> None:
         if lookback < 1 or hidden < 1 or epochs < 0 or refit_every < 1 or history_cap <= lookback:
-            raise ValueError(
-                "need lookback, hidden, refit_every >= 1, epochs >= 0, history_cap > lookback"
-            )
+            raise ValueError("need lookback, hidden, refit_every >= 1, epochs >= 0, history_cap > lookback")
         self.lookback, self.hidden, self.epochs, self.lr = lookback, hidden, epochs, float(lr)
         self.refit_every, self.std_floor, self.history_cap = (
             refit_every,
@@ -106,6 +112,48 @@ class LstmPredictor(Predictor):
             torch.set_num_threads(threads)
         return Forecast(predicted, mae, ready)
 
+    def forecast_rows(
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+    ) -> Forecast:
+        """The rows after ``before`` up to tick k, from ``seen`` only (module docstring).
+
+        Fits come from ``cache`` when it has them (keyed by the history fitted on, the seed and
+        the tick), else are made and stored there.
+        """
+        import torch
+
+        start, k = len(before), seen.shape[0] - 1
+        predicted = np.zeros((k + 1 - start, seen.shape[1]))
+        mae = np.full(predicted.shape, np.nan)
+        ready = np.zeros(predicted.shape, dtype=bool)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # as in forecast(): the same reductions, so the same bits
+        try:
+            fit_ticks = list(range(self.lookback, n_ticks, self.refit_every))
+            for t, end in zip(fit_ticks, [*fit_ticks[1:], n_ticks], strict=True):
+                if t > k or end <= start:
+                    continue  # this fit's block of rows is not asked for
+                model = self._cached_fit(seen[max(0, t + 1 - self.history_cap) : t + 1], seed, t, cache)
+                stand_ins = np.repeat(seen[-1:], max(0, end - k - 1), axis=0)  # ticks k+1..end-1
+                block = self.predict_range(model, np.concatenate([seen, stand_ins]), t, end)  # (end - t, N)
+                first, last = max(t, start), min(end, k + 1)  # the block's rows that are asked for
+                predicted[first - start : last - start] = block[first - t : last - t]
+                mae[first - start : last - start] = model["mae_pct"]
+                ready[first - start : last - start] = True
+        finally:
+            torch.set_num_threads(threads)
+        return Forecast(predicted, mae, ready)
+
+    def _cached_fit(self, history: np.ndarray, seed: int, tick: int, cache: PredictionCache | None) -> dict[str, Any]:
+        """:meth:`fit` of ``history`` with seed ``(seed, tick)``, through ``cache`` (as arrays on disk)."""
+        if cache is None:
+            return self.fit(history, seed=(int(seed), tick))
+        return cache.arrays(
+            cache_key(self, history, seed, kind="fit", tick=tick),
+            lambda: fit_arrays(self.fit(history, seed=(int(seed), tick))),
+            lambda arrays: fit_from_arrays(arrays, self.hidden),
+        )
+
     # ------------------------------------------------------------------ fit and predict
     def fit(self, history: np.ndarray, seed: int | tuple[int, ...] = 0) -> dict[str, Any]:
         """Fit a fresh model per node on ``history`` ``(n, N)`` cpu % (n > lookback).
@@ -130,20 +178,14 @@ class LstmPredictor(Predictor):
         optimiser = torch.optim.Adam([p for m in models for p in m.parameters()], lr=self.lr)
         for _ in range(self.epochs):
             optimiser.zero_grad()
-            loss = sum(
-                ((forward(model, x[:, i]) - y[:, i]) ** 2).mean() for i, model in enumerate(models)
-            )
-            loss.backward()  # type: ignore[union-attr]  # a tensor: n_nodes >= 1
+            loss = sum(((forward(model, x[:, i]) - y[:, i]) ** 2).mean() for i, model in enumerate(models))
+            loss.backward()
             optimiser.step()
         with torch.no_grad():
-            residual = np.array(
-                [(forward(m, x[:, i]) - y[:, i]).abs().mean().item() for i, m in enumerate(models)]
-            )
+            residual = np.array([(forward(m, x[:, i]) - y[:, i]).abs().mean().item() for i, m in enumerate(models)])
         return {"models": models, "mean": mean, "std": std, "mae_pct": residual * std}
 
-    def predict_range(
-        self, model: dict[str, Any], series: np.ndarray, start: int, end: int
-    ) -> np.ndarray:
+    def predict_range(self, model: dict[str, Any], series: np.ndarray, start: int, end: int) -> np.ndarray:
         """``(end - start, N)`` forecasts at ticks start..end-1, each from its last L samples."""
         import torch
 
@@ -157,7 +199,8 @@ class LstmPredictor(Predictor):
                 [forward(m, x[:, i]).double().numpy() for i, m in enumerate(model["models"])],
                 axis=1,
             )
-        return np.clip(out * model["std"] + model["mean"], 0.0, 100.0)
+        forecasts: np.ndarray = np.clip(out * model["std"] + model["mean"], 0.0, 100.0)
+        return forecasts
 
 
 def node_generator(seed: list[int], node: int) -> Any:
@@ -173,19 +216,55 @@ def new_model(hidden: int, generator: Any) -> Any:
 
     PyTorch draws every LSTM weight and bias, and the Linear's weight and bias (fan-in
     ``hidden``), from ``U(-1/sqrt(hidden), 1/sqrt(hidden))``; we draw them in that order from
-    ``generator``. Modules are built on the meta device so the global RNG is not consumed.
+    ``generator``.
     """
     import torch
 
-    lstm = torch.nn.LSTM(1, hidden, num_layers=1, batch_first=True, device="meta").to_empty(
-        device="cpu"
-    )
-    head = torch.nn.Linear(hidden, 1, device="meta").to_empty(device="cpu")
+    model = empty_model(hidden)
     bound = 1.0 / math.sqrt(hidden)
     with torch.no_grad():
-        for parameter in (*lstm.parameters(), *head.parameters()):
+        for parameter in model.parameters():
             parameter.uniform_(-bound, bound, generator=generator)
+    return model
+
+
+def empty_model(hidden: int) -> Any:
+    """An uninitialised ``ModuleList([nn.LSTM(1, hidden), nn.Linear(hidden, 1)])``.
+
+    Built on the meta device, so the global RNG is not consumed.
+    """
+    import torch
+
+    lstm = torch.nn.LSTM(1, hidden, num_layers=1, batch_first=True, device="meta").to_empty(device="cpu")
+    head = torch.nn.Linear(hidden, 1, device="meta").to_empty(device="cpu")
     return torch.nn.ModuleList([lstm, head])
+
+
+def fit_arrays(fit: dict[str, Any]) -> dict[str, np.ndarray]:
+    """A :meth:`LstmPredictor.fit` result as arrays, to store it.
+
+    ``mean``, ``std``, ``mae_pct``: ``(N,)``; per parameter name, ``param.<name>``:
+    ``(N, *shape)`` float32, node i's in row i.
+    """
+    arrays = {name: np.asarray(fit[name]) for name in ("mean", "std", "mae_pct")}
+    per_node = [dict(model.named_parameters()) for model in fit["models"]]
+    for name in per_node[0]:
+        arrays[f"param.{name}"] = np.stack([params[name].detach().numpy() for params in per_node])
+    return arrays
+
+
+def fit_from_arrays(arrays: dict[str, np.ndarray], hidden: int) -> dict[str, Any]:
+    """The fit that :func:`fit_arrays` stored: the same parameters, so the same forecasts."""
+    import torch
+
+    models = []
+    for i in range(arrays["mean"].shape[0]):
+        model = empty_model(hidden)
+        with torch.no_grad():
+            for name, parameter in model.named_parameters():
+                parameter.copy_(torch.from_numpy(np.array(arrays[f"param.{name}"][i])))
+        models.append(model)
+    return {"models": models, "mean": arrays["mean"], "std": arrays["std"], "mae_pct": arrays["mae_pct"]}
 
 
 def forward(model: Any, x: Any) -> Any:

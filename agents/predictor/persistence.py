@@ -27,6 +27,4 @@ class PersistencePredictor(Predictor):
         """See the class docstring (``seed`` is unused: persistence is deterministic)."""
         del seed
         predicted = series.copy()
-        return Forecast(
-            predicted, one_step_mae(series, predicted), np.ones(series.shape, dtype=bool)
-        )
+        return Forecast(predicted, one_step_mae(series, predicted), np.ones(series.shape, dtype=bool))

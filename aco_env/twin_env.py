@@ -1,0 +1,109 @@
+"""The construction and the agent-facing API shared by the envs that pose decisions on a twin.
+
+:class:`TwinEnv` is the base of :class:`aco_env.ClusterSchedulingEnv` (one decision per step,
+whole episodes) and :class:`aco_env.PlacementEnv` (one decision per episode): both are built
+from ``(scenario, config, render_mode, **config_overrides)``, have the same spaces, masks,
+rendering and :meth:`TwinEnv.cluster_view`, and differ only in ``reset`` and ``step``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+import scenarios
+from aco_env.actions import action_mask
+from aco_env.observation import ObservationEncoder
+from aco_env.render import render_ansi, render_rgb_array
+from aco_env.types import EnvConfig
+from aco_env.views import ClusterView, EpisodeSettings, cluster_view_of
+from digital_twin import DigitalTwin
+from digital_twin.scenario import Scenario
+
+RENDER_MODES = ("ansi", "rgb_array")
+
+
+class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """An env whose state is one episode of a :class:`~digital_twin.DigitalTwin` at a decision.
+
+    Subclasses implement ``reset`` (which calls :meth:`_start_episode` with the twin, once it
+    stands at the decision to ask) and ``step``.
+
+    Args:
+        scenario: A bundled scenario name, a YAML path, or a ``Scenario``.
+        config: How the MDP is posed (default ``EnvConfig()``).
+        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"``.
+        **config_overrides: :class:`EnvConfig` fields that replace the config's (as ``gym.make`` kwargs).
+
+    Attributes:
+        scenario: The loaded scenario.
+        config: The config, overrides applied.
+        fleet: The nodes, in action order.
+        n_nodes: N; the action ``N`` defers.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012  (gym.Env declares it an instance attribute)
+        "render_modes": list(RENDER_MODES),
+        "render_fps": 4,
+        "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        scenario: str | Path | Scenario = "fleet5-synthetic",
+        config: EnvConfig | None = None,
+        render_mode: str | None = None,
+        **config_overrides: Any,
+    ) -> None:
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be one of {list(RENDER_MODES)}, got {render_mode!r}")
+        base = config or EnvConfig()
+        self.config = dataclasses.replace(base, **config_overrides) if config_overrides else base
+        self.scenario = scenarios.load(scenario)
+        self.render_mode = render_mode
+        self.fleet = self.scenario.fleet
+        self.n_nodes = len(self.fleet)
+        self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
+        self.action_space = spaces.Discrete(self.n_nodes + 1)
+        # gymnasium types spaces.Dict as a Space of dict[str, Space] (its elements are dicts of arrays)
+        self.observation_space = self._encoder.space()  # type: ignore[assignment]
+        self._twin: DigitalTwin | None = None
+        self._settings: EpisodeSettings | None = None  # the current episode's, built at _start_episode
+
+    def action_masks(self) -> np.ndarray:
+        """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""
+        return action_mask(self._require_twin())
+
+    def render(self) -> str | np.ndarray | None:
+        """A node table (``ansi``) or an RGB image ``(480, 800, 3)`` uint8 (``rgb_array``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        view = self.cluster_view()
+        if self.render_mode == "ansi":
+            return render_ansi(view, self._require_twin().objective())
+        return render_rgb_array(view)
+
+    def cluster_view(self) -> ClusterView:
+        """The present state as online agents may see it: never the future (:mod:`aco_env.views`)."""
+        return cluster_view_of(self._require_twin(), self.config.history_ticks, self._settings)
+
+    # ------------------------------------------------------------------ for subclasses
+    def _start_episode(self, twin: DigitalTwin) -> None:
+        """Make ``twin`` (reset, standing at its first decision) the episode the env poses."""
+        self._twin = twin
+        self._settings = EpisodeSettings.of(twin.spec)
+        self._encoder.start_episode(twin.spec)
+
+    def _require_twin(self) -> DigitalTwin:
+        if self._twin is None:
+            raise gym.error.ResetNeeded("call reset() before using the environment")
+        return self._twin
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        return self._encoder.encode(self._require_twin())

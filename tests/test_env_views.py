@@ -1,0 +1,95 @@
+"""What agents may see: the present and the past through ``cluster_view()``, never the future."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import aco_env  # noqa: F401  (registers the ids)
+from aco_env import ClusterSchedulingEnv, EpisodeSettings, PlacementEnv, TelemetrySoFar
+from aco_env.types import StepInfo
+from digital_twin import Telemetry
+
+
+def _played(seed: int, steps: int) -> ClusterSchedulingEnv:
+    """The default env after ``steps`` first-fit decisions from ``reset(seed)``."""
+    env = ClusterSchedulingEnv()
+    obs, _ = env.reset(seed=seed)
+    for _ in range(steps):
+        obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    return env
+
+
+@pytest.mark.parametrize("env_class", [ClusterSchedulingEnv, PlacementEnv])
+def test_envs__offer_no_twin_spec_and_no_future_jobs(env_class: type) -> None:
+    """twin_spec (all jobs, future arrivals included) is gone from both envs' public API."""
+    env = env_class()
+    env.reset(seed=0)
+    assert not hasattr(env, "twin_spec")
+    view = env.cluster_view()
+    assert all(job.arrival_s <= view.time_s for job in [view.job, *view.queue])
+
+
+def test_cluster_view__telemetry_holds_the_ticks_so_far_only() -> None:
+    """view.telemetry returns ticks 0..k: the whole past, and not one tick after."""
+    env = _played(seed=1, steps=40)
+    view = env.cluster_view()
+    k = view.tick_index
+    assert k > 0 and view.telemetry.tick_index == k
+    everything = env.hindsight().background_cpu_pct  # (T, N): only the test may read it
+    np.testing.assert_array_equal(view.telemetry.cpu_pct(), everything[: k + 1])
+    np.testing.assert_array_equal(view.telemetry.mem_pct(2), env.hindsight().background_mem_pct[k - 1 : k + 1])
+    np.testing.assert_array_equal(view.background_cpu_pct, everything[k])
+    np.testing.assert_array_equal(view.background_cpu_history_pct, view.telemetry.cpu_pct(env.config.history_ticks).T)
+
+
+def test_telemetry_so_far__repeats_tick_0_before_the_start_and_returns_copies() -> None:
+    """A window reaching before tick 0 repeats it; the arrays returned are the caller's own."""
+    background = np.stack([np.arange(5.0)[:, None] * np.ones((5, 2)), np.zeros((5, 2))], axis=-1)
+    so_far = TelemetrySoFar(Telemetry(background, tick_s=60.0), tick_index=1)
+    np.testing.assert_array_equal(so_far.cpu_pct(4)[:, 0], [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(so_far.cpu_pct()[:, 1], [0.0, 1.0])
+    so_far.cpu_pct()[:] = 99.0
+    assert so_far.cpu_pct().max() == 1.0 and so_far.cpu_pct().flags.writeable
+    with pytest.raises(ValueError, match="window"):
+        so_far.cpu_pct(0)
+    with pytest.raises(IndexError):
+        TelemetrySoFar(Telemetry(background, tick_s=60.0), tick_index=5)
+
+
+def test_cluster_view__settings_are_the_scenarios() -> None:
+    """Horizon, tick, TTL, SLA threshold, weights and the ticks an episode reaches."""
+    env = _played(seed=0, steps=0)
+    settings, scenario = env.cluster_view().settings, env.scenario
+    assert settings == EpisodeSettings(
+        horizon_s=scenario.horizon_s,
+        tick_s=300.0,
+        n_ticks=48,  # 14,400 s / 300 s
+        queue_ttl_s=scenario.queue_ttl_s,
+        sla_threshold_pct=scenario.sla_threshold_pct,
+        spot_recovery_s=scenario.spot_recovery_s,
+        cost_model=scenario.cost_model,
+        weights=scenario.weights,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.horizon_s = 1.0  # type: ignore[misc]  # checking that it is frozen
+
+
+def test_step_info__keys_are_those_documented_by_step_info() -> None:
+    """reset, step and the final step return only StepInfo's keys, with its types."""
+    env = gym.make("aco_env/Fleet5-v0")
+    obs, info = env.reset(seed=3)
+    infos = [info]
+    while True:
+        obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        infos.append(info)
+        if terminated or truncated:
+            break
+    documented = StepInfo.__annotations__
+    for info in infos:
+        assert set(info) <= set(documented)
+        assert isinstance(info["objective"], dict) and isinstance(info["sim_time_s"], float)
+    assert "episode_metrics" in infos[-1] and all("episode_metrics" not in i for i in infos[:-1])
