@@ -18,16 +18,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from agents.algorithms import ALGORITHMS, Algorithm, algorithm_names
 from agents.base import AgentSpecError, AgentState
 
-ALGO_CLASSES = {
-    "maskable-ppo": ("sb3_contrib", "MaskablePPO"),
-    "bc": ("sb3_contrib", "MaskablePPO"),
-    "ppo": ("stable_baselines3", "PPO"),
-    "a2c": ("stable_baselines3", "A2C"),
-    "dqn": ("stable_baselines3", "DQN"),
-}
-"""``algo`` name -> (module, class) of the SB3 / sb3-contrib algorithm."""
 _ALGO_TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 
@@ -40,7 +33,7 @@ class SB3Spec:
     """A parsed ``sb3:`` agent spec.
 
     Attributes:
-        algo: Key of :data:`ALGO_CLASSES`.
+        algo: Key of :data:`agents.algorithms.ALGORITHMS`.
         path: The model's ``.zip`` file.
     """
 
@@ -60,8 +53,8 @@ def parse_sb3_spec(spec: str) -> SB3Spec:
     """
     head, sep, rest = spec.partition(":")
     if sep and _ALGO_TOKEN.fullmatch(head) and not Path(spec).exists():
-        if head not in ALGO_CLASSES:
-            raise AgentSpecError(f"sb3:{spec}: unknown algorithm {head!r}; known: {', '.join(ALGO_CLASSES)}")
+        if head not in ALGORITHMS:
+            raise AgentSpecError(f"sb3:{spec}: unknown algorithm {head!r}; known: {algorithm_names()}")
         algo, path = head, Path(rest)
     else:
         algo, path = "", Path(spec)
@@ -99,14 +92,14 @@ def _algo_from_config(spec: str, path: Path) -> str:
     if not config.is_file():
         raise AgentSpecError(
             f"sb3:{spec}: no config.json beside the model to say its algorithm; "
-            f"write sb3:ALGO:PATH with ALGO one of {', '.join(ALGO_CLASSES)}"
+            f"write sb3:ALGO:PATH with ALGO one of {algorithm_names()}"
         )
     try:
         algo = json.loads(config.read_text(encoding="utf-8"))["algo"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise ModelFileError(f"{config}: cannot read the algorithm from it ({type(exc).__name__}: {exc})") from None
-    if algo not in ALGO_CLASSES:
-        raise ModelFileError(f"{config}: algo {algo!r} is not one of {', '.join(ALGO_CLASSES)}")
+    if algo not in ALGORITHMS:
+        raise ModelFileError(f"{config}: algo {algo!r} is not one of {algorithm_names()}")
     return str(algo)
 
 
@@ -116,19 +109,24 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
     Loading a model unpickles parts of its zip: only load files you trust.
     """
     parsed = parse_sb3_spec(spec)
-    module, cls = ALGO_CLASSES[parsed.algo]
-    import importlib
-
-    model = getattr(importlib.import_module(module), cls).load(str(parsed.path), device="cpu")
-    return SB3Agent(model, parsed.algo, env, name or f"sb3:{parsed.path}")
+    algorithm = ALGORITHMS[parsed.algo]
+    model = algorithm.load_class().load(str(parsed.path), device="cpu")
+    return SB3Agent(model, algorithm, env, name or f"sb3:{parsed.path}")
 
 
 class SB3Agent:
-    """A trained SB3 model behind the Agent protocol (deterministic, masked at inference)."""
+    """A trained SB3 model behind the Agent protocol (deterministic, masked at inference).
 
-    def __init__(self, model: Any, algo: str, env: gym.Env, name: str) -> None:
+    Args:
+        model: The loaded SB3 model.
+        algorithm: Its row of :data:`agents.algorithms.ALGORITHMS` (how it scores actions).
+        env: The env it acts in.
+        name: The agent's name in results.
+    """
+
+    def __init__(self, model: Any, algorithm: Algorithm, env: gym.Env, name: str) -> None:
         self.model = model
-        self.algo = algo
+        self.algorithm = algorithm
         self.env = env
         self.name = name
 
@@ -149,24 +147,27 @@ class SB3Agent:
         episode_start: np.ndarray | None = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, AgentState]:
-        """The model's action among the valid ones."""
+        """The model's action among the valid ones.
+
+        Masked algorithms get the mask; the others' scores (action probabilities, or DQN's
+        Q-values) are masked before the argmax, or before sampling with ``deterministic=False``
+        (DQN always takes its argmax: it has no action distribution).
+        """
         del state, episode_start
         mask = np.asarray(observation["action_mask"], dtype=bool)
-        if self.algo in ("maskable-ppo", "bc"):
+        if self.algorithm.masked:
             action, _ = self.model.predict(observation, action_masks=mask, deterministic=deterministic)
             return np.asarray(action, dtype=np.int64).reshape(()), None
         import torch
 
         obs_tensor, _ = self.model.policy.obs_to_tensor(observation)
         with torch.no_grad():
-            if self.algo == "dqn":
+            if self.algorithm.value_based:
                 scores = self.model.q_net(obs_tensor)[0].cpu().numpy()
             else:
                 scores = self.model.policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy()
         scores = np.where(mask, scores, -np.inf)
-        if not deterministic and self.algo != "dqn":
-            import torch
-
+        if not deterministic and not self.algorithm.value_based:
             probabilities = torch.as_tensor(np.where(mask, scores, 0.0))
             return np.asarray(int(torch.multinomial(probabilities, 1)), dtype=np.int64).reshape(()), None
         return np.asarray(int(np.argmax(scores)), dtype=np.int64).reshape(()), None

@@ -32,7 +32,9 @@ def test_check_train_config__resume_keeps_the_run_options(tmp_path: Path) -> Non
     """On resume the run's config.json supplies what was not given; a different run option is a usage error."""
     run_dir = fake_run(tmp_path / "run", TrainConfig(n_steps=128, seed=7, timesteps=3000, eval_episodes=2))
     asked = TrainConfig(resume=run_dir, eval_episodes=1)
-    config = check_train_config(asked, given_options(asked))
+    checked = check_train_config(asked, given_options(asked))
+    config = checked.config
+    assert checked.scenario.name == config.scenario == "fleet5-synthetic"
     assert (config.n_steps, config.seed, config.eval_episodes, config.resume) == (128, 7, 1, run_dir)
     assert config.timesteps == 3000  # not given: the run's planned total
     assert config.logdir == tmp_path

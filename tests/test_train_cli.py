@@ -11,14 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.train_helpers import fake_run
+from tests.train_helpers import count_scenario_loads, fake_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=None if env is None else {**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, "-m", "training.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=None if env is None else {**os.environ, **env},
+    )
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, command: str, code: int, *words: str) -> None:
@@ -39,8 +44,11 @@ ARGPARSE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "words"), [(args, words) for args, *words in ARGPARSE_ERRORS],
-                         ids=[" ".join(args) for args, *_ in ARGPARSE_ERRORS])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(args, words) for args, *words in ARGPARSE_ERRORS],
+    ids=[" ".join(args) for args, *_ in ARGPARSE_ERRORS],
+)
 def test_train_cli__bad_option_values_are_usage_errors(
     args: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -59,8 +67,11 @@ USAGE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "words"), [(args, words) for args, *words in USAGE_ERRORS],
-                         ids=[" ".join(args) for args, *_ in USAGE_ERRORS])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [(args, words) for args, *words in USAGE_ERRORS],
+    ids=[" ".join(args) for args, *_ in USAGE_ERRORS],
+)
 def test_train_cli__usage_errors_are_one_line_exit_2(args: list[str], words: list[str], tmp_path: Path) -> None:
     """An --hp key the algorithm does not take, an unknown scenario: exit 2, one line, no run directory."""
     result = cli(*args, "--logdir", str(tmp_path / "runs"))
@@ -99,8 +110,14 @@ def test_train_cli__data_errors_are_one_line_exit_1(
 
 def test_train_cli__missing_scenario_data_fails_at_once(tmp_path: Path) -> None:
     """A scenario whose trace is absent: exit 1 naming the variable to set, before training."""
-    result = cli("train", "--scenario", "hpc-swf", "--logdir", str(tmp_path / "runs"),
-                 env={"ACO_ENV_TRACES": str(tmp_path / "no-traces")})
+    result = cli(
+        "train",
+        "--scenario",
+        "hpc-swf",
+        "--logdir",
+        str(tmp_path / "runs"),
+        env={"ACO_ENV_TRACES": str(tmp_path / "no-traces")},
+    )
     assert_one_line_error(result, "train", 1, "--scenario hpc-swf", "not present")
     assert not list(tmp_path.glob("runs/*"))
 
@@ -124,12 +141,75 @@ def test_run_cli__zero_episodes_trains_without_evaluating(tmp_path: Path) -> Non
 
 def test_train_cli__progress_off_a_terminal_is_one_line_per_stage(tmp_path: Path) -> None:
     """With stderr not a terminal: no carriage returns, one summary line for BC labels, training and evaluation."""
-    result = cli("train", "--timesteps", "256", "--n-steps", "128", "--batch-size", "64", "--n-epochs", "1",
-                 "--bc-samples", "20", "--bc-epochs", "1", "--eval-episodes", "1", "--eval-agents", "first-fit",
-                 "--logdir", str(tmp_path))
+    result = cli(
+        "train",
+        "--timesteps",
+        "256",
+        "--n-steps",
+        "128",
+        "--batch-size",
+        "64",
+        "--n-epochs",
+        "1",
+        "--bc-samples",
+        "20",
+        "--bc-epochs",
+        "1",
+        "--eval-episodes",
+        "1",
+        "--eval-agents",
+        "first-fit",
+        "--logdir",
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr
     assert "\r" not in result.stderr
     lines = result.stderr.splitlines()
     assert any(line.startswith("BC labels: 20 states in") for line in lines), result.stderr
     assert any(line.startswith("training: 256 steps in") for line in lines), result.stderr
     assert any(line.startswith("evaluate") for line in lines), result.stderr
+
+
+def test_train_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks, run directory name, training env, BC labels and both evaluations share one loaded scenario."""
+    from training.cli import build_parser
+
+    loads = count_scenario_loads(monkeypatch)
+    args = build_parser().parse_args(
+        [
+            "train",
+            "--timesteps",
+            "128",
+            "--n-steps",
+            "64",
+            "--batch-size",
+            "64",
+            "--n-epochs",
+            "1",
+            "--bc-samples",
+            "5",
+            "--bc-epochs",
+            "1",
+            "--eval-episodes",
+            "1",
+            "--eval-agents",
+            "first-fit,cheapest",
+            "--no-progress-bar",
+            "--logdir",
+            str(tmp_path),
+        ]
+    )
+    assert args._run(args) == 0
+    [run_dir] = tmp_path.iterdir()
+    assert run_dir.name.startswith("fleet5-synthetic__maskable-ppo__0__") and (run_dir / "eval.json").is_file()
+    assert len(loads) == 1, loads
+
+
+def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`aco-env run` checks and trains on one loaded scenario."""
+    from training.cli import build_parser
+
+    loads = count_scenario_loads(monkeypatch)
+    args = build_parser().parse_args(["run", "--timesteps", "0", "--episodes", "0", "--logdir", str(tmp_path)])
+    assert args._run(args) == 0
+    assert len(loads) == 1, loads

@@ -26,10 +26,28 @@ STARTUP_TIMEOUT_S = 300
 
 def start_training(logdir: Path, *options: str) -> subprocess.Popen:
     """A real `aco-env train` with a budget it cannot finish, in its own process group (like a terminal job)."""
-    command = [sys.executable, "-m", "training.cli", "train", "--timesteps", "100000000", "--n-steps", "64",
-               "--batch-size", "64", "--n-epochs", "1", "--eval-episodes", "0", "--logdir", str(logdir), *options]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "training.cli",
+        "train",
+        "--timesteps",
+        "100000000",
+        "--n-steps",
+        "64",
+        "--batch-size",
+        "64",
+        "--n-epochs",
+        "1",
+        "--eval-episodes",
+        "0",
+        "--logdir",
+        str(logdir),
+        *options,
+    ]
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
 
 
 def wait_until_trained(process: subprocess.Popen, logdir: Path) -> Path:
@@ -92,14 +110,17 @@ def test_stop_request__first_signal_requests_a_stop_the_second_interrupts() -> N
 
 def test_make_env_fn__workers_ignore_ctrl_c_and_sigterm() -> None:
     """A SubprocVecEnv worker's env factory ignores SIGINT and SIGTERM (the main process stops the run)."""
+    import scenarios
     from training.config import TrainConfig
     from training.train import make_env_fn
 
+    config = TrainConfig()
+    scenario = scenarios.load(config.scenario)
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
-        make_env_fn(TrainConfig(), rank=0, seed=0, in_worker=False)().close()
+        make_env_fn(config, scenario, rank=0, seed=0, in_worker=False)().close()
         assert {signum: signal.getsignal(signum) for signum in before} == before
-        make_env_fn(TrainConfig(), rank=0, seed=0, in_worker=True)().close()
+        make_env_fn(config, scenario, rank=0, seed=0, in_worker=True)().close()
         assert signal.getsignal(signal.SIGINT) == signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     finally:
         for signum, handler in before.items():

@@ -1,4 +1,4 @@
-"""Helpers of the training tests: a tiny training budget and fake run directories.
+"""Helpers of the training tests: a tiny training budget, fake run directories, counted scenario loads.
 
 A fake model is a zip with only the ``data`` member SB3 writes: enough for ``check_model_file``
 and for picking a resume point by step count, without training anything.
@@ -10,6 +10,9 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
+
+import scenarios
 from training.config import TrainConfig
 
 TINY = {
@@ -39,3 +42,16 @@ def fake_run(folder: Path, config: TrainConfig | None = None, model_steps: int |
     if model_steps is not None:
         fake_model(folder / "model.zip", model_steps)
     return folder
+
+
+def count_scenario_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, every scenario file ``scenarios.load`` parses is appended to the returned list."""
+    loads: list[str] = []
+    parse = scenarios.load_scenario
+
+    def counting(path: object, limits: object = None) -> object:
+        loads.append(str(path))
+        return parse(path, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scenarios, "load_scenario", counting)
+    return loads

@@ -1,9 +1,12 @@
-"""Behaviour cloning from the oracle's labels: fit a policy to known-optimal placements.
+"""Behaviour cloning from the one-step placement env's labels.
 
-Labels come from ``aco_env/Placement-v0``: each sample is a decision state of the scenario and
-its known-optimal actions (exact hindsight rollouts in the twin). The policy's action
-distribution is trained by cross-entropy on the lowest-index optimal action, with the action
-mask applied for MaskablePPO policies.
+Labels come from ``aco_env/Placement-v0`` (:class:`aco_env.PlacementEnv`): each sample is a
+decision state of the scenario and the actions that are optimal *given a cheapest-fit
+continuation with the true future*: every action is scored by replaying the rest of the episode
+in the twin under cheapest-fit, with the true future arrivals, telemetry and spot interruptions,
+and the lowest objectives win. They are not the oracle's plan (which optimises every decision of
+the episode jointly). The policy's action distribution is trained by cross-entropy on the
+lowest-index such action, with the action mask applied for MaskablePPO policies.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from training.progress import Progress
 
 @dataclass(frozen=True)
 class Labels:
-    """``n`` decision states and their known-optimal actions.
+    """``n`` decision states and their labelled actions.
 
     Attributes:
         observations: Observation dict, each value ``(n, ...)`` float32.
-        actions: ``(n,)`` int64, the lowest-index optimal action.
+        actions: ``(n,)`` int64, the lowest-index action that is optimal given a cheapest-fit
+            continuation with the true future.
         masks: ``(n, N + 1)`` bool action masks.
     """
 
@@ -34,7 +38,7 @@ class Labels:
 
 
 def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: bool = True) -> Labels:
-    """Sample ``samples`` decision states (seeds ``seed, seed + 1, ...``) with their optimal actions.
+    """Sample ``samples`` decision states (seeds ``seed, seed + 1, ...``) with their labelled actions.
 
     ``progress`` shows a bar on a terminal, otherwise one line ``BC labels: N states in T s`` at the end.
     """

@@ -80,16 +80,21 @@ def scenario(name_or_path: str, option: str = "--scenario", need_data: bool = Tr
     text = str(name_or_path)
     is_path = text.endswith((".yaml", ".yml")) or os.sep in text
     if not is_path and text not in scenarios.names():
-        raise UsageError(f"{option} {text}: no bundled scenario of that name and not a .yaml path; "
-                         f"bundled: {', '.join(scenarios.names())}")
+        raise UsageError(
+            f"{option} {text}: no bundled scenario of that name and not a .yaml path; "
+            f"bundled: {', '.join(scenarios.names())}"
+        )
     try:
         loaded = scenarios.load(text)
     except ScenarioError as exc:
         raise DataError(str(exc)) from None
     if need_data and loaded.missing_data():
         missing = loaded.missing_data()[0]
-        hint = (f"set {scenarios.TRACES_ENV} to the folder that holds the traces"
-                if "${" in str(missing) else "check the path in the scenario file")
+        hint = (
+            f"set {scenarios.TRACES_ENV} to the folder that holds the traces"
+            if "${" in str(missing)
+            else "check the path in the scenario file"
+        )
         raise DataError(f"{option} {text}: needs data that is not present: {missing} ({hint})")
     return loaded
 

@@ -1,7 +1,8 @@
 """The ``aco-env`` command line: one entry point, one module per subcommand.
 
 Each module in :mod:`training.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line),
-``add_arguments(parser)`` and ``run(args) -> int`` (the exit code). Commands check their
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit code), and may define ``PARSER``,
+the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass). Commands check their
 arguments and outputs before any work starts and raise :class:`training.errors.UsageError` or
 :class:`~training.errors.DataError`; :func:`main` turns those, the library's data errors and
 interruptions into one line on stderr and the exit codes of :mod:`training.errors`.
@@ -16,9 +17,10 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from types import FrameType
+from typing import Any
 
 from training.errors import (
     EXIT_CODES_HELP,
@@ -40,27 +42,46 @@ TRAIN_EXTRA = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboa
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand (modules are imported here, torch only where needed)."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help=f"show tracebacks and debug messages (or set {DEBUG_ENV}=1)")
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Job placement on a heterogeneous compute fleet: scenarios, agents, evaluation, benchmarks.",
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        parents=[common],
     )
+    _add_debug_option(parser)
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    subparsers = parser.add_subparsers(  # type: ignore[call-overload]  # argparse calls any parser_class
+        dest="command", metavar="COMMAND", title="commands", parser_class=_new_parser
+    )
     for name in COMMANDS:
         module = importlib.import_module(f"training.commands.{name.replace('-', '_')}")
         sub = subparsers.add_parser(
-            name, help=module.HELP, description=module.__doc__, epilog=EXIT_CODES_HELP,
-            formatter_class=argparse.RawDescriptionHelpFormatter, parents=[common],
+            name,
+            help=module.HELP,
+            description=module.__doc__,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parser_class=getattr(module, "PARSER", argparse.ArgumentParser),
         )
+        _add_debug_option(sub)
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run)
     return parser
+
+
+def _add_debug_option(parser: argparse.ArgumentParser) -> None:
+    """``--debug``, before or after the command (a parent parser would not reach simple-parsing's parsers)."""
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=f"show tracebacks and debug messages (or set {DEBUG_ENV}=1)",
+    )
+
+
+def _new_parser(parser_class: Callable[..., argparse.ArgumentParser], **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand's parser, of the class its module asks for (``add_subparsers`` has one class for all)."""
+    return parser_class(**kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

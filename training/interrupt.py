@@ -40,8 +40,10 @@ class TrainingInterrupted(KeyboardInterrupt):
 
     def __str__(self) -> str:
         saved = " and ".join(str(path) for path in self.saved) or "nothing"
-        return (f"stopped at {self.num_timesteps:,} steps; saved {saved}; "
-                f"continue with: aco-env train --resume {self.run_dir}")
+        return (
+            f"stopped at {self.num_timesteps:,} steps; saved {saved}; "
+            f"continue with: aco-env train --resume {self.run_dir}"
+        )
 
 
 class StopRequest:

@@ -2,7 +2,8 @@
 
 A run directory ``LOGDIR/<scenario>__<algo>__<seed>__<YYYYmmdd-HHMMSS>[-k]/`` holds
 ``config.json`` (the options it was started with), ``model.zip``, ``checkpoints/model_<steps>_steps.zip``,
-``tb_1/`` (TensorBoard events and ``progress.csv``), ``eval.json`` and, once resumed,
+``tb_1/`` (TensorBoard events and ``progress.csv``), ``eval.json`` and ``eval/`` (the final
+evaluation: results.json and plots, :mod:`training.results_writer`) and, once resumed,
 ``resumes.jsonl`` (one line per resume: when, from which save, at how many steps, the new options).
 """
 
@@ -25,6 +26,8 @@ from training.errors import DataError, UsageError
 CONFIG = "config.json"
 MODEL = "model.zip"
 CHECKPOINTS = "checkpoints"
+EVAL_JSON = "eval.json"
+EVAL_DIR = "eval"
 RESUME_LOG = "resumes.jsonl"
 
 logger = logging.getLogger("training")
@@ -125,8 +128,9 @@ def find_resume_point(path: Path, option: str = "--resume") -> ResumePoint:
     else:
         run_dir = path if (path / CONFIG).is_file() else None
     if run_dir is None:
-        raise UsageError(f"{option} {path}: not a run directory of aco-env train (no {CONFIG}); "
-                         "give RUN_DIR or a .zip inside it")
+        raise UsageError(
+            f"{option} {path}: not a run directory of aco-env train (no {CONFIG}); give RUN_DIR or a .zip inside it"
+        )
     candidates = []
     for save in [run_dir / MODEL, *sorted((run_dir / CHECKPOINTS).glob("*.zip"))]:
         if not save.is_file():

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
+from agents.algorithms import ALGORITHMS
+from digital_twin.scenario import Scenario
 from training import checks
 from training.config import RESUME_OPTIONS, TrainConfig
 from training.errors import UsageError
@@ -29,8 +32,22 @@ def given_options(config: TrainConfig) -> set[str]:
     return {f.name for f in dataclasses.fields(TrainConfig) if getattr(config, f.name) != getattr(defaults, f.name)}
 
 
-def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> TrainConfig:
-    """The config a run will train with, after every check that can fail before training.
+@dataclass(frozen=True)
+class CheckedRun:
+    """A training run that passed every check: its config and its scenario, loaded once.
+
+    Attributes:
+        config: The config to train with (on resume: the run's, with the resume options given).
+        scenario: ``config.scenario``, loaded and with its data present (pass it to
+            :func:`training.train.train`, so the scenario is not read again).
+    """
+
+    config: TrainConfig
+    scenario: Scenario
+
+
+def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> CheckedRun:
+    """The config a run will train with, and its scenario, after every check that can fail before training.
 
     Args:
         config: From the command line.
@@ -40,7 +57,8 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Trai
             resume options not given keep the run's values (``--timesteps``: its planned total).
 
     Returns:
-        ``config``, or on resume the run's stored config with the resume options given here.
+        ``config`` (on resume the run's stored config with the resume options given here) and
+        its loaded scenario.
 
     Raises:
         UsageError: An unknown scenario, ``--hp`` key, baseline, or a conflict with a resumed run.
@@ -50,26 +68,33 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Trai
     if config.resume is not None:
         point = find_resume_point(config.resume)
         stored = stored_config(point.run_dir)
-        conflicts = [name for name in sorted(given)
-                     if name not in (*RESUME_OPTIONS, "logdir") and getattr(config, name) != getattr(stored, name)]
+        conflicts = [
+            name
+            for name in sorted(given)
+            if name not in (*RESUME_OPTIONS, "logdir") and getattr(config, name) != getattr(stored, name)
+        ]
         if conflicts:
-            listed = ", ".join(f"--{name.replace('_', '-')} (the run has {getattr(stored, name)})"
-                               for name in conflicts)
-            raise UsageError(f"--resume {config.resume}: a resumed run keeps its options; drop {listed}, "
-                             "or start a new run")
+            listed = ", ".join(
+                f"--{name.replace('_', '-')} (the run has {getattr(stored, name)})" for name in conflicts
+            )
+            raise UsageError(
+                f"--resume {config.resume}: a resumed run keeps its options; drop {listed}, or start a new run"
+            )
         kept = {name: getattr(stored, name) for name in RESUME_OPTIONS if name not in given and name != "resume"}
         config = resumed_config(point, dataclasses.replace(config, **kept))
-    checks.scenario(config.scenario)
+    scenario = checks.scenario(config.scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
-    if config.bc_samples and config.algo == "dqn":
-        raise UsageError("--bc-samples: behaviour cloning needs a policy with an action distribution; not with dqn")
+    if config.bc_samples and ALGORITHMS[config.algo].value_based:
+        raise UsageError(
+            f"--bc-samples: behaviour cloning needs a policy with an action distribution; not with {config.algo}"
+        )
     if point is not None:
         checks.writable_dir(point.run_dir, "--resume")
     else:
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
-    return config
+    return CheckedRun(config, scenario)
 
 
 def check_hyperparameters(algo: str, hyperparameters: dict[str, Any]) -> None:
@@ -80,10 +105,10 @@ def check_hyperparameters(algo: str, hyperparameters: dict[str, Any]) -> None:
     """
     if not hyperparameters:
         return
-    from training.train import algorithm_class, algorithm_parameters  # SB3 and torch: only when needed
-
-    valid = algorithm_parameters(algo)
+    algorithm = ALGORITHMS[algo]
+    valid = algorithm.parameters()  # imports SB3 and torch: only when --hp is given
     unknown = [key for key in hyperparameters if key not in valid]
     if unknown:
-        name = algorithm_class(algo).__name__
-        raise UsageError(f"--hp {unknown[0]}: {name} ({algo}) has no such parameter; valid: {', '.join(valid)}")
+        raise UsageError(
+            f"--hp {unknown[0]}: {algorithm.class_name} ({algo}) has no such parameter; valid: {', '.join(valid)}"
+        )

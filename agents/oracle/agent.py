@@ -20,7 +20,9 @@ class OracleAgent:
     At each decision, if the current job is planned to start at exactly the current time on a
     node that is valid in the mask, that node is the action; otherwise the job is deferred
     (action ``N``). The episode's objective is then the plan's objective
-    (:attr:`last_result` ``.plan_objective_usd``).
+    (:meth:`episode_result` ``.plan_objective_usd``). Evaluations read the episode's plan
+    objective, lower bound and solve time from :meth:`episode_result` (or :attr:`last_result`,
+    ``None`` when no episode is solved).
 
     Memory: at ``reset`` the programs' peak memory is estimated before anything is built, and
     an episode above the budget raises :class:`~agents.oracle.OracleTooLargeError` (a
@@ -37,10 +39,6 @@ class OracleAgent:
         memory_budget_gb: Largest estimated peak memory to solve, in GB (``1e9`` bytes);
             ``None`` = ``$ACO_ENV_ORACLE_MEMORY_GB`` or 4 GB (read at each ``reset``).
         **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
-
-    Attributes:
-        last_result: The :class:`OracleResult` of the current episode (``None`` before the
-            first ``reset``).
     """
 
     name = "oracle"
@@ -62,7 +60,7 @@ class OracleAgent:
             budget_bytes(memory_budget_gb)  # a bad budget fails here, not at the first reset
         self.memory_budget_gb = memory_budget_gb
         self.solver_options = solver_options
-        self.last_result: OracleResult | None = None
+        self._result: OracleResult | None = None
         self._n_nodes = int(env.action_space.n) - 1  # type: ignore[attr-defined]  # Discrete(N + 1)
 
     def reset(self, seed: int | None = None) -> None:
@@ -74,8 +72,8 @@ class OracleAgent:
         del seed
         from agents.oracle.solve import solve_oracle
 
-        self.last_result = None  # a refused episode leaves no stale plan behind
-        self.last_result = solve_oracle(
+        self._result = None  # a refused episode leaves no stale plan behind
+        self._result = solve_oracle(
             self.env.unwrapped.hindsight(),  # type: ignore[attr-defined]  # documented env API
             time_limit_s=self.time_limit_s,
             bound_grid_divisor=self.bound_grid_divisor,
@@ -83,6 +81,21 @@ class OracleAgent:
             memory_budget_bytes=budget_bytes(self.memory_budget_gb),
             **self.solver_options,
         )
+
+    @property
+    def last_result(self) -> OracleResult | None:
+        """The current episode's :class:`OracleResult`; ``None`` before the first reset or after a refused one."""
+        return self._result
+
+    def episode_result(self) -> OracleResult:
+        """The current episode's :class:`OracleResult`: plan, plan objective, lower bound, status, solve time.
+
+        Raises:
+            RuntimeError: No episode is solved (``reset`` was not called, or refused the episode).
+        """
+        if self._result is None:
+            raise RuntimeError("call reset() after env.reset() before predict()")
+        return self._result
 
     def predict(
         self,
@@ -93,12 +106,11 @@ class OracleAgent:
     ) -> tuple[np.ndarray, AgentState]:
         """The planned node if the current job starts now, else defer."""
         del state, episode_start, deterministic
-        if self.last_result is None:
-            raise RuntimeError("call reset() after env.reset() before predict()")
+        plan = self.episode_result().plan
         view = self.env.unwrapped.cluster_view()  # type: ignore[attr-defined]  # documented env API
         action = self._n_nodes
         if view.job is not None:
-            planned = self.last_result.plan.get(view.job.job_id)
+            planned = plan.get(view.job.job_id)
             mask = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)
             if planned is not None and planned[1] == view.time_s and mask[planned[0]]:
                 action = planned[0]

@@ -22,15 +22,17 @@ def bench_oracle(seeds: int = 3, time_limit_s: float = 60.0) -> dict[str, Any]:
         env.reset(seed=seed)
         started = time.perf_counter()
         result = solve_oracle(env.hindsight(), time_limit_s=time_limit_s)
-        rows.append({
-            "seed": seed,
-            "solve_s": time.perf_counter() - started,
-            "plan_usd": result.plan_objective_usd,
-            "bound_usd": result.lower_bound_usd,
-            "gap": result.gap,
-            "status": result.status,
-            "estimated_peak_mb": result.memory_estimate.peak_bytes / 1e6,
-            "plan_nonzeros": result.plan_program.n_nonzeros,
-            "bound_nonzeros": None if result.bound_program is None else result.bound_program.n_nonzeros,
-        })
+        rows.append(
+            {
+                "seed": seed,
+                "solve_s": time.perf_counter() - started,
+                "plan_usd": result.plan_objective_usd,
+                "bound_usd": result.lower_bound_usd,
+                "gap": result.gap,
+                "status": result.status,
+                "estimated_peak_mb": result.memory_estimate.peak_bytes / 1e6,
+                "plan_nonzeros": result.plan_program.n_nonzeros,
+                "bound_nonzeros": None if result.bound_program is None else result.bound_program.n_nonzeros,
+            }
+        )
     return {"scenario": "fleet5-synthetic", "time_limit_s": time_limit_s, "episodes": rows}

@@ -124,8 +124,11 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"{r['status']} | {r['estimated_peak_mb']:,.0f} |"
             for r in oracle["episodes"]
         ]
-        lines += ["", "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
-                  "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak."]
+        lines += [
+            "",
+            "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
+            "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
+        ]
         lines.append("")
     if "memory" in results:
         memory = results["memory"]

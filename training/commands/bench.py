@@ -36,8 +36,10 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "traces": {"repeats": 1},
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
-    "scale": {"runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
-              "real_trace": False},
+    "scale": {
+        "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
+        "real_trace": False,
+    },
 }
 
 

@@ -6,8 +6,9 @@
 ``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
 ``rejected_jobs``, ``completed_jobs``, ``decision_latency_ms_p50/p99`` and, when ``oracle`` is
 evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the oracle,
-``objective_lower_bound_usd``. An oracle too large for its memory budget is left out with a
-note (``"skipped"``); raise the budget with ``ACO_ENV_ORACLE_MEMORY_GB``.
+``objective_lower_bound_usd`` (:mod:`training.results` has the whole format). An oracle too
+large for its memory budget is left out with a note (``"skipped"``); raise the budget with
+``ACO_ENV_ORACLE_MEMORY_GB``.
 
 Every argument, scenario, agent and output folder is checked before the first episode.
 """
@@ -15,13 +16,10 @@ Every argument, scenario, agent and output folder is checked before the first ep
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Any
 
 from training import checks
 from training.errors import UsageError
-from training.leaderboard import format_leaderboard
 
 HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
 
@@ -29,22 +27,35 @@ HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--scenario (repeatable), --agents, --episodes, --seed, --out, --tensorboard, --placement."""
     parser.add_argument("--scenario", action="append", help="bundled name or YAML path (repeatable)")
-    parser.add_argument("--agents", default="random,first-fit,cheapest,aco,oracle",
-                        help="comma-separated registry names or sb3:PATH (default: %(default)s)")
+    parser.add_argument(
+        "--agents",
+        default="random,first-fit,cheapest,aco,oracle",
+        help="comma-separated registry names or sb3:PATH (default: %(default)s)",
+    )
     parser.add_argument("--episodes", type=checks.count(1), default=5, help="episodes per agent (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="first episode seed (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
     parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
-    parser.add_argument("--placement", action="store_true",
-                        help="use the one-step placement env: optimality rate and regret")
-    parser.add_argument("--stochastic", action="store_true",
-                        help="learned agents sample their actions (seeded per episode) instead of the argmax")
+    parser.add_argument(
+        "--placement",
+        action="store_true",
+        help="use the one-step placement env: optimality rate and regret (the action's "
+        "objective given a cheapest-fit continuation with the true future)",
+    )
+    parser.add_argument(
+        "--stochastic",
+        action="store_true",
+        help="learned agents sample their actions (seeded per episode) instead of the argmax",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
 def run(args: argparse.Namespace) -> int:
     """Check everything, then evaluate, print the leaderboard(s) and write the files."""
-    from training.evaluation import evaluate  # scipy.stats: loaded when needed, not at every aco-env start
+    # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
+    from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, evaluate
+    from training.leaderboard import print_leaderboard
+    from training.results_writer import RESULTS_JSON, write_results
 
     agents = checks.agent_list(args.agents)
     if "oracle" in agents:
@@ -57,26 +68,19 @@ def run(args: argparse.Namespace) -> int:
     if args.tensorboard is not None:
         checks.writable_dir(args.tensorboard, "--tensorboard")
     for scenario in loaded:
-        document = evaluate(scenario, agents, args.episodes, args.seed, progress=not args.no_progress,
-                            placement=args.placement, deterministic=not args.stochastic)
-        out_dir = args.out if len(loaded) == 1 else args.out / document["scenario"]
-        write_outputs(document, out_dir, args.tensorboard)
-        print(format_leaderboard(document))
-        for agent, why in document.get("skipped", {}).items():
+        evaluation = evaluate(
+            scenario,
+            agents,
+            args.episodes,
+            args.seed,
+            progress=not args.no_progress,
+            env=PLACEMENT_ENV if args.placement else EPISODE_ENV,
+            deterministic=not args.stochastic,
+        )
+        out_dir = args.out if len(loaded) == 1 else args.out / evaluation.scenario
+        write_results(evaluation, out_dir, args.tensorboard)
+        print_leaderboard(evaluation)
+        for agent, why in evaluation.skipped.items():
             print(f"note: {agent} was left out: {why}")
-        print(f"wrote {out_dir / 'results.json'} and plots")
+        print(f"wrote {out_dir / RESULTS_JSON} and plots")
     return 0
-
-
-def write_outputs(document: dict[str, Any], out_dir: Path, tensorboard: Path | None = None) -> None:
-    """results.json, the plots and (optionally) TensorBoard scalars."""
-    from training.plots import write_plots  # matplotlib: only when writing
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    latencies = document.pop("_latencies_ms", {})
-    (out_dir / "results.json").write_text(json.dumps(document, indent=1, default=float) + "\n")
-    write_plots(document, latencies, out_dir)
-    if tensorboard is not None:
-        from training.tensorboard import write_eval_scalars
-
-        write_eval_scalars(document, tensorboard)

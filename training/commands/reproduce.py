@@ -27,14 +27,24 @@ DEFAULT_ORACLE_TIME_LIMIT_S = 30.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--tier, --seeds, --out, --oracle-time-limit, --no-oracle."""
-    parser.add_argument("--tier", action="append",
-                        help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)")
-    parser.add_argument("--seeds", type=count(1), default=DEFAULT_SEEDS,
-                        help="seeds per tier: 0 .. N-1 (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=Path("results/reproduction"),
-                        help="folder for reproduction.json and reproduction.md (default: %(default)s)")
-    parser.add_argument("--oracle-time-limit", type=float, default=DEFAULT_ORACLE_TIME_LIMIT_S,
-                        help="seconds per HiGHS solve of the oracle (default: %(default)s)")
+    parser.add_argument(
+        "--tier", action="append", help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)"
+    )
+    parser.add_argument(
+        "--seeds", type=count(1), default=DEFAULT_SEEDS, help="seeds per tier: 0 .. N-1 (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/reproduction"),
+        help="folder for reproduction.json and reproduction.md (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--oracle-time-limit",
+        type=float,
+        default=DEFAULT_ORACLE_TIME_LIMIT_S,
+        help="seconds per HiGHS solve of the oracle (default: %(default)s)",
+    )
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle (its columns are n/a)")
 
 
@@ -74,8 +84,12 @@ def run(args: argparse.Namespace) -> int:
         "command": _command(args, tiers),
         "date": time.strftime("%Y-%m-%d"),
         "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
-        "settings": {"seeds": args.seeds, "oracle_time_limit_s": oracle_limit,
-                     "oracle_available": oracle_available(), "traces_dir": str(root) if root else None},
+        "settings": {
+            "seeds": args.seeds,
+            "oracle_time_limit_s": oracle_limit,
+            "oracle_available": oracle_available(),
+            "traces_dir": str(root) if root else None,
+        },
         "tiers": {},
     }
     for name in tiers:

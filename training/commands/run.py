@@ -12,13 +12,16 @@ and a checkpoint, says where, and exits 130; ``aco-env train --resume RUN_DIR`` 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import scenarios
+from digital_twin.objective import OBJECTIVE_KEY, USD_KEYS
 from training import checks
 from training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from training.results import Evaluation
 
 HELP = "the main job: train MaskablePPO on the default scenario and compare it with the baselines"
 RUN_TIMESTEPS = 300_000
@@ -27,10 +30,15 @@ RUN_TIMESTEPS = 300_000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--scenario, --timesteps, --episodes, --seed, --logdir."""
     parser.add_argument("--scenario", default=scenarios.DEFAULT, help="bundled name or YAML path")
-    parser.add_argument("--timesteps", type=checks.count(0), default=RUN_TIMESTEPS,
-                        help="training steps (default: %(default)s)")
-    parser.add_argument("--episodes", type=checks.count(0), default=5,
-                        help="evaluation episodes per agent, 0 = train only (default: %(default)s)")
+    parser.add_argument(
+        "--timesteps", type=checks.count(0), default=RUN_TIMESTEPS, help="training steps (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--episodes",
+        type=checks.count(0),
+        default=5,
+        help="evaluation episodes per agent, 0 = train only (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     parser.add_argument("--logdir", type=Path, default=Path("runs"), help="where runs go (default: %(default)s)")
 
@@ -39,36 +47,42 @@ def run(args: argparse.Namespace) -> int:
     """Check, train, evaluate, print the leaderboard, one objective breakdown and the TensorBoard command."""
     from training.train_checks import check_train_config
 
-    config = check_train_config(TrainConfig(
-        scenario=args.scenario,
-        timesteps=args.timesteps,
-        seed=args.seed,
-        logdir=args.logdir,
-        eval_episodes=args.episodes,
-    ))
+    checked = check_train_config(
+        TrainConfig(
+            scenario=args.scenario,
+            timesteps=args.timesteps,
+            seed=args.seed,
+            logdir=args.logdir,
+            eval_episodes=args.episodes,
+        )
+    )
+    from training.results import read_evaluation
+    from training.run_dir import EVAL_JSON
     from training.train import train  # torch and SB3: after the checks, so a mistake is reported at once
 
+    config = checked.config
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
-    run_dir = train(config)  # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli)
+    # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli)
+    run_dir = train(config, scenario=checked.scenario)
     if config.eval_episodes == 0:
         print("\nno evaluation (--episodes 0)")
     else:
-        print_results(json.loads((run_dir / "eval.json").read_text()))
+        print_results(read_evaluation(run_dir / EVAL_JSON))
     print(f"\nrun directory: {run_dir}")
     print(f"look at it:    tensorboard --logdir {args.logdir}")
     return 0
 
 
-def print_results(document: dict[str, Any]) -> None:
-    """The leaderboard of ``eval.json`` and the objective breakdown of the best agent's first episode."""
-    from training.leaderboard import format_leaderboard
+def print_results(evaluation: Evaluation) -> None:
+    """The leaderboard of the run's evaluation and the objective breakdown of the best agent's first episode."""
+    from training.leaderboard import print_leaderboard
 
     print()
-    print(format_leaderboard(document))
-    best = min(document["agents"], key=lambda name: document["agents"][name]["mean"]["objective_usd"])
-    episode = document["agents"][best]["per_episode"][0]
+    print_leaderboard(evaluation)
+    best = min(evaluation.agents, key=lambda name: evaluation.summary(name).mean["objective_usd"] or 0.0)
+    episode = evaluation.rows(best)[0]
     print(f"\nobjective breakdown of {best}, seed {episode['seed']:.0f}:")
-    for term in ("cost_usd", "sla_usd", "qos_usd", "eviction_usd", "deadline_usd", "rejection_usd", "objective_usd"):
+    for term in (*USD_KEYS, OBJECTIVE_KEY):
         print(f"  {term:<15} {episode[term]:>10.4f}")
     print(
         f"  jobs: {episode['completed_jobs']:.0f} completed, {episode['failed_jobs']:.0f} failed, "

@@ -6,6 +6,7 @@ import argparse
 
 import scenarios
 from digital_twin.scenario import ScenarioError
+from training.tables import new_table, print_table
 
 HELP = "list the bundled scenarios"
 
@@ -18,12 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print one row per bundled scenario."""
     del args
-    rows = [("name", "nodes", "jobs", "horizon", "telemetry", "data")]
+    headers = ("name", "nodes", "jobs", "horizon", "telemetry", "data")
+    table = new_table(headers, right_aligned_from=len(headers))
     for name in scenarios.names():
         try:
             scenario = scenarios.load(name)
         except ScenarioError as exc:
-            rows.append((name, "?", "?", "?", "?", f"not loadable: {exc}"))
+            table.add_row(name, "?", "?", "?", "?", f"not loadable: {exc}")
             continue
         missing = scenario.missing_data()
         present = "present" if not missing else f"missing (set {scenarios.TRACES_ENV})"
@@ -31,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
         jobs = (f"<= {scenario.job_budget}" if scenario.job_budget else "all") + (
             " per episode" if scenario.per_episode_workload else ""
         )
-        rows.append((name, nodes, jobs, f"{scenario.horizon_s / 3600:g} h", scenario.telemetry_source, present))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        table.add_row(name, nodes, jobs, f"{scenario.horizon_s / 3600:g} h", scenario.telemetry_source, present)
+    print_table(table)
     return 0

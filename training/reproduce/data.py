@@ -20,9 +20,7 @@ ALIBABA_GPU_NODES = "alibaba-gpu-2023/openb_node_list_gpu_node.csv"
 """The Alibaba GPU 2023 node list (T4.1), relative to the traces folder."""
 ALIBABA_GPU_PODS = "alibaba-gpu-2023/openb_pod_list_gpuspec33.csv"
 """The Alibaba GPU 2023 pod list the reference's T4.1 samples from."""
-ALIBABA_2018_MEAN = (
-    "alibaba-2018-machine-usage-dcavg-300s/machine_usage_days_1_to_8_grouped_300_seconds.csv"
-)
+ALIBABA_2018_MEAN = "alibaba-2018-machine-usage-dcavg-300s/machine_usage_days_1_to_8_grouped_300_seconds.csv"
 """The Alibaba 2018 data-centre mean per 300 s (T4.1 background, T5.2 windows)."""
 BUNDLED_SYNTHETIC_TRACE = scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv"
 """The project's own synthetic background trace (no real data needed)."""
@@ -44,10 +42,7 @@ def missing_files(relative: Sequence[str], root: Path | None) -> list[str]:
 def skip_message(missing: Sequence[str], root: Path | None) -> str:
     """A one-line reason for skipping a tier, naming the variable or the missing files."""
     if root is None:
-        return (
-            f"skipped: needs real traces; set {scenarios.TRACES_ENV} to the folder holding "
-            f"{', '.join(missing)}"
-        )
+        return f"skipped: needs real traces; set {scenarios.TRACES_ENV} to the folder holding {', '.join(missing)}"
     return f"skipped: not found under {root}: {', '.join(missing)}"
 
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from aco_env import ClusterSchedulingEnv
 from agents import Agent, make_agent
 from agents.base import AgentState
+from agents.oracle import OracleAgent
 from digital_twin.scenario import Scenario
 from training.rollout import play_episode
 
@@ -61,13 +61,13 @@ class _PlacementRecorder:
     """An :class:`agents.Agent` wrapper that notes the node of each job's first start."""
 
     inner: Agent
-    env: gym.Env[Any, Any]
+    env: ClusterSchedulingEnv
     placements: dict[str, int] = field(default_factory=dict)
+    name: str = field(init=False)
+    """The wrapped agent's name."""
 
-    @property
-    def name(self) -> str:
-        """The wrapped agent's name."""
-        return self.inner.name
+    def __post_init__(self) -> None:
+        self.name = self.inner.name
 
     def reset(self, seed: int | None = None) -> None:
         """Reset the wrapped agent and forget the placements."""
@@ -83,18 +83,18 @@ class _PlacementRecorder:
     ) -> tuple[np.ndarray, AgentState]:
         """The wrapped agent's action; a node action is recorded for the current job."""
         action, new_state = self.inner.predict(observation, state, episode_start, deterministic)
-        base = self.env.unwrapped
         node = int(np.asarray(action).reshape(-1)[0])
-        job = base.cluster_view().job
-        if job is not None and node < base.n_nodes and base.action_masks()[node]:
+        job = self.env.cluster_view().job
+        if job is not None and node < self.env.n_nodes and self.env.action_masks()[node]:
             self.placements.setdefault(job.job_id, node)
         return action, new_state
 
 
 def _oracle_summary(agent: Agent) -> dict[str, Any] | None:
-    result = getattr(agent, "last_result", None)
-    if result is None:
+    """The oracle's numbers of the episode just played (``None`` for other agents)."""
+    if not isinstance(agent, OracleAgent):
         return None
+    result = agent.episode_result()
     return {
         "plan_objective_usd": float(result.plan_objective_usd),
         "lower_bound_usd": float(result.lower_bound_usd),

@@ -56,9 +56,7 @@ def command_block(command: str) -> list[str]:
     return ["```", command, "```", ""]
 
 
-def tier_command(
-    tier: str, seeds: int, oracle_time_limit_s: float | None, out: str = "results/reproduction"
-) -> str:
+def tier_command(tier: str, seeds: int, oracle_time_limit_s: float | None, out: str = "results/reproduction") -> str:
     """The ``aco-env reproduce`` command of one tier (as run for the page)."""
     command = f"aco-env reproduce --tier {tier} --seeds {seeds} --out {out}"
     if oracle_time_limit_s is None:
@@ -88,7 +86,7 @@ def render_page(document: dict[str, Any]) -> str:
     lines = [
         "# Reproducing the reference results",
         "",
-        "Each benchmark of the reference ACO system (`reference/aco_reference.md`, \"Benchmarks\") is "
+        'Each benchmark of the reference ACO system (`reference/aco_reference.md`, "Benchmarks") is '
         "run twice: **in the reference's own setting** (every job placed alone on an empty cluster: no "
         "capacity used, no durations, no queue, no background load, no spot interruptions: exactly what "
         "the reference measured) and **in the full twin** (capacity, durations, queue, telemetry, spot "
@@ -137,3 +135,20 @@ def data_lines(result: dict[str, Any]) -> list[str]:
         else:
             parts.append(f"`{item['file']}` ({item.get('note', '')})")
     return ["Data: " + "; ".join(parts) + ".", ""]
+
+
+def section_head(result: dict[str, Any], command: str) -> list[str]:
+    """A tier section's title, then its command and data, or why it was not run."""
+    lines = [f"## {result['tier']}: {result['title']}", ""]
+    if "skipped" in result:
+        return [*lines, f"**Not run**: {result['skipped']}", ""]
+    return [*lines, *command_block(command), *data_lines(result)]
+
+
+def cheaper(a: float | None, b: float | None) -> str:
+    """``"cheaper than"``, ``"exactly as cheap as"`` or ``"more expensive than"``: cost ``a`` against ``b``."""
+    if a is None or b is None:
+        return "not compared with"
+    if abs(a - b) <= 1e-9 * max(1.0, abs(b)):
+        return "exactly as cheap as"
+    return "cheaper than" if a < b else "more expensive than"

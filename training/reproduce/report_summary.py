@@ -10,26 +10,45 @@ from training.reproduce.report import NA, mean, pct, table, worst_mean
 
 def _headline_t1_1(result: dict[str, Any]) -> list[list[str]]:
     bal = result["topologies"]["balanced"]
-    return [["ACO saving vs First-Fit (balanced)", f"{100 * result['reference']['balanced']['aco_saving']:.1f} %",
-             pct(bal["reference_setting"]["aco_saving_vs_first_fit"]),
-             pct(bal["full_twin"]["aco_cost_saving_vs_first_fit"]) + " (compute cost)"]]
+    return [
+        [
+            "ACO saving vs First-Fit (balanced)",
+            f"{100 * result['reference']['balanced']['aco_saving']:.1f} %",
+            pct(bal["reference_setting"]["aco_saving_vs_first_fit"]),
+            pct(bal["full_twin"]["aco_cost_saving_vs_first_fit"]) + " (compute cost)",
+        ]
+    ]
 
 
 def _headline_t1_3(result: dict[str, Any]) -> list[list[str]]:
     def worst(setting: dict[str, Any]) -> str:
         return f"{worst_mean(setting, 'wall_p99_ms'):.3f} ms wall, {worst_mean(setting, 'cpu_p99_ms'):.3f} ms CPU"
 
-    return [["worst p99 over 1-200 queued jobs", f"{max(result['reference']['p99_ms'].values()):.3f} ms (< 0.75)",
-             worst(result["reference_setting"]), worst(result["in_env"]) + " (agent.predict)"]]
+    return [
+        [
+            "worst p99 over 1-200 queued jobs",
+            f"{max(result['reference']['p99_ms'].values()):.3f} ms (< 0.75)",
+            worst(result["reference_setting"]),
+            worst(result["in_env"]) + " (agent.predict)",
+        ]
+    ]
 
 
 def _headline_t4_1(result: dict[str, Any]) -> list[list[str]]:
     ref, twin, theirs = result["reference_setting"], result["full_twin"], result["reference"]
     return [
-        ["ACO-cost saving vs Random", f"{100 * theirs['aco_cost_saving_vs_random']:.1f} %",
-         pct(ref["aco_cost_saving_vs_random"]), pct(twin["aco_cost_saving_vs_random"]) + " (compute cost)"],
-        ["ACO+QoS: LS jobs on on-demand", f"{100 * theirs['aco_qos_ls_on_demand']:.1f} %",
-         pct(ref["per_agent"]["aco"]["ls_on_demand"]), pct(twin["per_agent"]["aco"]["ls_on_demand"])],
+        [
+            "ACO-cost saving vs Random",
+            f"{100 * theirs['aco_cost_saving_vs_random']:.1f} %",
+            pct(ref["aco_cost_saving_vs_random"]),
+            pct(twin["aco_cost_saving_vs_random"]) + " (compute cost)",
+        ],
+        [
+            "ACO+QoS: LS jobs on on-demand",
+            f"{100 * theirs['aco_qos_ls_on_demand']:.1f} %",
+            pct(ref["per_agent"]["aco"]["ls_on_demand"]),
+            pct(twin["per_agent"]["aco"]["ls_on_demand"]),
+        ],
     ]
 
 
@@ -40,10 +59,14 @@ def _headline_t5_2(result: dict[str, Any]) -> list[list[str]]:
         if name not in ref:
             continue
         theirs = result["reference"].get(name, result["reference"]["ablation_10_seeds"].get(name))
-        rows.append([f"LC jobs on stable nodes: none -> {name}",
-                     f"{100 * result['reference']['none']:.1f} -> {100 * theirs:.1f} %",
-                     f"{100 * (mean(ref['none']) or 0):.1f} -> {pct(ref[name])}",
-                     f"{100 * (mean(twin['none']) or 0):.1f} -> {pct(twin[name])}"])
+        rows.append(
+            [
+                f"LC jobs on stable nodes: none -> {name}",
+                f"{100 * result['reference']['none']:.1f} -> {100 * theirs:.1f} %",
+                f"{100 * (mean(ref['none']) or 0):.1f} -> {pct(ref[name])}",
+                f"{100 * (mean(twin['none']) or 0):.1f} -> {pct(twin[name])}",
+            ]
+        )
     return rows
 
 

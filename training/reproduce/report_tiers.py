@@ -1,7 +1,8 @@
-"""One Markdown section per tier, written from the tier's numbers.
+"""One Markdown section per tier, written from the tier's numbers: T1.1 and T1.3 here (no real data).
 
 Each section gives the reference's number, ours in its setting, ours in the full twin, the
-oracle where it applies, and a paragraph on why they differ.
+oracle where it applies, and a paragraph on why they differ. The real-data tiers' sections
+(T4.1, T5.2) are in :mod:`training.reproduce.report_tiers_real`; :data:`RENDERERS` has all four.
 """
 
 from __future__ import annotations
@@ -11,37 +12,22 @@ from typing import Any
 
 from training.reproduce.report import (
     NA,
-    command_block,
-    compare,
-    data_lines,
+    cheaper,
     mean,
     number,
     pct,
     pm,
+    section_head,
     table,
     worst_mean,
 )
-
-
-def _head(result: dict[str, Any], command: str) -> list[str]:
-    lines = [f"## {result['tier']}: {result['title']}", ""]
-    if "skipped" in result:
-        return [*lines, f"**Not run**: {result['skipped']}", ""]
-    return [*lines, *command_block(command), *data_lines(result)]
-
-
-def _cheaper(a: float | None, b: float | None) -> str:
-    if a is None or b is None:
-        return "not compared with"
-    if abs(a - b) <= 1e-9 * max(1.0, abs(b)):
-        return "exactly as cheap as"
-    return "cheaper than" if a < b else "more expensive than"
+from training.reproduce.report_tiers_real import render_t4_1, render_t5_2
 
 
 # ---------------------------------------------------------------------------------------- T1.1
 def render_t1_1(result: dict[str, Any], command: str) -> list[str]:
     """T1.1: per topology, the headline saving and the per-agent totals."""
-    lines = _head(result, command)
+    lines = section_head(result, command)
     if "skipped" in result:
         return lines
     n_ref, n_twin = result["config"]["reference_jobs"], result["config"]["twin_jobs"]
@@ -52,25 +38,53 @@ def render_t1_1(result: dict[str, Any], command: str) -> list[str]:
         lines += [f"### {topology.capitalize()} topology", ""]
         lines += table(
             ["", "reference", "ours: reference setting", "ours: full twin"],
-            [["ACO saving vs First-Fit", f"{100 * theirs['aco_saving']:.1f} %",
-              pct(ref["aco_saving_vs_first_fit"]),
-              f"{pct(twin['aco_cost_saving_vs_first_fit'])} (compute cost); "
-              f"{pct(twin['aco_objective_saving_vs_first_fit'])} (objective)"],
-             ["oracle saving vs First-Fit (objective)", NA, NA, oracle_saving]],
+            [
+                [
+                    "ACO saving vs First-Fit",
+                    f"{100 * theirs['aco_saving']:.1f} %",
+                    pct(ref["aco_saving_vs_first_fit"]),
+                    f"{pct(twin['aco_cost_saving_vs_first_fit'])} (compute cost); "
+                    f"{pct(twin['aco_objective_saving_vs_first_fit'])} (objective)",
+                ],
+                ["oracle saving vs First-Fit (objective)", NA, NA, oracle_saving],
+            ],
         )
         rows = []
         for name, row in twin["per_agent"].items():
             ref_total = ref["total_price_per_hour"].get(name)
-            rows.append([f"`{name}`", number(theirs.get(name), 2), pm(ref_total), pm(row["objective_usd"], digits=3),
-                         pm(row["cost_usd"], digits=3), pm(row["mean_wait_s"], digits=0)])
-        lines += ["", *table(["agent", f"reference: Σ $/h ({n_ref} jobs)", "ours, reference setting: Σ $/h",
-                              f"full twin: objective USD ({n_twin} jobs)", "full twin: compute cost USD",
-                              "full twin: mean wait s"], rows), ""]
+            rows.append(
+                [
+                    f"`{name}`",
+                    number(theirs.get(name), 2),
+                    pm(ref_total),
+                    pm(row["objective_usd"], digits=3),
+                    pm(row["cost_usd"], digits=3),
+                    pm(row["mean_wait_s"], digits=0),
+                ]
+            )
+        lines += [
+            "",
+            *table(
+                [
+                    "agent",
+                    f"reference: Σ $/h ({n_ref} jobs)",
+                    "ours, reference setting: Σ $/h",
+                    f"full twin: objective USD ({n_twin} jobs)",
+                    "full twin: compute cost USD",
+                    "full twin: mean wait s",
+                ],
+                rows,
+            ),
+            "",
+        ]
         if twin["oracle"]:
             o = twin["oracle"]
-            lines += [f"Oracle lower bound: {pm(o['lower_bound_usd'], digits=3)} USD; proven optimal in "
-                      f"{o['proven_optimal']} of {o['episodes']} episodes (gap to its bound "
-                      f"{pct(o['gap'])}, {o['time_limit_s']:g} s per solve).", ""]
+            lines += [
+                f"Oracle lower bound: {pm(o['lower_bound_usd'], digits=3)} USD; proven optimal in "
+                f"{o['proven_optimal']} of {o['episodes']} episodes (gap to its bound "
+                f"{pct(o['gap'])}, {o['time_limit_s']:g} s per solve).",
+                "",
+            ]
     lines += _why_t1_1(result)
     return lines
 
@@ -84,10 +98,12 @@ def _why_t1_1(result: dict[str, Any]) -> list[str]:
     oracle = ""
     if twin["oracle"]:
         saving = pct(twin["oracle_objective_saving_vs_first_fit"])
-        oracle = (f" The oracle ends at {pm(agents['oracle']['objective_usd'], digits=3)} USD, {saving} below "
-                  f"First-Fit, by holding jobs back ({pm(agents['oracle']['mean_wait_s'], digits=0)} s on average, "
-                  "which the objective does not charge) until the cheap node frees up and by knowing the "
-                  "interruptions in advance: the room a clairvoyant scheduler has here.")
+        oracle = (
+            f" The oracle ends at {pm(agents['oracle']['objective_usd'], digits=3)} USD, {saving} below "
+            f"First-Fit, by holding jobs back ({pm(agents['oracle']['mean_wait_s'], digits=0)} s on average, "
+            "which the objective does not charge) until the cheap node frees up and by knowing the "
+            "interruptions in advance: the room a clairvoyant scheduler has here."
+        )
     text = (
         "**Why they differ.** In the reference's setting every job fits on every empty node, so "
         "First-Fit always takes the first-listed node (`nb-mid`, $0.70/h) and ACO always ends on the "
@@ -96,13 +112,12 @@ def _why_t1_1(result: dict[str, Any]) -> list[str]:
         f"and any seed, so the saving is (0.70 - 0.50)/0.70 = {100 * ref['known_saving']:.1f} % by "
         "construction (and (3.00 - 0.12)/3.00 = 96 % on the adversarial topology); ours is "
         f"{pct(ref['aco_saving_vs_first_fit'])}. The cost-aware greedy (`cheapest`) gets the same totals: "
-        "the benchmark measures \"takes the cheapest node that fits\", not the colony's search. In the "
+        'the benchmark measures "takes the cheapest node that fits", not the colony\'s search. In the '
         f"full twin the cheap node has 64 of the 192 cores while the jobs keep {100 * (util or 0):.0f} % of "
         "all cores busy over the episode (more at the peak), so once it is full ACO spills onto the "
         "$0.70 node, and jobs evicted by its spot interruptions lose their progress and run again: "
         f"ACO's saving falls to {pct(twin['aco_cost_saving_vs_first_fit'])} of compute cost, and ACO is "
-        f"{_cheaper(aco_cost, greedy_cost)} the greedy ({number(aco_cost, 3)} vs {number(greedy_cost, 3)} USD)."
-        + oracle
+        f"{cheaper(aco_cost, greedy_cost)} the greedy ({number(aco_cost, 3)} vs {number(greedy_cost, 3)} USD)." + oracle
     )
     return [text, ""]
 
@@ -110,31 +125,55 @@ def _why_t1_1(result: dict[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------- T1.3
 def render_t1_3(result: dict[str, Any], command: str) -> list[str]:
     """T1.3: p99 per burst size in both settings, wall-clock and CPU time."""
-    lines = _head(result, command)
+    lines = section_head(result, command)
     if "skipped" in result:
         return lines
     ref, env = result["reference_setting"], result["in_env"]
-    rows = [[burst, f"{theirs:.3f}",
-             pm(ref[burst]["wall_p99_ms"], digits=3), pm(ref[burst]["cpu_p99_ms"], digits=3),
-             pm(ref[burst]["wall_p50_ms"], digits=3),
-             pm(env[burst]["wall_p99_ms"], digits=3), pm(env[burst]["cpu_p99_ms"], digits=3),
-             pm(env[burst]["wall_p50_ms"], digits=3), pct(env[burst]["preempted_share"], digits=2)]
-            for burst, theirs in result["reference"]["p99_ms"].items() if burst in ref]
-    lines += table(["queued jobs", "reference p99 (wall)", "ours, reference setting: p99 wall", "p99 CPU",
-                    "p50 wall", "ours, in the env: p99 wall", "p99 CPU", "p50 wall", "preempted"],
-                   rows)
-    lines += ["", f"All times in ms. Samples per seed and burst size: at least {result['config']['min_samples']} "
-              "decisions (each burst repeated). Job: batch, 0.1 core, 0.2 GB, preemptible "
-              "(`preemptible-actor`: the full colony). Wall = `perf_counter` (what the reference measured), "
-              "CPU = the deciding thread's CPU time; preempted = share of decisions whose wall time exceeds "
-              "their CPU time by more than 1 ms (they lost the CPU to another process).", ""]
+    rows = [
+        [
+            burst,
+            f"{theirs:.3f}",
+            pm(ref[burst]["wall_p99_ms"], digits=3),
+            pm(ref[burst]["cpu_p99_ms"], digits=3),
+            pm(ref[burst]["wall_p50_ms"], digits=3),
+            pm(env[burst]["wall_p99_ms"], digits=3),
+            pm(env[burst]["cpu_p99_ms"], digits=3),
+            pm(env[burst]["wall_p50_ms"], digits=3),
+            pct(env[burst]["preempted_share"], digits=2),
+        ]
+        for burst, theirs in result["reference"]["p99_ms"].items()
+        if burst in ref
+    ]
+    lines += table(
+        [
+            "queued jobs",
+            "reference p99 (wall)",
+            "ours, reference setting: p99 wall",
+            "p99 CPU",
+            "p50 wall",
+            "ours, in the env: p99 wall",
+            "p99 CPU",
+            "p50 wall",
+            "preempted",
+        ],
+        rows,
+    )
+    lines += [
+        "",
+        f"All times in ms. Samples per seed and burst size: at least {result['config']['min_samples']} "
+        "decisions (each burst repeated). Job: batch, 0.1 core, 0.2 GB, preemptible "
+        "(`preemptible-actor`: the full colony). Wall = `perf_counter` (what the reference measured), "
+        "CPU = the deciding thread's CPU time; preempted = share of decisions whose wall time exceeds "
+        "their CPU time by more than 1 ms (they lost the CPU to another process).",
+        "",
+    ]
     headline = result["reference"]["headline_ms"]
     wall = max(worst_mean(ref, "wall_p99_ms"), worst_mean(env, "wall_p99_ms"))
     cpu = max(worst_mean(ref, "cpu_p99_ms"), worst_mean(env, "cpu_p99_ms"))
     over = sum((mean(v["wall_p99_ms"]) or 0.0) >= headline for setting in (ref, env) for v in setting.values())
     text = (
         f"**Why they differ.** The CPU time of our decisions stays below {cpu:.3f} ms at p99 in both "
-        f"settings, so the reference's \"< {headline} ms\" holds for the work a decision does, with room to "
+        f'settings, so the reference\'s "< {headline} ms" holds for the work a decision does, with room to '
         f"spare. The wall-clock p99 reaches {wall:.3f} ms "
         f"({over} of {len(ref) + len(env)} burst sizes x settings at or above {headline} ms): this machine "
         "has 2 CPUs shared with other jobs, and the ~1 % of decisions that lose the CPU wait for the "
@@ -148,150 +187,6 @@ def render_t1_3(result: dict[str, Any], command: str) -> list[str]:
         f"{pm(ref[next(iter(ref))]['wall_p50_ms'], digits=3)} ms). The number of queued jobs barely "
         "matters in either setting: one decision places only the head job (neither we nor the "
         "reference re-plan the queue). Speed is never asserted in tests."
-    )
-    return [*lines, text, ""]
-
-
-# ---------------------------------------------------------------------------------------- T4.1
-def render_t4_1(result: dict[str, Any], command: str) -> list[str]:
-    """T4.1: headline table, then per-agent tables for both settings."""
-    lines = _head(result, command)
-    if "skipped" in result:
-        return lines
-    ref, twin, theirs = result["reference_setting"], result["full_twin"], result["reference"]
-    bed = result["testbed"]
-    lines += [f"Testbed: {bed['nodes']} nodes ({bed['on_demand_nodes']} on-demand), {bed['gpus']} GPUs; "
-              f"{bed['candidate_pods']:,} candidate pods; {result['config']['jobs']} sampled per seed "
-              f"({', '.join(map(str, bed['ls_jobs_per_seed']))} LS).", ""]
-    lines += table(
-        ["", "reference", "ours: reference setting", "ours: full twin"],
-        [["ACO-cost saving vs Random", f"{100 * theirs['aco_cost_saving_vs_random']:.1f} %",
-          pct(ref["aco_cost_saving_vs_random"]),
-          f"{pct(twin['aco_cost_saving_vs_random'])} (compute cost); "
-          f"{pct(twin['aco_cost_objective_saving_vs_random'])} (objective)"],
-         ["ACO+QoS: LS jobs on on-demand nodes", f"{100 * theirs['aco_qos_ls_on_demand']:.1f} %",
-          pct(ref["per_agent"]["aco"]["ls_on_demand"]), pct(twin["per_agent"]["aco"]["ls_on_demand"])]],
-    )
-    rows = [[f"`{name}`", number(theirs["per_agent"][name]["total_price_per_hour"], 1),
-             pm(r["total_price_per_hour"], digits=1), f"{100 * theirs['per_agent'][name]['ls_on_demand']:.1f} %",
-             pct(r["ls_on_demand"]), pm(r["unplaced_jobs"], digits=1)] for name, r in ref["per_agent"].items()]
-    lines += ["", "Reference setting (each pod alone on the empty cluster; `cheapest` = the reference's "
-              "cost-aware greedy, `aco-cost` = ACO without a strategy, `aco` = ACO+QoS with the router):", "",
-              *table(["agent", "reference Σ $/h", "ours Σ $/h", "reference LS on on-demand", "ours LS on on-demand",
-                      "ours unplaced"], rows)]
-    rows = [[f"`{name}`", pm(r["objective_usd"]), pm(r["cost_usd"]), pct(r["ls_on_demand"]),
-             pm(r["sla_violations"], digits=1), pm(r["failed_jobs"], digits=1), pm(r["rejected_jobs"], digits=1),
-             pm(r["mean_wait_s"], digits=0)]
-            for name, r in twin["per_agent"].items()]
-    hours = result["config"]["horizon_s"] / 3600
-    lines += ["", f"Full twin (one {hours:g} h episode per seed; LS share counts unplaced LS jobs as not on "
-              "on-demand):", "",
-              *table(["agent", "objective USD", "compute cost USD", "LS on on-demand", "SLA violations",
-                      "failed (evicted)", "rejected", "mean wait s"], rows), ""]
-    if twin["oracle"]:
-        o = twin["oracle"]
-        lines += [f"Oracle: lower bound {pm(o['lower_bound_usd'])} USD, gap of its plan to the bound "
-                  f"{pct(o['gap'])}, proven optimal in {o['proven_optimal']} of {o['episodes']} episodes "
-                  f"({o['time_limit_s']:g} s per solve).", ""]
-    return [*lines, *_why_t4_1(result), ""]
-
-
-def _why_t4_1(result: dict[str, Any]) -> list[str]:
-    ref, twin = result["reference_setting"]["per_agent"], result["full_twin"]["per_agent"]
-    greedy, first_fit = mean(ref["cheapest"]["total_price_per_hour"]), mean(ref["first-fit"]["total_price_per_hour"])
-    text = (
-        "**Why they differ.** Our nodes and pods are not the reference's: we sample with NumPy "
-        "(`default_rng(42)` per model for the nodes, seeds 0..N-1 for the pods) where the reference used "
-        "pandas' `random_state=42`, so every absolute $/h differs. In the reference's setting the "
-        "headline \"ACO-cost is 79.6 % cheaper than Random\" measures Random's choice, not ACO's: "
-        "Random spreads 1-GPU pods over every capable node, up to the $25.6/h 8-GPU V100 nodes, while "
-        f"ACO-cost ({pm(ref['aco-cost']['total_price_per_hour'], digits=1)} $/h), First-Fit "
-        f"({pm(ref['first-fit']['total_price_per_hour'], digits=1)}) and the greedy "
-        f"({pm(ref['cheapest']['total_price_per_hour'], digits=1)}) all settle on the cheapest capable node "
-        "(the $1.00/h A10, listed first). "
-        + ("Our greedy equals First-Fit; the reference's greedy ($89.0) is below its First-Fit ($119.8), "
-           "likely because its sample held some of the three 1-GPU P100 spot nodes ($0.60/h, the cheapest "
-           "GPU node of the list), which would also explain why its greedy and ACO-cost put fewer LS pods "
-           "on on-demand nodes (80.8 %, 74.4 %); ours holds none. " if greedy is not None
-           and first_fit is not None and abs(greedy - first_fit) < 0.5 else "")
-        + "ACO+QoS routes latency-critical GPU pods to on-demand nodes only, hence its LS share "
-        f"({pct(ref['aco']['ls_on_demand'])}), but its router sends *preemptible* GPU batch pods to the "
-        "`preemptible-actor` strategy, which allows x86/arm nodes only: on an all-GPU fleet they fit "
-        f"nowhere ({pm(ref['aco']['unplaced_jobs'], digits=1)} unplaced pods per seed, which our "
-        "Σ $/h counts as 0; how the reference counted them is not stated). In the full twin, cost is "
-        "pro-rated by GPU share and run time, capacity (152 GPUs) and GPU models are enforced, spot "
-        "nodes are interrupted (non-preemptible LS pods on them fail) and background load triggers SLA "
-        "penalties: ACO-cost's cost saving against Random falls to "
-        f"{pct(result['full_twin']['aco_cost_saving_vs_random'])}, and ACO+QoS keeps LS pods off spot "
-        f"nodes ({pct(twin['aco']['ls_on_demand'])} of LS pods on on-demand, counting unplaced ones as "
-        f"not) at the price of {pm(twin['aco']['rejected_jobs'], digits=1)} rejected pods per episode "
-        "(LS pods waiting past the 1 h queue timeout for an on-demand GPU, and the preemptible GPU pods "
-        f"no node of their strategy accepts), so its objective ({pm(twin['aco']['objective_usd'])} USD) is "
-        f"{_cheaper(mean(twin['aco']['objective_usd']), mean(twin['first-fit']['objective_usd']))} First-Fit's."
-    )
-    if "oracle" in twin:
-        o = twin["oracle"]
-        text += (
-            f" The oracle's {pm(o['objective_usd'])} USD is not a schedule a cluster would accept: it rejects "
-            f"{pm(o['rejected_jobs'], digits=1)} pods and lets {pm(o['failed_jobs'], digits=1)} fail, because "
-            "with the default penalties ($1 per rejection, $0.50 per failed job, sized for the 5-node CPU "
-            "fleet) that is cheaper than running a multi-GPU pod for hours, and it starts pods late "
-            f"({pm(o['mean_wait_s'], digits=0)} s on average): waiting is free and pods still running at the "
-            "horizon (most of them: trace run times are long) are charged only up to it. It bounds this "
-            "objective; GPU scenarios need penalties in proportion to GPU prices before the objective ranks "
-            "schedulers the way an operator would."
-        )
-    return [text]
-
-
-# ---------------------------------------------------------------------------------------- T5.2
-def render_t5_2(result: dict[str, Any], command: str) -> list[str]:
-    """T5.2: share on stable nodes per condition in both settings."""
-    lines = _head(result, command)
-    if "skipped" in result:
-        return lines
-    ref, twin, theirs = result["reference_setting"], result["full_twin"], result["reference"]
-    ablation = theirs["ablation_10_seeds"]
-    rows = []
-    for name in ref["stable_share"]:
-        t_ref, t_twin = (ref["paired_t"].get(name, {}), twin["paired_t"].get(name, {}))
-        rows.append([
-            name, f"{100 * theirs[name]:.1f} %" if name in theirs else NA,
-            f"{100 * ablation[name]:.1f} %" if name in ablation else NA,
-            pct(ref["stable_share"][name]) + (f" (t = {t_ref['t']:.1f})" if t_ref.get("t") is not None else ""),
-            pct(twin["stable_share"][name]) + (f" (t = {t_twin['t']:.1f})" if t_twin.get("t") is not None else ""),
-            pm(twin["per_condition"][name]["sla_violations"], digits=1),
-        ])
-    lines += table(["prediction", "reference (README)", "reference (paper, 10 seeds)", "ours: reference setting",
-                    "ours: full twin", "full twin: SLA violations"], rows)
-    lines += ["", "Share of latency-critical jobs placed on the 16 stable nodes (t: paired t against no "
-              "prediction, over seeds). The oracle does not apply (the metric is a routing share, not "
-              "the episode objective).", ""]
-    none_ref = mean(ref["stable_share"]["none"])
-    lstm_ref = mean(ref["stable_share"].get("lstm"))
-    gains = ", ".join(f"{name} {pm(v, digits=1)} pp" for name, v in twin["gain_pp"].items())
-    noise = all(v["ci95"] is not None and abs(v["mean"]) <= v["ci95"] for v in twin["gain_pp"].values())
-    sla = ", ".join(f"{name} {pm(v['sla_violations'], digits=1)}" for name, v in twin["per_condition"].items())
-    text = (
-        "**Why they differ.** In the reference's setting, without predictions every node has the same "
-        f"eta and the shuffled node order decides, so about half the jobs land on stable nodes (ours "
-        f"{100 * (none_ref or 0):.1f} %, reference 48.8 %). With a predictor, nodes whose window ends "
-        "in a rise (or whose burst factor exceeds 1.5) get a spike probability above 0 and a lower "
-        "prediction factor, and the argmax picks among the undamped, mostly stable, nodes. Our EMA and "
-        "persistence land near the paper's ablation; our LSTM is "
-        f"{compare(lstm_ref, theirs['lstm'])} the README's 80.3 % and "
-        f"{compare(lstm_ref, theirs['ablation_10_seeds']['lstm'])} the paper's 75.4 %: an LSTM fitted on 90 "
-        "windows of one node's history depends on its initial weights, so which volatile nodes look "
-        "calm changes with the initialisation, and our confidence is computed on percent where the "
-        "reference's LSTM reads cores (decision 3; its error, hence its confidence, is on another "
-        "scale). The reference's conclusion that the simple predictors beat the LSTM holds for ours. "
-        f"In the full twin (gains against no prediction: {gains}) "
-        + ("no predictor moves the share beyond its seed-to-seed noise. " if noise else "the gains shrink. ")
-        + "Without predictions ACO already picks the node with the most headroom, i.e. the lowest "
-        f"current utilisation, which is a stable node {pct(twin['stable_share']['none'])} of the time; "
-        "utilisation (background + our jobs) separates nodes far more than the prediction factor, which "
-        "can at most halve eta; and the window labels describe the 100 ticks before the jobs arrive, "
-        f"while SLA violations depend on the ticks after (violations per episode: {sla})."
     )
     return [*lines, text, ""]
 

@@ -1,9 +1,9 @@
 """Summaries over seeds: means with 95 % confidence intervals, paired savings, paired t-tests.
 
 Every number of the reproduction is a per-seed value; a :func:`summarize` turns the per-seed
-values into ``{"mean", "ci95", "n", "values"}``. The interval is the Student-t interval of the
-mean over seeds, ``mean +- t(0.975, n - 1) * sd / sqrt(n)``; ``ci95`` is its half-width (``None``
-for fewer than two seeds, 0 when every seed gives the same value).
+values into ``{"mean", "ci95", "n", "values"}``. ``ci95`` is the half-width of the Student-t
+interval of the mean over seeds (:func:`training.stats.ci95_half_width`: ``None`` for fewer
+than two seeds, 0 when every seed gives the same value).
 
 Example:
     >>> summary = summarize([1.0, 2.0, 3.0])
@@ -15,23 +15,13 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-
-def ci95_half_width(values: Sequence[float]) -> float | None:
-    """Half-width of the 95 % Student-t interval of the mean (``None`` for n < 2)."""
-    array = np.asarray(values, dtype=float)
-    if array.size < 2:
-        return None
-    spread = float(array.std(ddof=1))
-    if spread == 0.0:
-        return 0.0
-    return float(stats.t.ppf(0.975, array.size - 1) * spread / math.sqrt(array.size))
+from training.stats import ci95_half_width
 
 
 def summarize(values: Sequence[float]) -> dict[str, Any]:

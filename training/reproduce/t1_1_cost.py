@@ -84,7 +84,12 @@ def topology_fleet(topology: str) -> tuple[NodeSpec, ...]:
     """The three nodes of a topology, in the reference's order."""
     return tuple(
         NodeSpec(
-            node_id, "x86_64", instance, NODE_CORES, NODE_MEM_GB, price,
+            node_id,
+            "x86_64",
+            instance,
+            NODE_CORES,
+            NODE_MEM_GB,
+            price,
             interruption_prob_per_hour=SPOT_INTERRUPTION_PROB if instance == "spot" else 0.0,
         )
         for node_id, price, instance in TOPOLOGIES[topology]
@@ -101,8 +106,16 @@ def azure_jobs(n_jobs: int, rng: np.random.Generator) -> list[JobSpec]:
     weights = np.asarray(AZURE_JOB_SIZES.weights, dtype=float)
     cores = rng.choice(np.asarray(AZURE_JOB_SIZES.sizes, dtype=float), size=n_jobs, p=weights / weights.sum())
     return [
-        JobSpec(f"azure-{k}", 0.0, 1.0, "batch", float(c), float(c) * AZURE_JOB_SIZES.mem_gb_per_core,
-                priority=50, preemptible=True)
+        JobSpec(
+            f"azure-{k}",
+            0.0,
+            1.0,
+            "batch",
+            float(c),
+            float(c) * AZURE_JOB_SIZES.mem_gb_per_core,
+            priority=50,
+            preemptible=True,
+        )
         for k, c in enumerate(cores)
     ]
 
@@ -143,8 +156,11 @@ def twin_scenario(topology: str, config: Config | None = None) -> Scenario:
             "base_rate_per_s": 1.0 / config.twin_interarrival_s,
             "diurnal_amplitude": 0.0,
             "mix": [{"workload": "batch", "cpu_cores": 1, "mem_gb": 2, "priority": 50}],
-            "cpu_sizes": {"sizes": list(sizes.sizes), "weights": list(sizes.weights),
-                          "mem_gb_per_core": sizes.mem_gb_per_core},
+            "cpu_sizes": {
+                "sizes": list(sizes.sizes),
+                "weights": list(sizes.weights),
+                "mem_gb_per_core": sizes.mem_gb_per_core,
+            },
             "batch_preemptible_prob": 1.0,
             "batch_median_duration_s": config.twin_median_duration_s,
             "duration_sigma": config.twin_duration_sigma,

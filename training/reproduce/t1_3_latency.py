@@ -76,9 +76,12 @@ def _summary_of(wall_ms: Sequence[float], cpu_ms: Sequence[float]) -> dict[str, 
     """Percentiles of one (seed, burst): wall and CPU time in ms, and the share preempted."""
     wall, cpu = np.asarray(wall_ms, dtype=float), np.asarray(cpu_ms, dtype=float)
     return {
-        "wall_p99": float(np.percentile(wall, 99)), "wall_p50": float(np.percentile(wall, 50)),
-        "cpu_p99": float(np.percentile(cpu, 99)), "cpu_p50": float(np.percentile(cpu, 50)),
-        "preempted": float(np.mean(wall - cpu > PREEMPTED_MS)), "n": int(wall.size),
+        "wall_p99": float(np.percentile(wall, 99)),
+        "wall_p50": float(np.percentile(wall, 50)),
+        "cpu_p99": float(np.percentile(cpu, 99)),
+        "cpu_p50": float(np.percentile(cpu, 50)),
+        "preempted": float(np.mean(wall - cpu > PREEMPTED_MS)),
+        "n": int(wall.size),
     }
 
 
@@ -94,8 +97,9 @@ def _burst_ms(fleet: FleetArrays, burst: int, rng: np.random.Generator) -> tuple
     for _ in range(burst):
         started, started_cpu = time.perf_counter_ns(), time.thread_time_ns()
         utilization = 100.0 * used_cpu / fleet.cpu_cores
-        decision = schedule(job, fleet, free_cpu >= job.cpu_cores, utilization, running, rng,
-                            pheromone=pheromone.values)
+        decision = schedule(
+            job, fleet, free_cpu >= job.cpu_cores, utilization, running, rng, pheromone=pheromone.values
+        )
         if decision.node is not None:
             pheromone.update(decision.node)
             free_cpu[decision.node] -= job.cpu_cores
@@ -127,8 +131,10 @@ def reference_setting(seeds: Sequence[int], config: Config | None = None) -> dic
 def burst_scenario(burst: int, config: Config | None = None) -> Scenario:
     """``burst`` latency jobs all arriving at t = 0 on the default fleet (bundled background)."""
     config = config or Config()
-    jobs = [job_dict(dataclasses.replace(LATENCY_JOB, job_id=f"burst-{k}", duration_s=config.job_duration_s))
-            for k in range(burst)]
+    jobs = [
+        job_dict(dataclasses.replace(LATENCY_JOB, job_id=f"burst-{k}", duration_s=config.job_duration_s))
+        for k in range(burst)
+    ]
     return code_scenario(
         f"t1.3-burst-{burst}",
         default_fleet(),
@@ -169,9 +175,9 @@ class _CpuTimed:
         return out
 
 
-def _env_ms(burst: int, episode_seeds: Sequence[int], agent: str, config: Config) -> tuple[list[float], list[float]]:
-    """(wall, CPU) ms of every ``agent.predict`` over one episode per seed of the burst scenario."""
-    env = ClusterSchedulingEnv(burst_scenario(burst, config))
+def _env_ms(scenario: Scenario, episode_seeds: Sequence[int], agent: str) -> tuple[list[float], list[float]]:
+    """(wall, CPU) ms of every ``agent.predict`` over one episode per seed of a burst scenario."""
+    env = ClusterSchedulingEnv(scenario)
     timed = _CpuTimed(make_agent(agent, env))
     wall: list[float] = []
     for seed in episode_seeds:
@@ -180,14 +186,18 @@ def _env_ms(burst: int, episode_seeds: Sequence[int], agent: str, config: Config
 
 
 def in_env(seeds: Sequence[int], config: Config | None = None, agent: str = "aco") -> dict[str, Any]:
-    """Per burst size: ``agent.predict`` latency (ms) with the env's queue holding the burst."""
+    """Per burst size: ``agent.predict`` latency (ms) with the env's queue holding the burst.
+
+    Each burst's scenario is built once and shared by its seeds.
+    """
     config = config or Config()
     per_burst: dict[str, list[dict[str, float]]] = {}
-    _env_ms(config.warmup, [0], agent, config)  # warm-up
+    _env_ms(burst_scenario(config.warmup, config), [0], agent)  # warm-up
     for burst in config.bursts:
         repeats = math.ceil(config.min_samples / burst)
+        scenario = burst_scenario(burst, config)
         for seed in seeds:
-            wall, cpu = _env_ms(burst, [seed * 100_000 + r for r in range(repeats)], agent, config)
+            wall, cpu = _env_ms(scenario, [seed * 100_000 + r for r in range(repeats)], agent)
             per_burst.setdefault(str(burst), []).append(_summary_of(wall, cpu))
     return _summary(per_burst)
 
@@ -195,8 +205,13 @@ def in_env(seeds: Sequence[int], config: Config | None = None, agent: str = "aco
 def _summary(per_burst: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
     keys = ("wall_p99", "wall_p50", "cpu_p99", "cpu_p50", "preempted")
     return {
-        burst: {**{f"{key}_ms" if key != "preempted" else "preempted_share": summarize([s[key] for s in seeds])
-                   for key in keys}, "samples_per_seed": seeds[0]["n"]}
+        burst: {
+            **{
+                f"{key}_ms" if key != "preempted" else "preempted_share": summarize([s[key] for s in seeds])
+                for key in keys
+            },
+            "samples_per_seed": seeds[0]["n"],
+        }
         for burst, seeds in per_burst.items()
     }
 
@@ -212,8 +227,7 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
         "data": [{"file": data.BUNDLED_SYNTHETIC_TRACE.name, "note": "bundled synthetic background (env only)"}],
         "config": dataclasses.asdict(config),
         "job": {k: v for k, v in dataclasses.asdict(LATENCY_JOB).items() if k != "job_id"},
-        "reference": {"p99_ms": {str(k): v for k, v in REFERENCE_P99_MS.items()},
-                      "headline_ms": REFERENCE_HEADLINE_MS},
+        "reference": {"p99_ms": {str(k): v for k, v in REFERENCE_P99_MS.items()}, "headline_ms": REFERENCE_HEADLINE_MS},
         "reference_setting": reference_setting(seeds, config),
         "in_env": in_env(seeds, config),
     }

@@ -88,8 +88,11 @@ def gpu_fleet(path: Path, per_model: int = 5, seed: int = 42) -> tuple[NodeSpec,
 
 def gpu_pods(path: Path) -> tuple[list[JobSpec], list[str]]:
     """The reference's candidate pods (GPU >= 1, Running or Succeeded) and each one's ``qos``."""
-    jobs = [j for j in load_alibaba_gpu_pods(path, phases=("Running", "Succeeded"),
-                                             qos_policies=REFERENCE_QOS_POLICIES) if j.gpu_count >= 1]
+    jobs = [
+        j
+        for j in load_alibaba_gpu_pods(path, phases=("Running", "Succeeded"), qos_policies=REFERENCE_QOS_POLICIES)
+        if j.gpu_count >= 1
+    ]
     with path.open(newline="") as handle:
         qos_of = {row["name"].strip(): row["qos"].strip() for row in csv.DictReader(handle)}
     return jobs, [qos_of[j.job_id] for j in jobs]
@@ -133,8 +136,14 @@ def reference_setting(fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSp
             rows[name]["ls"].append(ls_on_demand(fleet, jobs, placed))
             rows[name]["unplaced"].append(float(sum(node is None for node in chosen)))
     return {
-        "per_agent": {name: {"total_price_per_hour": summarize(r["total"]), "ls_on_demand": summarize(r["ls"]),
-                             "unplaced_jobs": summarize(r["unplaced"])} for name, r in rows.items()},
+        "per_agent": {
+            name: {
+                "total_price_per_hour": summarize(r["total"]),
+                "ls_on_demand": summarize(r["ls"]),
+                "unplaced_jobs": summarize(r["unplaced"]),
+            }
+            for name, r in rows.items()
+        },
         "aco_cost_saving_vs_random": paired_savings(rows[RANDOM]["total"], rows[ACO_COST]["total"]),
     }
 
@@ -148,30 +157,38 @@ def twin_scenario(fleet: tuple[NodeSpec, ...], sample: list[JobSpec], seed: int,
     root = data.traces_dir()
     assert root is not None  # checked by run()
     return code_scenario(
-        f"t4.1-seed-{seed}", fleet,
+        f"t4.1-seed-{seed}",
+        fleet,
         telemetry=aggregate_trace(root / data.ALIBABA_2018_MEAN, "evenly-spread"),
         workload={"source": "jobs", "jobs": jobs},
-        horizon_s=config.horizon_s, queue_ttl_s=config.queue_ttl_s,
+        horizon_s=config.horizon_s,
+        queue_ttl_s=config.queue_ttl_s,
         description="T4.1 in the full twin: sampled Alibaba GPU pods re-timed as a Poisson stream",
     )
 
 
-TWIN_METRICS = ("objective_usd", "cost_usd", "qos_compliance", "sla_violations", "failed_jobs", "rejected_jobs",
-                "mean_wait_s")
+TWIN_METRICS = (
+    "objective_usd",
+    "cost_usd",
+    "qos_compliance",
+    "sla_violations",
+    "failed_jobs",
+    "rejected_jobs",
+    "mean_wait_s",
+)
 
 
 def _twin_row(
     fleet: tuple[NodeSpec, ...], records: list[EpisodeRecord], scenarios: dict[int, Scenario]
 ) -> dict[str, Any]:
     row = {key: summarize(metric_values(records, key)) for key in TWIN_METRICS}
-    row["ls_on_demand"] = summarize(
-        [ls_on_demand(fleet, scenarios[r.seed].jobs(None), r.placements) for r in records]
-    )
+    row["ls_on_demand"] = summarize([ls_on_demand(fleet, scenarios[r.seed].jobs(None), r.placements) for r in records])
     return row
 
 
-def full_twin(fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], config: Config,
-              oracle_time_limit_s: float | None) -> dict[str, Any]:
+def full_twin(
+    fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], config: Config, oracle_time_limit_s: float | None
+) -> dict[str, Any]:
     """Every agent (and the oracle when available) on one twin episode per seed."""
     scenarios = {seed: twin_scenario(fleet, sample, seed, config) for seed, sample in samples.items()}
     seeds = list(samples)
@@ -182,10 +199,12 @@ def full_twin(fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], co
     records = {name: play_seeds(scenarios.__getitem__, name, seeds, options) for name, options in agents}
     out: dict[str, Any] = {
         "per_agent": {name: _twin_row(fleet, recs, scenarios) for name, recs in records.items()},
-        "aco_cost_saving_vs_random": paired_savings(metric_values(records[RANDOM], "cost_usd"),
-                                                    metric_values(records[ACO_COST], "cost_usd")),
+        "aco_cost_saving_vs_random": paired_savings(
+            metric_values(records[RANDOM], "cost_usd"), metric_values(records[ACO_COST], "cost_usd")
+        ),
         "aco_cost_objective_saving_vs_random": paired_savings(
-            metric_values(records[RANDOM], "objective_usd"), metric_values(records[ACO_COST], "objective_usd")),
+            metric_values(records[RANDOM], "objective_usd"), metric_values(records[ACO_COST], "objective_usd")
+        ),
         "oracle": None,
     }
     if with_oracle:
@@ -211,15 +230,20 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
     assert root is not None
     fleet = gpu_fleet(root / data.ALIBABA_GPU_NODES, config.nodes_per_model, config.node_seed)
     pods, qos = gpu_pods(root / data.ALIBABA_GPU_PODS)
-    samples = {seed: [pods[i] for i in stratified_sample(qos, config.jobs, np.random.default_rng(seed))]
-               for seed in seeds}
+    samples = {
+        seed: [pods[i] for i in stratified_sample(qos, config.jobs, np.random.default_rng(seed))] for seed in seeds
+    }
     return {
         **head,
         "data": data.describe_files([root / name for name in FILES]),
         "config": dataclasses.asdict(config),
-        "testbed": {"nodes": len(fleet), "gpus": sum(n.gpu_count for n in fleet),
-                    "on_demand_nodes": sum(not n.is_spot for n in fleet), "candidate_pods": len(pods),
-                    "ls_jobs_per_seed": [sum(j.is_latency_critical for j in s) for s in samples.values()]},
+        "testbed": {
+            "nodes": len(fleet),
+            "gpus": sum(n.gpu_count for n in fleet),
+            "on_demand_nodes": sum(not n.is_spot for n in fleet),
+            "candidate_pods": len(pods),
+            "ls_jobs_per_seed": [sum(j.is_latency_critical for j in s) for s in samples.values()],
+        },
         "reference": {"per_agent": REFERENCE, **REFERENCE_HEADLINES},
         "reference_setting": reference_setting(fleet, samples, config),
         "full_twin": full_twin(fleet, samples, config, oracle_time_limit_s),

@@ -50,8 +50,12 @@ FILES = (data.ALIBABA_2018_MEAN,)
 PREDICTOR_AGENTS = {"lstm": "aco-lstm", "ema": "aco-ema", "persistence": "aco-persistence"}
 """Predictor name -> the registered ACO agent that uses it (condition B)."""
 NO_PREDICTION_AGENT = "aco"
-REFERENCE = {"none": 0.488, "lstm": 0.803, "paired_t": 22.56,
-             "ablation_10_seeds": {"none": 0.480, "lstm": 0.754, "ema": 0.892, "persistence": 0.878}}
+REFERENCE = {
+    "none": 0.488,
+    "lstm": 0.803,
+    "paired_t": 22.56,
+    "ablation_10_seeds": {"none": 0.480, "lstm": 0.754, "ema": 0.892, "persistence": 0.878},
+}
 LC_JOB = JobSpec("lc", 0.0, 1.0, "latency-critical", 2.0, 4.0, priority=9)
 NODE = NodeSpec("node", "x86_64", "on-demand", 32, 64, 0.80)
 """The reference's node (its intended $0.80/h; every node is identical, so price never decides)."""
@@ -129,8 +133,9 @@ def make_predictor(name: str, window: int | None = None) -> Predictor:
     return {"ema": EmaPredictor, "persistence": PersistencePredictor}[name]()
 
 
-def reference_setting(series: np.ndarray, windows: dict[str, list[int]], seeds: Sequence[int],
-                      config: Config) -> dict[str, Any]:
+def reference_setting(
+    series: np.ndarray, windows: dict[str, list[int]], seeds: Sequence[int], config: Config
+) -> dict[str, Any]:
     """Each job alone on the empty 32-node cluster, node list shuffled per job; share on stable."""
     starts, stable = node_starts(windows)
     history = np.stack([series[s : s + config.window] for s in starts], axis=1)  # (window, N)
@@ -149,8 +154,9 @@ def reference_setting(series: np.ndarray, windows: dict[str, list[int]], seeds: 
             for order in orders:
                 spike, confidence = (None, None) if prediction is None else (prediction[0][order], prediction[1][order])
                 # Identical nodes: shuffling the predictions is shuffling the node list.
-                decision = schedule(LC_JOB, fleet, feasible, idle, running, rng, spike_probability=spike,
-                                    confidence=confidence)
+                decision = schedule(
+                    LC_JOB, fleet, feasible, idle, running, rng, spike_probability=spike, confidence=confidence
+                )
                 assert decision.node is not None
                 hits += bool(stable[order[decision.node]])
             shares[name].append(hits / config.jobs)
@@ -159,8 +165,11 @@ def reference_setting(series: np.ndarray, windows: dict[str, list[int]], seeds: 
 
 def _shares_summary(shares: dict[str, list[float]]) -> dict[str, Any]:
     out: dict[str, Any] = {"stable_share": {name: summarize(v) for name, v in shares.items()}}
-    out["gain_pp"] = {name: summarize([100 * (b - a) for a, b in zip(shares["none"], v, strict=True)])
-                      for name, v in shares.items() if name != "none"}
+    out["gain_pp"] = {
+        name: summarize([100 * (b - a) for a, b in zip(shares["none"], v, strict=True)])
+        for name, v in shares.items()
+        if name != "none"
+    }
     out["paired_t"] = {name: paired_t_test(shares["none"], v) for name, v in shares.items() if name != "none"}
     return out
 
@@ -170,22 +179,28 @@ def twin_jobs(seed: int, start_s: float, config: Config) -> list[JobSpec]:
     rng = np.random.default_rng([seed, 52])
     arrivals = start_s + np.sort(rng.uniform(0.0, config.twin_arrival_window_s, config.jobs))
     durations = np.clip(config.twin_median_duration_s * np.exp(0.6 * rng.standard_normal(config.jobs)), 60.0, 7200.0)
-    return [dataclasses.replace(LC_JOB, job_id=f"lc-{k}", arrival_s=float(t), duration_s=float(d))
-            for k, (t, d) in enumerate(zip(arrivals, durations, strict=True))]
+    return [
+        dataclasses.replace(LC_JOB, job_id=f"lc-{k}", arrival_s=float(t), duration_s=float(d))
+        for k, (t, d) in enumerate(zip(arrivals, durations, strict=True))
+    ]
 
 
 def twin_scenario(trace: Path, windows: dict[str, list[int]], seed: int, config: Config) -> Scenario:
     """32 nodes replaying the trace from their window starts; jobs arrive after the window."""
     starts, _ = node_starts(windows)
-    fleet = [dataclasses.replace(NODE, node_id=f"{'stable' if i % 2 == 0 else 'volatile'}-{i // 2:02d}")
-             for i in range(len(starts))]
+    fleet = [
+        dataclasses.replace(NODE, node_id=f"{'stable' if i % 2 == 0 else 'volatile'}-{i // 2:02d}")
+        for i in range(len(starts))
+    ]
     start_s = (config.window - 1) * 300.0  # the first decision sees the whole window
     horizon_s = start_s + config.twin_arrival_window_s + 7200.0
     return code_scenario(
-        f"t5.2-seed-{seed}", fleet,
+        f"t5.2-seed-{seed}",
+        fleet,
         telemetry=aggregate_trace(trace, [{"offset": s} for s in starts], wrap=True),
         workload={"source": "jobs", "jobs": [job_dict(j) for j in twin_jobs(seed, start_s, config)]},
-        horizon_s=horizon_s, queue_ttl_s=1800.0,
+        horizon_s=horizon_s,
+        queue_ttl_s=1800.0,
         description="T5.2 in the full twin: stable and volatile windows of the Alibaba 2018 mean trace",
     )
 
@@ -199,10 +214,16 @@ def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], 
     per_agent: dict[str, Any] = {}
     for condition, agent in agents.items():
         records = play_seeds(scenarios.__getitem__, agent, seeds)
-        shares[condition] = [float(np.mean([stable[i] for i in r.placements.values()])) if r.placements else 0.0
-                             for r in records]
-        per_agent[condition] = {"agent": agent, **{key: summarize(metric_values(records, key)) for key in
-                                                   ("objective_usd", "sla_violations", "rejected_jobs")}}
+        shares[condition] = [
+            float(np.mean([stable[i] for i in r.placements.values()])) if r.placements else 0.0 for r in records
+        ]
+        per_agent[condition] = {
+            "agent": agent,
+            **{
+                key: summarize(metric_values(records, key))
+                for key in ("objective_usd", "sla_violations", "rejected_jobs")
+            },
+        }
     return {**_shares_summary(shares), "per_condition": per_agent}
 
 
