@@ -64,6 +64,6 @@ def render_rgb_array(view: ClusterView) -> np.ndarray:
     axes.set_title(f"t = {view.time_s:,.0f} s, queue {len(view.queue) + (view.job is not None)}")
     axes.legend(loc="upper right", fontsize=8)
     figure.tight_layout()
-    canvas.draw()  # type: ignore[no-untyped-call]  # matplotlib's Agg canvas is untyped
-    image = np.asarray(canvas.buffer_rgba())[:, :, :3]  # type: ignore[no-untyped-call]  # (as above)
+    canvas.draw()
+    image = np.asarray(canvas.buffer_rgba())[:, :, :3]
     return np.ascontiguousarray(image[:height, :width])

@@ -124,8 +124,12 @@ _INF = math.inf
 
 
 def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and (value > 0 or (allow_zero and value == 0)):
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value > 0 or (allow_zero and value == 0))
+    ):
         return
     bound = ">= 0" if allow_zero else "> 0"
     raise SpecError(f"{where}: {name} must be a finite number {bound}, got {short_repr(value)}")

@@ -248,6 +248,6 @@ class Selection(Sequence[JobSpec]):
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
-    array = np.array(values, dtype=dtype)
+    array: np.ndarray = np.array(values, dtype=dtype)
     array.flags.writeable = False
     return array

@@ -20,6 +20,7 @@ tick).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -170,7 +171,7 @@ def predictor_times(
         predictor = PREDICTORS[name]()
         out[name] = {
             "trace": _time_ms(
-                lambda p=predictor: p.predict_trace(series[:trace_ticks], seed), repeats
+                functools.partial(predictor.predict_trace, series[:trace_ticks], seed), repeats
             )
         }
         out[name]["trace"].update(ticks=trace_ticks, nodes=n_nodes)

@@ -248,8 +248,8 @@ def _group(
 ) -> dict[str, np.ndarray] | None:
     """The options of (job, node): point starts and cells, ordered by start."""
     inside = np.zeros(len(points), dtype=bool)
-    for lo, hi in allowed:
-        inside |= (points >= lo) & (points < hi)
+    for start, end in allowed:
+        inside |= (points >= start) & (points < end)
     pts = points[inside]
     d = inst.duration_s[job]
     first_end = math.inf if inst.ttl_s is None else inst.arrival_s[job] + inst.ttl_s

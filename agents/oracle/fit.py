@@ -65,7 +65,7 @@ class NodeShapes:
 
 def node_shapes(fleet: tuple[NodeSpec, ...], jobs: Workload) -> NodeShapes:
     """Group ``fleet`` by shape and test every job of ``jobs`` against each shape."""
-    groups: dict[tuple[object, ...], list[int]] = {}
+    groups: dict[tuple[str, int, float, str | None, int, int], list[int]] = {}
     for i, node in enumerate(fleet):
         key = (node.arch, node.gpu_count, node.gpu_vram_gb, node.gpu_model, millicores(node.cpu_cores),
                mebibytes(node.mem_gb))

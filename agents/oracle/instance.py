@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -151,7 +152,7 @@ class OracleInstance:
 
 
 def _rates(
-    jobs: tuple[JobSpec, ...],
+    jobs: Sequence[JobSpec],
     candidates: tuple[tuple[int, ...], ...],
     node_cpu: np.ndarray,
     node_gpus: np.ndarray,

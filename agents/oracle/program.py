@@ -282,8 +282,8 @@ def solve_program(
     started = time.perf_counter()
     constant = inst.weights.rejection_usd * float(inst.submitted.sum())
     if options.n == 0:
-        chosen = np.full(inst.n_jobs, -1, dtype=np.int64)
-        return ProgramResult(chosen, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0)
+        nothing = np.full(inst.n_jobs, -1, dtype=np.int64)
+        return ProgramResult(nothing, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0)
     bld = _Builder(options.n)
     c_base = _step_objective(inst, options)
     lc_jobs = np.unique(options.job[inst.job_lc[options.job]])
@@ -312,7 +312,8 @@ def solve_program(
         constraints=LinearConstraint(matrix, -np.inf, ub),
         options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
     )
-    chosen, objective = None, None
+    chosen: np.ndarray | None = None
+    objective: float | None = None
     if res.x is not None:
         chosen = _chosen(inst, options, res.x[: options.n])
         objective = constant + float(res.fun)

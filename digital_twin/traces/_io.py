@@ -22,7 +22,7 @@ import gzip
 import logging
 import lzma
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,7 +35,7 @@ from digital_twin.errors import TraceError, short_repr
 
 FLOAT = "float64"
 TEXT = "str"
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., TextIO]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _OTHER_DELIMITERS = (";", "\t", "|")
 
 

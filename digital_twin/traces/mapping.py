@@ -151,7 +151,7 @@ def telemetry_from_aggregate(
     out[..., 1] = np.clip(raw[index, 1] * mem_scale, 0.0, 100.0)
     if series.filled is not None:
         column = 0 if machine is None else series.machine_ids.index(machine)
-        filled = series.filled[:, column].any(axis=-1)[index]  # (n_ticks, n_nodes)
+        filled = np.asarray(series.filled[:, column].any(axis=-1))[index]  # (n_ticks, n_nodes)
         _report_filled(series.source, filled, [f"offset {p.offset}" for p in params])
     summary = ", ".join(f"({p.offset}, {p.scale:g}, {p.bias_pct:g})" for p in params)
     return Telemetry(
@@ -191,7 +191,7 @@ def telemetry_from_machines(
     OffsetScaleBias(offset)  # validates the offset
     index = _indices(selected, np.array([offset]), n_ticks, wrap)[:, 0]
     if selected.filled is not None:
-        filled = selected.filled.any(axis=-1)[index]  # (n_ticks, n_nodes)
+        filled = np.asarray(selected.filled.any(axis=-1))[index]  # (n_ticks, n_nodes)
         _report_filled(series.source, filled, [f"machine {m!r}" for m in selected.machine_ids])
     return Telemetry(
         selected.values_pct[index],

@@ -76,16 +76,14 @@ def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None
 
 def check_int(name: str, value: object, low: int, high: int | None = None) -> None:
     """Raise :class:`SpecError` unless ``value`` is an ``int`` (not bool) in ``[low, high]``."""
-    ok = isinstance(value, int) and not isinstance(value, bool)
-    if not ok or value < low or (high is not None and value > high):
+    if not isinstance(value, int) or isinstance(value, bool) or value < low or (high is not None and value > high):
         bound = f"in {low}..{high}" if high is not None else f">= {low}"
         raise SpecError(f"{name} must be an integer {bound}, got {short_repr(value)}")
 
 
 def check_fraction(name: str, value: object) -> None:
     """Raise :class:`SpecError` unless ``value`` is a number in ``[0, 1]``."""
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not 0.0 <= value <= 1.0:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
         raise SpecError(f"{name} must be a number in [0, 1], got {short_repr(value)}")
 
 

@@ -296,9 +296,9 @@ def _build(
     qos = cols["qos"]
     unknown_qos = ~np.isin(qos, list(qos_policies))
     if unknown_qos.any():
-        pos = int(np.argmax(unknown_qos))
+        bad = int(np.argmax(unknown_qos))
         raise TraceError(
-            f"{path}:{c.line_of(frame, pos)}: column 'qos': unknown QoS {short_repr(qos[pos])}; "
+            f"{path}:{c.line_of(frame, bad)}: column 'qos': unknown QoS {short_repr(qos[bad])}; "
             f"known: {sorted(qos_policies)}"
         )
     constraints = _gpu_constraints(path, frame, cols["gpu_spec"])
