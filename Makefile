@@ -21,8 +21,9 @@ install: $(STAMP)
 run: install  ## the main job on the default scenario
 	$(VENV)/bin/aco-env run
 
-test: install  ## layering contracts, then the default test suite on every core (slow tests deselected)
+test: install  ## layering contracts, types, then the default test suite on every core (slow tests deselected)
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -n auto
 
 test-slow: install  ## only the slow tests

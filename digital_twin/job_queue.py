@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 
 
 class JobQueue:
@@ -32,9 +33,9 @@ class JobQueue:
         cursor: Index into ``examine`` of the job being examined; jobs before it were examined
             at the current time (and deferred), and are examined again at the next pass.
         parked: Shape id -> its parked jobs in FIFO order.
-        parked_fit: Per job: ``None`` when not parked, else the node mask (list of bool, never
-            changed in place) when it was parked; it is asked again only once it fits on a node
-            that is False there.
+        parked_fit: Per job: ``None`` when not parked, else its ``(N,)`` bool fit when it was
+            parked (never changed in place); it is asked again only once it fits on a node that
+            is False there.
         waking: Shape id -> index into its bucket of the next parked job the current pass looks
             at, for the shapes that may fit on a node that gained room.
         position: Per job, its place in the FIFO order (increasing with every enqueue).
@@ -48,7 +49,7 @@ class JobQueue:
         self.examine: list[int] = []
         self.cursor = 0
         self.parked: dict[int, list[int]] = {}
-        self.parked_fit: list[list[bool] | None] = [None] * n_jobs
+        self.parked_fit: list[Sequence[bool] | None] = [None] * n_jobs
         self.waking: dict[int, int] = {}
         self.position = [0] * n_jobs
         self.entered = 0
@@ -91,6 +92,17 @@ class JobQueue:
                 limit, best_shape, best_job = self.position[j], shape, j
         return best_shape, best_job
 
+    def fit_when_parked(self, j: int) -> Sequence[bool]:
+        """``(N,)`` bool: parked job ``j``'s fit when it was parked.
+
+        Raises:
+            ValueError: ``j`` is not parked.
+        """
+        fit = self.parked_fit[j]
+        if fit is None:
+            raise ValueError(f"job {j} is not parked")
+        return fit
+
     def skip_parked(self, shape: int) -> None:
         """Leave the bucket head of ``shape`` parked and look at the next one."""
         at = self.waking[shape] + 1
@@ -119,7 +131,7 @@ class JobQueue:
         """The job at the cursor leaves the queue (it starts)."""
         self._leave_fifo(self.examine.pop(self.cursor))
 
-    def park_current(self, fit: list[bool], shape: int) -> None:
+    def park_current(self, fit: Sequence[bool], shape: int) -> None:
         """Park the job at the cursor with its node mask ``fit`` (never changed in place)."""
         j = self.examine.pop(self.cursor)
         self.parked_fit[j] = fit

@@ -1,10 +1,20 @@
-"""The twin's mutable state, kept in plain Python lists for speed, and its cheap copy.
+"""The twin's mutable state: one :class:`TwinState`, built by :meth:`TwinState.initial`, and its cheap copy.
 
-Only :class:`digital_twin.twin.DigitalTwin` changes a :class:`TwinState`. Resources are in
-integer units (millicores, MiB, whole GPUs) so that allocation and release are exact.
+Only the simulator (:mod:`digital_twin.twin`, :mod:`digital_twin.event_loop`,
+:mod:`digital_twin.event_handlers`) changes a :class:`TwinState`; the fixed inputs it is read
+against are in :class:`~digital_twin.constants.TwinConstants`. Everything is kept in plain
+Python lists indexed by node or job (the event loop reads them at every event), and resources
+are in whole units (millicores, MiB, GPUs) so that allocation and release are exact.
 """
 
 from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from digital_twin.constants import TwinConstants
+from digital_twin.job_queue import JobQueue
+from digital_twin.objective import PENALTIES
 
 # Job status codes (index into STATUS_NAMES).
 FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
@@ -15,80 +25,199 @@ TERMINAL = (COMPLETED, FAILED, REJECTED)
 COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")
 
+ScheduledEvent = tuple[float, int, int, int, int]
+"""``(time_s, kind, seq, index, generation)``: an event kind, the job or node index it is about, and
+the job's generation when it was scheduled (0 for node events); ``seq`` breaks ties in push order."""
 
+LoggedEvent = tuple[float, str, str, str]
+"""``(time_s, event, job_id or "", node_id or "")``: one entry of the event log."""
+
+
+@dataclass(slots=True, eq=False)
 class TwinState:
-    """Everything that changes during an episode. Lists are indexed by node or job index.
+    """Everything that changes during an episode (``N`` nodes, ``M`` jobs; build with :meth:`initial`).
 
-    Attributes:
-        time_s: Current simulated time.
-        free_cpu_m, free_mem_mib, free_gpus: Free allocatable resources per node.
-        up: Whether each node is up (spot nodes go down for the recovery time).
-        node_jobs: Job indices running on each node.
-        running_counts: Running jobs per workload type and node, flat: index ``type * n_nodes + node``
-            (types in ``WORKLOAD_TYPES`` order).
-        status, node_of, start_s, first_start_s, enqueued_s, generation: Per job.
-            ``generation`` increases whenever a job's pending or running episode ends, so
-            scheduled events for an earlier episode are recognised as stale.
-        sla_hit, qos_hit: Per-job flags so each penalty is counted once per job (the deadline
-            penalty needs none: it is judged at the first start).
-        queue: The pending jobs (:class:`~digital_twin.job_queue.JobQueue`): FIFO order, the
-            ones the current pass examines and its cursor, and the parked ones.
-        gained_nodes: Nodes that freed resources or recovered in the current batch of events
-            (the only nodes on which a parked job can newly fit).
-        heap: Scheduled events ``(time_s, kind, seq, index, generation)``.
-        next_arrival: Index of the next job to arrive. ``next_tick``: Index of the next tick.
-        cost_usd, cost_rate_usd_per_s: Accrued compute cost and its current rate.
-        alloc_cpu_m, alloc_cpu_m_s: Allocated millicores now, and their time integral.
-        counts: Penalty counts in :data:`digital_twin.objective.PENALTIES` order.
-        status_counts: Number of jobs in each status.
-        wait_sum_s, started_jobs: For the mean wait (first start - arrival).
-        events: The event log, when recording.
+    Lists are indexed by node or by job (an index into ``spec.jobs``). Invariants the simulator
+    keeps: ``status_counts[k]`` is the number of jobs with ``status == k``; a node's free
+    resources are its capacity less the requests of the jobs in ``node_jobs``.
     """
 
-    __slots__ = (
-        "alloc_cpu_m",
-        "alloc_cpu_m_s",
-        "cost_rate_usd_per_s",
-        "cost_usd",
-        "counts",
-        "enqueued_s",
-        "events",
-        "first_start_s",
-        "free_cpu_m",
-        "free_gpus",
-        "free_mem_mib",
-        "gained_nodes",
-        "generation",
-        "heap",
-        "next_arrival",
-        "next_tick",
-        "node_jobs",
-        "node_of",
-        "qos_hit",
-        "queue",
-        "running_counts",
-        "seq",
-        "sla_hit",
-        "start_s",
-        "started_jobs",
-        "status",
-        "status_counts",
-        "time_s",
-        "up",
-        "wait_sum_s",
-    )
+    # ---- the decision
+    time_s: float
+    """Current simulated time, seconds."""
+    current: int
+    """The job a decision is asked for; -1 while none is (before the run, and once ``done``)."""
+    done: bool
+    """Whether the episode is over (every job terminal, or the horizon reached); also True before
+    the simulation is first run (no decision is asked then either)."""
+    interruptions_s: tuple[tuple[float, ...], ...]
+    """Per node, the spot interruption times of this episode (drawn at reset, never changed)."""
+
+    # ---- per node, (N,)
+    free_cpu_m: list[int]
+    """Free allocatable millicores."""
+    free_mem_mib: list[int]
+    """Free allocatable MiB."""
+    free_gpus: list[int]
+    """Free GPUs."""
+    up: list[bool]
+    """Whether the node is up (a spot node is down for the recovery time after an interruption)."""
+    node_jobs: list[list[int]]
+    """The jobs running on the node, in start order."""
+    running_counts: list[int]
+    """``(3 * N,)`` running jobs per workload type and node, flat: index ``type * N + node``
+    (types in ``WORKLOAD_TYPES`` order)."""
+
+    # ---- per job, (M,)
+    status: list[int]
+    """Status code (:data:`FUTURE` ... :data:`REJECTED`, names in :data:`STATUS_NAMES`)."""
+    node_of: list[int]
+    """The node of the job's latest start (-1: never started); meaningful while it runs."""
+    start_s: list[float]
+    """Time of the latest start, seconds (-1.0: never started)."""
+    first_start_s: list[float]
+    """Time of the first start, seconds (-1.0: never started); wait and deadline are judged there."""
+    enqueued_s: list[float]
+    """Time the job last entered the queue, seconds (-1.0: never)."""
+    generation: list[int]
+    """Increases whenever one pending or running spell of the job ends, so that events scheduled
+    for an earlier spell (completion, TTL expiry) are recognised as stale."""
+    sla_hit: list[bool]
+    """Whether the job's SLA violation was counted (once per job)."""
+    qos_hit: list[bool]
+    """Whether the job's QoS violation was counted (once per job; deadlines need no flag: they are
+    judged at the first start only)."""
+
+    # ---- queue and events
+    queue: JobQueue
+    """The pending jobs: FIFO order, the current pass and its cursor, the parked jobs."""
+    gained_nodes: list[int]
+    """Nodes that freed resources or recovered in the current batch of events (the only nodes on
+    which a parked job can newly fit); may repeat a node."""
+    heap: list[ScheduledEvent]
+    """Scheduled events (completions, recoveries, interruptions, TTL expiries), a binary heap."""
+    seq: int
+    """Events pushed so far (the tie-break of :data:`ScheduledEvent`)."""
+    next_arrival: int
+    """Index of the next job to arrive (``M``: all arrived)."""
+    next_tick: int
+    """Index of the next telemetry tick."""
+    events: list[LoggedEvent] | None
+    """The event log when recording, else ``None``."""
+
+    # ---- accounting
+    cost_usd: float
+    """Compute cost accrued up to ``time_s``, USD."""
+    cost_rate_usd_per_s: float
+    """The current compute cost rate, USD per second (exactly 0.0 when nothing runs)."""
+    alloc_cpu_m: int
+    """Millicores allocated to running jobs now."""
+    alloc_cpu_m_s: float
+    """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
+    counts: list[int]
+    """Counted units per penalty term, in ``PENALTIES`` order."""
+    status_counts: list[int]
+    """``(6,)`` number of jobs in each status."""
+    wait_sum_s: float
+    """Sum over started jobs of first start - arrival, seconds (for the mean wait)."""
+    started_jobs: int
+    """Jobs started at least once."""
+
+    @classmethod
+    def initial(
+        cls, constants: TwinConstants, interruptions_s: tuple[tuple[float, ...], ...], record_events: bool
+    ) -> TwinState:
+        """The state at time 0: empty nodes, all up, every job in the future, nothing scheduled.
+
+        No decision is asked yet (``current`` -1, ``done`` True) until the simulation is run.
+        """
+        n, m = constants.n_nodes, constants.n_jobs
+        return cls(
+            time_s=0.0,
+            current=-1,
+            done=True,
+            interruptions_s=interruptions_s,
+            free_cpu_m=list(constants.cpu_m),
+            free_mem_mib=list(constants.mem_mib),
+            free_gpus=list(constants.gpus),
+            up=[True] * n,
+            node_jobs=[[] for _ in range(n)],
+            running_counts=[0] * (3 * n),
+            status=[FUTURE] * m,
+            node_of=[-1] * m,
+            start_s=[-1.0] * m,
+            first_start_s=[-1.0] * m,
+            enqueued_s=[-1.0] * m,
+            generation=[0] * m,
+            sla_hit=[False] * m,
+            qos_hit=[False] * m,
+            queue=JobQueue(m),
+            gained_nodes=[],
+            heap=[],
+            seq=0,
+            next_arrival=0,
+            next_tick=0,
+            events=[] if record_events else None,
+            cost_usd=0.0,
+            cost_rate_usd_per_s=0.0,
+            alloc_cpu_m=0,
+            alloc_cpu_m_s=0.0,
+            counts=[0] * len(PENALTIES),
+            status_counts=[m, 0, 0, 0, 0, 0],
+            wait_sum_s=0.0,
+            started_jobs=0,
+        )
 
     def copy(self) -> TwinState:
-        """A deep-enough copy: every list is copied, the lists of ``node_jobs`` and the queue too.
+        """An independent copy, O(nodes + jobs).
 
-        Other lists hold immutable items, so a shallow copy of them is enough.
+        Every list is copied (``node_jobs``' lists and the queue too); the items of the other
+        lists, and ``interruptions_s``, are immutable and shared.
         """
-        other = TwinState.__new__(TwinState)
-        for name in TwinState.__slots__:
-            value = getattr(self, name)
-            if isinstance(value, list):
-                value = [jobs.copy() for jobs in value] if name == "node_jobs" else value.copy()
-            elif name == "queue":
-                value = value.copy()
-            setattr(other, name, value)
-        return other
+        return TwinState(
+            time_s=self.time_s,
+            current=self.current,
+            done=self.done,
+            interruptions_s=self.interruptions_s,
+            free_cpu_m=self.free_cpu_m.copy(),
+            free_mem_mib=self.free_mem_mib.copy(),
+            free_gpus=self.free_gpus.copy(),
+            up=self.up.copy(),
+            node_jobs=[jobs.copy() for jobs in self.node_jobs],
+            running_counts=self.running_counts.copy(),
+            status=self.status.copy(),
+            node_of=self.node_of.copy(),
+            start_s=self.start_s.copy(),
+            first_start_s=self.first_start_s.copy(),
+            enqueued_s=self.enqueued_s.copy(),
+            generation=self.generation.copy(),
+            sla_hit=self.sla_hit.copy(),
+            qos_hit=self.qos_hit.copy(),
+            queue=self.queue.copy(),
+            gained_nodes=self.gained_nodes.copy(),
+            heap=self.heap.copy(),
+            seq=self.seq,
+            next_arrival=self.next_arrival,
+            next_tick=self.next_tick,
+            events=None if self.events is None else self.events.copy(),
+            cost_usd=self.cost_usd,
+            cost_rate_usd_per_s=self.cost_rate_usd_per_s,
+            alloc_cpu_m=self.alloc_cpu_m,
+            alloc_cpu_m_s=self.alloc_cpu_m_s,
+            counts=self.counts.copy(),
+            status_counts=self.status_counts.copy(),
+            wait_sum_s=self.wait_sum_s,
+            started_jobs=self.started_jobs,
+        )
+
+    def set_status(self, j: int, status: int) -> None:
+        """Give job ``j`` the status code ``status``, keeping ``status_counts`` in step."""
+        counts = self.status_counts
+        counts[self.status[j]] -= 1
+        counts[status] += 1
+        self.status[j] = status
+
+    def schedule(self, time_s: float, kind: int, index: int, generation: int) -> None:
+        """Push a :data:`ScheduledEvent` (``generation`` 0 for node events)."""
+        self.seq += 1
+        heapq.heappush(self.heap, (time_s, kind, self.seq, index, generation))

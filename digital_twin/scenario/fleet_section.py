@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -31,7 +33,17 @@ from digital_twin.scenario.sources import sample_per_group
 FLEET_PRESETS: dict[str, Callable[[], tuple[NodeSpec, ...]]] = {"default-5": default_fleet}
 """``fleet.preset`` -> a function returning the nodes."""
 
-FleetLoader = Callable[[], tuple[NodeSpec, ...]]
+
+class FleetLoader(Protocol):
+    """Where a scenario's nodes come from: called once, on first use."""
+
+    def __call__(self) -> tuple[NodeSpec, ...]:
+        """The nodes, in action order.
+
+        Raises:
+            SpecError: The nodes are invalid, or more than the limits allow (the scenario adds the file).
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -116,14 +128,11 @@ def fleet_loader(section: Section, data_files: list[Path], limits: Limits) -> Fl
 
 def _generated_fleet(gen: Section, limits: Limits) -> tuple[NodeSpec, ...]:
     types = gen.section("types")
-    templates = {
-        name: checked(
-            gen,
-            "types",
-            lambda name=name: node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name)),
-        )
-        for name in list(types.data)
-    }
+
+    def template(name: str) -> NodeSpec:
+        return node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name))
+
+    templates = {name: checked(gen, "types", partial(template, name)) for name in list(types.data)}
     types.finish()
     counts = gen.get("counts", dict)
     for name, n in counts.items():

@@ -49,7 +49,7 @@ import dataclasses
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -70,6 +70,8 @@ from digital_twin.workload import Workload
 __all__ = ["FLEET_PRESETS", "SCHEMA_VERSION", "Scenario", "load_scenario", "parse_scenario", "resolve_path"]
 
 SCHEMA_VERSION = 1
+P = ParamSpec("P")
+T = TypeVar("T")
 _CHANGEABLE_SETTINGS = frozenset(
     {
         "cost_model",
@@ -129,40 +131,39 @@ class Scenario:
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
         """The nodes, in action order (read on first use)."""
-        return self._wrap(self._fleet_loader)
+        return self._built(self._fleet_loader)
 
     @cached_property
     def telemetry(self) -> Telemetry:
         """Background load for the fleet over the horizon (read on first use)."""
-        return self._wrap(lambda: self._telemetry_loader(len(self.fleet)))
+        return self._built(self._telemetry_loader, len(self.fleet))
 
     @cached_property
     def _fixed_jobs(self) -> Workload:
-        return self._wrap(lambda: Workload.of(self._jobs_loader(np.random.default_rng(self.seed))))
+        return self._built(self._jobs_loader, np.random.default_rng(self.seed))
 
     def jobs(self, rng: np.random.Generator) -> Workload:
         """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""
         if self.per_episode_workload:
-            return self._wrap(lambda: Workload.of(self._jobs_loader(rng)))
+            return self._built(self._jobs_loader, rng)
         return self._fixed_jobs
 
     def make_spec(self, rng: np.random.Generator) -> TwinSpec:
         """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode)."""
         jobs = self.jobs(rng)
-        return self._wrap(
-            lambda: TwinSpec(
-                fleet=self.fleet,
-                jobs=jobs,
-                telemetry=self.telemetry,
-                horizon_s=self.horizon_s,
-                queue_ttl_s=self.queue_ttl_s,
-                sla_threshold_pct=self.sla_threshold_pct,
-                spot_recovery_s=self.spot_recovery_s,
-                cost_model=self.cost_model,
-                weights=self.weights,
-                spot_interruptions=self.spot_interruptions,
-                fixed_interruptions_s=self.fixed_interruptions_s,
-            )
+        return self._built(
+            TwinSpec,
+            fleet=self.fleet,
+            jobs=jobs,
+            telemetry=self.telemetry,
+            horizon_s=self.horizon_s,
+            queue_ttl_s=self.queue_ttl_s,
+            sla_threshold_pct=self.sla_threshold_pct,
+            spot_recovery_s=self.spot_recovery_s,
+            cost_model=self.cost_model,
+            weights=self.weights,
+            spot_interruptions=self.spot_interruptions,
+            fixed_interruptions_s=self.fixed_interruptions_s,
         )
 
     def missing_data(self) -> list[Path]:
@@ -198,10 +199,11 @@ class Scenario:
         copy.__dict__.update({name: self.__dict__[name] for name in shared if name in self.__dict__})
         return copy
 
-    def _wrap(self, build: Callable[[], Any]) -> Any:
+    def _built(self, build: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``build(*args, **kwargs)`` once the data is known present; errors name the scenario file."""
         self._require_data()
         try:
-            return build()
+            return build(*args, **kwargs)
         except ScenarioError:
             raise
         except (SpecError, TraceError) as exc:
@@ -253,13 +255,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         raise top.error("cost_model", f"must be one of {COST_MODELS}, got {short_repr(cost_model)}")
     weights = _weights(top)
     spot = top.section("spot", required=False)
-    recovery_s = spot.positive("recovery_s", 600.0) if spot else 600.0
-    interruptions = spot.get("interruptions", bool, True) if spot else True
-    fixed = spot.get("fixed_interruptions_s", list, None) if spot else None
-    if fixed is not None:
-        fixed = checked(spot, "fixed_interruptions_s", lambda: tuple(tuple(float(t) for t in times) for times in fixed))
-    if spot:
-        spot.finish()
+    recovery_s, interruptions, fixed = _spot(spot) if spot is not None else (600.0, True, None)
     data_files: list[Path] = []
     fleet = fleet_loader(top.section("fleet"), data_files, limits)
     telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
@@ -308,6 +304,20 @@ def _limits(section: Section | None, base: Limits) -> Limits:
         return dataclasses.replace(base, **values)
     except SpecError as exc:
         raise ScenarioError(f"{section.file}: {exc}") from None
+
+
+def _spot(spot: Section) -> tuple[float, bool, tuple[tuple[float, ...], ...] | None]:
+    """The ``spot`` mapping: recovery time (s), whether interruptions happen, the fixed interruption times."""
+    recovery_s = spot.positive("recovery_s", 600.0)
+    interruptions = spot.get("interruptions", bool, True)
+    times = spot.get("fixed_interruptions_s", list, None)
+    fixed = (
+        None
+        if times is None
+        else checked(spot, "fixed_interruptions_s", lambda: tuple(tuple(float(t) for t in node) for node in times))
+    )
+    spot.finish()
+    return recovery_s, interruptions, fixed
 
 
 def _weights(top: Section) -> ObjectiveWeights:

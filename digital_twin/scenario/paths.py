@@ -17,7 +17,7 @@ def resolve_path(section: Section, key: str, data_files: list[Path]) -> Path:
 
     A ``${VAR}`` path is appended to ``data_files`` (real data the scenario needs).
     """
-    text = section.get(key, str, required=True)
+    text: str = section.get(key, str, required=True)
     match = VAR.match(text)
     if match:
         base = os.environ.get(match.group(1))

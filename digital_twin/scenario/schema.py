@@ -12,11 +12,21 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar, overload
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.limits import Limits
 
+T = TypeVar("T")
+
+_KIND_NAMES = {
+    "str": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true/false",
+    "list": "a list",
+    "dict": "a mapping",
+}  # type name -> how an error message names it
 _EXPONENT = re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$")
 
 
@@ -54,7 +64,12 @@ class Section:
         return key in self.data
 
     def get(
-        self, key: str, kind: type | tuple[type, ...], default: Any = ..., *, required: bool = False,
+        self,
+        key: str,
+        kind: type | tuple[type, ...],
+        default: Any = ...,
+        *,
+        required: bool = False,
         nullable: bool = False,
     ) -> Any:
         """The value of ``key`` checked against ``kind`` (``int`` accepts no bool; ``float`` accepts ints).
@@ -96,8 +111,14 @@ class Section:
             raise self.error(key, f"must be > 0, got {value:g}")
         return value
 
+    @overload
+    def section(self, key: str, *, required: Literal[True] = True) -> Section: ...
+
+    @overload
+    def section(self, key: str, *, required: bool) -> Section | None: ...
+
     def section(self, key: str, *, required: bool = True) -> Section | None:
-        """The nested mapping under ``key``."""
+        """The nested mapping under ``key`` (``None`` when it is absent and not required)."""
         self._read.add(key)
         if key not in self.data:
             if required:
@@ -130,8 +151,11 @@ def check_options(
     """
     parameters = inspect.signature(function).parameters
     names = list(parameters)[skip:]
-    keyword = {n for n in names if parameters[n].kind in (inspect.Parameter.KEYWORD_ONLY,
-                                                          inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    keyword = {
+        n
+        for n in names
+        if parameters[n].kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
     unknown = sorted(set(options) - keyword, key=str)
     if unknown:
         raise ScenarioError(f"{file}: {where}: unknown option(s) {short_repr(unknown)}; known: {sorted(keyword)}")
@@ -161,8 +185,7 @@ def _tuples(value: Any) -> Any:
 
 
 def _names(kinds: tuple[type, ...]) -> str:
-    return " or ".join({"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false",
-                        "list": "a list", "dict": "a mapping"}.get(k.__name__, k.__name__) for k in kinds)
+    return " or ".join(_KIND_NAMES.get(k.__name__, k.__name__) for k in kinds)
 
 
 def section_options(
@@ -187,7 +210,7 @@ def check_limit(section: Section, key: str, limits: Limits, name: str, value: fl
         raise section.error(key, str(exc)) from None
 
 
-def checked(section: Section, key: str | None, build: Callable[[], Any]) -> Any:
+def checked(section: Section, key: str | None, build: Callable[[], T]) -> T:
     """``build()``, re-raising errors with the file and ``key`` (``None``: the message names it)."""
     try:
         return build()

@@ -13,8 +13,9 @@ import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.limits import Limits, count
@@ -39,8 +40,18 @@ from digital_twin.traces.mapping import (
 )
 from digital_twin.traces.series import TraceSeries
 
-TelemetryLoader = Callable[[int], Telemetry]
-"""Called with the number of fleet nodes."""
+
+class TelemetryLoader(Protocol):
+    """Where a scenario's background load comes from: called once, on first use."""
+
+    def __call__(self, n_nodes: int) -> Telemetry:
+        """The background of ``n_nodes`` nodes (the fleet's size) over the horizon.
+
+        Raises:
+            SpecError: The trace is invalid, or larger than the limits allow (the scenario adds the file).
+            TraceError: The trace file cannot be read.
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -100,27 +111,27 @@ class TraceTelemetry:
         )
         n_ticks = n_ticks_for(self.horizon_s, series.tick_s)
         ticks = f"horizon_s / tick_s = {count(self.horizon_s / series.tick_s)} ticks"
-        for key, check in (
-            (f"{self.where}.options.tick_s", lambda: self.limits.check("max_ticks", n_ticks, ticks)),
-            (self.where, lambda: _check_cells(self.limits, n_ticks, n_nodes)),
-        ):
-            try:
-                check()
-            except SpecError as exc:
-                raise ScenarioError(f"{self.file}: {key}: {exc}") from None
+        try:
+            self.limits.check("max_ticks", n_ticks, ticks)
+        except SpecError as exc:
+            raise ScenarioError(f"{self.file}: {self.where}.options.tick_s: {exc}") from None
+        try:
+            _check_cells(self.limits, n_ticks, n_nodes)
+        except SpecError as exc:
+            raise ScenarioError(f"{self.file}: {self.where}: {exc}") from None
         wrap = self.mapping["wrap"]
         if self.kind == "per-machine":
             machines = self.mapping["machines"]
             if machines is not None and len(machines) != n_nodes:
                 raise self._error("machines", f"has {len(machines)} entries for a fleet of {n_nodes} nodes")
-            return telemetry_from_machines(series, self.horizon_s, machines=machines,
-                                           offset=self.mapping["offset"], wrap=wrap)
+            return telemetry_from_machines(
+                series, self.horizon_s, machines=machines, offset=self.mapping["offset"], wrap=wrap
+            )
         nodes = self.mapping["nodes"]
         offsets = evenly_spread_offsets(series.n_ticks, n_ticks, n_nodes) if nodes == "evenly-spread" else nodes
         if len(offsets) != n_nodes:
             raise self._error("nodes", f"has {len(offsets)} entries for a fleet of {n_nodes} nodes")
-        return telemetry_from_aggregate(series, offsets, self.horizon_s, mem_scale=self.mapping["mem_scale"],
-                                        wrap=wrap)
+        return telemetry_from_aggregate(series, offsets, self.horizon_s, mem_scale=self.mapping["mem_scale"], wrap=wrap)
 
     def _error(self, key: str, problem: str) -> ScenarioError:
         return ScenarioError(f"{self.file}: {self.where}.mapping.{key}: {problem}")
@@ -164,7 +175,7 @@ def _offsets(mapping: Section, limits: Limits) -> str | tuple[OffsetScaleBias, .
     if nodes == "reference-alibaba":
         return tuple(ALIBABA_REFERENCE_MAPPING.values())
     if nodes == "evenly-spread":
-        return nodes
+        return "evenly-spread"
     if isinstance(nodes, str):
         raise mapping.error(
             "nodes",
@@ -172,7 +183,12 @@ def _offsets(mapping: Section, limits: Limits) -> str | tuple[OffsetScaleBias, .
             "'evenly-spread' or a list of {offset, scale, bias_pct}",
         )
     check_limit(mapping, "nodes", limits, "max_nodes", len(nodes), f"the list has {len(nodes):,} nodes, which")
-    return tuple(checked(mapping, f"nodes[{i}]", lambda d=d: OffsetScaleBias(**d)) for i, d in enumerate(nodes))
+    return tuple(checked(mapping, f"nodes[{i}]", partial(_offset_scale_bias, d)) for i, d in enumerate(nodes))
+
+
+def _offset_scale_bias(params: Any) -> OffsetScaleBias:
+    """One node's ``{offset, scale, bias_pct}`` (a TypeError when ``params`` is not a mapping of those)."""
+    return OffsetScaleBias(**params)
 
 
 def _check_ticks(
@@ -204,6 +220,4 @@ def _default(function: Callable[..., Any], name: str) -> Any:
 
 def _check_cells(limits: Limits, n_ticks: int, n_nodes: int) -> None:
     limits.check("max_nodes", n_nodes, f"a fleet of {n_nodes:,} nodes")
-    limits.check(
-        "max_telemetry_cells", n_ticks * n_nodes, f"{n_ticks:,} telemetry ticks x {n_nodes:,} nodes"
-    )
+    limits.check("max_telemetry_cells", n_ticks * n_nodes, f"{n_ticks:,} telemetry ticks x {n_nodes:,} nodes")

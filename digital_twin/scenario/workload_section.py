@@ -1,7 +1,8 @@
 """The ``workload`` section of a scenario: synthetic jobs, an inline list, or a job file.
 
-:func:`jobs_loader` validates the section now and returns a picklable loader (a frozen
-dataclass) called with the episode's ``numpy.random.Generator``. Sizes are checked against
+:func:`jobs_loader` validates the section now and returns a :class:`JobsLoader`: a frozen
+dataclass (so a scenario pickles) called with the episode's ``numpy.random.Generator``, one class
+per source (:class:`SyntheticJobs`, :class:`FixedJobs`, :class:`FileJobs`). Sizes are checked against
 ``limits.max_jobs`` now: the inline list, a file's ``limit``, and the synthetic generator's
 arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn before the
 job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
@@ -9,10 +10,10 @@ job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,7 +27,17 @@ from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
 
-JobsLoader = Callable[[np.random.Generator], Sequence[JobSpec]]
+
+class JobsLoader(Protocol):
+    """Where a scenario's jobs come from: called once per workload draw."""
+
+    def __call__(self, rng: np.random.Generator) -> Workload:
+        """The jobs of one draw, sorted by arrival; ``rng`` is the draw's generator (fixed sources ignore it).
+
+        Raises:
+            SpecError: The jobs are invalid, or more than the limits allow (the scenario adds the file).
+        """
+        ...
 
 
 @dataclass(frozen=True)
@@ -49,10 +60,10 @@ class FixedJobs:
     jobs: tuple[JobSpec, ...]
     job_budget: int | None
 
-    def __call__(self, rng: np.random.Generator) -> tuple[JobSpec, ...]:
-        """The jobs (``rng`` is not used)."""
+    def __call__(self, rng: np.random.Generator) -> Workload:
+        """The jobs, at most ``job_budget`` (``rng`` is not used)."""
         del rng
-        return self.jobs[: self.job_budget] if self.job_budget else self.jobs
+        return Workload.of(self.jobs[: self.job_budget] if self.job_budget else self.jobs)
 
 
 @dataclass(frozen=True)
@@ -66,19 +77,20 @@ class FileJobs:
     where: str
     max_jobs: int
 
-    def __call__(self, rng: np.random.Generator) -> Sequence[JobSpec]:
-        """Read the file (at most ``max_jobs`` jobs; more is an error)."""
+    def __call__(self, rng: np.random.Generator) -> Workload:
+        """Read the file (at most ``max_jobs`` jobs; more is an error; ``rng`` is not used)."""
         del rng
         options = dict(self.options)
         options.setdefault("limit", self.max_jobs + 1)  # never build more than one job too many
-        jobs: Sequence[JobSpec] = call_with_options(JOB_FILE_SOURCES[self.source], options, self.file,
-                                                    self.where, self.path)
+        jobs: Sequence[JobSpec] = call_with_options(
+            JOB_FILE_SOURCES[self.source], options, self.file, self.where, self.path
+        )
         if len(jobs) > self.max_jobs:
             raise SpecError(
                 f"{self.path}: the file holds more than limits.max_jobs = {self.max_jobs:,} jobs; set job_budget "
                 f"(or options.limit), or {Limits.how_to_raise('max_jobs')}"
             )
-        return jobs
+        return Workload.of(jobs)
 
 
 def jobs_loader(
@@ -94,7 +106,11 @@ def jobs_loader(
         config = call_with_options(SyntheticWorkloadConfig, options, section.file, section.path("options"))
         arrivals = config.base_rate_per_s * (1.0 + config.diurnal_amplitude) * horizon_s
         check_limit(  # the generator draws every arrival before the budget applies
-            section, "options.base_rate_per_s", limits, "max_jobs", arrivals,
+            section,
+            "options.base_rate_per_s",
+            limits,
+            "max_jobs",
+            arrivals,
             f"base_rate_per_s x (1 + diurnal_amplitude) x horizon_s = {count(arrivals)} arrivals",
         )
         section.finish()

@@ -74,8 +74,7 @@ def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
         ) from None
     except _RecursiveAliasError:
         raise ScenarioError(
-            f"{path}: a YAML alias (*name) refers to a list or mapping that contains it; "
-            "a scenario cannot be recursive"
+            f"{path}: a YAML alias (*name) refers to a list or mapping that contains it; a scenario cannot be recursive"
         ) from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None

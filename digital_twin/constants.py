@@ -1,0 +1,213 @@
+"""The twin's per-episode constants: one frozen :class:`TwinConstants`, derived from a :class:`TwinSpec`.
+
+The simulator (:mod:`digital_twin.event_loop`, :mod:`digital_twin.event_handlers`) and the views
+(:mod:`digital_twin.twin_views`) share one instance; only :class:`~digital_twin.state.TwinState`
+changes during an episode. Resources are in whole units (millicores, MiB, GPUs) so that
+allocation and release are exact, and every per-node or per-job sequence is a plain list or
+tuple indexed by node or job (the event loop reads them at every event: list indexing is what
+is fast in CPython). The sequences are typed read-only (``Sequence``): nothing changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from digital_twin.jobs import WORKLOAD_TYPES
+from digital_twin.objective import ACTIVE_NODES
+from digital_twin.spec import TwinSpec
+from digital_twin.telemetry import CPU
+
+LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")
+"""Index of the latency-critical workload type (in ``TwinConstants.type_index`` and the running counts)."""
+
+Shape = tuple[int, int, int, float, tuple[str, ...] | None, str | None]
+"""What decides the nodes a job can ever run on (jobs of one shape share candidates): millicores,
+MiB, GPUs, VRAM per GPU in GB, allowed GPU models (``None``: any), required arch (``None``: any)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TwinConstants:
+    """Everything the simulator reads but never changes during an episode (build with :meth:`of`).
+
+    ``N`` is the number of nodes, ``M`` the number of jobs, ``T`` the number of telemetry ticks.
+    Job indices are indices into ``spec.jobs`` (sorted by arrival), node indices into ``spec.fleet``.
+
+    Attributes:
+        n_nodes: ``N``.
+        n_jobs: ``M``.
+        node_ids: ``(N,)`` node names, for the event log.
+        job_ids: ``(M,)`` job names, for the event log.
+        cpu_m: ``(N,)`` allocatable millicores per node.
+        mem_mib: ``(N,)`` allocatable MiB per node.
+        gpus: ``(N,)`` GPUs per node.
+        price_per_s: ``(N,)`` node price in USD per second.
+        is_spot: ``(N,)`` whether the node is a spot node.
+        arrival_s: ``(M,)`` arrival times, seconds, non-decreasing.
+        duration_s: ``(M,)`` run times, seconds.
+        deadline_s: ``(M,)`` latest first-start times, seconds (``None``: no deadline).
+        preemptible: ``(M,)`` whether a spot interruption requeues the job (else it fails).
+        req_cpu_m: ``(M,)`` requested millicores.
+        req_mem_mib: ``(M,)`` requested MiB.
+        req_gpus: ``(M,)`` requested GPUs.
+        type_index: ``(M,)`` workload type, an index into ``WORKLOAD_TYPES``.
+        is_lc: ``(M,)`` whether the job is latency-critical.
+        shape: ``(M,)`` shape id: jobs with one id have the same :data:`Shape` (ids from 0, in
+            order of first appearance).
+        candidates: ``(M,)`` per job, the nodes it could ever run on (empty and up), increasing;
+            empty when it fits no node of the fleet (it is rejected on arrival).
+        candidate_mask: ``(M,)`` per job, ``candidates`` as an ``(N,)`` bool mask (jobs with equal
+            candidates share one mask object).
+        no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
+        background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
+        queue_ttl_s: Time a job may wait in the queue before it is rejected (``None``: no TTL).
+        horizon_s: The episode covers ``[0, horizon_s)``.
+        tick_s: Telemetry tick length, seconds (tick ``k`` is at ``k * tick_s``).
+        last_tick: ``T - 1``.
+        active_nodes: True for the active-nodes cost model, False for the prorated one.
+        penalty_weights: USD per counted unit of each penalty term, in ``PENALTIES`` order.
+        sla_threshold_pct: Utilisation above which latency-critical jobs violate the SLA, percent.
+        spot_recovery_s: How long an interrupted spot node stays down, seconds.
+    """
+
+    n_nodes: int
+    n_jobs: int
+    node_ids: Sequence[str]
+    job_ids: Sequence[str]
+    cpu_m: Sequence[int]
+    mem_mib: Sequence[int]
+    gpus: Sequence[int]
+    price_per_s: Sequence[float]
+    is_spot: Sequence[bool]
+    arrival_s: Sequence[float]
+    duration_s: Sequence[float]
+    deadline_s: Sequence[float | None]
+    preemptible: Sequence[bool]
+    req_cpu_m: Sequence[int]
+    req_mem_mib: Sequence[int]
+    req_gpus: Sequence[int]
+    type_index: Sequence[int]
+    is_lc: Sequence[bool]
+    shape: Sequence[int]
+    candidates: Sequence[tuple[int, ...]]
+    candidate_mask: Sequence[Sequence[bool]]
+    no_fit: Sequence[bool]
+    background_cpu_pct: Sequence[Sequence[float]]
+    queue_ttl_s: float | None
+    horizon_s: float
+    tick_s: float
+    last_tick: int
+    active_nodes: bool
+    penalty_weights: tuple[float, ...]
+    sla_threshold_pct: float
+    spot_recovery_s: float
+
+    @classmethod
+    def of(cls, spec: TwinSpec) -> TwinConstants:
+        """The constants of ``spec`` (cost: O(nodes x distinct job shapes + jobs + ticks x nodes))."""
+        fleet, jobs = spec.fleet, spec.jobs
+        cpu_m = whole_units([n.cpu_cores for n in fleet], 1000)
+        mem_mib = whole_units([n.mem_gb for n in fleet], 1024)
+        req_cpu_m = whole_units(jobs.cpu_cores, 1000)
+        req_mem_mib = whole_units(jobs.mem_gb, 1024)
+        req_gpus = jobs.gpu_count.tolist()
+        shapes = zip(
+            req_cpu_m,
+            req_mem_mib,
+            req_gpus,
+            jobs.gpu_vram_gb.tolist(),
+            jobs.allowed_gpu_models,
+            jobs.required_arch,
+            strict=True,
+        )
+        shape, candidates = _shapes_and_candidates(spec, cpu_m, mem_mib, shapes)
+        return cls(
+            n_nodes=len(fleet),
+            n_jobs=len(jobs),
+            node_ids=tuple(n.node_id for n in fleet),
+            job_ids=jobs.job_ids,
+            cpu_m=cpu_m,
+            mem_mib=mem_mib,
+            gpus=[n.gpu_count for n in fleet],
+            price_per_s=[n.price_per_hour_usd / 3600.0 for n in fleet],
+            is_spot=[n.is_spot for n in fleet],
+            arrival_s=jobs.arrival_s.tolist(),
+            duration_s=jobs.duration_s.tolist(),
+            deadline_s=jobs.deadlines(),
+            preemptible=jobs.preemptible.tolist(),
+            req_cpu_m=req_cpu_m,
+            req_mem_mib=req_mem_mib,
+            req_gpus=req_gpus,
+            type_index=jobs.workload_index.tolist(),
+            is_lc=(jobs.workload_index == LATENCY_CRITICAL).tolist(),
+            shape=shape,
+            candidates=candidates,
+            candidate_mask=_masks_of_candidates(candidates, len(fleet)),
+            no_fit=(False,) * len(fleet),
+            background_cpu_pct=spec.telemetry.background_pct[:, :, CPU].tolist(),
+            queue_ttl_s=spec.queue_ttl_s,
+            horizon_s=float(spec.horizon_s),
+            tick_s=float(spec.telemetry.tick_s),
+            last_tick=spec.telemetry.n_ticks - 1,
+            active_nodes=spec.cost_model == ACTIVE_NODES,
+            penalty_weights=spec.weights.per_term(),
+            sla_threshold_pct=spec.sla_threshold_pct,
+            spot_recovery_s=spec.spot_recovery_s,
+        )
+
+
+def whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) -> list[int]:
+    """Amounts (cores, GB) in whole units (millicores, MiB), rounded half to even as ``round()``.
+
+    >>> whole_units([0.5, 1.25, 2.0], 1000), whole_units([1.25, 1.75], 2)  # 2.5 -> 2, 3.5 -> 4
+    ([500, 1250, 2000], [2, 4])
+    """
+    units: list[int] = np.rint(np.asarray(amounts, dtype=np.float64) * units_per_amount).astype(np.int64).tolist()
+    return units
+
+
+def _shapes_and_candidates(
+    spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shapes: Iterable[Shape]
+) -> tuple[list[int], list[tuple[int, ...]]]:
+    """Per job, its shape id and static candidates (computed once per distinct shape)."""
+    ids: dict[Shape, int] = {}
+    candidates_of: list[tuple[int, ...]] = []
+    shape_of = []
+    for shape in shapes:
+        if shape not in ids:
+            ids[shape] = len(ids)
+            candidates_of.append(_static_candidates(spec, cpu_m, mem_mib, shape))
+        shape_of.append(ids[shape])
+    return shape_of, [candidates_of[k] for k in shape_of]
+
+
+def _static_candidates(spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shape: Shape) -> tuple[int, ...]:
+    """Nodes a job of ``shape`` could ever run on (an empty node that is up), in fleet order."""
+    req_cpu_m, req_mem_mib, gpus, vram_gb, models, arch = shape
+    out = []
+    for i, node in enumerate(spec.fleet):
+        if arch is not None and node.arch != arch:
+            continue
+        if gpus > 0 and (
+            node.gpu_count < gpus or node.gpu_vram_gb < vram_gb or (models is not None and node.gpu_model not in models)
+        ):
+            continue
+        if req_cpu_m <= cpu_m[i] and req_mem_mib <= mem_mib[i]:
+            out.append(i)
+    return tuple(out)
+
+
+def _masks_of_candidates(candidates: list[tuple[int, ...]], n_nodes: int) -> list[list[bool]]:
+    """Per job, ``(N,)`` bool: its candidates as a mask (one list per distinct tuple of nodes)."""
+    by_nodes: dict[tuple[int, ...], list[bool]] = {}
+    out = []
+    for nodes in candidates:
+        mask = by_nodes.get(nodes)
+        if mask is None:
+            mask = by_nodes[nodes] = [False] * n_nodes
+            for i in nodes:
+                mask[i] = True
+        out.append(mask)
+    return out

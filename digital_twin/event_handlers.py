@@ -1,0 +1,211 @@
+"""What each event does to the twin's state, and what it costs.
+
+The events: arrival, TTL expiry, start, completion, interruption, recovery, telemetry tick, and
+the horizon's charge for jobs never served. Each handler is a function of the state ``s``
+(:class:`~digital_twin.state.TwinState`, changed in place) and the constants ``c``
+(:class:`~digital_twin.constants.TwinConstants`); the event loop (:mod:`digital_twin.event_loop`)
+decides when each runs, and accrues cost at the current rate as the clock advances. The rest of
+the accounting lives here, where each quantity changes: the compute cost rate changes when a job
+starts or stops, and each penalty term is counted where its rule
+(:data:`digital_twin.objective.PENALTIES`) is met. These run at every event: locals are bound
+once per call, and nothing is allocated that need not be.
+"""
+
+from __future__ import annotations
+
+from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
+from digital_twin.objective import PENALTY_INDEX
+from digital_twin.state import (
+    COMPLETED,
+    COMPLETION,
+    FAILED,
+    PENDING,
+    RECOVERY,
+    REJECTED,
+    RUNNING,
+    TTL_EXPIRY,
+    TwinState,
+)
+
+# Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection")
+)
+
+
+def log_event(s: TwinState, c: TwinConstants, event: str, j: int, i: int) -> None:
+    """Append ``(time_s, event, job_id, node_id)`` to the event log when recording (-1: no job/node)."""
+    if s.events is not None:
+        s.events.append((s.time_s, event, c.job_ids[j] if j >= 0 else "", c.node_ids[i] if i >= 0 else ""))
+
+
+def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
+    """Job ``j`` arrives: it enters the queue, or is rejected at once when it fits no node of the fleet."""
+    log_event(s, c, "arrival", j, -1)
+    if not c.candidates[j]:
+        s.set_status(j, PENDING)  # counted as submitted, then rejected at once
+        reject(s, c, j, "unplaceable")
+        return
+    enqueue(s, c, j)
+
+
+def enqueue(s: TwinState, c: TwinConstants, j: int) -> None:
+    """Job ``j`` enters the back of the queue (on arrival, or requeued after an eviction); its TTL starts."""
+    s.set_status(j, PENDING)
+    s.enqueued_s[j] = s.time_s
+    s.queue.enqueue(j)
+    if c.queue_ttl_s is not None:
+        s.schedule(s.time_s + c.queue_ttl_s, TTL_EXPIRY, j, s.generation[j])
+
+
+def expire(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
+    """Job ``j``'s TTL of its queue spell ``generation`` ends: rejected, unless the spell is over."""
+    if s.status[j] != PENDING or s.generation[j] != generation:
+        return  # stale: the job started (or re-entered the queue) since
+    s.queue.remove(j, c.shape[j])
+    reject(s, c, j, "ttl")
+
+
+def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
+    """Pending job ``j`` is rejected (it left the queue already); counts a rejection."""
+    s.generation[j] += 1
+    s.set_status(j, REJECTED)
+    s.counts[_REJECTION] += 1
+    log_event(s, c, f"rejected-{why}", j, -1)
+
+
+def charge_unserved(s: TwinState, c: TwinConstants) -> None:
+    """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``).
+
+    Without this, deferring the jobs that arrive near the horizon would be free.
+    """
+    for j in s.queue.fifo:
+        s.counts[_REJECTION] += 1
+        log_event(s, c, "unserved-at-horizon", j, -1)
+
+
+def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
+    """Start job ``j`` (out of the queue already) on node ``i`` now: allocate, charge, schedule its completion.
+
+    The first start judges the wait and the deadline; a latency-critical job on a spot node
+    counts a QoS violation (once per job).
+    """
+    t = s.time_s
+    cpu_m = c.req_cpu_m[j]
+    s.free_cpu_m[i] -= cpu_m
+    s.free_mem_mib[i] -= c.req_mem_mib[j]
+    s.free_gpus[i] -= c.req_gpus[j]
+    s.alloc_cpu_m += cpu_m
+    jobs_on_node = s.node_jobs[i]
+    was_idle = not jobs_on_node
+    jobs_on_node.append(j)
+    s.running_counts[c.type_index[j] * c.n_nodes + i] += 1
+    s.generation[j] += 1
+    s.set_status(j, RUNNING)
+    s.node_of[j] = i
+    s.start_s[j] = t
+    if s.first_start_s[j] < 0.0:  # the first start: wait and deadline are judged here only
+        s.first_start_s[j] = t
+        s.wait_sum_s += t - c.arrival_s[j]
+        s.started_jobs += 1
+        deadline = c.deadline_s[j]
+        if deadline is not None and t > deadline:
+            s.counts[_DEADLINE] += 1
+    if c.active_nodes:
+        if was_idle:
+            s.cost_rate_usd_per_s += c.price_per_s[i]
+    else:
+        s.cost_rate_usd_per_s += job_rate_usd_per_s(c, j, i)
+    if c.is_lc[j] and c.is_spot[i] and not s.qos_hit[j]:
+        s.qos_hit[j] = True
+        s.counts[_QOS] += 1
+    s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
+    log_event(s, c, "start", j, i)
+
+
+def job_rate_usd_per_s(c: TwinConstants, j: int, i: int) -> float:
+    """Prorated USD/s of job ``j`` on node ``i``: its GPU share for GPU jobs, its CPU share otherwise."""
+    if c.req_gpus[j] > 0:
+        return c.price_per_s[i] * c.req_gpus[j] / c.gpus[i]
+    return c.price_per_s[i] * c.req_cpu_m[j] / c.cpu_m[i]
+
+
+def release(s: TwinState, c: TwinConstants, j: int) -> int:
+    """Free running job ``j``'s resources on its node and stop its cost; returns the node index.
+
+    The caller changes ``j``'s status afterwards (``j`` still counts as running here).
+    """
+    i = s.node_of[j]
+    cpu_m = c.req_cpu_m[j]
+    s.free_cpu_m[i] += cpu_m
+    s.free_mem_mib[i] += c.req_mem_mib[j]
+    s.free_gpus[i] += c.req_gpus[j]
+    s.alloc_cpu_m -= cpu_m
+    jobs_on_node = s.node_jobs[i]
+    jobs_on_node.remove(j)
+    s.running_counts[c.type_index[j] * c.n_nodes + i] -= 1
+    s.generation[j] += 1
+    s.gained_nodes.append(i)
+    if c.active_nodes:
+        if not jobs_on_node:
+            s.cost_rate_usd_per_s -= c.price_per_s[i]
+    else:
+        s.cost_rate_usd_per_s -= job_rate_usd_per_s(c, j, i)
+    if s.status_counts[RUNNING] == 1:  # j was the last running job (its status changes next)
+        s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
+    return i
+
+
+def complete(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
+    """Job ``j``'s run ``generation`` ends: it completes, unless that run was already cut short."""
+    if s.status[j] != RUNNING or s.generation[j] != generation:
+        return  # stale: the job was evicted
+    i = release(s, c, j)
+    s.set_status(j, COMPLETED)
+    log_event(s, c, "completion", j, i)
+
+
+def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
+    """Spot node ``i`` goes down: preemptible jobs on it are requeued, the others fail (an eviction each)."""
+    s.up[i] = False
+    log_event(s, c, "interruption", -1, i)
+    for j in list(s.node_jobs[i]):
+        release(s, c, j)
+        if c.preemptible[j]:
+            log_event(s, c, "evicted-requeued", j, i)
+            enqueue(s, c, j)
+        else:
+            s.set_status(j, FAILED)
+            s.counts[_EVICTION] += 1
+            log_event(s, c, "evicted-failed", j, i)
+    s.schedule(s.time_s + c.spot_recovery_s, RECOVERY, i, 0)
+
+
+def recover(s: TwinState, c: TwinConstants, i: int) -> None:
+    """Spot node ``i`` is up again (empty): parked jobs may fit there."""
+    s.up[i] = True
+    s.gained_nodes.append(i)
+    log_event(s, c, "recovery", -1, i)
+
+
+def tick(s: TwinState, c: TwinConstants, k: int) -> None:
+    """Telemetry tick ``k``: every latency-critical job on a node over the SLA threshold is marked (once per job).
+
+    A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x 100.
+    """
+    threshold = c.sla_threshold_pct
+    background = c.background_cpu_pct[k]
+    node_jobs, running_counts, free_cpu_m, cpu_m = s.node_jobs, s.running_counts, s.free_cpu_m, c.cpu_m
+    n_nodes, is_lc, sla_hit = c.n_nodes, c.is_lc, s.sla_hit
+    lc_offset = LATENCY_CRITICAL * n_nodes
+    for i in range(n_nodes):
+        jobs = node_jobs[i]
+        if not jobs or running_counts[lc_offset + i] == 0:
+            continue
+        used_pct = 100.0 * (cpu_m[i] - free_cpu_m[i]) / cpu_m[i]
+        if background[i] + used_pct > threshold:
+            for j in jobs:
+                if is_lc[j] and not sla_hit[j]:
+                    sla_hit[j] = True
+                    s.counts[_SLA] += 1
+                    log_event(s, c, "sla-violation", j, i)

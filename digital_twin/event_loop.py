@@ -1,0 +1,164 @@
+"""The twin's event loop: run events until a pending job fits somewhere, then ask for a decision.
+
+:func:`run_to_decision` repeats these stages until a decision is to be asked or the episode
+ends:
+
+1. **Pass**: examine the pending jobs in FIFO order from the pass's cursor, waking parked
+   jobs that may fit where room appeared (:mod:`digital_twin.job_queue`); the first one that
+   fits on some node is the decision. A job that fits nowhere is parked.
+2. **Next event time**: a telemetry tick, a scheduled event or an arrival, whichever is first
+   (the episode ends when that is at or after the horizon, or when every job is terminal).
+3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
+4. **Events**: handle every event at that time in the documented order
+   (:func:`handle_events_at`), and start a new pass.
+
+Everything is a function of the state ``s`` and the constants ``c``; this is the twin's hot
+path, so locals are bound once per call and the common cases are inlined (noted where).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from digital_twin.constants import TwinConstants
+from digital_twin.event_handlers import arrive, charge_unserved, complete, expire, interrupt, recover, tick
+from digital_twin.state import COMPLETION, FUTURE, PENDING, RECOVERY, RUNNING, TICK, TwinState
+
+
+def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901  (stages inlined: the hot path)
+    """Run until a pending job fits somewhere, every job is terminal, or the horizon.
+
+    Sets ``s.current`` and ``s.done``. Returns the ``(N,)`` fit of the current job (what
+    ``DigitalTwin.can_place`` answers), or all False once the episode is over.
+    """
+    queue, status_counts, heap = s.queue, s.status_counts, s.heap
+    examine = queue.examine  # changed in place only, so this name stays valid
+    arrival_s, n_jobs, tick_s, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.horizon_s
+    while True:
+        # Stage 1: the pass.
+        while True:
+            if queue.waking:  # parked jobs may come back in this pass
+                j = next_to_examine(s, c)
+            elif queue.cursor < len(examine):  # the common case, inlined (hot path)
+                j = examine[queue.cursor]
+            else:
+                break
+            if j < 0:
+                break
+            mask = fit_mask(s, c, j)
+            if True in mask:
+                s.current = j
+                s.done = False
+                return mask
+            queue.park_current(c.no_fit, c.shape[j])  # fits nowhere until a node gains room
+        if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
+            break
+        # Stage 2: the next event time.
+        t = s.next_tick * tick_s
+        if heap and heap[0][0] < t:
+            t = heap[0][0]
+        if s.next_arrival < n_jobs and arrival_s[s.next_arrival] < t:
+            t = arrival_s[s.next_arrival]
+        at_horizon = t >= horizon_s
+        if at_horizon:
+            t = horizon_s
+        # Stage 3: advance the clock to t, accruing cost and allocated cpu-time (inlined: hot path).
+        dt = t - s.time_s
+        if dt > 0.0:
+            s.cost_usd += s.cost_rate_usd_per_s * dt
+            s.alloc_cpu_m_s += s.alloc_cpu_m * dt
+            s.time_s = t
+        if at_horizon:
+            charge_unserved(s, c)
+            break
+        # Stage 4: the events at t.
+        handle_events_at(s, c, t)
+    s.done = True
+    s.current = -1
+    return [False] * c.n_nodes
+
+
+def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
+    """Handle every event at time ``t``, then start a new pass.
+
+    The order: completions, recoveries, interruptions, the telemetry tick, arrivals, TTL expiries.
+    """
+    heap = s.heap
+    if s.gained_nodes:
+        s.gained_nodes.clear()
+    while heap and heap[0][0] == t and heap[0][1] < TICK:
+        _, kind, _, index, generation = heapq.heappop(heap)
+        if kind == COMPLETION:
+            complete(s, c, index, generation)
+        elif kind == RECOVERY:
+            recover(s, c, index)
+        else:
+            interrupt(s, c, index)
+    if s.next_tick * c.tick_s == t:
+        tick(s, c, s.next_tick)
+        s.next_tick += 1
+    arrival_s, n_jobs = c.arrival_s, c.n_jobs
+    while s.next_arrival < n_jobs and arrival_s[s.next_arrival] == t:
+        arrive(s, c, s.next_arrival)
+        s.next_arrival += 1
+    while heap and heap[0][0] == t:  # only TTL expiries are left at t
+        _, _, _, index, generation = heapq.heappop(heap)
+        expire(s, c, index, generation)
+    if s.queue.parked:
+        start_pass(s, c)
+    else:
+        s.queue.cursor = 0  # a new pass with nothing parked to wake (the common case, inlined)
+
+
+def fit_mask(s: TwinState, c: TwinConstants, j: int) -> list[bool]:
+    """``(N,)`` whether job ``j`` fits on each node now: up, a static candidate, enough free resources."""
+    cpu, mem, gpus = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j]
+    free_cpu, free_mem, free_gpus, up = s.free_cpu_m, s.free_mem_mib, s.free_gpus, s.up
+    mask = [False] * c.n_nodes
+    for i in c.candidates[j]:
+        if up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus:
+            mask[i] = True
+    return mask
+
+
+def start_pass(s: TwinState, c: TwinConstants) -> None:
+    """After a batch of events: examine from the front; wake the shapes that may fit where room appeared."""
+    queue = s.queue
+    waking = [shape for shape, jobs in queue.parked.items() if s.gained_nodes and gained_fits(s, c, jobs[0])]
+    queue.start_pass(waking)
+
+
+def next_to_examine(s: TwinState, c: TwinConstants) -> int:
+    """The next job of this pass in FIFO order (-1: the pass is over), waking parked jobs on the way.
+
+    A parked job comes back when it fits on a node that gained room and that was False in
+    its parked fit; once its shape fits on no such node, the rest of the bucket stays parked
+    for this pass (see :mod:`digital_twin.job_queue`).
+    """
+    queue = s.queue
+    while queue.waking:
+        shape, j = queue.next_parked()
+        if j < 0:
+            break
+        fits = gained_fits(s, c, j)
+        if not fits:
+            queue.stop_waking(shape)
+            continue
+        fit_when_parked = queue.fit_when_parked(j)
+        if all(fit_when_parked[i] for i in fits):
+            queue.skip_parked(shape)
+        else:
+            queue.unpark(shape)
+            return j
+    return queue.examine[queue.cursor] if queue.cursor < len(queue.examine) else -1
+
+
+def gained_fits(s: TwinState, c: TwinConstants, j: int) -> list[int]:
+    """The nodes that gained room in this batch of events on which job ``j`` fits now (may repeat)."""
+    cpu, mem, gpus, candidate = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j], c.candidate_mask[j]
+    up, free_cpu, free_mem, free_gpus = s.up, s.free_cpu_m, s.free_mem_mib, s.free_gpus
+    return [
+        i
+        for i in s.gained_nodes
+        if candidate[i] and up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus
+    ]
