@@ -12,11 +12,10 @@ from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from aco_env.views import cluster_view_of
 from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError
 from digital_twin.scenario import Scenario
 
-__all__ = ["ClusterSchedulingEnv", "cluster_view_of"]  # cluster_view_of: also here for training.reproduce
+__all__ = ["ClusterSchedulingEnv"]
 
 
 class ClusterSchedulingEnv(TwinEnv):

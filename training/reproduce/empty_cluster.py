@@ -26,8 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from aco_env import ClusterSchedulingEnv, ClusterView
-from aco_env.env import cluster_view_of
+from aco_env import ClusterSchedulingEnv, ClusterView, cluster_view_of
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from training.reproduce.scenario_build import code_scenario, constant_background, job_dict
