@@ -38,6 +38,7 @@ class PenaltyTerm:
         weight_key: The :class:`ObjectiveWeights` field with the USD per counted unit.
         unit: What one counted unit is (``"jobs"``).
         rule: What the twin counts, in one sentence.
+        integral: Whether the count is a whole number (of jobs); ``False`` for a duration.
     """
 
     name: str
@@ -46,6 +47,7 @@ class PenaltyTerm:
     weight_key: str
     unit: str
     rule: str
+    integral: bool = True
 
     @property
     def usd_key(self) -> str:

@@ -114,7 +114,7 @@ class TwinState:
     """Millicores allocated to running jobs now."""
     alloc_cpu_m_s: float
     """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
-    counts: list[int]
+    counts: list[float]
     """Counted units per penalty term, in ``PENALTIES`` order."""
     status_counts: list[int]
     """``(6,)`` number of jobs in each status."""

@@ -38,7 +38,7 @@ class TwinViews:
         self.spec = spec
         self.constants = constants
         # objective_dict()'s cache: the penalty counts it was built for, their USD amounts and items.
-        self._counts_seen: list[int] = []
+        self._counts_seen: list[float] = []
         self._penalties_usd: list[float] = []
         self._penalty_items: dict[str, float] = {}
 

@@ -16,8 +16,9 @@ Before building anything, :func:`solve_oracle` estimates the programs' peak memo
 an episode above its memory budget (4 GB unless the ``memory_budget_gb`` option or the
 ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable raises it) with :class:`OracleTooLargeError`.
 
-Modules: ``instance`` (the episode as arrays), ``fit`` (which nodes each job fits), ``options``
-(placement options and their terms), ``plan`` / ``bound`` (the two option sets), ``program``
+Modules: ``instance`` (the episode as arrays), ``fit`` (which nodes each job fits), ``terms``
+(how each objective term is charged: the only oracle module a new term touches), ``options``
+(placement options), ``plan`` / ``bound`` (the two option sets), ``program``
 (the sparse MILP), ``counts`` / ``size`` (the programs' size and memory, estimated before they
 are built), ``budget`` (the memory budget and :class:`OracleTooLargeError`), ``solve``
 (:func:`solve_oracle`), ``agent`` (the registered ``"oracle"`` agent).

@@ -58,6 +58,7 @@ import math
 
 import numpy as np
 
+from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import (
     Options,
@@ -67,6 +68,7 @@ from agents.oracle.options import (
     point_terms,
     run_end,
     symmetry_allowed,
+    unserved,
 )
 
 Interval = tuple[float, float]
@@ -91,7 +93,7 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
             group = _group(inst, j, i, allowed, points, _intersect(allowed, fuzzy_runs), bounds, evictable[j])
             if group is not None:
                 blocks.append(group)
-    options = Options.concatenate(blocks)
+    options = Options.concatenate(blocks, *unserved(inst, may_have_started=np.array(evictable, dtype=bool)))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
 
 
@@ -259,8 +261,8 @@ def _group(
         pts = pts[~crosses(inst, job, node, pts)]
         keep = ~crosses(inst, job, node, lo)
         lo, hi = lo[keep], hi[keep]
-    late = _late_constant(inst, job, evictable)
-    parts = [p for p in (_points(inst, job, node, pts, late), _cells(inst, job, node, lo, hi, late)) if p is not None]
+    found = (_points(inst, job, node, pts, evictable), _cells(inst, job, node, lo, hi, evictable))
+    parts = [p for p in found if p is not None]
     if not parts:
         return None
     merged = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
@@ -274,8 +276,8 @@ def _charge_earlier_runs(inst: OracleInstance, job: int, node: int, group: dict[
 
     A last run starting at or after ``a + TTL`` means the first run (started before
     ``a + TTL``) was evicted at an interruption ``t`` of a spot node ``k``: it cost at least
-    ``rate[k] * (t - (a + TTL))`` (pro-rated model) and, for a latency-critical job, the QoS
-    penalty (it ran on a spot node). The minimum over the possible ``(k, t)`` is charged.
+    ``rate[k] * (t - (a + TTL))`` (pro-rated model) and counted the penalties of a run on a spot
+    node (:func:`terms.add_earlier_spot_run`). The minimum over the possible ``(k, t)`` is charged.
     """
     if inst.ttl_s is None:
         return
@@ -288,53 +290,48 @@ def _charge_earlier_runs(inst: OracleInstance, job: int, node: int, group: dict[
     cost = 0.0
     if not inst.active_nodes:
         cost = min(float(inst.rate_per_s[job, k]) * max(0.0, t - first_end) for k, t in firsts)
-    qos = bool(inst.job_lc[job]) & ~group["qos"] & later
-    group["coef_usd"] = group["coef_usd"] + cost * later + inst.weights.qos_violation_usd * qos
+    counts = group["counts"].copy()
+    terms.add_earlier_spot_run(inst, job, counts, later)
     group["cost_usd"] = group["cost_usd"] + cost * later
-    group["qos"] = group["qos"] | qos
-
-
-def _late_constant(inst: OracleInstance, job: int, evictable: bool) -> bool | None:
-    """For a job that may be evicted: whether every run is late (else ``None``: use the start)."""
-    if evictable:
-        return bool(inst.arrival_s[job] > inst.deadline_s[job])
-    return None
+    penalties = terms.penalty_usd(inst, counts)
+    group["coef_usd"] = penalties if inst.active_nodes else penalties + group["cost_usd"]
+    group["counts"] = counts
 
 
 def _points(
-    inst: OracleInstance, job: int, node: int, starts: np.ndarray, constant: bool | None
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, evictable: bool
 ) -> dict[str, np.ndarray] | None:
-    """Point options: exact terms, except the deadline of jobs that may be evicted."""
+    """Point options: exact terms, except those judged at the first start of jobs that may be evicted."""
     if len(starts) == 0:
         return None
-    terms = point_terms(inst, job, node, starts)
-    if constant is not None:
-        late = np.full(len(starts), constant)
-        change = late.astype(np.float64) - terms["late"].astype(np.float64)
-        terms["coef_usd"] = terms["coef_usd"] + inst.weights.deadline_miss_usd * change
-        terms["late"] = late
-    return terms
+    exact = point_terms(inst, job, node, starts)
+    if not evictable:
+        return exact
+    counts = exact["counts"].copy()
+    terms.relax_for_earlier_runs(inst, job, counts)
+    return block(
+        inst, job, node, lo=starts, hi=starts, use=(exact["use_start_s"], exact["use_end_s"]),
+        tick_range=(exact["tick_lo"], exact["tick_hi"]), cost=exact["cost_usd"], counts=counts,
+    )
 
 
 def _cells(
-    inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray, constant: bool | None
+    inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray, evictable: bool
 ) -> dict[str, np.ndarray] | None:
     """Cell options: core usage and ticks, and each term at its minimum over the cell."""
     if len(lo) == 0:
         return None
-    d, rate, w = inst.duration_s[job], inst.rate_per_s[job, node], inst.weights
+    rate = inst.rate_per_s[job, node]
     t_next = inst.next_interruption_s(node, lo)  # no interruption inside a cell
     end_lo = run_end(inst, job, lo, t_next)
     end_hi = run_end(inst, job, hi, t_next)
     cost_lo, cost_inf = rate * (end_lo - lo), rate * np.maximum(end_hi - hi, 0.0)
-    fails = not inst.job_preemptible[job]
-    evict_lo = fails & (t_next < lo + d)
-    evict_inf = fails & (t_next <= lo + d)
-    dl = inst.deadline_s[job]
-    late_lo = np.full(len(lo), constant) if constant is not None else lo > dl
-    late_inf = np.full(len(lo), constant) if constant is not None else lo >= dl
-    pen_lo = w.eviction_usd * evict_lo + w.deadline_miss_usd * late_lo
-    pen_inf = w.eviction_usd * evict_inf + w.deadline_miss_usd * late_inf
+    counts_lo = terms.cell_counts(inst, job, node, lo, t_next, infimum=False)
+    counts_inf = terms.cell_counts(inst, job, node, lo, t_next, infimum=True)
+    if evictable:
+        terms.relax_for_earlier_runs(inst, job, counts_lo)
+        terms.relax_for_earlier_runs(inst, job, counts_inf)
+    pen_lo, pen_inf = terms.penalty_usd(inst, counts_lo), terms.penalty_usd(inst, counts_inf)
     use_lo = pen_lo <= pen_inf if inst.active_nodes else cost_lo + pen_lo <= cost_inf + pen_inf
     ticks = inst.tick_times_s
     return block(
@@ -346,7 +343,7 @@ def _cells(
         use=(hi, end_lo),
         tick_range=(np.searchsorted(ticks, hi, side="left"), np.searchsorted(ticks, end_lo, side="left")),
         cost=np.where(use_lo, cost_lo, cost_inf),
-        flags=(np.where(use_lo, evict_lo, evict_inf), np.where(use_lo, late_lo, late_inf)),
+        counts=np.where(use_lo[:, None], counts_lo, counts_inf),
     )
 
 

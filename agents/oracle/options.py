@@ -14,8 +14,9 @@ For a start ``s`` on node ``i`` the twin's semantics give (``t_next`` = first in
   dropped: such a run is evicted and is never the job's last run);
 * usage ``[s, e(s))``; SLA ticks ``T`` with ``s < T < e(s)`` (ticks come before decisions and
   after completions and interruptions at equal times);
-* pro-rated cost ``rate * (e(s) - s)``; eviction penalty when ``s < t_next < s + d``; deadline
-  penalty when ``s > deadline``; QoS penalty for a latency-critical job on a spot node.
+* pro-rated cost ``rate * (e(s) - s)``; the penalty terms a start decides are counted by
+  :mod:`agents.oracle.terms` (eviction when ``s < t_next < s + d``, deadline when ``s >
+  deadline``, QoS for a latency-critical job on a spot node, ...).
 
 A cell's *core* is what every start in it shares: usage ``[hi, e(lo))``, ticks ``hi <= T <
 e(lo)``, and each penalty/cost term at its minimum over the cell (see :mod:`agents.oracle.bound`).
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
 
 
@@ -47,7 +49,10 @@ class Options:
             ``prorated`` cost model, the compute cost.
         cost_usd: ``(n,)`` pro-rated compute cost (whatever the cost model; for a cell, the
             cost at the start that attains its minimum).
-        qos, evicted, late: ``(n,)`` bool penalty events of the option (exact for points).
+        counts: ``(n, T)`` what the option counts of each penalty term, in ``PENALTIES`` order
+            (exact for points; :mod:`agents.oracle.terms`).
+        unserved_counts: ``(J, T)`` what leaving each job unserved (no option) counts.
+        unserved_usd: ``(J,)`` the USD of ``unserved_counts``.
     """
 
     job: np.ndarray  # (n,)
@@ -61,9 +66,9 @@ class Options:
     tick_hi: np.ndarray  # (n,)
     coef_usd: np.ndarray  # (n,)
     cost_usd: np.ndarray  # (n,)
-    qos: np.ndarray  # (n,)
-    evicted: np.ndarray  # (n,)
-    late: np.ndarray  # (n,)
+    counts: np.ndarray  # (n, T)
+    unserved_counts: np.ndarray  # (J, T)
+    unserved_usd: np.ndarray  # (J,)
 
     @property
     def n(self) -> int:
@@ -91,21 +96,40 @@ class Options:
         return self.start_lo_s == self.start_hi_s
 
     @staticmethod
-    def concatenate(blocks: list[dict[str, np.ndarray]]) -> Options:
-        """Assemble groups (dicts of equal-length arrays with the field names) into options."""
+    def concatenate(
+        blocks: list[dict[str, np.ndarray]], unserved_counts: np.ndarray, unserved_usd: np.ndarray
+    ) -> Options:
+        """Assemble groups (dicts of equal-length arrays with the per-option fields) into options.
+
+        Args:
+            blocks: One dict per (job, node) group, as :func:`block` returns.
+            unserved_counts: ``(J, T)`` what leaving each job unserved counts (:func:`unserved`).
+            unserved_usd: ``(J,)`` what it costs, USD.
+        """
         blocks = [b for b in blocks if len(b["job"])]
         sizes = [len(b["job"]) for b in blocks]
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        names = [f for f in Options.__dataclass_fields__ if f != "group_offsets"]
         empty = {"job": np.int64, "node": np.int64, "tick_lo": np.int64, "tick_hi": np.int64}
         arrays = {}
-        for name in names:
+        for name in _PER_OPTION:
             if blocks:
                 arrays[name] = np.concatenate([b[name] for b in blocks])
+            elif name == "counts":
+                arrays[name] = np.zeros((0, terms.N_TERMS))
             else:
-                dtype = empty.get(name, bool if name in ("qos", "evicted", "late") else np.float64)
-                arrays[name] = np.zeros(0, dtype=dtype)
-        return Options(group_offsets=offsets, **arrays)
+                arrays[name] = np.zeros(0, dtype=empty.get(name, np.float64))
+        return Options(group_offsets=offsets, unserved_counts=unserved_counts, unserved_usd=unserved_usd, **arrays)
+
+
+_PER_JOB = ("unserved_counts", "unserved_usd")
+_PER_OPTION = tuple(f for f in Options.__dataclass_fields__ if f not in ("group_offsets", *_PER_JOB))
+"""The fields of :class:`Options` with one entry (row) per option."""
+
+
+def unserved(inst: OracleInstance, may_have_started: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``((J, T) counts, (J,) USD)`` of leaving each job unserved (see :func:`terms.unserved_counts`)."""
+    counts = terms.unserved_counts(inst, may_have_started)
+    return counts, terms.penalty_usd(inst, counts)
 
 
 def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> dict[str, np.ndarray]:
@@ -115,11 +139,8 @@ def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -
         A group block for :meth:`Options.concatenate` (crossing starts of preemptible jobs must
         have been removed by the caller; see :func:`crosses`).
     """
-    d = inst.duration_s[job]
     t_next = inst.next_interruption_s(node, starts)
     end = run_end(inst, job, starts, t_next)
-    evicted = (~inst.job_preemptible[job]) & (t_next < starts + d)
-    late = starts > inst.deadline_s[job]
     cost = inst.rate_per_s[job, node] * (end - starts)
     ticks = inst.tick_times_s
     return block(
@@ -131,7 +152,7 @@ def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -
         use=(starts, end),
         tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
         cost=cost,
-        flags=(evicted, late),
+        counts=terms.point_counts(inst, job, node, starts, t_next),
     )
 
 
@@ -158,14 +179,11 @@ def block(
     use: tuple[np.ndarray, np.ndarray],
     tick_range: tuple[np.ndarray, np.ndarray],
     cost: np.ndarray,
-    flags: tuple[np.ndarray, np.ndarray],
+    counts: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    """One group's arrays; adds the QoS term and forms ``coef_usd`` from the terms."""
+    """One group's arrays; forms ``coef_usd`` from the ``(n, T)`` penalty counts and the cost."""
     n = len(lo)
-    w = inst.weights
-    evicted, late = (np.broadcast_to(f, (n,)).astype(bool) for f in flags)
-    qos = np.full(n, bool(inst.job_lc[job] and inst.node_spot[node]))
-    penalties = w.qos_violation_usd * qos + w.eviction_usd * evicted + w.deadline_miss_usd * late
+    penalties = terms.penalty_usd(inst, counts)
     coef = penalties if inst.active_nodes else penalties + cost
     return {
         "job": np.full(n, job, dtype=np.int64),
@@ -178,9 +196,7 @@ def block(
         "tick_hi": np.asarray(tick_range[1], dtype=np.int64),
         "coef_usd": np.asarray(coef, dtype=np.float64),
         "cost_usd": np.asarray(cost, dtype=np.float64),
-        "qos": qos,
-        "evicted": evicted,
-        "late": late,
+        "counts": counts,
     }
 
 
@@ -208,9 +224,12 @@ def filter_options(options: Options, keep: np.ndarray) -> Options:
     """The options where ``keep`` is True (groups left empty disappear); ``options`` itself if all are."""
     if keep.all():
         return options  # no copy: symmetry breaking removes nothing on fleets without twin nodes
-    fields = [f for f in Options.__dataclass_fields__ if f != "group_offsets"]
     groups = np.repeat(np.arange(options.n_groups), np.diff(options.group_offsets))
-    kept_groups, counts = np.unique(groups[keep], return_counts=True)
-    del kept_groups
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    return Options(group_offsets=offsets, **{f: getattr(options, f)[keep] for f in fields})
+    sizes = np.unique(groups[keep], return_counts=True)[1]
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return Options(
+        group_offsets=offsets,
+        unserved_counts=options.unserved_counts,
+        unserved_usd=options.unserved_usd,
+        **{f: getattr(options, f)[keep] for f in _PER_OPTION},
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import (
     Options,
@@ -23,8 +24,9 @@ from agents.oracle.options import (
     filter_options,
     point_terms,
     symmetry_allowed,
+    unserved,
 )
-from digital_twin.objective import PENALTIES, ObjectiveBreakdown
+from digital_twin.objective import ObjectiveBreakdown
 
 
 def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
@@ -49,7 +51,7 @@ def plan_options(inst: OracleInstance) -> Options:
                 ok &= ~crosses(inst, j, i, starts)
             if ok.any():
                 blocks.append(point_terms(inst, j, i, starts[ok]))
-    options = Options.concatenate(blocks)
+    options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
 
 
@@ -62,7 +64,6 @@ def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) ->
         chosen: ``(J,)`` option index per job, ``-1`` = never started.
     """
     picked = chosen[chosen >= 0]
-    w = inst.weights
     loads = np.zeros(inst.sla_allowed_cpu_m.shape, dtype=np.int64)  # (K, N)
     for o in picked:
         loads[options.tick_lo[o] : options.tick_hi[o], options.node[o]] += inst.job_cpu_m[options.job[o]]
@@ -79,10 +80,8 @@ def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) ->
         )
     else:
         cost = float(options.cost_usd[picked].sum())
-    qos, evictions, late = (int(getattr(options, f)[picked].sum()) for f in ("qos", "evicted", "late"))
-    rejections = int(inst.submitted.sum()) - len(picked)
-    counts = {"sla": sla, "qos": qos, "eviction": evictions, "deadline": late, "rejection": rejections}
-    return ObjectiveBreakdown.of(cost, w, [counts[term.name] for term in PENALTIES])
+    counts = terms.plan_counts(options.counts[picked], options.unserved_counts[chosen < 0], sla)
+    return ObjectiveBreakdown.of(cost, inst.weights, counts)
 
 
 def _union_length(options: Options, picked: np.ndarray) -> float:
@@ -102,7 +101,7 @@ def _union_length(options: Options, picked: np.ndarray) -> float:
 
 
 def greedy_plan(inst: OracleInstance, options: Options) -> np.ndarray:
-    """A feasible plan: jobs in arrival order take their cheapest option that fits, if < rejection.
+    """A feasible plan: jobs in arrival order take their cheapest option that fits, if < leaving them unserved.
 
     Used as a fallback incumbent (``scipy.optimize.milp`` accepts no warm start). SLA effects
     are ignored when choosing (they are accounted by :func:`evaluate_plan`).
@@ -117,7 +116,7 @@ def greedy_plan(inst: OracleInstance, options: Options) -> np.ndarray:
     for j in np.argsort(inst.arrival_s, kind="stable"):
         mine = np.flatnonzero(options.job == j)
         for o in mine[np.argsort(options.coef_usd[mine], kind="stable")]:
-            if options.coef_usd[o] >= inst.weights.rejection_usd:
+            if options.coef_usd[o] >= options.unserved_usd[j]:
                 break
             i = int(options.node[o])
             if _fits(options, taken[i], int(o), demand, capacity[i]):

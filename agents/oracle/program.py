@@ -7,7 +7,8 @@ Variables (all in ``[0, 1]``):
   ``o``". A contiguous range ``a..b`` of a group is ``P[b] - P[a - 1]``: two non-zeros whatever
   its length (the options covering a time or a tick always form such a range, see
   :mod:`agents.oracle.options`). Rows: ``P[o - 1] <= P[o]`` in a group, and the last ``P`` of a
-  job's groups sum to at most 1 (no option = never started: the rejection penalty).
+  job's groups sum to at most 1 (no option = never started: ``Options.unserved_usd``, the
+  rejection penalty and what else :mod:`agents.oracle.terms` counts for an unserved job).
 * ``v[j]`` continuous: latency-critical job ``j`` violated the SLA (weight
   ``sla_violation_usd``).
 * ``z[i, k]`` binary: node ``i`` is over the SLA threshold at tick ``k``:
@@ -242,9 +243,9 @@ def _active_rows(
     bld.add(rows, y_of[m[multi]], -1.0)
 
 
-def _step_objective(inst: OracleInstance, options: Options) -> np.ndarray:
-    """Objective on ``P`` of the option constants minus the rejection they avoid."""
-    w = options.coef_usd - inst.weights.rejection_usd
+def _step_objective(options: Options) -> np.ndarray:
+    """Objective on ``P`` of the option constants minus the cost of leaving their job unserved."""
+    w = options.coef_usd - options.unserved_usd[options.job]
     c = w.copy()
     last = options.group_offsets[1:] - 1
     not_last = np.ones(options.n, dtype=bool)
@@ -280,12 +281,12 @@ def solve_program(
         verbose: Print HiGHS's log.
     """
     started = time.perf_counter()
-    constant = inst.weights.rejection_usd * float(inst.submitted.sum())
+    constant = float(options.unserved_usd.sum())
     if options.n == 0:
         nothing = np.full(inst.n_jobs, -1, dtype=np.int64)
         return ProgramResult(nothing, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0)
     bld = _Builder(options.n)
-    c_base = _step_objective(inst, options)
+    c_base = _step_objective(options)
     lc_jobs = np.unique(options.job[inst.job_lc[options.job]])
     v_col = np.full(inst.n_jobs, -1)
     v_col[lc_jobs] = bld.new_vars(np.full(len(lc_jobs), inst.weights.sla_violation_usd), integral=False)
@@ -346,5 +347,5 @@ def _chosen(inst: OracleInstance, options: Options, steps: np.ndarray) -> np.nda
 def _trivial_bound(inst: OracleInstance, options: Options) -> float:
     """A bound needing no solve: each job at its cheapest option constant (SLA/activity >= 0)."""
     best = np.zeros(inst.n_jobs)
-    np.minimum.at(best, options.job, options.coef_usd - inst.weights.rejection_usd)
-    return inst.weights.rejection_usd * float(inst.submitted.sum()) + float(best.sum())
+    np.minimum.at(best, options.job, options.coef_usd - options.unserved_usd[options.job])
+    return float(options.unserved_usd.sum()) + float(best.sum())
