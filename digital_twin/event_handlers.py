@@ -28,8 +28,8 @@ from digital_twin.state import (
 )
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION = (
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection")
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait")
 )
 
 
@@ -67,20 +67,24 @@ def expire(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
 
 
 def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
-    """Pending job ``j`` is rejected (it left the queue already); counts a rejection."""
+    """Pending job ``j`` is rejected (it left the queue already); counts a rejection, and its wait if never started."""
     s.generation[j] += 1
     s.set_status(j, REJECTED)
     s.counts[_REJECTION] += 1
+    if s.first_start_s[j] < 0.0:
+        s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
     log_event(s, c, f"rejected-{why}", j, -1)
 
 
 def charge_unserved(s: TwinState, c: TwinConstants) -> None:
-    """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``).
+    """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``) and its wait.
 
     Without this, deferring the jobs that arrive near the horizon would be free.
     """
     for j in s.queue.fifo:
         s.counts[_REJECTION] += 1
+        if s.first_start_s[j] < 0.0:
+            s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
         log_event(s, c, "unserved-at-horizon", j, -1)
 
 
@@ -106,7 +110,9 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     s.start_s[j] = t
     if s.first_start_s[j] < 0.0:  # the first start: wait and deadline are judged here only
         s.first_start_s[j] = t
-        s.wait_sum_s += t - c.arrival_s[j]
+        wait_s = t - c.arrival_s[j]
+        s.wait_sum_s += wait_s
+        s.counts[_WAIT] += wait_s / 3600.0
         s.started_jobs += 1
         deadline = c.deadline_s[j]
         if deadline is not None and t > deadline:

@@ -77,6 +77,12 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "jobs rejected (queue TTL expired, or fits on no node) and jobs still queued when the horizon "
         "ends the episode (unserved)",
     ),
+    PenaltyTerm(
+        "wait", "waiting cost", "wait_job_hours", "wait_usd_per_job_hour", "job-hours",
+        "hours each job waited from its arrival to its first start or, never started, until it left the "
+        "queue (rejected, or the horizon)",
+        integral=False,
+    ),
 )
 """The penalty terms, in the order they are summed after the compute cost."""
 
@@ -104,6 +110,7 @@ class ObjectiveWeights:
     eviction_usd: float = 0.50
     deadline_miss_usd: float = 0.25
     rejection_usd: float = 1.00
+    wait_usd_per_job_hour: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -122,7 +129,8 @@ class ObjectiveBreakdown:
 
     Attributes:
         cost_usd: Compute cost in USD.
-        counts: ``(len(PENALTIES),)`` counted units per penalty term, in table order.
+        counts: ``(len(PENALTIES),)`` counted units per penalty term, in table order (whole
+            jobs for most terms; job-hours, a float, for ``wait``).
         weights: ``(len(PENALTIES),)`` USD per unit, in table order.
 
     Read a term by key (``breakdown["sla_usd"]``, ``breakdown["rejections"]``; any of

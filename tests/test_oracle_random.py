@@ -25,6 +25,7 @@ WEIGHTS = (
     ObjectiveWeights(),
     ObjectiveWeights(sla_violation_usd=0.1, qos_violation_usd=0.2, eviction_usd=0.3, deadline_miss_usd=0.4,
                      rejection_usd=0.5),
+    ObjectiveWeights(qos_violation_usd=0.2, deadline_miss_usd=0.4, rejection_usd=0.5, wait_usd_per_job_hour=0.6),
 )
 
 

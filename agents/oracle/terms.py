@@ -27,8 +27,8 @@ from agents.oracle.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION = (
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection")
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait")
 )
 
 
@@ -45,6 +45,7 @@ def point_counts(inst: OracleInstance, job: int, node: int, starts: np.ndarray, 
     counts = _option_counts(inst, job, node, len(starts))
     counts[:, _EVICTION] = (~inst.job_preemptible[job]) & (t_next < starts + inst.duration_s[job])
     counts[:, _DEADLINE] = starts > inst.deadline_s[job]
+    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
     return counts
 
 
@@ -70,6 +71,7 @@ def cell_counts(
     counts[:, _EVICTION] = fails & ((t_next <= reach) if infimum else (t_next < reach))
     deadline = inst.deadline_s[job]
     counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
+    counts[:, _WAIT] = (lo - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
     return counts
 
 
@@ -78,9 +80,10 @@ def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray) -
 
     The option stands for the job's *last* run; the terms judged at the first start are then
     known only by their bound over all first starts: late only when the arrival is already past
-    the deadline.
+    the deadline, and no wait.
     """
     counts[:, _DEADLINE] = inst.arrival_s[job] > inst.deadline_s[job]
+    counts[:, _WAIT] = 0.0
 
 
 def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, later: np.ndarray) -> None:
@@ -97,16 +100,23 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
     """``(J, T)`` counts of leaving each job unserved: the program's "no option" choice.
 
     Every submitted job that is not served counts a rejection (TTL, unplaceable, or still queued
-    at the horizon). Jobs arriving at or after the horizon never exist and count nothing.
+    at the horizon) and, never started, its wait until it left the queue: ``min(a + TTL, H) - a``
+    for a job that fits some node, 0 for one rejected on arrival. Jobs arriving at or after the
+    horizon never exist and count nothing.
 
     Args:
         inst: The episode.
         may_have_started: ``(J,)`` bool, jobs whose "no option" may stand for an episode in which
             they started and were then evicted (the relaxation); ``None``: no job (the plan).
     """
-    del may_have_started  # every term judged at a start is bounded by 0 for these; none yet
     counts = np.zeros((inst.n_jobs, N_TERMS))
     counts[:, _REJECTION] = inst.submitted
+    never_started = np.array([inst.placeable(j) for j in range(inst.n_jobs)], dtype=bool)
+    if may_have_started is not None:
+        never_started &= ~may_have_started  # a started job's wait ended at its first start: bound by 0
+    a = inst.arrival_s[never_started]
+    left = np.full(len(a), inst.horizon_s) if inst.ttl_s is None else np.minimum(a + inst.ttl_s, inst.horizon_s)
+    counts[never_started, _WAIT] = (left - a) / 3600.0
     return counts
 
 

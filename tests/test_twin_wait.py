@@ -1,0 +1,62 @@
+"""The waiting-time term: hours from arrival to the first start, or until an unserved job left the queue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from digital_twin import DigitalTwin, JobSpec, ObjectiveWeights, Telemetry, TwinSpec, default_fleet
+
+WEIGHTS = ObjectiveWeights(wait_usd_per_job_hour=2.0)
+
+
+def _twin(jobs: tuple[JobSpec, ...], horizon_s: float = 7200.0, **settings: object) -> DigitalTwin:
+    fleet = default_fleet()
+    telemetry = Telemetry.constant(len(fleet), 20, 30, horizon_s, 300)
+    twin = DigitalTwin(TwinSpec(fleet, jobs, telemetry, horizon_s, weights=WEIGHTS, **settings))
+    twin.reset(np.random.default_rng(0))
+    return twin
+
+
+def test_wait__is_counted_from_arrival_to_the_first_start() -> None:
+    """A job deferred over two ticks and then placed waited 600 s - 100 s = 500 s."""
+    twin = _twin((JobSpec("j", 100, 60, "batch", 1, 1),), spot_interruptions=False)
+    twin.defer()  # asked at 100 s, again at the ticks 300 s and 600 s
+    twin.defer()
+    assert twin.time_s == 600.0
+    twin.place(0)
+    while not twin.done:
+        twin.defer()
+    objective = twin.objective()
+    assert objective["wait_job_hours"] == pytest.approx(500 / 3600, rel=1e-12)
+    assert objective["wait_usd"] == pytest.approx(2.0 * 500 / 3600, rel=1e-12)
+    assert objective.total_usd == pytest.approx(objective.cost_usd + objective["wait_usd"], rel=1e-12)
+
+
+def test_wait__of_unserved_jobs_runs_until_they_leave_the_queue() -> None:
+    """TTL rejection: the TTL; still queued at the horizon: until the horizon; unplaceable: nothing."""
+    jobs = (
+        JobSpec("ttl", 0, 60, "batch", 1, 1),
+        JobSpec("horizon", 3000, 60, "batch", 1, 1),
+        JobSpec("huge", 100, 60, "batch", 64, 8),
+    )
+    twin = _twin(jobs, horizon_s=3600.0, queue_ttl_s=1000.0)
+    while not twin.done:
+        twin.defer()
+    objective = twin.objective()
+    assert objective["rejections"] == 3
+    assert objective["wait_job_hours"] == pytest.approx((1000 + 600) / 3600, rel=1e-12)
+
+
+def test_wait__is_not_counted_again_after_an_eviction() -> None:
+    """A preemptible job evicted and requeued has waited only until its first start."""
+    fleet = default_fleet()
+    spot = next(i for i, node in enumerate(fleet) if node.is_spot)
+    jobs = (JobSpec("p", 0, 3000, "batch", 1, 1, preemptible=True),)
+    interruptions = tuple((1200.0,) if i == spot else () for i in range(len(fleet)))
+    twin = _twin(jobs, queue_ttl_s=900.0, fixed_interruptions_s=interruptions)
+    twin.place(spot)  # at 0 s: no wait
+    while not twin.done:  # requeued at 1200 s, then deferred until its TTL rejects it at 2100 s
+        twin.defer()
+    assert twin.time_s >= 2100.0 and twin.job_counts()["rejected"] == 1
+    assert twin.objective()["wait_job_hours"] == 0.0
