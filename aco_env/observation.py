@@ -72,15 +72,9 @@ _STATIC = slice(NODE_FEATURES.index("price_rel"), len(NODE_FEATURES))  # fixed p
 _FIRST_TYPE = JOB_FEATURES.index(f"type_{_snake(WORKLOAD_TYPES[0])}")  # the workload one-hot starts here
 _DEADLINE_SLACK = JOB_FEATURES.index("deadline_slack_h")
 _WAIT = JOB_FEATURES.index("wait_frac")
-_STATIC_JOB_FEATURES = (  # fixed per episode, besides the workload one-hot: raw / divisor, capped
-    "cpu_rel",
-    "mem_rel",
-    "gpu_rel",
-    "vram_per_gpu_100gb",
-    "priority",
-    "preemptible",
-    "has_deadline",
-    "duration_h",
+_TIME_JOB_FEATURES = ("deadline_slack_h", "wait_frac")  # depend on the decision's time: filled each step
+_STATIC_JOB_FEATURES = tuple(  # the rest, besides the workload one-hot: fixed per episode, raw / divisor, capped
+    name for name in JOB_FEATURES if not name.startswith("type_") and name not in _TIME_JOB_FEATURES
 )
 _STATIC_JOB_COLUMNS = [JOB_FEATURES.index(name) for name in _STATIC_JOB_FEATURES]
 _SLACK_LIMIT_H = 24.0

@@ -37,11 +37,11 @@ from digital_twin.traces._io import (
 )
 from digital_twin.traces.resample import (
     DEFAULT_MAX_GAP_S,
+    GridOptions,
     Samples,
-    bin_samples,
     check_grid_args,
     check_unique_times,
-    grid_window,
+    resample_window,
 )
 from digital_twin.traces.series import TraceSeries
 
@@ -121,7 +121,7 @@ def read_alibaba_machine_usage(
         >>> series.values_pct.shape  # doctest: +SKIP
         (2303, 2, 2)
     """
-    check_grid_args(tick_s, max_gap_s, on_long_gap)
+    grid = GridOptions(tick_s, start_s, end_s, max_gap_s, on_long_gap)
     path = check_file(path)
     dtypes = {"machine_id": TEXT, "time_stamp": FLOAT, **dict.fromkeys(_PCT, FLOAT)}
     frame, where = read_csv(path, dtypes=dtypes, names=MACHINE_USAGE_COLUMNS)
@@ -141,18 +141,8 @@ def read_alibaba_machine_usage(
         time_s, machine.astype(np.int64), values, frame.index.to_numpy(np.int64), machine_ids
     )
     check_unique_times(samples, where, "time_stamp")
-    start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
     source = f"{path} (alibaba2018 machine_usage, tick {tick_s:g} s, {len(machine_ids)} machine(s))"
-    return bin_samples(
-        samples,
-        tick_s=float(tick_s),
-        start_s=start,
-        n_ticks=n_ticks,
-        max_gap_s=max_gap_s,
-        on_long_gap=on_long_gap,
-        where=where,
-        source=source,
-    )
+    return resample_window(samples, grid, where, source)
 
 
 def read_alibaba_dc_mean(path: str | Path, *, tick_s: float = 300.0) -> TraceSeries:

@@ -24,13 +24,7 @@ import numpy as np
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.traces._checks import require_finite, require_increasing, require_range
 from digital_twin.traces._io import FLOAT, check_file, read_csv
-from digital_twin.traces.resample import (
-    DEFAULT_MAX_GAP_S,
-    Samples,
-    bin_samples,
-    check_grid_args,
-    grid_window,
-)
+from digital_twin.traces.resample import DEFAULT_MAX_GAP_S, GridOptions, Samples, resample_window
 from digital_twin.traces.series import TraceSeries
 
 AZURE_COLUMNS = ("timestamp", "cpu_usage", "assigned_mem")
@@ -74,7 +68,7 @@ def read_azure_vm_aggregate(
             above ``capacity``; unsorted or duplicate timestamps; a column that is all zero.
         SpecError: Invalid ``capacity``, ``peak_pct`` or grid option.
     """
-    check_grid_args(tick_s, max_gap_s, on_long_gap)
+    grid = GridOptions(tick_s, start_s, end_s, max_gap_s, on_long_gap)
     _check_pair("capacity", capacity, upper=math.inf)
     _check_pair("peak_pct", peak_pct, upper=100.0)
     path = check_file(path)
@@ -106,17 +100,7 @@ def read_azure_vm_aggregate(
         records,
         (AZURE_ID,),
     )
-    start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
-    return bin_samples(
-        samples,
-        tick_s=float(tick_s),
-        start_s=start,
-        n_ticks=n_ticks,
-        max_gap_s=max_gap_s,
-        on_long_gap=on_long_gap,
-        where=where,
-        source=f"{path} (azure2019 VM aggregate, {rule}, tick {tick_s:g} s)",
-    )
+    return resample_window(samples, grid, where, f"{path} (azure2019 VM aggregate, {rule}, tick {tick_s:g} s)")
 
 
 def _check_pair(name: str, pair: tuple[float, float] | None, upper: float) -> None:

@@ -30,13 +30,7 @@ from digital_twin.traces._io import (
     read_csv,
 )
 from digital_twin.traces.generic import read_rows_per_tick
-from digital_twin.traces.resample import (
-    DEFAULT_MAX_GAP_S,
-    Samples,
-    bin_samples,
-    check_grid_args,
-    grid_window,
-)
+from digital_twin.traces.resample import DEFAULT_MAX_GAP_S, GridOptions, Samples, resample_window
 from digital_twin.traces.series import TraceSeries
 
 SENTINEL_TIME = 9e18
@@ -105,7 +99,7 @@ def read_borg_instance_usage(
         TraceError: The file cannot be read or breaks the rules above.
         SpecError: An invalid option.
     """
-    check_grid_args(tick_s, max_gap_s, on_long_gap)
+    grid = GridOptions(tick_s, start_s, end_s, max_gap_s, on_long_gap)
     if time_unit not in (*_TIME_UNITS, "auto"):
         raise SpecError(f"time_unit must be 'us', 'ns' or 'auto', got {short_repr(time_unit)}")
     _check_targets(p75_target_pct)
@@ -129,18 +123,8 @@ def read_borg_instance_usage(
         frame.index.to_numpy(np.int64),
         (INSTANCES_MEAN_ID,),
     )
-    start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
     source = f"{path} (borg2019 instance usage, time in {time_unit}, tick {tick_s:g} s)"
-    series = bin_samples(
-        samples,
-        tick_s=float(tick_s),
-        start_s=start,
-        n_ticks=n_ticks,
-        max_gap_s=max_gap_s,
-        on_long_gap=on_long_gap,
-        where=where,
-        source=source,
-    )
+    series = resample_window(samples, grid, where, source)
     return series if p75_target_pct is None else scale_to_p75(series, p75_target_pct)
 
 

@@ -37,11 +37,10 @@ from digital_twin.traces._checks import (
 from digital_twin.traces._io import FLOAT, TEXT, Where, check_file, read_csv
 from digital_twin.traces.resample import (
     DEFAULT_MAX_GAP_S,
+    GridOptions,
     Samples,
-    bin_samples,
-    check_grid_args,
     check_unique_times,
-    grid_window,
+    resample_window,
 )
 from digital_twin.traces.series import TraceSeries
 
@@ -101,7 +100,7 @@ def read_generic(
         TraceError: The file cannot be read or breaks the rules above.
         SpecError: An invalid option (unit, format, tick, window).
     """
-    check_grid_args(tick_s, max_gap_s, on_long_gap)
+    grid = GridOptions(tick_s, start_s, end_s, max_gap_s, on_long_gap)
     scale = _lookup("units", units, UNITS)
     seconds = _lookup("time_unit", time_unit, TIME_UNITS)
     names = {"cpu": cpu, "mem": mem, "time": time, "machine": machine}
@@ -126,17 +125,7 @@ def read_generic(
             require_increasing(time_s, records, where, time)
         else:
             check_unique_times(samples, where, time)
-        start, n_ticks = grid_window(samples, float(tick_s), start_s, end_s)
-        series = bin_samples(
-            samples,
-            tick_s=float(tick_s),
-            start_s=start,
-            n_ticks=n_ticks,
-            max_gap_s=max_gap_s,
-            on_long_gap=on_long_gap,
-            where=where,
-            source=source,
-        )
+        series = resample_window(samples, grid, where, source)
     if check_units and units == "percent":  # after the checks of the file's structure
         fix = "pass units='fraction' (or check_units=False if the load really stays under 1 %)"
         refuse_fractions(path, values, (cpu, mem), fix)

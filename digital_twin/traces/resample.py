@@ -1,6 +1,8 @@
 """Resampling timestamped samples onto a regular grid: tick means and the gap policy.
 
-:func:`bin_samples` is used by every reader whose file has a time column:
+:func:`bin_samples` is used by every reader whose file has a time column (through
+:func:`resample_window`, which first picks the grid's window from the reader's
+:class:`GridOptions`):
 
 * **Grid.** Tick ``k`` covers trace time ``[start_s + k * tick_s, start_s + (k + 1) * tick_s)``.
 * **Value of a tick.** The mean of the valid samples whose timestamp falls in the tick, per
@@ -49,6 +51,35 @@ def check_grid_args(tick_s: float, max_gap_s: float, on_long_gap: str) -> None:
         raise SpecError(f"max_gap_s must be a number >= 0, got {short_repr(max_gap_s)}")
     if on_long_gap not in ON_LONG_GAP:
         raise SpecError(f"on_long_gap must be one of {ON_LONG_GAP}, got {short_repr(on_long_gap)}")
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    """The resampling options of a timestamped reader, as it was called with them.
+
+    Checked on construction (:func:`check_grid_args`), so a reader builds it before reading
+    its file; the window (``start_s``, ``end_s``) is checked later, by :func:`grid_window`.
+
+    Attributes:
+        tick_s: Grid tick, seconds (> 0).
+        start_s: Trace time (s) of tick 0, or ``None`` for :func:`default_grid`'s start.
+        end_s: Trace time (s) where the grid ends (exclusive, rounded up to a whole tick), or
+            ``None`` for :func:`default_grid`'s end.
+        max_gap_s: Longest gap (s) filled without complaint (>= 0).
+        on_long_gap: ``"error"`` or ``"fill"`` (:data:`ON_LONG_GAP`).
+
+    Raises:
+        SpecError: As :func:`check_grid_args`.
+    """
+
+    tick_s: float
+    start_s: float | None
+    end_s: float | None
+    max_gap_s: float
+    on_long_gap: str
+
+    def __post_init__(self) -> None:
+        check_grid_args(self.tick_s, self.max_gap_s, self.on_long_gap)
 
 
 @dataclass(frozen=True)
@@ -202,6 +233,37 @@ def bin_samples(
     filled = ~observed
     return TraceSeries(
         values, tick_s, samples.machine_ids, source, start_s, filled if filled.any() else None
+    )
+
+
+def resample_window(samples: Samples, grid: GridOptions, where: Callable[[int], str], source: str) -> TraceSeries:
+    """:func:`bin_samples` on the window of :func:`grid_window`: what every timestamped reader ends with.
+
+    Args:
+        samples: The samples; any order.
+        grid: The reader's options (``grid.tick_s`` is used as a ``float``).
+        where: Record index -> ``"line N"``, for messages.
+        source: Description starting with the file path, for messages and the result.
+
+    Returns:
+        The series on the grid of ``grid.tick_s`` ticks over the window (given, or common to
+        every machine).
+
+    Raises:
+        SpecError: As :func:`grid_window` (a given window not finite or empty).
+        TraceError: As :func:`bin_samples`.
+    """
+    tick_s = float(grid.tick_s)
+    start_s, n_ticks = grid_window(samples, tick_s, grid.start_s, grid.end_s)
+    return bin_samples(
+        samples,
+        tick_s=tick_s,
+        start_s=start_s,
+        n_ticks=n_ticks,
+        max_gap_s=grid.max_gap_s,
+        on_long_gap=grid.on_long_gap,
+        where=where,
+        source=source,
     )
 
 

@@ -2,9 +2,10 @@
 
 Real traces are never part of the project: they are read from the folder named by
 ``ACO_ENV_TRACES`` (:data:`scenarios.TRACES_ENV`). A tier that needs them calls
-:func:`missing_files` first and, when something is missing, reports a skip with the message of
-:func:`skip_message` instead of failing. :func:`describe_files` records each file read (name,
-size and SHA-256) so the report says which data produced its numbers.
+:func:`locate_traces` first (:func:`missing_files`, :func:`skip_message`) and, when something is
+missing, reports a skip (its :func:`tier_head` plus ``"skipped"``) instead of failing.
+:func:`describe_files` records each file read (name, size and SHA-256) so the report says which
+data produced its numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import scenarios
 
@@ -44,6 +46,28 @@ def skip_message(missing: Sequence[str], root: Path | None) -> str:
     if root is None:
         return f"skipped: needs real traces; set {scenarios.TRACES_ENV} to the folder holding {', '.join(missing)}"
     return f"skipped: not found under {root}: {', '.join(missing)}"
+
+
+def locate_traces(relative: Sequence[str]) -> tuple[Path | None, str]:
+    """Where a tier's real files are: ``(traces folder, "")``, or ``(None, reason)`` to skip the tier.
+
+    Args:
+        relative: The files the tier reads, relative to the traces folder (at least one).
+
+    Returns:
+        The folder of :func:`traces_dir` when it holds every file of ``relative``; otherwise
+        ``None`` and the :func:`skip_message` naming the variable or the missing files.
+    """
+    root = traces_dir()
+    missing = missing_files(relative, root)
+    if missing:
+        return None, skip_message(missing, root)
+    return root, ""
+
+
+def tier_head(name: str, title: str, seeds: Sequence[int]) -> dict[str, Any]:
+    """The first keys of every tier's result: ``{"tier": name, "title": title, "seeds": [...]}``."""
+    return {"tier": name, "title": title, "seeds": list(seeds)}
 
 
 def describe_files(paths: Sequence[Path]) -> list[dict[str, object]]:

@@ -11,7 +11,7 @@ its column is "n/a".
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from agents import Agent, make_agent
 from agents.base import AgentState
 from agents.oracle import OracleAgent
 from digital_twin.scenario import Scenario
+from training.reproduce.stats import paired_savings, summarize
 from training.rollout import play_episode
 
 ORACLE = "oracle"
@@ -36,6 +37,18 @@ def oracle_available() -> bool:
     from agents import agent_names
 
     return ORACLE in agent_names()
+
+
+def oracle_options(time_limit_s: float | None) -> dict[str, Any] | None:
+    """The oracle's factory options when a tier plays it, else ``None``.
+
+    It plays when a time limit is given (``None`` means ``--no-oracle``) and
+    :func:`oracle_available`; its option is then ``{"time_limit_s": time_limit_s}`` (seconds per
+    HiGHS solve).
+    """
+    if time_limit_s is None or not oracle_available():
+        return None
+    return {"time_limit_s": time_limit_s}
 
 
 @dataclass
@@ -147,3 +160,40 @@ def play_seeds(
 def metric_values(records: Sequence[EpisodeRecord], key: str) -> list[float]:
     """The per-seed values of one episode metric (e.g. ``"objective_usd"``)."""
     return [float(record.metrics[key]) for record in records]
+
+
+def metric_savings(
+    records: Mapping[str, Sequence[EpisodeRecord]], baseline: str, agent: str, key: str
+) -> dict[str, Any]:
+    """``agent``'s paired saving against ``baseline`` in one episode metric, seed by seed.
+
+    Args:
+        records: Agent name -> its records, one per seed, in the same seed order for every agent.
+        baseline: The agent saved against (e.g. ``"first-fit"``).
+        agent: The agent whose saving is reported.
+        key: The episode metric, e.g. ``"cost_usd"``.
+
+    Returns:
+        :func:`~training.reproduce.stats.paired_savings` of the two agents' values.
+    """
+    return paired_savings(metric_values(records[baseline], key), metric_values(records[agent], key))
+
+
+def oracle_over_seeds(records: Sequence[EpisodeRecord], time_limit_s: float) -> dict[str, Any]:
+    """The oracle's solves over its episodes, as a tier's result reports them.
+
+    Episodes without an oracle summary (``record.oracle is None``) are left out.
+
+    Returns:
+        ``lower_bound_usd`` and ``gap`` (:func:`~training.reproduce.stats.summarize` over the
+        episodes; ``gap`` a fraction), ``proven_optimal`` (how many episodes), ``episodes`` (how
+        many solved) and ``time_limit_s`` (seconds per solve, as given).
+    """
+    solved = [r.oracle for r in records if r.oracle is not None]
+    return {
+        "lower_bound_usd": summarize([s["lower_bound_usd"] for s in solved]),
+        "gap": summarize([s["gap"] for s in solved]),
+        "proven_optimal": sum(s["proven_optimal"] for s in solved),
+        "episodes": len(solved),
+        "time_limit_s": time_limit_s,
+    }

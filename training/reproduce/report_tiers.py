@@ -3,6 +3,9 @@
 Each section gives the reference's number, ours in its setting, ours in the full twin, the
 oracle where it applies, and a paragraph on why they differ. The real-data tiers' sections
 (T4.1, T5.2) are in :mod:`training.reproduce.report_tiers_real`; :data:`RENDERERS` has all four.
+Each ``render_*`` function writes the part of its section below the head; :data:`RENDERERS`
+puts the head (:func:`~training.reproduce.report.section_head`) above it, or only the head
+when the tier was skipped.
 """
 
 from __future__ import annotations
@@ -25,11 +28,9 @@ from training.reproduce.report_tiers_real import render_t4_1, render_t5_2
 
 
 # ---------------------------------------------------------------------------------------- T1.1
-def render_t1_1(result: dict[str, Any], command: str) -> list[str]:
-    """T1.1: per topology, the headline saving and the per-agent totals."""
-    lines = section_head(result, command)
-    if "skipped" in result:
-        return lines
+def render_t1_1(result: dict[str, Any]) -> list[str]:
+    """T1.1 below its head: per topology, the headline saving and the per-agent totals."""
+    lines: list[str] = []
     n_ref, n_twin = result["config"]["reference_jobs"], result["config"]["twin_jobs"]
     for topology, both in result["topologies"].items():
         ref, twin = both["reference_setting"], both["full_twin"]
@@ -123,11 +124,8 @@ def _why_t1_1(result: dict[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- T1.3
-def render_t1_3(result: dict[str, Any], command: str) -> list[str]:
-    """T1.3: p99 per burst size in both settings, wall-clock and CPU time."""
-    lines = section_head(result, command)
-    if "skipped" in result:
-        return lines
+def render_t1_3(result: dict[str, Any]) -> list[str]:
+    """T1.3 below its head: p99 per burst size in both settings, wall-clock and CPU time."""
     ref, env = result["reference_setting"], result["in_env"]
     rows = [
         [
@@ -144,7 +142,7 @@ def render_t1_3(result: dict[str, Any], command: str) -> list[str]:
         for burst, theirs in result["reference"]["p99_ms"].items()
         if burst in ref
     ]
-    lines += table(
+    lines = table(
         [
             "queued jobs",
             "reference p99 (wall)",
@@ -191,10 +189,24 @@ def render_t1_3(result: dict[str, Any], command: str) -> list[str]:
     return [*lines, text, ""]
 
 
+def _with_head(body: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any], str], list[str]]:
+    """A tier's section renderer ``(result, command) -> lines`` from the renderer of its body.
+
+    The section is :func:`~training.reproduce.report.section_head` (title, command, data), then
+    ``body(result)``; a skipped tier (``"skipped"`` in its result) gets the head alone.
+    """
+
+    def render(result: dict[str, Any], command: str) -> list[str]:
+        lines = section_head(result, command)
+        return lines if "skipped" in result else [*lines, *body(result)]
+
+    return render
+
+
 RENDERERS: dict[str, Callable[[dict[str, Any], str], list[str]]] = {
-    "T1.1": render_t1_1,
-    "T1.3": render_t1_3,
-    "T4.1": render_t4_1,
-    "T5.2": render_t5_2,
+    "T1.1": _with_head(render_t1_1),
+    "T1.3": _with_head(render_t1_3),
+    "T4.1": _with_head(render_t4_1),
+    "T5.2": _with_head(render_t5_2),
 }
 """Tier name -> its section renderer ``(result, command) -> lines``."""

@@ -1,7 +1,8 @@
 """The Markdown sections of the real-data tiers: T4.1 (GPU scheduling) and T5.2 (predictor routing).
 
 As :mod:`training.reproduce.report_tiers`: the reference's number, ours in its setting, ours in
-the full twin, and why they differ.
+the full twin, and why they differ. Each function writes its section below the head;
+:data:`training.reproduce.report_tiers.RENDERERS` adds the head.
 """
 
 from __future__ import annotations
@@ -16,20 +17,16 @@ from training.reproduce.report import (
     number,
     pct,
     pm,
-    section_head,
     table,
 )
 
 
 # ---------------------------------------------------------------------------------------- T4.1
-def render_t4_1(result: dict[str, Any], command: str) -> list[str]:
-    """T4.1: headline table, then per-agent tables for both settings."""
-    lines = section_head(result, command)
-    if "skipped" in result:
-        return lines
+def render_t4_1(result: dict[str, Any]) -> list[str]:
+    """T4.1 below its head: headline table, then per-agent tables for both settings."""
     ref, twin, theirs = result["reference_setting"], result["full_twin"], result["reference"]
     bed = result["testbed"]
-    lines += [
+    lines = [
         f"Testbed: {bed['nodes']} nodes ({bed['on_demand_nodes']} on-demand), {bed['gpus']} GPUs; "
         f"{bed['candidate_pods']:,} candidate pods; {result['config']['jobs']} sampled per seed "
         f"({', '.join(map(str, bed['ls_jobs_per_seed']))} LS).",
@@ -177,11 +174,8 @@ def _why_t4_1(result: dict[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- T5.2
-def render_t5_2(result: dict[str, Any], command: str) -> list[str]:
-    """T5.2: share on stable nodes per condition in both settings."""
-    lines = section_head(result, command)
-    if "skipped" in result:
-        return lines
+def render_t5_2(result: dict[str, Any]) -> list[str]:
+    """T5.2 below its head: share on stable nodes per condition in both settings."""
     ref, twin, theirs = result["reference_setting"], result["full_twin"], result["reference"]
     ablation = theirs["ablation_10_seeds"]
     rows = []
@@ -197,7 +191,7 @@ def render_t5_2(result: dict[str, Any], command: str) -> list[str]:
                 pm(twin["per_condition"][name]["sla_violations"], digits=1),
             ]
         )
-    lines += table(
+    lines = table(
         [
             "prediction",
             "reference (README)",

@@ -33,7 +33,14 @@ from digital_twin.scenario import Scenario
 from digital_twin.workloads import AZURE_JOB_SIZES
 from training.reproduce import data
 from training.reproduce.empty_cluster import fleet_env, place_each, total_price_per_hour
-from training.reproduce.play import ORACLE, metric_values, oracle_available, play_seeds
+from training.reproduce.play import (
+    ORACLE,
+    metric_savings,
+    metric_values,
+    oracle_options,
+    oracle_over_seeds,
+    play_seeds,
+)
 from training.reproduce.scenario_build import aggregate_trace, code_scenario
 from training.reproduce.stats import paired_savings, summarize
 
@@ -193,9 +200,9 @@ def full_twin(
     config = config or Config()
     scenario = twin_scenario(topology, config)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
-    with_oracle = oracle_time_limit_s is not None and oracle_available()
-    if with_oracle:
-        agents.append((ORACLE, {"time_limit_s": oracle_time_limit_s}))
+    oracle = oracle_options(oracle_time_limit_s)
+    if oracle is not None:
+        agents.append((ORACLE, oracle))
     per_agent: dict[str, Any] = {}
     records = {}
     for name, options in agents:
@@ -203,26 +210,13 @@ def full_twin(
         per_agent[name] = {key: summarize(metric_values(records[name], key)) for key in TWIN_METRICS}
     out: dict[str, Any] = {
         "per_agent": per_agent,
-        "aco_cost_saving_vs_first_fit": paired_savings(
-            metric_values(records[FIRST_FIT], "cost_usd"), metric_values(records[ACO], "cost_usd")
-        ),
-        "aco_objective_saving_vs_first_fit": paired_savings(
-            metric_values(records[FIRST_FIT], "objective_usd"), metric_values(records[ACO], "objective_usd")
-        ),
+        "aco_cost_saving_vs_first_fit": metric_savings(records, FIRST_FIT, ACO, "cost_usd"),
+        "aco_objective_saving_vs_first_fit": metric_savings(records, FIRST_FIT, ACO, "objective_usd"),
         "oracle": None,
     }
-    if with_oracle:
-        solved = [r.oracle for r in records[ORACLE] if r.oracle is not None]
-        out["oracle_objective_saving_vs_first_fit"] = paired_savings(
-            metric_values(records[FIRST_FIT], "objective_usd"), metric_values(records[ORACLE], "objective_usd")
-        )
-        out["oracle"] = {
-            "lower_bound_usd": summarize([s["lower_bound_usd"] for s in solved]),
-            "gap": summarize([s["gap"] for s in solved]),
-            "proven_optimal": sum(s["proven_optimal"] for s in solved),
-            "episodes": len(solved),
-            "time_limit_s": oracle_time_limit_s,
-        }
+    if oracle is not None:
+        out["oracle_objective_saving_vs_first_fit"] = metric_savings(records, FIRST_FIT, ORACLE, "objective_usd")
+        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle["time_limit_s"])
     return out
 
 
@@ -230,9 +224,7 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
     """Both topologies in both settings (no real data needed)."""
     config = config or Config()
     return {
-        "tier": NAME,
-        "title": TITLE,
-        "seeds": list(seeds),
+        **data.tier_head(NAME, TITLE, seeds),
         "data": [{"file": data.BUNDLED_SYNTHETIC_TRACE.name, "note": "bundled synthetic background (full twin only)"}],
         "config": dataclasses.asdict(config),
         "reference": REFERENCE,

@@ -221,9 +221,7 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
     del oracle_time_limit_s
     config = config or Config()
     return {
-        "tier": NAME,
-        "title": TITLE,
-        "seeds": list(seeds),
+        **data.tier_head(NAME, TITLE, seeds),
         "data": [{"file": data.BUNDLED_SYNTHETIC_TRACE.name, "note": "bundled synthetic background (env only)"}],
         "config": dataclasses.asdict(config),
         "job": {k: v for k, v in dataclasses.asdict(LATENCY_JOB).items() if k != "job_id"},

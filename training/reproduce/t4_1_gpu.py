@@ -40,7 +40,15 @@ from digital_twin.scenario.sources import sample_per_group
 from digital_twin.workloads import REFERENCE_QOS_POLICIES, load_alibaba_gpu_pods
 from training.reproduce import data
 from training.reproduce.empty_cluster import fleet_env, place_each, total_price_per_hour
-from training.reproduce.play import ORACLE, EpisodeRecord, metric_values, oracle_available, play_seeds
+from training.reproduce.play import (
+    ORACLE,
+    EpisodeRecord,
+    metric_savings,
+    metric_values,
+    oracle_options,
+    oracle_over_seeds,
+    play_seeds,
+)
 from training.reproduce.scenario_build import aggregate_trace, code_scenario, job_dict
 from training.reproduce.stats import paired_savings, summarize
 
@@ -193,41 +201,28 @@ def full_twin(
     scenarios = {seed: twin_scenario(fleet, sample, seed, config) for seed, sample in samples.items()}
     seeds = list(samples)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
-    with_oracle = oracle_time_limit_s is not None and oracle_available()
-    if with_oracle:
-        agents.append((ORACLE, {"time_limit_s": oracle_time_limit_s}))
+    oracle = oracle_options(oracle_time_limit_s)
+    if oracle is not None:
+        agents.append((ORACLE, oracle))
     records = {name: play_seeds(scenarios.__getitem__, name, seeds, options) for name, options in agents}
     out: dict[str, Any] = {
         "per_agent": {name: _twin_row(fleet, recs, scenarios) for name, recs in records.items()},
-        "aco_cost_saving_vs_random": paired_savings(
-            metric_values(records[RANDOM], "cost_usd"), metric_values(records[ACO_COST], "cost_usd")
-        ),
-        "aco_cost_objective_saving_vs_random": paired_savings(
-            metric_values(records[RANDOM], "objective_usd"), metric_values(records[ACO_COST], "objective_usd")
-        ),
+        "aco_cost_saving_vs_random": metric_savings(records, RANDOM, ACO_COST, "cost_usd"),
+        "aco_cost_objective_saving_vs_random": metric_savings(records, RANDOM, ACO_COST, "objective_usd"),
         "oracle": None,
     }
-    if with_oracle:
-        solved = [r.oracle for r in records[ORACLE] if r.oracle is not None]
-        out["oracle"] = {
-            "lower_bound_usd": summarize([s["lower_bound_usd"] for s in solved]),
-            "gap": summarize([s["gap"] for s in solved]),
-            "proven_optimal": sum(s["proven_optimal"] for s in solved),
-            "episodes": len(solved),
-            "time_limit_s": oracle_time_limit_s,
-        }
+    if oracle is not None:
+        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle["time_limit_s"])
     return out
 
 
 def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s: float | None = 60.0) -> dict[str, Any]:
     """Both settings; a skip record when the Alibaba traces are not present."""
     config = config or Config()
-    root = data.traces_dir()
-    head: dict[str, Any] = {"tier": NAME, "title": TITLE, "seeds": list(seeds)}
-    missing = data.missing_files(FILES, root)
-    if missing:
-        return {**head, "skipped": data.skip_message(missing, root)}
-    assert root is not None
+    head = data.tier_head(NAME, TITLE, seeds)
+    root, skipped = data.locate_traces(FILES)
+    if root is None:
+        return {**head, "skipped": skipped}
     fleet = gpu_fleet(root / data.ALIBABA_GPU_NODES, config.nodes_per_model, config.node_seed)
     pods, qos = gpu_pods(root / data.ALIBABA_GPU_PODS)
     samples = {

@@ -234,12 +234,10 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
     """
     del oracle_time_limit_s
     config = config or Config()
-    root = data.traces_dir()
-    head: dict[str, Any] = {"tier": NAME, "title": TITLE, "seeds": list(seeds)}
-    missing = data.missing_files(FILES, root)
-    if missing:
-        return {**head, "skipped": data.skip_message(missing, root)}
-    assert root is not None
+    head = data.tier_head(NAME, TITLE, seeds)
+    root, skipped = data.locate_traces(FILES)
+    if root is None:
+        return {**head, "skipped": skipped}
     trace = root / data.ALIBABA_2018_MEAN
     series = read_alibaba_dc_mean(trace).values_pct[:, 0, 0]  # cpu %, (2243,)
     windows = select_windows(series, config)
