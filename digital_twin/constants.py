@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from digital_twin.contention import PROCESSOR_SHARING
 from digital_twin.jobs import WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES
 from digital_twin.spec import TwinSpec
@@ -62,6 +63,9 @@ class TwinConstants:
             candidates share one mask object).
         no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
         background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
+        background_cpu_m: ``(T, N)`` the same as a cpu demand, millicores (``pct x cpu_m / 100``).
+        contention: Whether jobs are slowed by cpu contention (processor sharing,
+            :mod:`digital_twin.contention`); False runs every job at its nominal speed.
         queue_ttl_s: Time a job may wait in the queue before it is rejected (``None``: no TTL).
         horizon_s: The episode covers ``[0, horizon_s)``.
         tick_s: Telemetry tick length, seconds (tick ``k`` is at ``k * tick_s``).
@@ -95,6 +99,8 @@ class TwinConstants:
     candidate_mask: Sequence[Sequence[bool]]
     no_fit: Sequence[bool]
     background_cpu_pct: Sequence[Sequence[float]]
+    background_cpu_m: Sequence[Sequence[float]]
+    contention: bool
     queue_ttl_s: float | None
     horizon_s: float
     tick_s: float
@@ -123,6 +129,7 @@ class TwinConstants:
             strict=True,
         )
         shape, candidates = _shapes_and_candidates(spec, cpu_m, mem_mib, shapes)
+        background_pct = spec.telemetry.background_pct[:, :, CPU]
         return cls(
             n_nodes=len(fleet),
             n_jobs=len(jobs),
@@ -146,7 +153,9 @@ class TwinConstants:
             candidates=candidates,
             candidate_mask=_masks_of_candidates(candidates, len(fleet)),
             no_fit=(False,) * len(fleet),
-            background_cpu_pct=spec.telemetry.background_pct[:, :, CPU].tolist(),
+            background_cpu_pct=background_pct.tolist(),
+            background_cpu_m=(background_pct * np.asarray(cpu_m, dtype=np.float64) / 100.0).tolist(),
+            contention=spec.interference == PROCESSOR_SHARING,
             queue_ttl_s=spec.queue_ttl_s,
             horizon_s=float(spec.horizon_s),
             tick_s=float(spec.telemetry.tick_s),

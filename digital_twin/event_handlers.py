@@ -14,6 +14,7 @@ once per call, and nothing is allocated that need not be.
 from __future__ import annotations
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
+from digital_twin.contention import progress_rate
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.state import (
     COMPLETED,
@@ -92,9 +93,12 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     """Start job ``j`` (out of the queue already) on node ``i`` now: allocate, charge, schedule its completion.
 
     The first start judges the wait and the deadline; a latency-critical job on a spot node
-    counts a QoS violation (once per job).
+    counts a QoS violation (once per job). Under contention the job's completion follows its
+    node's rate (:func:`schedule_completion`), else it completes after its nominal duration.
     """
     t = s.time_s
+    if c.contention:
+        settle(s, i)  # the node's jobs progressed at the old rate until now
     cpu_m = c.req_cpu_m[j]
     s.free_cpu_m[i] -= cpu_m
     s.free_mem_mib[i] -= c.req_mem_mib[j]
@@ -125,7 +129,12 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     if c.is_lc[j] and c.is_spot[i] and not s.qos_hit[j]:
         s.qos_hit[j] = True
         s.counts[_QOS] += 1
-    s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
+    if c.contention:
+        s.work_left_s[j] = c.duration_s[j]
+        if not update_rate(s, c, i, current_tick(s, c)):
+            schedule_completion(s, j, i)
+    else:
+        s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
     log_event(s, c, "start", j, i)
 
 
@@ -142,6 +151,8 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     The caller changes ``j``'s status afterwards (``j`` still counts as running here).
     """
     i = s.node_of[j]
+    if c.contention:
+        settle(s, i)
     cpu_m = c.req_cpu_m[j]
     s.free_cpu_m[i] += cpu_m
     s.free_mem_mib[i] += c.req_mem_mib[j]
@@ -159,6 +170,8 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
         s.cost_rate_usd_per_s -= job_rate_usd_per_s(c, j, i)
     if s.status_counts[RUNNING] == 1:  # j was the last running job (its status changes next)
         s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
+    if c.contention and jobs_on_node:
+        update_rate(s, c, i, current_tick(s, c))  # the others may speed up
     return i
 
 
@@ -199,6 +212,11 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
 
     A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x 100.
     """
+    if c.contention:
+        for i in range(c.n_nodes):
+            if s.node_jobs[i]:
+                settle(s, i)
+                update_rate(s, c, i, k)
     threshold = c.sla_threshold_pct
     background = c.background_cpu_pct[k]
     node_jobs, running_counts, free_cpu_m, cpu_m = s.node_jobs, s.running_counts, s.free_cpu_m, c.cpu_m
@@ -215,3 +233,44 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
                     sla_hit[j] = True
                     s.counts[_SLA] += 1
                     log_event(s, c, "sla-violation", j, i)
+
+
+# ---------------------------------------------------------------------------- contention
+def settle(s: TwinState, i: int) -> None:
+    """Bring the work left of node ``i``'s jobs up to now, at the rate they ran since the last settle."""
+    t = s.time_s
+    elapsed = t - s.rate_since_s[i]
+    if elapsed > 0.0:
+        progress = s.rate[i] * elapsed
+        work_left = s.work_left_s
+        for j in s.node_jobs[i]:
+            work_left[j] -= progress
+    s.rate_since_s[i] = t
+
+
+def current_tick(s: TwinState, c: TwinConstants) -> int:
+    """The telemetry tick whose background holds now: the latest tick handled (ticks precede decisions)."""
+    k = s.next_tick - 1
+    return k if k < c.last_tick else c.last_tick
+
+
+def update_rate(s: TwinState, c: TwinConstants, i: int, k: int) -> bool:
+    """Recompute node ``i``'s rate (settled to now) under tick ``k``; if it changed, reschedule its jobs.
+
+    Returns:
+        Whether the rate changed (every job on the node then has a new completion event).
+    """
+    rate = progress_rate(c.background_cpu_m[k][i], c.cpu_m[i] - s.free_cpu_m[i], c.cpu_m[i])
+    if rate == s.rate[i]:
+        return False
+    s.rate[i] = rate
+    for j in s.node_jobs[i]:
+        s.generation[j] += 1  # the pending completion event is stale now
+        schedule_completion(s, j, i)
+    return True
+
+
+def schedule_completion(s: TwinState, j: int, i: int) -> None:
+    """Schedule running job ``j``'s completion when its work left is done at node ``i``'s current rate."""
+    work_left = s.work_left_s[j]
+    s.schedule(s.time_s + (work_left if work_left > 0.0 else 0.0) / s.rate[i], COMPLETION, j, s.generation[j])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec, validate_fleet
 from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
@@ -34,6 +35,8 @@ class TwinSpec:
         fixed_interruptions_s: Per node, given interruption times (seconds) used instead of
             random draws (for hand-worked instances); only spot nodes may have times.
             Times that fall while the node is down are dropped as for drawn ones.
+        interference: How the background load slows our jobs: ``"none"`` or
+            ``"processor-sharing"`` (:mod:`digital_twin.contention`).
     """
 
     fleet: tuple[NodeSpec, ...]
@@ -47,6 +50,7 @@ class TwinSpec:
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
     spot_interruptions: bool = True
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None = None
+    interference: str = NO_INTERFERENCE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
@@ -61,6 +65,8 @@ class TwinSpec:
             raise SpecError(f"spot_recovery_s must be > 0, got {self.spot_recovery_s!r}")
         if self.cost_model not in COST_MODELS:
             raise SpecError(f"cost_model {self.cost_model!r} is not one of {COST_MODELS}")
+        if self.interference not in INTERFERENCE_MODELS:
+            raise SpecError(f"interference {self.interference!r} is not one of {INTERFERENCE_MODELS}")
         if self.telemetry.n_nodes != len(self.fleet):
             raise SpecError(
                 f"telemetry has {self.telemetry.n_nodes} node columns but the fleet has "

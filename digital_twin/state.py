@@ -67,6 +67,10 @@ class TwinState:
     running_counts: list[int]
     """``(3 * N,)`` running jobs per workload type and node, flat: index ``type * N + node``
     (types in ``WORKLOAD_TYPES`` order)."""
+    rate: list[float]
+    """Progress rate of the node's jobs, nominal seconds per second (1.0 without contention)."""
+    rate_since_s: list[float]
+    """When the node's jobs' ``work_left_s`` was last brought up to date (settled)."""
 
     # ---- per job, (M,)
     status: list[int]
@@ -79,6 +83,9 @@ class TwinState:
     """Time of the first start, seconds (-1.0: never started); wait and deadline are judged there."""
     enqueued_s: list[float]
     """Time the job last entered the queue, seconds (-1.0: never)."""
+    work_left_s: list[float]
+    """Nominal seconds of work left in the job's current run, as of its node's ``rate_since_s``
+    (kept under contention only)."""
     generation: list[int]
     """Increases whenever one pending or running spell of the job ends, so that events scheduled
     for an earlier spell (completion, TTL expiry) are recognised as stale."""
@@ -143,11 +150,14 @@ class TwinState:
             up=[True] * n,
             node_jobs=[[] for _ in range(n)],
             running_counts=[0] * (3 * n),
+            rate=[1.0] * n,
+            rate_since_s=[0.0] * n,
             status=[FUTURE] * m,
             node_of=[-1] * m,
             start_s=[-1.0] * m,
             first_start_s=[-1.0] * m,
             enqueued_s=[-1.0] * m,
+            work_left_s=[0.0] * m,
             generation=[0] * m,
             sla_hit=[False] * m,
             qos_hit=[False] * m,
@@ -185,11 +195,14 @@ class TwinState:
             up=self.up.copy(),
             node_jobs=[jobs.copy() for jobs in self.node_jobs],
             running_counts=self.running_counts.copy(),
+            rate=self.rate.copy(),
+            rate_since_s=self.rate_since_s.copy(),
             status=self.status.copy(),
             node_of=self.node_of.copy(),
             start_s=self.start_s.copy(),
             first_start_s=self.first_start_s.copy(),
             enqueued_s=self.enqueued_s.copy(),
+            work_left_s=self.work_left_s.copy(),
             generation=self.generation.copy(),
             sla_hit=self.sla_hit.copy(),
             qos_hit=self.qos_hit.copy(),

@@ -1,8 +1,8 @@
-"""Scenario files: YAML (schema version 1) -> a frozen :class:`Scenario` -> a :class:`TwinSpec` per episode.
+"""Scenario files: YAML (schema version 2) -> a frozen :class:`Scenario` -> a :class:`TwinSpec` per episode.
 
 A scenario fixes everything an episode needs::
 
-    schema_version: 1
+    schema_version: 2               # 1 is still read: it has no `interference` (always none)
     name: fleet5-synthetic          # required
     description: ...
     seed: 0                         # default episode seed; also seeds `resample: fixed` workloads
@@ -12,6 +12,7 @@ A scenario fixes everything an episode needs::
     queue_ttl_s: 1800               # null = no TTL
     sla_threshold_pct: 90
     cost_model: prorated            # or active-nodes
+    interference: processor-sharing # or none: how background load slows jobs (digital_twin.contention)
     weights: {rejection_usd: 2.0, ..}  # USD per unit of a penalty term: the weight_key of each row of
                                     # digital_twin.objective.PENALTIES (ObjectiveWeights' fields)
     spot: {recovery_s: 600, interruptions: true}
@@ -53,6 +54,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCESSOR_SHARING
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import FILE_LIMITS, Limits, count
@@ -69,12 +71,15 @@ from digital_twin.workload import Workload
 
 __all__ = ["FLEET_PRESETS", "SCHEMA_VERSION", "Scenario", "load_scenario", "parse_scenario", "resolve_path"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The version this aco-env writes. Version 1 (before interference) is read as ``interference: none``."""
+READABLE_SCHEMA_VERSIONS = (1, 2)
 P = ParamSpec("P")
 T = TypeVar("T")
 _CHANGEABLE_SETTINGS = frozenset(
     {
         "cost_model",
+        "interference",
         "weights",
         "sla_threshold_pct",
         "queue_ttl_s",
@@ -98,7 +103,8 @@ class Scenario:
         content_hash: SHA-256 of the file's bytes (what a recording pins).
         seed: Default episode seed.
         horizon_s, start_hour, job_budget, queue_ttl_s, sla_threshold_pct, spot_recovery_s,
-        spot_interruptions, cost_model, weights: Episode settings (see the module docstring).
+        spot_interruptions, cost_model, interference, weights: Episode settings (see the module
+        docstring).
         per_episode_workload: True when each episode draws its own jobs from its seed.
         telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
@@ -119,6 +125,7 @@ class Scenario:
     spot_interruptions: bool
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None
     cost_model: str
+    interference: str
     weights: ObjectiveWeights
     per_episode_workload: bool
     telemetry_source: str
@@ -161,6 +168,7 @@ class Scenario:
             sla_threshold_pct=self.sla_threshold_pct,
             spot_recovery_s=self.spot_recovery_s,
             cost_model=self.cost_model,
+            interference=self.interference,
             weights=self.weights,
             spot_interruptions=self.spot_interruptions,
             fixed_interruptions_s=self.fixed_interruptions_s,
@@ -240,8 +248,9 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
     """
     top = Section(data, file, "")
     version = top.get("schema_version", int, required=True)
-    if version != SCHEMA_VERSION:
-        raise top.error("schema_version", f"unsupported version {version}; this aco-env reads {SCHEMA_VERSION}")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        readable = " and ".join(map(str, READABLE_SCHEMA_VERSIONS))
+        raise top.error("schema_version", f"unsupported version {version}; this aco-env reads {readable}")
     limits = _limits(top.section("limits", required=False), limits or Limits())
     horizon_s = top.positive("horizon_s")
     check_limit(top, "horizon_s", limits, "max_horizon_s", horizon_s, f"horizon_s = {count(horizon_s)} s")
@@ -253,6 +262,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
     cost_model = top.get("cost_model", str, PRORATED)
     if cost_model not in COST_MODELS:
         raise top.error("cost_model", f"must be one of {COST_MODELS}, got {short_repr(cost_model)}")
+    interference = _interference(top, version)
     weights = _weights(top)
     spot = top.section("spot", required=False)
     recovery_s, interruptions, fixed = _spot(spot) if spot is not None else (600.0, True, None)
@@ -275,6 +285,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         spot_interruptions=interruptions,
         fixed_interruptions_s=fixed,
         cost_model=cost_model,
+        interference=interference,
         weights=weights,
         per_episode_workload=per_episode,
         telemetry_source=str(top.data["telemetry"].get("reader", "?"))
@@ -318,6 +329,18 @@ def _spot(spot: Section) -> tuple[float, bool, tuple[tuple[float, ...], ...] | N
     )
     spot.finish()
     return recovery_s, interruptions, fixed
+
+
+def _interference(top: Section, version: int) -> str:
+    """The ``interference:`` model: version 2 defaults to processor sharing; version 1 has none."""
+    if version == 1:
+        if "interference" in top.data:
+            raise top.error("interference", "needs schema_version: 2 (version 1 files always run without interference)")
+        return NO_INTERFERENCE
+    interference = top.get("interference", str, PROCESSOR_SHARING)
+    if interference not in INTERFERENCE_MODELS:
+        raise top.error("interference", f"must be one of {INTERFERENCE_MODELS}, got {short_repr(interference)}")
+    return interference
 
 
 def _weights(top: Section) -> ObjectiveWeights:

@@ -45,7 +45,7 @@ LLM_RUNS: tuple[tuple[str, str, str | None], ...] = (
 """Runs on the real-trace scenario, when its data is present."""
 
 LLM_SCENARIO = """\
-schema_version: 1
+schema_version: 2
 name: fleet5-azure-llm
 description: One hour of the Azure LLM inference trace (conversation) on the default 5-node fleet.
 horizon_s: 3600

@@ -52,6 +52,7 @@ def code_scenario(
     horizon_s: float,
     queue_ttl_s: float | None = 1800.0,
     spot_interruptions: bool = True,
+    interference: str = "processor-sharing",
     job_budget: int | None = None,
     description: str = "",
     seed: int = 0,
@@ -67,6 +68,7 @@ def code_scenario(
         horizon_s: Episode length in simulated seconds.
         queue_ttl_s: Queue timeout in seconds (``None`` = none).
         spot_interruptions: False disables spot interruptions.
+        interference: ``"processor-sharing"`` (the full twin's physics) or ``"none"``.
         job_budget: Keep at most this many jobs (``None`` = all).
         description: Free text.
         seed: The scenario's default seed.
@@ -81,6 +83,7 @@ def code_scenario(
         "seed": seed,
         "horizon_s": float(horizon_s),
         "queue_ttl_s": queue_ttl_s,
+        "interference": interference,
         "spot": {"interruptions": spot_interruptions},
         "fleet": {"nodes": [node_dict(node) for node in fleet]},
         "telemetry": dict(telemetry),
