@@ -28,7 +28,9 @@ class ClusterSchedulingEnv(TwinEnv):
     and recoveries, queue timeouts) and stops whenever a queued job fits on some up node: each
     step is one such decision for the job at the head of the queue. The goal is to minimise the
     episode objective in USD: compute cost + penalties for SLA violations, latency-critical jobs
-    on spot nodes, jobs failed by evictions, missed deadlines and rejected jobs.
+    on spot nodes, jobs failed by evictions, missed deadlines and rejected jobs (and, where the
+    scenario weighs them, waiting, lost SLO utility and unfairness between workload classes:
+    :data:`digital_twin.objective.PENALTIES`).
 
     ## Action Space
     ``Discrete(N + 1)`` for N nodes: ``i < N`` starts the current job on node ``i``; ``N``
@@ -110,7 +112,9 @@ class ClusterSchedulingEnv(TwinEnv):
     ``-(objective accrued since the previous decision) * reward_scale`` (custom ``reward_fn``
     possible). Without invalid actions an episode's return is exactly ``-objective_usd *
     reward_scale``. The last step's reward includes everything after the last decision (running
-    jobs' cost, penalties) up to the episode end.
+    jobs' cost, penalties) up to the episode end. With an ``unfairness`` weight a step's reward
+    can be positive: that term is an episode-level measure, recomputed as jobs arrive and end,
+    and may fall.
 
     ## Starting State
     ``reset(seed)`` builds the episode from the scenario with the env's seeded generator (the

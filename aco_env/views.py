@@ -18,6 +18,7 @@ import numpy as np
 
 from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin.objective import DEADLINE_AT_FIRST_START, DEFAULT_LATENCY_SLO_FACTOR
 from digital_twin.telemetry import CPU, MEM
 
 
@@ -36,6 +37,10 @@ class EpisodeSettings:
         spot_recovery_s: How long an interrupted spot node stays down, in seconds.
         cost_model: ``"prorated"`` or ``"active-nodes"`` (:mod:`digital_twin.objective`).
         weights: The penalty of each objective term, in USD.
+        deadline_rule: When a job is late: ``"first-start"`` or ``"completion"``
+            (:data:`digital_twin.objective.DEADLINE_RULES`).
+        latency_slo_factor: A latency-critical job's latency SLO over its nominal duration (the
+            ``utility`` term).
     """
 
     horizon_s: float
@@ -46,6 +51,8 @@ class EpisodeSettings:
     spot_recovery_s: float
     cost_model: str
     weights: ObjectiveWeights
+    deadline_rule: str = DEADLINE_AT_FIRST_START
+    latency_slo_factor: float = DEFAULT_LATENCY_SLO_FACTOR
 
     @classmethod
     def of(cls, spec: TwinSpec) -> EpisodeSettings:
@@ -60,6 +67,8 @@ class EpisodeSettings:
             spot_recovery_s=spec.spot_recovery_s,
             cost_model=spec.cost_model,
             weights=spec.weights,
+            deadline_rule=spec.deadline_rule,
+            latency_slo_factor=spec.latency_slo_factor,
         )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from digital_twin.contention import PROCESSOR_SHARING
 from digital_twin.jobs import WORKLOAD_TYPES
-from digital_twin.objective import ACTIVE_NODES
+from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU
 
@@ -48,7 +48,12 @@ class TwinConstants:
         is_spot: ``(N,)`` whether the node is a spot node.
         arrival_s: ``(M,)`` arrival times, seconds, non-decreasing.
         duration_s: ``(M,)`` run times, seconds.
-        deadline_s: ``(M,)`` latest first-start times, seconds (``None``: no deadline).
+        deadline_s: ``(M,)`` deadlines, seconds (``None``: no deadline): the latest first start,
+            or the latest completion when ``deadline_at_completion``.
+        deadline_at_completion: True when lateness is judged at completion (or the horizon),
+            False when at the first start (the spec's ``deadline_rule``).
+        slo_s: ``(M,)`` latency SLO, seconds: ``latency_slo_factor x duration_s`` (read for
+            latency-critical jobs only, by the ``utility`` term).
         preemptible: ``(M,)`` whether a spot interruption requeues the job (else it fails).
         req_cpu_m: ``(M,)`` requested millicores.
         req_mem_mib: ``(M,)`` requested MiB.
@@ -88,6 +93,8 @@ class TwinConstants:
     arrival_s: Sequence[float]
     duration_s: Sequence[float]
     deadline_s: Sequence[float | None]
+    deadline_at_completion: bool
+    slo_s: Sequence[float]
     preemptible: Sequence[bool]
     req_cpu_m: Sequence[int]
     req_mem_mib: Sequence[int]
@@ -143,6 +150,8 @@ class TwinConstants:
             arrival_s=jobs.arrival_s.tolist(),
             duration_s=jobs.duration_s.tolist(),
             deadline_s=jobs.deadlines(),
+            deadline_at_completion=spec.deadline_rule == DEADLINE_AT_COMPLETION,
+            slo_s=(jobs.duration_s * float(spec.latency_slo_factor)).tolist(),
             preemptible=jobs.preemptible.tolist(),
             req_cpu_m=req_cpu_m,
             req_mem_mib=req_mem_mib,

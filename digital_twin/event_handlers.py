@@ -1,21 +1,23 @@
 """What each event does to the twin's state, and what it costs.
 
 The events: arrival, TTL expiry, start, completion, interruption, recovery, telemetry tick, and
-the horizon's charge for jobs never served. Each handler is a function of the state ``s``
-(:class:`~digital_twin.state.TwinState`, changed in place) and the constants ``c``
-(:class:`~digital_twin.constants.TwinConstants`); the event loop (:mod:`digital_twin.event_loop`)
-decides when each runs, and accrues cost at the current rate as the clock advances. The rest of
-the accounting lives here, where each quantity changes: the compute cost rate changes when a job
-starts or stops, and each penalty term is counted where its rule
-(:data:`digital_twin.objective.PENALTIES`) is met. These run at every event: locals are bound
-once per call, and nothing is allocated that need not be.
+the horizon (its charge for jobs never served, its judgement of jobs still running). Each
+handler is a function of the state ``s`` (:class:`~digital_twin.state.TwinState`, changed in
+place) and the constants ``c`` (:class:`~digital_twin.constants.TwinConstants`); the event loop
+(:mod:`digital_twin.event_loop`) decides when each runs, and accrues cost at the current rate as
+the clock advances. The rest of the accounting lives here, where each quantity changes: the
+compute cost rate changes when a job starts or stops, and each penalty term is counted where
+its rule (:data:`digital_twin.objective.PENALTIES`) is met; for ``unfairness``, an
+episode-level measure, the tallies it is computed from change when a class gains a job
+(arrival) or a service (a run's end). These run at every event: locals are bound once per
+call, and nothing is allocated that need not be.
 """
 
 from __future__ import annotations
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.contention import progress_rate
-from digital_twin.objective import PENALTY_INDEX
+from digital_twin.objective import PENALTY_INDEX, utility_loss
 from digital_twin.state import (
     COMPLETED,
     COMPLETION,
@@ -29,8 +31,9 @@ from digital_twin.state import (
 )
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT = (
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait")
+# (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
 )
 
 
@@ -41,8 +44,14 @@ def log_event(s: TwinState, c: TwinConstants, event: str, j: int, i: int) -> Non
 
 
 def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
-    """Job ``j`` arrives: it enters the queue, or is rejected at once when it fits no node of the fleet."""
+    """Job ``j`` arrives: it enters the queue, or is rejected at once when it fits no node of the fleet.
+
+    It joins its class's jobs for ``unfairness`` (with no service yet; the term is recomputed
+    when next read).
+    """
     log_event(s, c, "arrival", j, -1)
+    s.class_jobs[c.type_index[j]] += 1
+    s.unfairness_stale = True
     if not c.candidates[j]:
         s.set_status(j, PENDING)  # counted as submitted, then rejected at once
         reject(s, c, j, "unplaceable")
@@ -68,33 +77,75 @@ def expire(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
 
 
 def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
-    """Pending job ``j`` is rejected (it left the queue already); counts a rejection, and its wait if never started."""
+    """Pending job ``j`` is rejected (it left the queue already).
+
+    Counts a rejection, its wait if never started, and a latency-critical job's whole utility.
+    """
     s.generation[j] += 1
     s.set_status(j, REJECTED)
     s.counts[_REJECTION] += 1
     if s.first_start_s[j] < 0.0:
         s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
+    if c.is_lc[j]:
+        s.counts[_UTILITY] += 1.0
     log_event(s, c, f"rejected-{why}", j, -1)
 
 
-def charge_unserved(s: TwinState, c: TwinConstants) -> None:
-    """At the horizon, every job still queued costs the rejection penalty (it stays ``pending``) and its wait.
+def charge_horizon(s: TwinState, c: TwinConstants) -> None:
+    """At the horizon: charge the jobs still queued, and judge the jobs still running.
 
-    Without this, deferring the jobs that arrive near the horizon would be free.
+    A queued job costs the rejection penalty (it stays ``pending``), its wait and, latency
+    critical, its whole utility; without this, deferring the jobs that arrive near the horizon
+    would be free. A running job ends its run here for the terms judged at a run's end
+    (:func:`judge_end`: its latency is at least ``horizon - arrival``).
     """
     for j in s.queue.fifo:
         s.counts[_REJECTION] += 1
         if s.first_start_s[j] < 0.0:
             s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
+        if c.is_lc[j]:
+            s.counts[_UTILITY] += 1.0
         log_event(s, c, "unserved-at-horizon", j, -1)
+    if not s.status_counts[RUNNING]:
+        return
+    t = s.time_s
+    for i in range(c.n_nodes):
+        if c.contention and s.node_jobs[i]:
+            settle(s, i)  # work_left_s is brought up to the horizon
+        for j in s.node_jobs[i]:
+            d = c.duration_s[j]
+            done_s = d - s.work_left_s[j] if c.contention else t - s.start_s[j]
+            judge_end(s, c, j, min(max(done_s, 0.0), d))
+
+
+def judge_end(s: TwinState, c: TwinConstants, j: int, work_s: float) -> None:
+    """Job ``j``'s run ends now (it completed, or the horizon stops it) after ``work_s`` of nominal work.
+
+    Counts what is judged at the end of a job's last run: a latency-critical job's lost
+    utility (latency = now - arrival), the deadline under the ``completion`` rule, and the
+    job's normalised service ``work_s / (now - arrival)`` for its class (1 when no time has
+    passed, at most 1; ``unfairness`` is recomputed from the class tallies when next read,
+    :meth:`~digital_twin.state.TwinState.penalty_counts`).
+    """
+    elapsed = s.time_s - c.arrival_s[j]
+    if c.is_lc[j]:
+        s.counts[_UTILITY] += utility_loss(elapsed, c.slo_s[j])
+    if c.deadline_at_completion:
+        deadline = c.deadline_s[j]
+        if deadline is not None and s.time_s > deadline:
+            s.counts[_DEADLINE] += 1
+    service = work_s / elapsed if elapsed > 0.0 else 1.0
+    s.class_service[c.type_index[j]] += service if service < 1.0 else 1.0
+    s.unfairness_stale = True
 
 
 def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     """Start job ``j`` (out of the queue already) on node ``i`` now: allocate, charge, schedule its completion.
 
-    The first start judges the wait and the deadline; a latency-critical job on a spot node
-    counts a QoS violation (once per job). Under contention the job's completion follows its
-    node's rate (:func:`schedule_completion`), else it completes after its nominal duration.
+    The first start judges the wait and, under the ``first-start`` rule, the deadline; a
+    latency-critical job on a spot node counts a QoS violation (once per job). Under contention
+    the job's completion follows its node's rate (:func:`schedule_completion`), else it
+    completes after its nominal duration.
     """
     t = s.time_s
     if c.contention:
@@ -112,14 +163,14 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     s.set_status(j, RUNNING)
     s.node_of[j] = i
     s.start_s[j] = t
-    if s.first_start_s[j] < 0.0:  # the first start: wait and deadline are judged here only
+    if s.first_start_s[j] < 0.0:  # the first start: the wait (and the first-start deadline) is judged here only
         s.first_start_s[j] = t
         wait_s = t - c.arrival_s[j]
         s.wait_sum_s += wait_s
         s.counts[_WAIT] += wait_s / 3600.0
         s.started_jobs += 1
         deadline = c.deadline_s[j]
-        if deadline is not None and t > deadline:
+        if deadline is not None and t > deadline and not c.deadline_at_completion:
             s.counts[_DEADLINE] += 1
     if c.active_nodes:
         if was_idle:
@@ -176,16 +227,24 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
 
 
 def complete(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
-    """Job ``j``'s run ``generation`` ends: it completes, unless that run was already cut short."""
+    """Job ``j``'s run ``generation`` ends: it completes, unless that run was already cut short.
+
+    The end of the run is judged (:func:`judge_end`, its whole nominal work done).
+    """
     if s.status[j] != RUNNING or s.generation[j] != generation:
         return  # stale: the job was evicted
     i = release(s, c, j)
     s.set_status(j, COMPLETED)
+    judge_end(s, c, j, c.duration_s[j])
     log_event(s, c, "completion", j, i)
 
 
 def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
-    """Spot node ``i`` goes down: preemptible jobs on it are requeued, the others fail (an eviction each)."""
+    """Spot node ``i`` goes down: preemptible jobs on it are requeued, the others fail.
+
+    A failed job counts an eviction and, latency critical, its whole utility (its service is 0:
+    ``unfairness`` does not change).
+    """
     s.up[i] = False
     log_event(s, c, "interruption", -1, i)
     for j in list(s.node_jobs[i]):
@@ -196,6 +255,8 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
         else:
             s.set_status(j, FAILED)
             s.counts[_EVICTION] += 1
+            if c.is_lc[j]:
+                s.counts[_UTILITY] += 1.0
             log_event(s, c, "evicted-failed", j, i)
     s.schedule(s.time_s + c.spot_recovery_s, RECOVERY, i, 0)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 
 from digital_twin.constants import TwinConstants
-from digital_twin.event_handlers import arrive, charge_unserved, complete, expire, interrupt, recover, tick
+from digital_twin.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
 from digital_twin.state import COMPLETION, FUTURE, PENDING, RECOVERY, RUNNING, TICK, TwinState
 
 
@@ -69,7 +69,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
             s.alloc_cpu_m_s += s.alloc_cpu_m * dt
             s.time_s = t
         if at_horizon:
-            charge_unserved(s, c)
+            charge_horizon(s, c)
             break
         # Stage 4: the events at t.
         handle_events_at(s, c, t)

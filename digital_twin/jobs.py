@@ -39,8 +39,9 @@ class JobSpec:
         priority: 1 (lowest) .. 100 (highest).
         preemptible: When its spot node is interrupted, a preemptible job returns to the
             queue (progress lost); a non-preemptible one fails.
-        deadline_s: Latest start in simulated seconds from the episode start; starting later
-            costs the deadline penalty. ``None`` = no deadline.
+        deadline_s: Deadline in simulated seconds from the episode start: the latest first
+            start, or under the episode's ``deadline_rule: completion`` the latest completion;
+            missing it costs the deadline penalty. ``None`` = no deadline.
     """
 
     job_id: str

@@ -9,6 +9,14 @@ oracle.
 
 * ``cost``: compute cost under the cost model (:data:`PRORATED` or :data:`ACTIVE_NODES`);
 * one term per :data:`PENALTIES` row (its ``rule`` says what is counted, its ``unit`` in what).
+
+Most terms are sums over events, so their counts only grow during an episode. ``unfairness``
+is an episode-level measure (:func:`unfairness`) of per-class tallies that change as jobs
+arrive and end: its count, and so the objective accrued so far, can go down (a step's reward
+can then be positive); the final value is what the episode scores. :attr:`PenaltyTerm.monotone`
+tells the two kinds apart. Two settings of the episode (:class:`~digital_twin.spec.TwinSpec`) shape
+terms: ``deadline_rule`` (:data:`DEADLINE_RULES`) and ``latency_slo_factor`` (the ``utility``
+term's SLO, :func:`utility_loss`).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from digital_twin.errors import SpecError
+from digital_twin.jobs import WORKLOAD_TYPES
 
 PRORATED = "prorated"
 """A running job costs its node's price times its share of the node (GPU share for GPU jobs,
@@ -25,6 +34,16 @@ CPU share otherwise), for as long as it runs (also the part lost to an eviction)
 ACTIVE_NODES = "active-nodes"
 """A node costs its full price whenever at least one of our jobs runs on it (scale to zero)."""
 COST_MODELS = (PRORATED, ACTIVE_NODES)
+
+DEADLINE_AT_FIRST_START = "first-start"
+"""A job is late when it first starts after its deadline (the default)."""
+DEADLINE_AT_COMPLETION = "completion"
+"""A job is late when its run completes after its deadline, or it is still running at the horizon
+and the horizon is past its deadline; failed and rejected jobs are never late (they pay their
+own penalties)."""
+DEADLINE_RULES = (DEADLINE_AT_FIRST_START, DEADLINE_AT_COMPLETION)
+DEFAULT_LATENCY_SLO_FACTOR = 2.0
+"""A latency-critical job's latency SLO is this times its nominal duration (default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +57,10 @@ class PenaltyTerm:
         weight_key: The :class:`ObjectiveWeights` field with the USD per counted unit.
         unit: What one counted unit is (``"jobs"``).
         rule: What the twin counts, in one sentence.
-        integral: Whether the count is a whole number (of jobs); ``False`` for a duration.
+        integral: Whether the count is a whole number (of jobs); ``False`` for a duration or a
+            fraction.
+        monotone: Whether the count only grows during an episode (a sum over events); ``False``
+            for an episode-level measure, recomputed as jobs arrive and end, that can go down.
     """
 
     name: str
@@ -48,6 +70,7 @@ class PenaltyTerm:
     unit: str
     rule: str
     integral: bool = True
+    monotone: bool = True
 
     @property
     def usd_key(self) -> str:
@@ -70,7 +93,9 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
     ),
     PenaltyTerm(
         "deadline", "deadline penalty", "deadline_misses", "deadline_miss_usd", "jobs",
-        "jobs first started after their deadline",
+        "jobs late by the episode's deadline_rule: first-start (the default), first started after their "
+        "deadline; completion, completed after their deadline or still running at the horizon when it is "
+        "past their deadline (failed and rejected jobs are not late)",
     ),
     PenaltyTerm(
         "rejection", "rejection penalty", "rejections", "rejection_usd", "jobs",
@@ -82,6 +107,21 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "hours each job waited from its arrival to its first start or, never started, until it left the "
         "queue (rejected, or the horizon)",
         integral=False,
+    ),
+    PenaltyTerm(
+        "utility", "lost utility", "utility_lost", "utility_loss_usd", "jobs",
+        "latency-critical jobs' lost SLO utility 1 - u(latency / SLO), SLO = latency_slo_factor x nominal "
+        "duration, u = 1 up to 1, linear down to 0 at 2 (latency = completion - arrival); 1 for a job "
+        "failed, rejected or queued at the horizon, 1 - u((horizon - arrival) / SLO) for one running then",
+        integral=False,
+    ),
+    PenaltyTerm(
+        "unfairness", "unfairness", "unfairness", "unfairness_usd", "(1 - Jain)",
+        "1 - Jain's index over the workload classes with a submitted job of each class's mean normalised "
+        "service: nominal work done / (end - arrival) at completion, or at the horizon for a running job; "
+        "0 for a job rejected, failed or queued at the horizon",
+        integral=False,
+        monotone=False,
     ),
 )
 """The penalty terms, in the order they are summed after the compute cost."""
@@ -111,6 +151,8 @@ class ObjectiveWeights:
     deadline_miss_usd: float = 0.25
     rejection_usd: float = 1.00
     wait_usd_per_job_hour: float = 0.0
+    utility_loss_usd: float = 0.0
+    unfairness_usd: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -130,7 +172,9 @@ class ObjectiveBreakdown:
     Attributes:
         cost_usd: Compute cost in USD.
         counts: ``(len(PENALTIES),)`` counted units per penalty term, in table order (whole
-            jobs for most terms; job-hours, a float, for ``wait``).
+            jobs for most terms; floats for ``wait`` (job-hours), ``utility`` (jobs' utility)
+            and ``unfairness`` (in [0, 1), the current value of an episode-level measure: during
+            an episode it may be lower than at an earlier time, see :attr:`PenaltyTerm.monotone`).
         weights: ``(len(PENALTIES),)`` USD per unit, in table order.
 
     Read a term by key (``breakdown["sla_usd"]``, ``breakdown["rejections"]``; any of
@@ -186,3 +230,59 @@ class ObjectiveBreakdown:
         lines = [f"  {name:<18} {usd:>10.4f} USD  {note}".rstrip() for name, usd, note in rows]
         lines.append(f"  {'objective':<18} {self.total_usd:>10.4f} USD")
         return "\n".join(lines)
+
+
+def utility_loss(latency_s: float, slo_s: float) -> float:
+    """``1 - u(latency_s / slo_s)``: the SLO utility a latency-critical job lost (in ``[0, 1]``).
+
+    The utility of ``x = latency / SLO`` is Faro's "sloppified" piecewise-linear curve: 1 for
+    ``x <= 1`` (SLO met), then linear down to 0 at ``x = 2`` (twice the SLO) and 0 beyond. It is
+    non-increasing in the latency, so the loss is non-decreasing in it.
+
+    Args:
+        latency_s: Completion (or the horizon) minus arrival, seconds (>= 0).
+        slo_s: The job's latency SLO, seconds (> 0): ``latency_slo_factor x`` its nominal duration.
+
+    >>> utility_loss(1200.0, 1200.0), utility_loss(1800.0, 1200.0), utility_loss(3000.0, 1200.0)
+    (0.0, 0.5, 1.0)
+    """
+    x = latency_s / slo_s
+    if x <= 1.0:
+        return 0.0
+    return x - 1.0 if x < 2.0 else 1.0
+
+
+N_CLASSES = len(WORKLOAD_TYPES)
+"""The workload classes the ``unfairness`` term compares (``WORKLOAD_TYPES`` order)."""
+
+
+def unfairness(class_jobs: Sequence[float], class_service: Sequence[float]) -> float:
+    """``1 - J``, Jain's index ``J = (sum x)^2 / (n sum x^2)`` of the classes' mean normalised service.
+
+    Over the ``n`` classes with at least one job, ``x_c = class_service[c] / class_jobs[c]``.
+    A job's normalised service is its nominal work done over its time in the system (``d /
+    (completion - arrival)`` for a completed job, in ``(0, 1]``; 0 for a rejected, failed or
+    unserved one), so ``x_c`` is in ``[0, 1]`` and the result in ``[0, 1 - 1/n]``: 0 when every
+    class is served alike, and 0 by convention while no class has any service (or only one
+    class has jobs). Rounding never makes it negative.
+
+    Args:
+        class_jobs: ``(N_CLASSES,)`` submitted jobs per class (a count, >= 0).
+        class_service: ``(N_CLASSES,)`` the sum of their normalised services.
+
+    >>> unfairness([2, 1, 0], [2.0, 1.0, 0.0]), unfairness([2, 2, 0], [2.0, 0.0, 0.0])
+    (0.0, 0.5)
+    """
+    total = 0.0
+    total_sq = 0.0
+    n = 0
+    for jobs, service in zip(class_jobs, class_service):  # noqa: B905  (the twin's hot path; equal lengths)
+        if jobs:
+            x = service / jobs
+            total += x
+            total_sq += x * x
+            n += 1
+    if total_sq <= 0.0:
+        return 0.0
+    gap = 1.0 - total * total / (n * total_sq)
+    return gap if gap > 0.0 else 0.0

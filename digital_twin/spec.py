@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec, validate_fleet
-from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
+from digital_twin.objective import (
+    COST_MODELS,
+    DEADLINE_AT_FIRST_START,
+    DEADLINE_RULES,
+    DEFAULT_LATENCY_SLO_FACTOR,
+    PRORATED,
+    ObjectiveWeights,
+)
 from digital_twin.telemetry import Telemetry
 from digital_twin.workload import Workload
 
@@ -37,6 +44,13 @@ class TwinSpec:
             Times that fall while the node is down are dropped as for drawn ones.
         interference: How the background load slows our jobs: ``"none"`` or
             ``"processor-sharing"`` (:mod:`digital_twin.contention`).
+        deadline_rule: When a job with a deadline is late (the ``deadline`` term):
+            ``"first-start"`` (first started after ``deadline_s``, the default) or
+            ``"completion"`` (completed after it, or still running at the horizon when that is
+            past it; :data:`~digital_twin.objective.DEADLINE_RULES`).
+        latency_slo_factor: A latency-critical job's latency SLO is this times its nominal
+            duration (the ``utility`` term, :func:`~digital_twin.objective.utility_loss`);
+            finite and > 0, default 2.0.
     """
 
     fleet: tuple[NodeSpec, ...]
@@ -51,6 +65,8 @@ class TwinSpec:
     spot_interruptions: bool = True
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None = None
     interference: str = NO_INTERFERENCE
+    deadline_rule: str = DEADLINE_AT_FIRST_START
+    latency_slo_factor: float = DEFAULT_LATENCY_SLO_FACTOR
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
@@ -67,6 +83,10 @@ class TwinSpec:
             raise SpecError(f"cost_model {self.cost_model!r} is not one of {COST_MODELS}")
         if self.interference not in INTERFERENCE_MODELS:
             raise SpecError(f"interference {self.interference!r} is not one of {INTERFERENCE_MODELS}")
+        if self.deadline_rule not in DEADLINE_RULES:
+            raise SpecError(f"deadline_rule {self.deadline_rule!r} is not one of {DEADLINE_RULES}")
+        if not _positive(self.latency_slo_factor):
+            raise SpecError(f"latency_slo_factor must be a positive finite number, got {self.latency_slo_factor!r}")
         if self.telemetry.n_nodes != len(self.fleet):
             raise SpecError(
                 f"telemetry has {self.telemetry.n_nodes} node columns but the fleet has "

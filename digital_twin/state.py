@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from digital_twin.constants import TwinConstants
 from digital_twin.job_queue import JobQueue
-from digital_twin.objective import PENALTIES
+from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX, unfairness
 
 # Job status codes (index into STATUS_NAMES).
 FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
@@ -24,6 +24,8 @@ TERMINAL = (COMPLETED, FAILED, REJECTED)
 # Event kinds. At equal times events are handled in this order, then decisions are asked.
 COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")
+
+_UNFAIRNESS = PENALTY_INDEX["unfairness"]
 
 ScheduledEvent = tuple[float, int, int, int, int]
 """``(time_s, kind, seq, index, generation)``: an event kind, the job or node index it is about, and
@@ -122,13 +124,22 @@ class TwinState:
     alloc_cpu_m_s: float
     """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
     counts: list[float]
-    """Counted units per penalty term, in ``PENALTIES`` order."""
+    """Counted units per penalty term, in ``PENALTIES`` order. Read them through
+    :meth:`penalty_counts`: the ``unfairness`` entry is brought up to date there (lazily)."""
     status_counts: list[int]
     """``(6,)`` number of jobs in each status."""
     wait_sum_s: float
     """Sum over started jobs of first start - arrival, seconds (for the mean wait)."""
     started_jobs: int
     """Jobs started at least once."""
+    class_jobs: list[int]
+    """``(3,)`` jobs arrived so far per workload type (``WORKLOAD_TYPES`` order), for ``unfairness``."""
+    class_service: list[float]
+    """``(3,)`` per workload type, the sum of the normalised services of its jobs that ended
+    (completed, or running at the horizon): nominal work done / (end - arrival)."""
+    unfairness_stale: bool
+    """Whether ``class_jobs`` or ``class_service`` changed since ``counts``' ``unfairness`` entry was
+    computed from them (set at arrivals and run ends; cleared by :meth:`penalty_counts`)."""
 
     @classmethod
     def initial(
@@ -176,6 +187,9 @@ class TwinState:
             status_counts=[m, 0, 0, 0, 0, 0],
             wait_sum_s=0.0,
             started_jobs=0,
+            class_jobs=[0] * N_CLASSES,
+            class_service=[0.0] * N_CLASSES,
+            unfairness_stale=False,
         )
 
     def copy(self) -> TwinState:
@@ -221,7 +235,22 @@ class TwinState:
             status_counts=self.status_counts.copy(),
             wait_sum_s=self.wait_sum_s,
             started_jobs=self.started_jobs,
+            class_jobs=self.class_jobs.copy(),
+            class_service=self.class_service.copy(),
+            unfairness_stale=self.unfairness_stale,
         )
+
+    def penalty_counts(self) -> list[float]:
+        """``counts`` with its ``unfairness`` entry up to date (the list itself: do not change it).
+
+        ``unfairness`` is a function of the per-class tallies, not a sum over events, and the
+        tallies change at every arrival and completion: it is recomputed here, when read and
+        only if they changed, rather than at each of those events (the twin's hot path).
+        """
+        if self.unfairness_stale:
+            self.counts[_UNFAIRNESS] = unfairness(self.class_jobs, self.class_service)
+            self.unfairness_stale = False
+        return self.counts
 
     def set_status(self, j: int, status: int) -> None:
         """Give job ``j`` the status code ``status``, keeping ``status_counts`` in step."""

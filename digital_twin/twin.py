@@ -16,7 +16,9 @@ fit on gains room, so a long queue costs nothing at events that cannot change it
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);
-jobs still running pay their cost up to the horizon.
+jobs still running pay their cost up to the horizon, and the terms judged at the end of a run
+(lost utility, the deadline under the ``completion`` rule, their service for ``unfairness``)
+judge them with the horizon as their end.
 At equal times, events are handled in the order completion, recovery, interruption, tick,
 arrival, TTL expiry, and decisions come after all of them.
 

@@ -1,14 +1,17 @@
 """What callers may read about a twin's state: objective, job counts and statuses, node state, metrics.
 
 :class:`TwinViews` reads a :class:`~digital_twin.state.TwinState` against the episode's
-:class:`~digital_twin.constants.TwinConstants` and never changes either; the twin owns one and
-answers its public read methods (``DigitalTwin.objective()``, ``node_vector()``, ...) through
-it, passing its current state. Several of these run at every env step (:meth:`objective_dict`,
-:meth:`node_vector`, :meth:`tick_index`, :meth:`pending_jobs`): they are written for speed.
+:class:`~digital_twin.constants.TwinConstants` and never changes either (reading the penalty
+counts may bring the lazily computed ``unfairness`` entry up to date: the value it stands for
+does not change); the twin owns one and answers its public read methods
+(``DigitalTwin.objective()``, ``node_vector()``, ...) through it, passing its current state.
+Several of these run at every env step (:meth:`objective_dict`, :meth:`node_vector`,
+:meth:`tick_index`, :meth:`pending_jobs`): they are written for speed.
 """
 
 from __future__ import annotations
 
+import math
 from functools import reduce
 from operator import add, mul
 
@@ -21,7 +24,8 @@ from digital_twin.spec import TwinSpec
 from digital_twin.state import RUNNING, STATUS_NAMES, LoggedEvent, TwinState
 
 _QOS = PENALTY_INDEX["qos"]
-_PENALTY_KEYS = (*(term.usd_key for term in PENALTIES), *COUNT_KEYS)  # as_dict() order after the cost
+_USD_KEYS = tuple(term.usd_key for term in PENALTIES)
+_PENALTY_KEYS = (*_USD_KEYS, *COUNT_KEYS)  # as_dict() order after the cost
 
 
 class TwinViews:
@@ -37,10 +41,12 @@ class TwinViews:
     def __init__(self, spec: TwinSpec, constants: TwinConstants) -> None:
         self.spec = spec
         self.constants = constants
-        # objective_dict()'s cache: the penalty counts it was built for, their USD amounts and items.
-        self._counts_seen: list[float] = []
-        self._penalties_usd: list[float] = []
-        self._penalty_items: dict[str, float] = {}
+        # objective_dict()'s cache: the penalty counts it was built for (NaN: none yet), their USD
+        # amounts and items (in as_dict() order), updated term by term as counts change.
+        n_terms = len(PENALTIES)
+        self._counts_seen: list[float] = [math.nan] * n_terms
+        self._penalties_usd: list[float] = [0.0] * n_terms
+        self._penalty_items: dict[str, float] = dict.fromkeys(_PENALTY_KEYS, 0.0)
 
     def tick_index(self, s: TwinState) -> int:
         """Index of the telemetry tick that contains ``s.time_s`` (the last tick after the trace)."""
@@ -50,25 +56,31 @@ class TwinViews:
 
     def objective(self, s: TwinState) -> ObjectiveBreakdown:
         """The objective accrued up to ``s.time_s``, by term."""
-        return ObjectiveBreakdown.of(s.cost_usd, self.spec.weights, s.counts)
+        return ObjectiveBreakdown.of(s.cost_usd, self.spec.weights, s.penalty_counts())
 
     def objective_dict(self, s: TwinState) -> dict[str, float]:
         """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path).
 
-        This runs at every env step, and the penalty counts rarely change between steps: their
-        USD amounts and keys are rebuilt only when the counts changed. The sum runs in the order of
-        ``ObjectiveBreakdown.total_usd``, so the two agree bit for bit.
+        This runs at every env step, and few penalty counts change between steps (often only an
+        episode-level one such as ``unfairness``): the USD amount and items of a term are rebuilt
+        only when its count changed. The sum runs in the order of ``ObjectiveBreakdown.total_usd``,
+        so the two agree bit for bit.
         """
-        if s.counts != self._counts_seen:
-            self._counts_seen = s.counts.copy()
-            self._penalties_usd = list(map(mul, s.counts, self.constants.penalty_weights))
-            self._penalty_items = dict(zip(_PENALTY_KEYS, (*self._penalties_usd, *s.counts)))  # noqa: B905
+        counts = s.penalty_counts()
+        seen = self._counts_seen
+        if counts != seen:
+            weights, usd, items = self.constants.penalty_weights, self._penalties_usd, self._penalty_items
+            for k, count in enumerate(counts):
+                if count != seen[k]:
+                    seen[k] = count
+                    usd[k] = items[_USD_KEYS[k]] = count * weights[k]
+                    items[COUNT_KEYS[k]] = count
         cost_usd = s.cost_usd
         return {COST_KEY: cost_usd, **self._penalty_items, OBJECTIVE_KEY: reduce(add, self._penalties_usd, cost_usd)}
 
     def objective_usd(self, s: TwinState) -> float:
         """The objective accrued up to ``s.time_s``, USD (the sum of :meth:`objective`'s terms)."""
-        total: float = reduce(add, map(mul, s.counts, self.constants.penalty_weights), s.cost_usd)
+        total: float = reduce(add, map(mul, s.penalty_counts(), self.constants.penalty_weights), s.cost_usd)
         return total
 
     def job_counts(self, s: TwinState) -> dict[str, int]:
@@ -96,7 +108,7 @@ class TwinViews:
         total_cpu_m_s = sum(c.cpu_m) * s.time_s
         out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
         lc_started = sum(1 for j in range(c.n_jobs) if c.is_lc[j] and s.first_start_s[j] >= 0)
-        out["qos_compliance"] = 1.0 - s.counts[_QOS] / lc_started if lc_started else 1.0
+        out["qos_compliance"] = 1.0 - s.penalty_counts()[_QOS] / lc_started if lc_started else 1.0
         out["sim_time_s"] = s.time_s
         return out
 

@@ -3,7 +3,10 @@
 
 The recordings in ``tests/data/recordings`` were made at commit 6d72a11 (before parked jobs):
 first-fit, ACO (both deferral rules), random and cheapest, on the default scenario, the toy and
-an overloaded fleet whose queues grow long.
+an overloaded fleet whose queues grow long. The default scenario has since moved to cpu
+contention (schema 2); its recordings now point at ``tests/data/fleet5-synthetic-v1.yaml``, the
+file as it was then (only its data path is relative to ``tests/data``), so they still check that
+the twin without interference is unchanged.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ BAD_SCENARIOS = [
     (_with(("horizon_s",), "long"), r"horizon_s: expected a number, got str"),
     (_with(("horizon_s",), -5), r"horizon_s: must be > 0"),
     (_with(("horizon_s",), ...), r"horizon_s: is required"),
-    (_with(("schema_version",), 2), r"schema_version: unsupported version 2"),
+    (_with(("schema_version",), 3), r"schema_version: unsupported version 3"),
     (_with(("name",), ...), r"name: is required"),
     (_with(("cost_model",), "per-core"), r"cost_model: must be one of"),
     (_with(("job_budget",), 0), r"job_budget: must be >= 1"),

@@ -9,6 +9,7 @@ import numpy as np
 
 from agents.base import AgentState
 from agents.oracle.budget import budget_bytes
+from agents.oracle.replay import planned_node
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
     from agents.oracle.solve import OracleResult
@@ -17,12 +18,12 @@ if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
 class OracleAgent:
     """Replays the oracle's plan: start a job when and where the plan says, else defer.
 
-    At each decision, if the current job is planned to start at exactly the current time on a
-    node that is valid in the mask, that node is the action; otherwise the job is deferred
-    (action ``N``). The episode's objective is then the plan's objective
-    (:meth:`episode_result` ``.plan_objective_usd``). Evaluations read the episode's plan
-    objective, lower bound and solve time from :meth:`episode_result` (or :attr:`last_result`,
-    ``None`` when no episode is solved).
+    At each decision, if the current job's planned start has come and its planned node is
+    valid in the mask, that node is the action; otherwise the job is deferred (action ``N``;
+    :func:`agents.oracle.replay.planned_node`). The episode's objective is then the plan's
+    objective (:meth:`episode_result` ``.plan_objective_usd``, the objective of this same replay).
+    Evaluations read the episode's plan objective, lower bound and solve time from
+    :meth:`episode_result` (or :attr:`last_result`, ``None`` when no episode is solved).
 
     Memory: at ``reset`` the programs' peak memory is estimated before anything is built, and
     an episode above the budget raises :class:`~agents.oracle.OracleTooLargeError` (a
@@ -104,16 +105,15 @@ class OracleAgent:
         episode_start: np.ndarray | None = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, AgentState]:
-        """The planned node if the current job starts now, else defer."""
+        """The planned node once the current job's planned start has come and the node can take it, else defer."""
         del state, episode_start, deterministic
-        plan = self.episode_result().plan
         view = self.env.unwrapped.cluster_view()  # type: ignore[attr-defined]  # documented env API
         action = self._n_nodes
         if view.job is not None:
-            planned = plan.get(view.job.job_id)
-            mask = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)
-            if planned is not None and planned[1] == view.time_s and mask[planned[0]]:
-                action = planned[0]
+            fits = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)[: self._n_nodes].tolist()
+            node = planned_node(self.episode_result().plan, view.job.job_id, view.time_s, fits)
+            if node is not None:
+                action = node
         return np.array(action, dtype=np.int64), None
 
 

@@ -18,11 +18,14 @@ feasible solution of the program whose program objective is no larger):
    sweep in time over a grid of cells (``tick_s / divisor`` wide): each possible start ``t`` of
    job ``j`` (``t`` in ``j``'s window) adds ``t + d_j``; a grid cell holding more than
    ``max_points_per_cell`` points becomes *fuzzy* (any time in it possible), and a fuzzy part
-   ``[l, h)`` of a window adds ``[l + d_j, h + d_j]``. By induction over time every decision time
-   is a point or lies in a fuzzy cell. The start window of a job is ``[a_j, min(a_j + TTL,
+   ``[l, h)`` of a window adds ``[l + d_j, h + d_j]``. Under cpu contention a run lasts between
+   ``d_j`` and ``D_j`` (``longest_run_s``: ``d_j`` over the slowest rate of its candidate
+   nodes), so a start ``t`` marks the cells of ``[t + d_j, t + D_j]`` fuzzy instead (and a fuzzy
+   part adds ``[l + d_j, h + D_j]``). By induction over time every decision time is a point or
+   lies in a fuzzy cell. The start window of a job is ``[a_j, min(a_j + TTL,
    H))``; for a preemptible job it is the union with ``[t, t + TTL)`` over the interruptions
-   ``t`` of candidate nodes at which a run started in the windows could be running (each
-   eviction re-queues it; :func:`start_windows`). Every run of the job starts in these windows.
+   ``t`` of candidate nodes at which a run started in the windows could be running (``s < t <
+   s + D_j``; each eviction re-queues it; :func:`start_windows`). Every run of the job starts in these windows.
    Starts on down nodes are impossible and excluded.
 3. **What an option charges.** A point option charges exactly what the twin charges for that
    start (but see the two exceptions below). A cell option ``[lo, hi)`` (fuzzy cells split at
@@ -45,7 +48,16 @@ feasible solution of the program whose program objective is no larger):
    points), at which every start of it surely runs; the load it sees is the sum of such sure
    loads, a subset of the true load. Any violation the program is forced to charge therefore
    happened in the episode; the program may miss violations, which only lowers its value.
-6. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
+   Lost utility and the ``completion``-rule deadline are judged at the kept (last) run's end
+   and charged at its nominal end ``min(lo + d, H)``: both only grow with the end. Exception: a
+   non-preemptible run that its node's next interruption may reach within ``longest_run_s``
+   may fail, and a failed job is never late, so no miss is charged. An unserved
+   latency-critical job loses 1. ``unfairness`` is not a sum over jobs and is charged 0 (it is
+   >= 0; :mod:`agents.oracle.terms`).
+6. **Contention** only lengthens runs (a rate is at most 1): every term above is charged for
+   the nominal run ``[s, s + d_j)``, which the actual run contains, and each such term (cost,
+   eviction, usage, SLA ticks) only grows with the run, so it is still a lower bound.
+7. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 
 Everything whose validity could not be argued this way was relaxed away (no TTL coupling
@@ -60,6 +72,7 @@ import numpy as np
 
 from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
+from agents.oracle.intervals import Interval, intersect, merge, runs, split, subtract
 from agents.oracle.options import (
     Options,
     block,
@@ -70,8 +83,6 @@ from agents.oracle.options import (
     symmetry_allowed,
     unserved,
 )
-
-Interval = tuple[float, float]
 
 
 def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: int = 3) -> Options:
@@ -85,12 +96,12 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
     bounds = grid_bounds(inst, divisor)
     windows, evictable = zip(*(start_windows(inst, j) for j in range(inst.n_jobs)), strict=True)
     points, fuzzy = decision_time_superset(inst, windows, bounds, max_points_per_cell)
-    fuzzy_runs = _runs(bounds, fuzzy)
+    fuzzy_runs = runs(bounds, fuzzy)
     blocks = []
     for j in range(inst.n_jobs):
         for i in inst.candidates[j] if windows[j] else ():
-            allowed = _subtract(windows[j], list(inst.down_windows_s[i]))
-            group = _group(inst, j, i, allowed, points, _intersect(allowed, fuzzy_runs), bounds, evictable[j])
+            allowed = subtract(windows[j], list(inst.down_windows_s[i]))
+            group = _group(inst, j, i, allowed, points, intersect(allowed, fuzzy_runs), bounds, evictable[j])
             if group is not None:
                 blocks.append(group)
     options = Options.concatenate(blocks, *unserved(inst, may_have_started=np.array(evictable, dtype=bool)))
@@ -127,16 +138,19 @@ def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]
     if not inst.placeable(job):
         return [], False
     times = [t for i in inst.candidates[job] for t in inst.interruptions_s[i]] if inst.job_preemptible[job] else []
-    return windows_of(float(inst.arrival_s[job]), float(inst.duration_s[job]), inst.horizon_s, inst.ttl_s,
+    return windows_of(float(inst.arrival_s[job]), float(inst.longest_run_s[job]), inst.horizon_s, inst.ttl_s,
                       preemptible=bool(inst.job_preemptible[job]), interruptions_s=times)
 
 
 def windows_of(
-    arrival_s: float, duration_s: float, horizon_s: float, ttl_s: float | None, *, preemptible: bool,
+    arrival_s: float, longest_run_s: float, horizon_s: float, ttl_s: float | None, *, preemptible: bool,
     interruptions_s: list[float],
 ) -> tuple[list[Interval], bool]:
-    """:func:`start_windows` of a placeable job, given the interruptions of its candidate nodes."""
-    a, d, horizon, ttl = arrival_s, duration_s, horizon_s, ttl_s
+    """:func:`start_windows` of a placeable job, given the interruptions of its candidate nodes.
+
+    ``longest_run_s`` is the longest a run can last (the nominal duration without contention).
+    """
+    a, d, horizon, ttl = arrival_s, longest_run_s, horizon_s, ttl_s
     windows = [(a, horizon if ttl is None else min(a + ttl, horizon))]
     if not preemptible:
         return windows, False
@@ -148,7 +162,7 @@ def windows_of(
         if any(lo < t and hi > t - d for lo, hi in windows):
             evictable = True
             if ttl is not None:
-                windows = _merge([*windows, (t, min(t + ttl, horizon))])
+                windows = merge([*windows, (t, min(t + ttl, horizon))])
     return windows, evictable
 
 
@@ -161,22 +175,26 @@ def decision_time_superset(
         ``(points, fuzzy)``: sorted ``(P,)`` times outside fuzzy cells, ``(G,)`` bool per cell.
     """
     interruptions = [t for times in inst.interruptions_s for t in times]
-    return superset_of(inst.horizon_s, inst.ttl_s, inst.duration_s, interruptions, inst.static_events_s, windows,
-                       bounds, max_points)
+    return superset_of(inst.horizon_s, inst.ttl_s, (inst.duration_s, inst.longest_run_s), interruptions,
+                       inst.static_events_s, windows, bounds, max_points)
 
 
 def superset_of(
     horizon_s: float,
     ttl_s: float | None,
-    duration_s: np.ndarray,
+    runs_s: tuple[np.ndarray, np.ndarray],
     interruptions_s: list[float],
     static_events_s: np.ndarray,
     windows: tuple[list[Interval], ...],
     bounds: np.ndarray,
     max_points: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`decision_time_superset` from arrays: ``(J,)`` durations, every node's interruptions."""
-    sweep = _Sweep(horizon_s, duration_s, windows, bounds, max_points)
+    """:func:`decision_time_superset` from arrays.
+
+    ``runs_s`` holds the ``(J,)`` shortest (nominal) and longest run times; ``interruptions_s``
+    every node's interruption times.
+    """
+    sweep = _Sweep(horizon_s, runs_s, windows, bounds, max_points)
     requeue = [t + ttl_s for t in interruptions_s] if ttl_s else []
     sweep.add(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64))
     for g in range(len(bounds) - 1):
@@ -188,7 +206,7 @@ def superset_of(
 class _Sweep:
     """State of the sweep over grid cells that builds the decision-time superset."""
 
-    def __init__(self, horizon_s: float, duration_s: np.ndarray, windows: tuple[list[Interval], ...],
+    def __init__(self, horizon_s: float, runs_s: tuple[np.ndarray, np.ndarray], windows: tuple[list[Interval], ...],
                  bounds: np.ndarray, max_points: int) -> None:
         self.horizon = horizon_s
         self.bounds = bounds
@@ -200,7 +218,7 @@ class _Sweep:
         self.wj = np.array([f[0] for f in flat], dtype=np.int64)
         self.wl = np.array([f[1] for f in flat], dtype=np.float64)
         self.wh = np.array([f[2] for f in flat], dtype=np.float64)
-        self.d = duration_s
+        self.d, self.longest = runs_s
 
     def cells_of(self, times: np.ndarray) -> np.ndarray:
         """``(n,)`` grid cell of each time (times at or past the horizon: the last cell)."""
@@ -228,14 +246,21 @@ class _Sweep:
         while not self.fuzzy[g] and self.cells[g] - done:
             t = min(self.cells[g] - done)  # completions come later, so ascending order is safe
             done.add(t)
-            self.add(t + self.d[self.wj[(self.wl <= t) & (t < self.wh)]])
+            jobs = self.wj[(self.wl <= t) & (t < self.wh)]
+            d, longest = self.d[jobs], self.longest[jobs]
+            exact = longest == d
+            self.add(t + d[exact])
+            self._mark_completions(t + d[~exact], t + longest[~exact])
         if self.fuzzy[g]:
             lo_g, hi_g = self.bounds[g], self.bounds[g + 1]
             sel = (self.wl < hi_g) & (self.wh > lo_g)
-            lo, hi, d = np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g), self.d[self.wj[sel]]
-            ends = lo + d < self.horizon  # completions in [lo + d, hi + d], closed for rounding
-            first = self.cells_of(lo[ends] + d[ends])
-            self.mark(first.tolist(), self.cells_of(np.minimum(hi[ends] + d[ends], self.horizon)).tolist())
+            lo, hi = np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g)
+            self._mark_completions(lo + self.d[self.wj[sel]], hi + self.longest[self.wj[sel]])
+
+    def _mark_completions(self, first: np.ndarray, last: np.ndarray) -> None:
+        """Completions may fall anywhere in each ``[first, last]`` (closed for rounding): those cells are fuzzy."""
+        ends = first < self.horizon
+        self.mark(self.cells_of(first[ends]).tolist(), self.cells_of(np.minimum(last[ends], self.horizon)).tolist())
 
 
 def _group(
@@ -256,7 +281,7 @@ def _group(
     d = inst.duration_s[job]
     first_end = math.inf if inst.ttl_s is None else inst.arrival_s[job] + inst.ttl_s
     cuts = np.concatenate((bounds, [t - d for t in inst.interruptions_s[node]], [inst.deadline_s[job], first_end]))
-    lo, hi = _split(fuzzy, cuts)
+    lo, hi = split(fuzzy, cuts)
     if inst.job_preemptible[job]:
         pts = pts[~crosses(inst, job, node, pts)]
         keep = ~crosses(inst, job, node, lo)
@@ -281,7 +306,7 @@ def _charge_earlier_runs(inst: OracleInstance, job: int, node: int, group: dict[
     """
     if inst.ttl_s is None:
         return
-    a, d = float(inst.arrival_s[job]), float(inst.duration_s[job])
+    a, d = float(inst.arrival_s[job]), float(inst.longest_run_s[job])
     first_end = a + inst.ttl_s
     later = group["start_lo_s"] >= first_end
     firsts = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if a < t < first_end + d]
@@ -345,41 +370,3 @@ def _cells(
         cost=np.where(use_lo, cost_lo, cost_inf),
         counts=np.where(use_lo[:, None], counts_lo, counts_inf),
     )
-
-
-# ---------------------------------------------------------------------------- interval helpers
-def _merge(intervals: list[Interval]) -> list[Interval]:
-    out: list[Interval] = []
-    for lo, hi in sorted(i for i in intervals if i[0] < i[1]):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
-    return _merge([(max(x0, y0), min(x1, y1)) for x0, x1 in a for y0, y1 in b if max(x0, y0) < min(x1, y1)])
-
-
-def _subtract(a: list[Interval], removed: list[Interval]) -> list[Interval]:
-    out = list(a)
-    for r0, r1 in removed:
-        out = [piece for lo, hi in out for piece in ((lo, min(hi, r0)), (max(lo, r1), hi)) if piece[0] < piece[1]]
-    return _merge(out)
-
-
-def _runs(bounds: np.ndarray, fuzzy: np.ndarray) -> list[Interval]:
-    return _merge([(float(bounds[g]), float(bounds[g + 1])) for g in np.flatnonzero(fuzzy)])
-
-
-def _split(intervals: list[Interval], cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cut each interval at the cut points inside it; returns the pieces' ``(lo, hi)`` arrays."""
-    cuts = np.unique(cuts[np.isfinite(cuts)])
-    los: list[float] = []
-    his: list[float] = []
-    for lo, hi in intervals:
-        edges = [lo, *cuts[(cuts > lo) & (cuts < hi)].tolist(), hi]
-        los.extend(edges[:-1])
-        his.extend(edges[1:])
-    return np.array(los, dtype=np.float64), np.array(his, dtype=np.float64)

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import Interval, grid_bounds_for, superset_of, windows_of
+from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
 from agents.oracle.fit import mebibytes, millicores, node_shapes
-from agents.oracle.instance import static_events
+from agents.oracle.instance import slowest_rates, static_events
+from agents.oracle.intervals import Interval
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES
@@ -75,6 +76,7 @@ class EpisodeColumns:
         fits: ``(S, J')`` bool, job fits an empty node of shape ``s``; ``sizes``: ``(S,)`` nodes
             per shape; ``capacity``: ``(S, 3)`` cpu millicores, MiB and GPUs of the shape.
         a, d, w: Arrival, duration and first window end (seconds).
+        longest: ``(J',)`` the longest a run can last under contention (seconds; ``d`` without).
         need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
         events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
         shape_ints: Per shape, the sorted interruption times of all its nodes.
@@ -101,6 +103,10 @@ class EpisodeColumns:
         self.capacity = np.array([[millicores(n.cpu_cores), mebibytes(n.mem_gb), n.gpu_count] for n in first],
                                  dtype=np.float64).reshape(-1, 3)
         self.a, self.d = jobs.arrival_s[placeable], jobs.duration_s[placeable]
+        rates = slowest_rates(view)
+        shape_rate = np.array([rates[np.asarray(m)].min() for m in shapes.members]).reshape(-1, 1)  # (S, 1)
+        slowest = np.where(self.fits, shape_rate, 1.0).min(axis=0, initial=1.0)  # (J',)
+        self.longest = np.where(slowest < 1.0, self.d / slowest * (1.0 + 1e-9), self.d)
         ttl = math.inf if self.ttl is None else self.ttl
         self.w = np.minimum(self.a + ttl, self.horizon)
         self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),
@@ -149,8 +155,8 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
     wh = np.array([hi for w in windows for _, hi in w], dtype=np.float64)
     if len(ep.edges) - 1 <= _MAX_SWEEP_CELLS:
         interruptions = [float(t) for times in ep.shape_ints for t in times]
-        points, fuzzy = superset_of(ep.horizon, ep.ttl, ep.d, interruptions, ep.events, tuple(windows), ep.edges,
-                                    max_points)
+        points, fuzzy = superset_of(ep.horizon, ep.ttl, (ep.d, ep.longest), interruptions, ep.events,
+                                    tuple(windows), ep.edges, max_points)
         per_cell = 1
     else:  # too fine a grid to sweep cheaply: any cell may hold max_points points and a piece
         points, fuzzy = np.zeros(0), np.ones(len(ep.edges) - 1, dtype=bool)
@@ -193,7 +199,7 @@ def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
         times: list[float] = []
         if ep.preemptible[j]:
             times = np.concatenate([ep.shape_ints[s] for s in np.flatnonzero(ep.fits[:, j])]).tolist()
-        windows, _ = windows_of(float(ep.a[j]), float(ep.d[j]), ep.horizon, ep.ttl,
+        windows, _ = windows_of(float(ep.a[j]), float(ep.longest[j]), ep.horizon, ep.ttl,
                                 preemptible=bool(ep.preemptible[j]), interruptions_s=times)
         out.append(windows)
     return out

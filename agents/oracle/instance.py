@@ -17,7 +17,8 @@ import numpy as np
 from agents.oracle.fit import candidates as fit_candidates
 from agents.oracle.fit import mebibytes, millicores, node_shapes
 from digital_twin import HindsightView, JobSpec, NodeSpec
-from digital_twin.objective import ACTIVE_NODES, ObjectiveWeights
+from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
+from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION, ObjectiveWeights
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,6 +31,8 @@ class OracleInstance:
         ttl_s: Queue TTL (``None`` = none).
         weights: Penalties per event in USD.
         active_nodes: True under the ``active-nodes`` cost model, False under ``prorated``.
+        deadline_at_completion: True when lateness is judged at a run's end (the ``completion``
+            deadline rule), False when at the first start (``first-start``).
         tick_times_s: ``(K,)`` SLA sampling times ``k * tick_s < horizon_s``.
         node_cpu_m, node_mem_mib, node_gpus: ``(N,)`` int64 capacities.
         node_price_per_s: ``(N,)`` node price in USD per second.
@@ -39,8 +42,13 @@ class OracleInstance:
         sla_allowed_cpu_m: ``(K, N)`` int64, the largest allocated millicores on node ``i`` at
             tick ``k`` that does not violate the SLA (``-1`` when the background alone does).
         job_ids: ``(J,)`` job ids in ``spec.jobs`` order (sorted by arrival).
-        arrival_s, duration_s: ``(J,)`` seconds.
+        arrival_s, duration_s: ``(J,)`` seconds (``duration_s`` nominal: a run at full speed).
+        longest_run_s: ``(J,)`` the longest a run can take under cpu contention, seconds: the
+            nominal duration over the slowest rate of its candidate nodes (``duration_s`` without
+            interference; :func:`slowest_rates`).
         deadline_s: ``(J,)`` seconds, ``+inf`` for jobs without a deadline.
+        latency_slo_s: ``(J,)`` latency SLO, ``latency_slo_factor x duration_s`` (the
+            ``utility`` term reads it for latency-critical jobs).
         job_cpu_m, job_mem_mib, job_gpus: ``(J,)`` int64 requests.
         job_lc, job_preemptible: ``(J,)`` bool.
         submitted: ``(J,)`` bool, arrival before the horizon (later jobs never exist).
@@ -58,6 +66,7 @@ class OracleInstance:
     ttl_s: float | None
     weights: ObjectiveWeights
     active_nodes: bool
+    deadline_at_completion: bool
     tick_times_s: np.ndarray  # (K,)
     node_cpu_m: np.ndarray  # (N,)
     node_mem_mib: np.ndarray  # (N,)
@@ -70,7 +79,9 @@ class OracleInstance:
     job_ids: tuple[str, ...]
     arrival_s: np.ndarray  # (J,)
     duration_s: np.ndarray  # (J,)
+    longest_run_s: np.ndarray  # (J,)
     deadline_s: np.ndarray  # (J,)
+    latency_slo_s: np.ndarray  # (J,)
     job_cpu_m: np.ndarray  # (J,)
     job_mem_mib: np.ndarray  # (J,)
     job_gpus: np.ndarray  # (J,)
@@ -106,12 +117,14 @@ class OracleInstance:
         submitted = np.array([j.arrival_s < horizon for j in jobs], dtype=bool)
         placeable = submitted & np.array([bool(c) for c in candidates], dtype=bool)
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
+        durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
         return cls(
             horizon_s=horizon,
             tick_s=float(spec.tick_s),
             ttl_s=None if spec.queue_ttl_s is None else float(spec.queue_ttl_s),
             weights=spec.weights,
             active_nodes=spec.cost_model == ACTIVE_NODES,
+            deadline_at_completion=spec.deadline_rule == DEADLINE_AT_COMPLETION,
             tick_times_s=ticks,
             node_cpu_m=node_cpu,
             node_mem_mib=np.array([mebibytes(n.mem_gb) for n in fleet], dtype=np.int64),
@@ -123,8 +136,10 @@ class OracleInstance:
             sla_allowed_cpu_m=_sla_allowed(background, node_cpu, float(spec.sla_threshold_pct)),
             job_ids=tuple(j.job_id for j in jobs),
             arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
-            duration_s=np.array([j.duration_s for j in jobs], dtype=np.float64),
+            duration_s=durations,
+            longest_run_s=longest_runs(durations, candidates, slowest_rates(view)),
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
+            latency_slo_s=durations * float(spec.latency_slo_factor),  # the twin's float expression
             job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
             job_mem_mib=np.array([mebibytes(j.mem_gb) for j in jobs], dtype=np.int64),
             job_gpus=np.array([j.gpu_count for j in jobs], dtype=np.int64),
@@ -149,6 +164,36 @@ class OracleInstance:
     def placeable(self, job: int) -> bool:
         """Submitted and fits some node when empty (otherwise rejected on arrival, or never exists)."""
         return bool(self.submitted[job]) and bool(self.candidates[job])
+
+
+def slowest_rates(view: HindsightView) -> np.ndarray:
+    """``(N,)`` the lowest progress rate each node's jobs can have before the horizon (1.0 without interference).
+
+    Under processor sharing a node's rate is lowest when it is fully allocated
+    (:func:`digital_twin.contention.slowest_rate`); the background is a step function of the
+    ticks before the horizon, computed in millicores exactly as the twin does.
+    """
+    spec = view.spec
+    n_nodes = len(spec.fleet)
+    if spec.interference != PROCESSOR_SHARING:
+        return np.ones(n_nodes)
+    n_ticks = max(1, len(view.tick_times_s))
+    background = np.asarray(view.background_cpu_pct, dtype=np.float64)[:n_ticks]  # (K, N)
+    capacity = [millicores(n.cpu_cores) for n in spec.fleet]
+    return np.array([
+        min(slowest_rate(float(pct) * capacity[i] / 100.0, capacity[i]) for pct in background[:, i])
+        for i in range(n_nodes)
+    ])
+
+
+def longest_runs(durations: np.ndarray, candidates: Sequence[Sequence[int]], rates: np.ndarray) -> np.ndarray:
+    """``(J,)`` each job's nominal duration over the slowest rate of its candidate nodes (seconds).
+
+    Exactly the nominal duration where no candidate can slow down; elsewhere a tiny relative
+    margin covers the rounding of the twin's piecewise progress.
+    """
+    slowest = np.array([min((rates[i] for i in nodes), default=1.0) for nodes in candidates])
+    return np.where(slowest < 1.0, durations / slowest * (1.0 + 1e-9), durations)
 
 
 def _rates(

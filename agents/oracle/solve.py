@@ -12,8 +12,9 @@ from agents.oracle.bound import bound_options
 from agents.oracle.budget import budget_bytes, check_memory
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import Options
-from agents.oracle.plan import advance_starts, evaluate_plan, greedy_plan, plan_options
+from agents.oracle.plan import advance_starts, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
+from agents.oracle.replay import replay_plan
 from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
@@ -29,8 +30,10 @@ class OracleResult:
     Attributes:
         plan: ``job_id -> (node_index, start_s)`` for every job the plan starts, ``None`` for
             the others (rejected by TTL or at the horizon, unplaceable, or never submitted).
-        plan_objective_usd: The plan's objective: the program value of the chosen solution,
-            recomputed exactly; replaying the plan through the twin gives the same value.
+        plan_objective_usd: The plan's objective: what the twin charges when it replays the
+            plan (:func:`agents.oracle.replay.replay_plan`). Without cpu contention this is the
+            program value of the chosen solution; under contention runs last longer than the
+            program's nominal durations, and the replay says what that costs.
         lower_bound_usd: No policy of the twin can do better on this episode.
         status: ``"proven-optimal"`` (plan meets the bound), ``"gap"`` (both programs solved
             to optimality, but the relaxation is below the plan), or ``"time-limit"`` (a solve
@@ -103,7 +106,8 @@ def solve_oracle(
     candidates = [("greedy", greedy_plan(inst, options))]
     if program.chosen is not None:
         candidates.insert(0, ("milp", advance_starts(inst, options, program.chosen)))
-    scored = [(evaluate_plan(inst, options, chosen), source, chosen) for source, chosen in candidates]
+    scored = [(replay_plan(hindsight, _plan_dict(inst, options, chosen)), source, chosen)
+              for source, chosen in candidates]
     breakdown, source, chosen = scored[0]
     for other in scored[1:]:  # the fallback only when strictly better (not by float noise)
         if other[0].total_usd < breakdown.total_usd - 1e-9 * max(1.0, abs(breakdown.total_usd)):

@@ -3,18 +3,33 @@
 The twin counts every term of :data:`~digital_twin.objective.PENALTIES` where its rule is met
 (:mod:`digital_twin.event_handlers`). The oracle's programs must charge a plan exactly what the
 twin will count, and charge the relaxation no more than any episode counts
-(:mod:`agents.oracle.bound` argues why). A term is charged in one or more of three places:
+(:mod:`agents.oracle.bound` argues why). A term is charged in one or more of four ways:
 
-* **per option**, decided by the run an option stands for (QoS, eviction, deadline, waiting):
-  a count per term in each row of ``Options.counts`` (``(n, T)``, ``T = len(PENALTIES)``, table
-  order); exact for a point start (:func:`point_counts`), at the cell's first start or the
-  infimum over the rest of it for a cell (:func:`cell_counts`), and only what no earlier run can
-  have avoided for a job whose earlier run may have been evicted (:func:`relax_for_earlier_runs`,
-  :func:`add_earlier_spot_run`);
+* **per option**, decided by the run an option stands for (QoS, eviction, deadline, waiting,
+  lost utility): a count per term in each row of ``Options.counts`` (``(n, T)``, ``T =
+  len(PENALTIES)``, table order); exact for a point start with a nominal run
+  (:func:`point_counts`), at the cell's first start or the infimum over the rest of it for a
+  cell (:func:`cell_counts`), and only what no earlier run can have avoided for a job whose
+  earlier run may have been evicted (:func:`relax_for_earlier_runs`, :func:`add_earlier_spot_run`);
 * **per job not served**, the program's "no option" choice (rejection, waiting until the job
-  left the queue): :func:`unserved_counts`;
+  left the queue, a latency-critical job's whole utility): :func:`unserved_counts`;
 * **by the program** (the SLA: a variable per latency-critical job and rows over node loads,
-  :mod:`agents.oracle.program`), whose count a plan reports through :func:`plan_counts`.
+  :mod:`agents.oracle.program`), whose count a plan reports through :func:`plan_counts`;
+* **not at all**: ``unfairness`` is a function of the whole episode (Jain's index over the
+  workload classes), not a sum over jobs, so no option can carry it. It is charged 0 (its
+  count column stays 0 everywhere): the relaxation stays a lower bound because the term is
+  >= 0, the plan program does not optimise it, and the plan's value counts it by replaying the
+  plan in the twin (:mod:`agents.oracle.replay`).
+
+The terms judged at the end of a run (lost utility, the deadline under the ``completion``
+rule) are charged at the run's *nominal* end ``e = min(s + d, H)`` (completion, or the horizon
+for a run still going). Cpu contention only lengthens a run, and both only grow with the end,
+so they are charged no more than any longer run counts, with one exception: a longer run of a
+non-preemptible job may reach an interruption and fail, and a failed job is never late. Under
+the ``completion`` rule such a run (one the node's next interruption falls within
+``longest_run_s`` of its start) is charged no deadline miss. A failed latency-critical job
+loses all its utility (1), at least what any completed run loses, so utility needs no such care.
+Without contention ``longest_run_s`` is the nominal duration and every charge is exact.
 
 USD amounts are always summed in table order (:func:`penalty_usd`), as the twin sums them.
 """
@@ -27,13 +42,16 @@ from agents.oracle.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT = (
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait")
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = (
+    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
 )
 
 
 def point_counts(inst: OracleInstance, job: int, node: int, starts: np.ndarray, t_next: np.ndarray) -> np.ndarray:
     """``(n, T)`` counts of starting ``job`` on ``node`` at each of ``starts``, exactly as the twin counts.
+
+    Exact for a nominal run (no cpu contention); under contention a lower bound (see the
+    module docstring).
 
     Args:
         inst: The episode.
@@ -43,9 +61,17 @@ def point_counts(inst: OracleInstance, job: int, node: int, starts: np.ndarray, 
         t_next: ``(n,)`` the node's first interruption after each start (``inf``: none).
     """
     counts = _option_counts(inst, job, node, len(starts))
-    counts[:, _EVICTION] = (~inst.job_preemptible[job]) & (t_next < starts + inst.duration_s[job])
-    counts[:, _DEADLINE] = starts > inst.deadline_s[job]
+    d = inst.duration_s[job]
+    fails = (~inst.job_preemptible[job]) & (t_next < starts + d)
+    counts[:, _EVICTION] = fails
+    end = np.minimum(starts + d, inst.horizon_s)
+    if inst.deadline_at_completion:
+        may_fail = (~inst.job_preemptible[job]) & (t_next < starts + inst.longest_run_s[job])
+        counts[:, _DEADLINE] = ~may_fail & (end > inst.deadline_s[job])
+    else:
+        counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)
     return counts
 
 
@@ -55,7 +81,8 @@ def cell_counts(
     """``(n, T)`` counts of a start in each cell ``[lo, hi)``: at ``lo``, or their infimum over ``(lo, hi)``.
 
     A count is dropped from the infimum when any start inside the cell avoids it (each term is
-    bounded separately). No interruption and no deadline lies strictly inside a cell.
+    bounded separately). No interruption and no deadline lies strictly inside a cell, nor
+    does a start whose nominal run would end at an interruption (cells are cut at ``t - d``).
 
     Args:
         inst: The episode.
@@ -66,23 +93,53 @@ def cell_counts(
         infimum: False for the counts of the start at ``lo``, True for the infimum over the open cell.
     """
     counts = _option_counts(inst, job, node, len(lo))
-    reach = lo + inst.duration_s[job]
-    fails = ~inst.job_preemptible[job]
-    counts[:, _EVICTION] = fails & ((t_next <= reach) if infimum else (t_next < reach))
+    d = inst.duration_s[job]
+    reach = lo + d
+    fails = ~inst.job_preemptible[job] & ((t_next <= reach) if infimum else (t_next < reach))
+    counts[:, _EVICTION] = fails
     deadline = inst.deadline_s[job]
-    counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
+    end = np.minimum(reach, inst.horizon_s)  # the nominal end of the run from lo; later starts end later
+    if inst.deadline_at_completion:
+        counts[:, _DEADLINE] = _late_at_completion(inst, job, lo, t_next, deadline, infimum=infimum)
+    else:
+        counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
     counts[:, _WAIT] = (lo - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
+    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)  # the loss rises with the end
     return counts
+
+
+def _late_at_completion(
+    inst: OracleInstance, job: int, lo: np.ndarray, t_next: np.ndarray, deadline: float, *, infimum: bool
+) -> np.ndarray:
+    """``(n,)`` bool: a deadline miss under the ``completion`` rule, of a start at ``lo`` or in ``(lo, hi)``.
+
+    Late when the run's end ``min(s + d, H)`` is past the deadline (non-decreasing in ``s``),
+    unless the run may fail (then never late). Inside a cell the nominal failure is constant;
+    a run stretched by contention may fail at any interruption after the start, so the
+    infimum drops the miss whenever one follows (:attr:`OracleInstance.longest_run_s`).
+    """
+    d = inst.duration_s[job]
+    reach = lo + d
+    non_preemptible = not inst.job_preemptible[job]
+    if not infimum:
+        may_fail = non_preemptible & (t_next < lo + inst.longest_run_s[job])
+        return ~may_fail & (np.minimum(reach, inst.horizon_s) > deadline)
+    stretches = bool(inst.longest_run_s[job] > d)
+    may_fail = non_preemptible & ((t_next <= reach) | (stretches & np.isfinite(t_next)))
+    late = np.where(reach < inst.horizon_s, reach >= deadline, inst.horizon_s > deadline)  # s + d > reach
+    return ~may_fail & late
 
 
 def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray) -> None:
     """Keep, for a job whose earlier run may have been evicted, only what every run counts (in place).
 
     The option stands for the job's *last* run; the terms judged at the first start are then
-    known only by their bound over all first starts: late only when the arrival is already past
-    the deadline, and no wait.
+    known only by their bound over all first starts: under the ``first-start`` rule late only
+    when the arrival is already past the deadline, and no wait. The terms judged at the end
+    of a run (lost utility, the ``completion`` rule's deadline) judge the last run: they stay.
     """
-    counts[:, _DEADLINE] = inst.arrival_s[job] > inst.deadline_s[job]
+    if not inst.deadline_at_completion:
+        counts[:, _DEADLINE] = inst.arrival_s[job] > inst.deadline_s[job]
     counts[:, _WAIT] = 0.0
 
 
@@ -100,9 +157,9 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
     """``(J, T)`` counts of leaving each job unserved: the program's "no option" choice.
 
     Every submitted job that is not served counts a rejection (TTL, unplaceable, or still queued
-    at the horizon) and, never started, its wait until it left the queue: ``min(a + TTL, H) - a``
-    for a job that fits some node, 0 for one rejected on arrival. Jobs arriving at or after the
-    horizon never exist and count nothing.
+    at the horizon), a latency-critical one its whole utility (1), and, never started, its wait
+    until it left the queue: ``min(a + TTL, H) - a`` for a job that fits some node, 0 for one
+    rejected on arrival. Jobs arriving at or after the horizon never exist and count nothing.
 
     Args:
         inst: The episode.
@@ -111,6 +168,7 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
     """
     counts = np.zeros((inst.n_jobs, N_TERMS))
     counts[:, _REJECTION] = inst.submitted
+    counts[:, _UTILITY] = inst.submitted & inst.job_lc
     never_started = np.array([inst.placeable(j) for j in range(inst.n_jobs)], dtype=bool)
     if may_have_started is not None:
         never_started &= ~may_have_started  # a started job's wait ended at its first start: bound by 0
@@ -132,6 +190,9 @@ def penalty_usd(inst: OracleInstance, counts: np.ndarray) -> np.ndarray:
 def plan_counts(option_counts: np.ndarray, unserved: np.ndarray, sla_violations: int) -> list[int | float]:
     """The counts, in table order, of a plan: its options', its unserved jobs' and the SLA's.
 
+    ``unfairness`` is not charged (0; see the module docstring): the plan's own value is its
+    replay's.
+
     Args:
         option_counts: ``(P, T)`` counts of the options the plan picked.
         unserved: ``(U, T)`` :func:`unserved_counts` rows of the jobs it leaves unserved.
@@ -140,6 +201,18 @@ def plan_counts(option_counts: np.ndarray, unserved: np.ndarray, sla_violations:
     totals = option_counts.sum(axis=0) + unserved.sum(axis=0)
     totals[_SLA] += sla_violations
     return [round(v) if term.integral else float(v) for term, v in zip(PENALTIES, totals, strict=True)]
+
+
+def _utility_lost(inst: OracleInstance, job: int, end: np.ndarray, fails: np.ndarray) -> np.ndarray:
+    """``(n,)`` utility a latency-critical job loses by runs ending at ``end`` (1 where they fail; 0 if not LC).
+
+    :func:`digital_twin.objective.utility_loss` of ``end - arrival``, vectorised with the same
+    float operations.
+    """
+    if not inst.job_lc[job]:
+        return np.zeros(len(end))
+    lost = np.clip((end - inst.arrival_s[job]) / inst.latency_slo_s[job] - 1.0, 0.0, 1.0)
+    return np.where(fails, 1.0, lost)
 
 
 def _option_counts(inst: OracleInstance, job: int, node: int, n: int) -> np.ndarray:

@@ -13,6 +13,8 @@ A scenario fixes everything an episode needs::
     sla_threshold_pct: 90
     cost_model: prorated            # or active-nodes
     interference: processor-sharing # or none: how background load slows jobs (digital_twin.contention)
+    deadline_rule: first-start      # or completion: when a job is late (digital_twin.objective.DEADLINE_RULES)
+    latency_slo_factor: 2.0         # latency-critical SLO = factor x nominal duration (the utility term); > 0
     weights: {rejection_usd: 2.0, ..}  # USD per unit of a penalty term: the weight_key of each row of
                                     # digital_twin.objective.PENALTIES (ObjectiveWeights' fields)
     spot: {recovery_s: 600, interruptions: true}
@@ -58,7 +60,14 @@ from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCES
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import FILE_LIMITS, Limits, count
-from digital_twin.objective import COST_MODELS, PRORATED, ObjectiveWeights
+from digital_twin.objective import (
+    COST_MODELS,
+    DEADLINE_AT_FIRST_START,
+    DEADLINE_RULES,
+    DEFAULT_LATENCY_SLO_FACTOR,
+    PRORATED,
+    ObjectiveWeights,
+)
 from digital_twin.scenario.fleet_section import FLEET_PRESETS, FleetLoader, fleet_loader
 from digital_twin.scenario.paths import VAR, resolve_path
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
@@ -80,6 +89,8 @@ _CHANGEABLE_SETTINGS = frozenset(
     {
         "cost_model",
         "interference",
+        "deadline_rule",
+        "latency_slo_factor",
         "weights",
         "sla_threshold_pct",
         "queue_ttl_s",
@@ -103,8 +114,8 @@ class Scenario:
         content_hash: SHA-256 of the file's bytes (what a recording pins).
         seed: Default episode seed.
         horizon_s, start_hour, job_budget, queue_ttl_s, sla_threshold_pct, spot_recovery_s,
-        spot_interruptions, cost_model, interference, weights: Episode settings (see the module
-        docstring).
+        spot_interruptions, cost_model, interference, deadline_rule, latency_slo_factor, weights:
+        Episode settings (see the module docstring).
         per_episode_workload: True when each episode draws its own jobs from its seed.
         telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
@@ -126,6 +137,8 @@ class Scenario:
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None
     cost_model: str
     interference: str
+    deadline_rule: str
+    latency_slo_factor: float
     weights: ObjectiveWeights
     per_episode_workload: bool
     telemetry_source: str
@@ -169,6 +182,8 @@ class Scenario:
             spot_recovery_s=self.spot_recovery_s,
             cost_model=self.cost_model,
             interference=self.interference,
+            deadline_rule=self.deadline_rule,
+            latency_slo_factor=self.latency_slo_factor,
             weights=self.weights,
             spot_interruptions=self.spot_interruptions,
             fixed_interruptions_s=self.fixed_interruptions_s,
@@ -263,6 +278,10 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
     if cost_model not in COST_MODELS:
         raise top.error("cost_model", f"must be one of {COST_MODELS}, got {short_repr(cost_model)}")
     interference = _interference(top, version)
+    deadline_rule = top.get("deadline_rule", str, DEADLINE_AT_FIRST_START)
+    if deadline_rule not in DEADLINE_RULES:
+        raise top.error("deadline_rule", f"must be one of {DEADLINE_RULES}, got {short_repr(deadline_rule)}")
+    latency_slo_factor = top.positive("latency_slo_factor", DEFAULT_LATENCY_SLO_FACTOR)
     weights = _weights(top)
     spot = top.section("spot", required=False)
     recovery_s, interruptions, fixed = _spot(spot) if spot is not None else (600.0, True, None)
@@ -286,6 +305,8 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         fixed_interruptions_s=fixed,
         cost_model=cost_model,
         interference=interference,
+        deadline_rule=deadline_rule,
+        latency_slo_factor=latency_slo_factor,
         weights=weights,
         per_episode_workload=per_episode,
         telemetry_source=str(top.data["telemetry"].get("reader", "?"))

@@ -19,7 +19,8 @@ BENCH_DAYS = 7
 def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
     """The benchmark episode: the default fleet, the bundled trace, the generator's default workload.
 
-    300 s ticks, nodes reading the trace at spread offsets, one job per 2 min on average (diurnal).
+    300 s ticks, nodes reading the trace at spread offsets, one job per 2 min on average (diurnal);
+    the default scenario's physics (cpu contention) and weights.
     """
     scenario = scenarios.load("fleet5-synthetic")
     horizon_s = days * 86_400.0
@@ -33,6 +34,7 @@ def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
         queue_ttl_s=scenario.queue_ttl_s,
         cost_model=scenario.cost_model,
         weights=scenario.weights,
+        interference=scenario.interference,
     )
 
 
