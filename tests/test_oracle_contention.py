@@ -15,23 +15,10 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
 from agents.oracle import solve_oracle
-from agents.oracle.replay import planned_node
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy
-from tests.test_oracle_random import TOL, brute_force_optimum, cheapest, policy_objective, small_specs
-
-
-def _replay_by_rule(spec: TwinSpec, plan: dict) -> float:
-    """The plan played through a fresh twin with the oracle agent's rule."""
-    twin = DigitalTwin(spec)
-    twin.reset(np.random.default_rng(0))
-    while not twin.done:
-        job = twin.current_job
-        assert job is not None
-        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask())
-        twin.defer() if node is None else twin.place(node)
-    return twin.objective().total_usd
+from tests.test_oracle_random import TOL, brute_force_optimum, cheapest, policy_objective, replay_plan, small_specs
 
 
 def _check(spec: TwinSpec) -> None:
@@ -39,7 +26,7 @@ def _check(spec: TwinSpec) -> None:
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight(), time_limit_s=20.0)
-    replayed = _replay_by_rule(spec, result.plan)
+    replayed = replay_plan(spec, result)
     assert abs(replayed - result.plan_objective_usd) <= TOL, (replayed, result.plan_objective_usd)
     assert result.lower_bound_usd <= result.plan_objective_usd + TOL
     for policy in (first_fit, cheapest, seeded_random_policy(1), seeded_random_policy(2, defer_prob=0.5)):

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from agents.oracle import OracleResult, solve_oracle
 from agents.oracle.instance import OracleInstance
+from agents.oracle.replay import planned_node
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.objective import DEADLINE_RULES, PENALTIES
 from tests.helpers import Policy, first_fit, run_twin, seeded_random_policy
@@ -188,11 +189,11 @@ def replay_plan(spec: TwinSpec, result: OracleResult) -> float:
     while not twin.done:
         job = twin.current_job
         assert job is not None
-        planned = result.plan[job.job_id]
-        if planned is not None and planned[1] == twin.time_s and twin.can_place(planned[0]):
-            twin.place(planned[0])
-        else:
+        node = planned_node(result.plan, job.job_id, twin.time_s, twin.feasible_mask())
+        if node is None:
             twin.defer()
+        else:
+            twin.place(node)
     return twin.objective().total_usd
 
 
