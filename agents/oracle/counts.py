@@ -34,7 +34,7 @@ import numpy as np
 
 from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
 from agents.oracle.fit import mebibytes, millicores, node_shapes
-from agents.oracle.instance import slowest_rates, static_events
+from agents.oracle.instance import longest_runs, slowest_rates, static_events
 from agents.oracle.intervals import Interval
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
@@ -106,7 +106,7 @@ class EpisodeColumns:
         rates = slowest_rates(view)
         shape_rate = np.array([rates[np.asarray(m)].min() for m in shapes.members]).reshape(-1, 1)  # (S, 1)
         slowest = np.where(self.fits, shape_rate, 1.0).min(axis=0, initial=1.0)  # (J',)
-        self.longest = np.where(slowest < 1.0, self.d / slowest * (1.0 + 1e-9), self.d)
+        self.longest = longest_runs(self.d, slowest)
         ttl = math.inf if self.ttl is None else self.ttl
         self.w = np.minimum(self.a + ttl, self.horizon)
         self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),

@@ -137,7 +137,7 @@ class OracleInstance:
             job_ids=tuple(j.job_id for j in jobs),
             arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
             duration_s=durations,
-            longest_run_s=longest_runs(durations, candidates, slowest_rates(view)),
+            longest_run_s=longest_runs(durations, _slowest_on(candidates, slowest_rates(view))),
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
             latency_slo_s=durations * float(spec.latency_slo_factor),  # the twin's float expression
             job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
@@ -186,14 +186,18 @@ def slowest_rates(view: HindsightView) -> np.ndarray:
     ])
 
 
-def longest_runs(durations: np.ndarray, candidates: Sequence[Sequence[int]], rates: np.ndarray) -> np.ndarray:
-    """``(J,)`` each job's nominal duration over the slowest rate of its candidate nodes (seconds).
+def longest_runs(durations: np.ndarray, slowest: np.ndarray) -> np.ndarray:
+    """``(J,)`` each job's nominal duration over ``slowest``, its slowest possible rate (seconds).
 
-    Exactly the nominal duration where no candidate can slow down; elsewhere a tiny relative
-    margin covers the rounding of the twin's piecewise progress.
+    Exactly the nominal duration where the job cannot slow down (rate 1); elsewhere a tiny
+    relative margin covers the rounding of the twin's piecewise progress.
     """
-    slowest = np.array([min((rates[i] for i in nodes), default=1.0) for nodes in candidates])
     return np.where(slowest < 1.0, durations / slowest * (1.0 + 1e-9), durations)
+
+
+def _slowest_on(candidates: Sequence[Sequence[int]], rates: np.ndarray) -> np.ndarray:
+    """``(J,)`` the slowest of ``rates`` (``(N,)``) over each job's candidate nodes (1.0 for none)."""
+    return np.array([min((rates[i] for i in nodes), default=1.0) for nodes in candidates])
 
 
 def _rates(
