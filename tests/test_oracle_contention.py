@@ -5,6 +5,7 @@ node is slowed) with processor sharing on: runs last longer than the programs' n
 durations, completions fall between the tick-grid points, and the bound must still hold against
 every decision sequence of the twin. The plan's objective is what the twin charges when it
 replays the plan (:func:`agents.oracle.replay.replay_plan`), also through the env's agent rule.
+The worst-case plan program (runs reserved until their worst-case end) is replayed start for start.
 """
 
 from __future__ import annotations
@@ -12,10 +13,17 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from agents.oracle import solve_oracle
-from digital_twin import DigitalTwin, TwinSpec
+from agents.oracle.instance import OracleInstance
+from agents.oracle.plan import evaluate_plan, greedy_plan, plan_options
+from agents.oracle.program import solve_program
+from agents.oracle.replay import planned_node
+from agents.oracle.replay import replay_plan as replay_plan_objective
+from agents.oracle.stretch import worst_case_ends
+from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy
 from tests.test_oracle_random import TOL, brute_force_optimum, cheapest, policy_objective, replay_plan, small_specs
@@ -50,3 +58,60 @@ def test_oracle_contention__bound_below_the_optimum_below_the_replayed_plan(spec
 def test_oracle_contention__on_the_tick_grid_too(spec: TwinSpec) -> None:
     """Arrivals and durations on the tick grid: contention moves completions off it."""
     _check(spec)
+
+
+def _first_starts(spec: TwinSpec, plan: dict[str, tuple[int, float] | None]) -> dict[str, tuple[int, float]]:
+    """Replay ``plan`` by the oracle agent's rule; each job's first start ``(node, time_s)``."""
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    starts: dict[str, tuple[int, float]] = {}
+    while not twin.done:
+        job = twin.current_job
+        assert job is not None
+        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask())
+        if node is None:
+            twin.defer()
+        else:
+            starts.setdefault(job.job_id, (node, twin.time_s))
+            twin.place(node)
+    return starts
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False))
+def test_worst_case_plan__the_twin_replays_it_start_for_start(spec: TwinSpec) -> None:
+    """Runs reserved until their worst-case end: every planned start happens as planned, and costs no more."""
+    spec = dataclasses.replace(spec, interference=PROCESSOR_SHARING)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    inst = OracleInstance.from_hindsight(twin.hindsight())
+    options = plan_options(inst, worst_case=True)
+    program = solve_program(inst, options, 20.0, 1e-7)
+    plans = [greedy_plan(inst, options)] + ([] if program.chosen is None else [program.chosen])
+    for chosen in plans:
+        planned = {inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]))
+                   for j, o in enumerate(chosen) if o >= 0}
+        assert _first_starts(spec, dict(planned)) == planned
+        charged = evaluate_plan(inst, options, chosen)
+        replayed = replay_plan_objective(twin.hindsight(), dict(planned))
+        assert replayed.cost_usd <= charged.cost_usd + TOL, (replayed.cost_usd, charged.cost_usd)
+        assert replayed["sla_violations"] <= charged["sla_violations"]
+
+
+def test_worst_case_ends__exact_without_contention_and_never_before_the_twin() -> None:
+    """A run alone on a node with a 100 % background tick then 0 %: half speed, then full speed."""
+    node = NodeSpec("c0", "x86_64", "on-demand", 1, 8, 0.36)
+    jobs = (JobSpec("j", 0.0, 450.0, "batch", 1, 1),)
+    for interference, expected in ((PROCESSOR_SHARING, 300.0 + 300.0), ("none", 450.0)):
+        background = np.zeros((3, 1, 2))
+        background[0, 0, 0] = 100.0  # tick 0: rate 1/2 for 300 s (150 s of work), then 300 s at rate 1
+        spec = TwinSpec((node,), jobs, Telemetry(background, 300.0), 900.0, interference=interference)
+        twin = DigitalTwin(spec)
+        twin.reset(np.random.default_rng(0))
+        inst = OracleInstance.from_hindsight(twin.hindsight())
+        end = float(worst_case_ends(inst, 0, np.array([0.0]), 450.0)[0])
+        assert expected <= end <= expected * (1 + 1e-8)
+        twin.place(0)
+        while not twin.done:
+            twin.defer()
+        assert twin.objective().cost_usd == pytest.approx(0.0001 * expected, rel=1e-8)

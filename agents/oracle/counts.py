@@ -129,10 +129,17 @@ class EpisodeColumns:
         return np.unique(np.concatenate((self.edges[::step], self.edges[-1:])))
 
 
-def plan_size(ep: EpisodeColumns) -> ProgramSize:
-    """Upper bounds for the plan program: options at static events, rows over each usage range."""
+def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize:
+    """Upper bounds for a plan program: options at static events, rows over each usage range.
+
+    Args:
+        ep: The episode's columns.
+        runs: ``(J',)`` how long the program reserves each run, seconds: ``ep.d`` (the default,
+            the nominal plan) or ``ep.longest`` (covering the worst-case plan's reservations).
+    """
+    runs = ep.d if runs is None else runs
     starts = 1 + _count(ep.events, np.nextafter(ep.a, np.inf), ep.w)  # arrival + events in (a, W)
-    end = np.minimum(ep.w + ep.d, ep.horizon)
+    end = np.minimum(ep.w + runs, ep.horizon)
     taus = _count(ep.events, ep.a, end)
     span = None
     if ep.active:
@@ -142,7 +149,7 @@ def plan_size(ep: EpisodeColumns) -> ProgramSize:
             inside = np.searchsorted(ep.events, y, side="left") - first[j, None]
             return (y > ep.a[j, None]) + np.clip(inside, 0, starts[j, None] - 1)
 
-        span = _span_pairs(ep, n_starts, taus, end)
+        span = _span_pairs(ep, n_starts, taus, end, runs)
     ticks = _count(ep.ticks, np.nextafter(ep.a, np.inf), end)
     return _program(ep, ep.c * starts, _capacity_pairs(ep, ep.events, end), ticks, span)
 
@@ -187,7 +194,7 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
             before = found(np.broadcast_to(ep.a[j, None], y.shape), np.minimum(y, w_end[j, None]))
             return np.where(y > ep.a[j, None], before + group_cuts[j, None], 0)
 
-        span = _span_pairs(ep, n_starts, taus, end) + (node_taus * ep.fits).sum(axis=0)
+        span = _span_pairs(ep, n_starts, taus, end, ep.d) + (node_taus * ep.fits).sum(axis=0)
     options = ep.c * (in_windows + own_cuts) + ep.shape_cuts_sum @ ep.fits
     return _program(ep, options, capacity, _count(ep.ticks, ep.a, end), span)
 
@@ -262,17 +269,19 @@ def _capacity_pairs(ep: EpisodeColumns, taus: np.ndarray, end: np.ndarray) -> tu
     return out, rows
 
 
-def _span_pairs(ep: EpisodeColumns, n_starts: StartCounter, taus: np.ndarray, end: np.ndarray) -> np.ndarray:
+def _span_pairs(
+    ep: EpisodeColumns, n_starts: StartCounter, taus: np.ndarray, end: np.ndarray, runs: np.ndarray
+) -> np.ndarray:
     """``(J',)`` activity intervals over all groups of each job: usage starts and ends in range.
 
-    Ends of options on a node are ``start + d`` of the jobs fitting its shape, its
+    Ends of options on a node are ``start + runs`` of the jobs fitting its shape, its
     interruptions and ``H``, counted from grid bins of the shifted start counts.
     """
     edges = ep.bin_edges
     ends = np.zeros((len(ep.sizes), len(edges)))  # (S, edges): usage ends before each edge
     for first in range(0, len(ep.a), _CHUNK_JOBS):
         j = np.arange(first, min(first + _CHUNK_JOBS, len(ep.a)))
-        ends += ep.fits[:, j] @ n_starts(edges[None, :] - ep.d[j, None], j).astype(np.float64)
+        ends += ep.fits[:, j] @ n_starts(edges[None, :] - runs[j, None], j).astype(np.float64)
     lo = np.searchsorted(edges, ep.a, side="right") - 1
     hi = np.minimum(np.searchsorted(edges, end, side="right"), len(edges) - 1)
     interruptions = np.stack([_count(t, ep.a, end) for t in ep.shape_ints])  # (S, J')

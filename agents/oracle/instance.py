@@ -46,6 +46,8 @@ class OracleInstance:
         longest_run_s: ``(J,)`` the longest a run can take under cpu contention, seconds: the
             nominal duration over the slowest rate of its candidate nodes (``duration_s`` without
             interference; :func:`slowest_rates`).
+        slowest_rate: ``(K, N)`` the lowest progress rate of node ``i``'s jobs while tick ``k``'s
+            background holds (the node fully allocated; all 1.0 without interference).
         deadline_s: ``(J,)`` seconds, ``+inf`` for jobs without a deadline.
         latency_slo_s: ``(J,)`` latency SLO, ``latency_slo_factor x duration_s`` (the
             ``utility`` term reads it for latency-critical jobs).
@@ -80,6 +82,7 @@ class OracleInstance:
     arrival_s: np.ndarray  # (J,)
     duration_s: np.ndarray  # (J,)
     longest_run_s: np.ndarray  # (J,)
+    slowest_rate: np.ndarray  # (K, N)
     deadline_s: np.ndarray  # (J,)
     latency_slo_s: np.ndarray  # (J,)
     job_cpu_m: np.ndarray  # (J,)
@@ -118,6 +121,7 @@ class OracleInstance:
         placeable = submitted & np.array([bool(c) for c in candidates], dtype=bool)
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
         durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
+        slowest = slowest_rate_table(view)
         return cls(
             horizon_s=horizon,
             tick_s=float(spec.tick_s),
@@ -137,7 +141,8 @@ class OracleInstance:
             job_ids=tuple(j.job_id for j in jobs),
             arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
             duration_s=durations,
-            longest_run_s=longest_runs(durations, _slowest_on(candidates, slowest_rates(view))),
+            longest_run_s=longest_runs(durations, _slowest_on(candidates, slowest.min(axis=0))),
+            slowest_rate=slowest,
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
             latency_slo_s=durations * float(spec.latency_slo_factor),  # the twin's float expression
             job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
@@ -167,22 +172,28 @@ class OracleInstance:
 
 
 def slowest_rates(view: HindsightView) -> np.ndarray:
-    """``(N,)`` the lowest progress rate each node's jobs can have before the horizon (1.0 without interference).
+    """``(N,)`` the lowest progress rate each node's jobs can have before the horizon (1.0 without interference)."""
+    return slowest_rate_table(view).min(axis=0)
+
+
+def slowest_rate_table(view: HindsightView) -> np.ndarray:
+    """``(K, N)`` the lowest progress rate of each node's jobs while each tick's background holds.
 
     Under processor sharing a node's rate is lowest when it is fully allocated
     (:func:`digital_twin.contention.slowest_rate`); the background is a step function of the
-    ticks before the horizon, computed in millicores exactly as the twin does.
+    ticks before the horizon, computed in millicores exactly as the twin does. All 1.0
+    without interference (``K >= 1``).
     """
     spec = view.spec
     n_nodes = len(spec.fleet)
-    if spec.interference != PROCESSOR_SHARING:
-        return np.ones(n_nodes)
     n_ticks = max(1, len(view.tick_times_s))
+    if spec.interference != PROCESSOR_SHARING:
+        return np.ones((n_ticks, n_nodes))
     background = np.asarray(view.background_cpu_pct, dtype=np.float64)[:n_ticks]  # (K, N)
     capacity = [millicores(n.cpu_cores) for n in spec.fleet]
     return np.array([
-        min(slowest_rate(float(pct) * capacity[i] / 100.0, capacity[i]) for pct in background[:, i])
-        for i in range(n_nodes)
+        [slowest_rate(float(pct) * capacity[i] / 100.0, capacity[i]) for i, pct in enumerate(row)]
+        for row in background
     ])
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
+from agents.oracle.stretch import worst_case_ends
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,15 +133,22 @@ def unserved(inst: OracleInstance, may_have_started: np.ndarray | None = None) -
     return counts, terms.penalty_usd(inst, counts)
 
 
-def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> dict[str, np.ndarray]:
-    """Exact terms of starting ``job`` on ``node`` at each of ``starts`` (sorted, all allowed).
+def point_terms(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False
+) -> dict[str, np.ndarray]:
+    """Terms of starting ``job`` on ``node`` at each of ``starts`` (sorted, all allowed).
+
+    Each run lasts its nominal duration (exact without cpu contention; the relaxation's lower
+    bound under it), or with ``worst_case`` until its worst-case end under contention
+    (:mod:`agents.oracle.stretch`: the plan's reservation, charged as that longer run).
 
     Returns:
         A group block for :meth:`Options.concatenate` (crossing starts of preemptible jobs must
         have been removed by the caller; see :func:`crosses`).
     """
     t_next = inst.next_interruption_s(node, starts)
-    end = run_end(inst, job, starts, t_next)
+    reach = reach_of(inst, job, node, starts, worst_case=worst_case)
+    end = run_end(inst, job, starts, t_next, reach)
     cost = inst.rate_per_s[job, node] * (end - starts)
     ticks = inst.tick_times_s
     return block(
@@ -152,21 +160,36 @@ def point_terms(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -
         use=(starts, end),
         tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
         cost=cost,
-        counts=terms.point_counts(inst, job, node, starts, t_next),
+        counts=terms.point_counts(inst, job, node, starts, t_next, None if not worst_case else reach),
     )
 
 
-def run_end(inst: OracleInstance, job: int, starts: np.ndarray, t_next: np.ndarray) -> np.ndarray:
-    """``e(s)``: when a run started at ``s`` stops (completion, failure, or the horizon)."""
-    end = np.minimum(starts + inst.duration_s[job], inst.horizon_s)
+def reach_of(inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False) -> np.ndarray:
+    """``(n,)`` when runs from ``starts`` would complete, uncapped: nominally or at their worst-case end."""
+    if worst_case:
+        return worst_case_ends(inst, node, starts, float(inst.duration_s[job]))
+    return starts + inst.duration_s[job]
+
+
+def run_end(
+    inst: OracleInstance, job: int, starts: np.ndarray, t_next: np.ndarray, reach: np.ndarray | None = None
+) -> np.ndarray:
+    """``e(s)``: when a run started at ``s`` stops (completion at ``reach``, failure, or the horizon).
+
+    ``reach`` defaults to the nominal completion ``s + d``.
+    """
+    end = np.minimum(starts + inst.duration_s[job] if reach is None else reach, inst.horizon_s)
     if not inst.job_preemptible[job]:
         end = np.minimum(end, t_next)
     return end
 
 
-def crosses(inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> np.ndarray:
-    """``(n,)`` bool: a run started at each time would be running at an interruption."""
-    return inst.next_interruption_s(node, starts) < starts + inst.duration_s[job]
+def crosses(inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False) -> np.ndarray:
+    """``(n,)`` bool: a run started at each time would be running at an interruption.
+
+    The run lasts its nominal duration, or with ``worst_case`` until its worst-case end.
+    """
+    return inst.next_interruption_s(node, starts) < reach_of(inst, job, node, starts, worst_case=worst_case)
 
 
 def block(

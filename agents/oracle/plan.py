@@ -38,8 +38,13 @@ def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
     return np.concatenate(([a], inside))
 
 
-def plan_options(inst: OracleInstance) -> Options:
-    """Every option of the plan program (symmetric duplicates removed)."""
+def plan_options(inst: OracleInstance, *, worst_case: bool = False) -> Options:
+    """Every option of the plan program (symmetric duplicates removed).
+
+    With ``worst_case`` each run is reserved and charged until its worst-case end under cpu
+    contention (:mod:`agents.oracle.stretch`), so the twin replays every planned start; by
+    default runs last their nominal duration (exact without contention).
+    """
     blocks = []
     for j in range(inst.n_jobs):
         if not inst.placeable(j):
@@ -48,9 +53,9 @@ def plan_options(inst: OracleInstance) -> Options:
         for i in inst.candidates[j]:
             ok = np.array([not inst.is_down(i, float(s)) for s in starts], dtype=bool)
             if inst.job_preemptible[j]:
-                ok &= ~crosses(inst, j, i, starts)
+                ok &= ~crosses(inst, j, i, starts, worst_case=worst_case)
             if ok.any():
-                blocks.append(point_terms(inst, j, i, starts[ok]))
+                blocks.append(point_terms(inst, j, i, starts[ok], worst_case=worst_case))
     options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
 

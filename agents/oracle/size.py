@@ -60,6 +60,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from agents.oracle.budget import format_bytes
@@ -98,7 +99,8 @@ class OracleSizeEstimate:
 
     Attributes:
         n_nodes, n_jobs, n_ticks: The fleet, the workload (submitted or not), the SLA ticks.
-        plan: Upper bounds on the plan program's size.
+        plan: Upper bounds on the plan program's size (the larger of the nominal and the
+            worst-case plan under cpu contention; they are solved one after the other).
         bound: Upper bounds on the relaxation's size (``None`` when the bound is not computed).
         instance_bytes: The episode's arrays: ``(J, N)`` rates, ``(K, N)`` SLA tables and the
             candidate lists.
@@ -131,6 +133,11 @@ class OracleSizeEstimate:
                 f"estimated peak {format_bytes(self.peak_bytes)}")
 
 
+def larger(a: ProgramSize, b: ProgramSize) -> ProgramSize:
+    """Each count the larger of ``a``'s and ``b``'s (a bound on either program)."""
+    return ProgramSize(*(max(x, y) for x, y in zip(dataclasses.astuple(a), dataclasses.astuple(b), strict=True)))
+
+
 def _program_text(size: ProgramSize) -> str:
     return f"{size.n_variables:,} variables x {size.n_constraints:,} rows, {size.n_nonzeros:,} non-zeros"
 
@@ -155,13 +162,13 @@ def estimate_oracle_memory(
     ep = EpisodeColumns(hindsight, bound_grid_divisor)
     n_ticks = len(ep.ticks)
     rates = 8 * ep.n_jobs * ep.n_nodes  # rate_per_s: (J, N) float64
-    sla = 3 * 8 * n_ticks * ep.n_nodes  # sla_allowed, background, the plan's loads: (K, N)
+    sla = 4 * 8 * n_ticks * ep.n_nodes  # sla_allowed, background, slowest rates, the plan's loads: (K, N)
     candidates = 40 * int(ep.c.sum())  # a Python int per (job, node) pair in the candidate tuples
     return OracleSizeEstimate(
         n_nodes=ep.n_nodes,
         n_jobs=ep.n_jobs,
         n_ticks=n_ticks,
-        plan=plan_size(ep),
+        plan=larger(plan_size(ep), plan_size(ep, ep.longest)),
         bound=bound_size(ep, max_points_per_cell) if compute_bound else None,
         instance_bytes=rates + sla + candidates,
         time_limit_s=float(time_limit_s),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,8 @@ class OracleResult:
         plan_objective_usd: The plan's objective: what the twin charges when it replays the
             plan (:func:`agents.oracle.replay.replay_plan`). Without cpu contention this is the
             program value of the chosen solution; under contention runs last longer than the
-            program's nominal durations, and the replay says what that costs.
+            nominal plan's durations (and less than the worst-case plan's reservations), and the
+            replay says what that costs.
         lower_bound_usd: No policy of the twin can do better on this episode.
         status: ``"proven-optimal"`` (plan meets the bound), ``"gap"`` (both programs solved
             to optimality, but the relaxation is below the plan), or ``"time-limit"`` (a solve
@@ -43,9 +45,10 @@ class OracleResult:
         proven_optimal: ``plan_objective_usd`` and ``lower_bound_usd`` agree within
             :data:`PROVEN_RTOL` relative.
         plan_breakdown: The plan's objective by term.
-        plan_program: HiGHS outcome of the plan program.
+        plan_program: HiGHS outcome of the plan program the chosen plan comes from.
         bound_program: HiGHS outcome of the relaxation (``None`` when not computed).
-        plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none).
+        plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none),
+            with ``" (worst-case runs)"`` when it comes from the worst-case plan program.
         memory_estimate: The size estimate checked against the memory budget before solving.
     """
 
@@ -101,17 +104,14 @@ def solve_oracle(
                                       compute_bound=compute_bound)
     check_memory(estimate, budget)
     inst = OracleInstance.from_hindsight(hindsight)
-    options = plan_options(inst)
-    program = solve_program(inst, options, time_limit_s, mip_rel_gap)
-    candidates = [("greedy", greedy_plan(inst, options))]
-    if program.chosen is not None:
-        candidates.insert(0, ("milp", advance_starts(inst, options, program.chosen)))
-    scored = [(replay_plan(hindsight, _plan_dict(inst, options, chosen)), source, chosen)
-              for source, chosen in candidates]
-    breakdown, source, chosen = scored[0]
-    for other in scored[1:]:  # the fallback only when strictly better (not by float noise)
-        if other[0].total_usd < breakdown.total_usd - 1e-9 * max(1.0, abs(breakdown.total_usd)):
-            breakdown, source, chosen = other
+    best: _Candidate | None = None
+    for candidate in _plan_candidates(inst, hindsight, time_limit_s, mip_rel_gap):
+        if best is None or candidate.breakdown.total_usd < best.breakdown.total_usd - 1e-9 * max(
+            1.0, abs(best.breakdown.total_usd)
+        ):  # a later candidate only when strictly better (not by float noise)
+            best = candidate
+    assert best is not None  # the greedy plan always exists
+    breakdown, program = best.breakdown, best.program
     plan_value = breakdown.total_usd
     bound_program = None
     lower = -math.inf
@@ -125,7 +125,7 @@ def solve_oracle(
     limited = program.status != "optimal" or (bound_program is not None and bound_program.status != "optimal")
     status = "proven-optimal" if proven else ("time-limit" if limited else "gap")
     return OracleResult(
-        plan=_plan_dict(inst, options, chosen),
+        plan=best.plan,
         plan_objective_usd=plan_value,
         lower_bound_usd=lower,
         status=status,
@@ -135,9 +135,42 @@ def solve_oracle(
         plan_breakdown=breakdown,
         plan_program=program,
         bound_program=bound_program,
-        plan_source=source,
+        plan_source=best.source,
         memory_estimate=estimate,
     )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A plan the oracle may return: where it comes from and what its replay costs."""
+
+    source: str
+    plan: dict[str, tuple[int, float] | None]
+    breakdown: ObjectiveBreakdown
+    program: ProgramResult
+
+
+def _plan_candidates(
+    inst: OracleInstance, hindsight: HindsightView, time_limit_s: float, mip_rel_gap: float
+) -> Iterator[_Candidate]:
+    """The plans to choose from, in order of preference: the MILP's, then the greedy fallback.
+
+    Under cpu contention both again from the worst-case plan program (every run reserved until
+    its worst-case end, :mod:`agents.oracle.stretch`): the nominal plan packs tighter, but its
+    planned starts may find a node still busy and its jobs wait off-plan, up to their TTL.
+    Each plan is scored by its replay in the twin; one option set is alive at a time.
+    """
+    contended = bool((inst.slowest_rate < 1.0).any())
+    for worst_case in (False, True) if contended else (False,):
+        suffix = " (worst-case runs)" if worst_case else ""
+        options = plan_options(inst, worst_case=worst_case)
+        program = solve_program(inst, options, time_limit_s, mip_rel_gap)
+        plans = [] if program.chosen is None else [("milp", advance_starts(inst, options, program.chosen))]
+        plans.append(("greedy", greedy_plan(inst, options)))
+        for source, chosen in plans:
+            plan = _plan_dict(inst, options, chosen)
+            yield _Candidate(source + suffix, plan, replay_plan(hindsight, plan), program)
+        del options  # not alive while the next option set is built
 
 
 def _plan_dict(inst: OracleInstance, options: Options, chosen: np.ndarray) -> dict[str, tuple[int, float] | None]:

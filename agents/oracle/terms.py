@@ -47,11 +47,14 @@ _SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = (
 )
 
 
-def point_counts(inst: OracleInstance, job: int, node: int, starts: np.ndarray, t_next: np.ndarray) -> np.ndarray:
+def point_counts(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, t_next: np.ndarray, reach: np.ndarray | None = None
+) -> np.ndarray:
     """``(n, T)`` counts of starting ``job`` on ``node`` at each of ``starts``, exactly as the twin counts.
 
-    Exact for a nominal run (no cpu contention); under contention a lower bound (see the
-    module docstring).
+    With ``reach=None`` the run is nominal: exact without cpu contention, a lower bound under
+    it (see the module docstring). With ``reach``, the runs complete then (the plan's
+    worst-case ends, :mod:`agents.oracle.stretch`) and are counted exactly as such runs.
 
     Args:
         inst: The episode.
@@ -59,15 +62,20 @@ def point_counts(inst: OracleInstance, job: int, node: int, starts: np.ndarray, 
         node: The node it starts on.
         starts: ``(n,)`` start times, seconds (the job's first and only start).
         t_next: ``(n,)`` the node's first interruption after each start (``inf``: none).
+        reach: ``(n,)`` when each run completes (uncapped); ``None`` = ``starts + d``.
     """
     counts = _option_counts(inst, job, node, len(starts))
-    d = inst.duration_s[job]
-    fails = (~inst.job_preemptible[job]) & (t_next < starts + d)
+    worst_case = reach is not None
+    if reach is None:
+        reach = starts + inst.duration_s[job]
+    fails = (~inst.job_preemptible[job]) & (t_next < reach)
     counts[:, _EVICTION] = fails
-    end = np.minimum(starts + d, inst.horizon_s)
+    end = np.minimum(reach, inst.horizon_s)
     if inst.deadline_at_completion:
-        may_fail = (~inst.job_preemptible[job]) & (t_next < starts + inst.longest_run_s[job])
-        counts[:, _DEADLINE] = ~may_fail & (end > inst.deadline_s[job])
+        counts[:, _DEADLINE] = (
+            ~fails & (end > inst.deadline_s[job]) if worst_case
+            else _late_at_completion(inst, job, starts, t_next, inst.deadline_s[job], infimum=False)
+        )
     else:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
