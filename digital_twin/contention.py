@@ -12,11 +12,15 @@ The interference model is chosen per scenario (``interference:``, :data:`INTERFE
   second. GPU jobs are slowed alike (their host cpu feeds the GPUs).
 
 Rates change only at telemetry ticks and when a job starts or stops on the node, so the twin
-stays event-driven: at each change it *settles* the node (each job's nominal work left drops by
-``rate x elapsed``) and reschedules the completions at ``now + work_left / rate``. A job's work
-is conserved: it completes when its nominal duration of work is done; it pays its compute cost
-for the actual (longer) run time. Our requests never exceed a node's cores and the background is
-at most 100 %, so a rate is always in ``[0.5, 1]``.
+stays event-driven. All jobs on a node share its rate, so the node keeps one *work clock* (its
+rate integrated over time; :func:`digital_twin.event_handlers.settle` brings it up to now at
+each change) and each run completes when the clock reaches the clock at its start plus its
+nominal duration. The node has one completion event, for its earliest-finishing run, at
+``now + (finish - clock) / rate``; a rate change replaces that one event (not one per job), and
+a replaced event is dropped without waking the loop. A job's work is conserved: it completes
+when its nominal duration of work is done; it pays its compute cost for the actual (longer)
+run time. Our requests never exceed a node's cores and the background is at most 100 %, so a
+rate is always in ``[0.5, 1]``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ call, and nothing is allocated that need not be.
 
 from __future__ import annotations
 
+import heapq
+
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.contention import progress_rate
 from digital_twin.objective import PENALTY_INDEX, utility_loss
@@ -111,10 +113,10 @@ def charge_horizon(s: TwinState, c: TwinConstants) -> None:
     t = s.time_s
     for i in range(c.n_nodes):
         if c.contention and s.node_jobs[i]:
-            settle(s, i)  # work_left_s is brought up to the horizon
+            settle(s, i)  # the work clock is brought up to the horizon
         for j in s.node_jobs[i]:
             d = c.duration_s[j]
-            done_s = d - s.work_left_s[j] if c.contention else t - s.start_s[j]
+            done_s = d - (s.finish_clock_s[j] - s.work_clock_s[i]) if c.contention else t - s.start_s[j]
             judge_end(s, c, j, min(max(done_s, 0.0), d))
 
 
@@ -181,9 +183,12 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
         s.qos_hit[j] = True
         s.counts[_QOS] += 1
     if c.contention:
-        s.work_left_s[j] = c.duration_s[j]
-        if not update_rate(s, c, i, current_tick(s, c)):
-            schedule_completion(s, j, i)
+        finish = s.work_clock_s[i] + c.duration_s[j]
+        s.finish_clock_s[j] = finish
+        runs = s.runs_by_finish[i]
+        heapq.heappush(runs, (finish, j, s.generation[j]))
+        if not update_rate(s, c, i, current_tick(s, c)) and first_run(s, i) == j:
+            schedule_completion(s, i)  # the rate is the same, but j completes first
     else:
         s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
     log_event(s, c, "start", j, i)
@@ -204,6 +209,7 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     i = s.node_of[j]
     if c.contention:
         settle(s, i)
+        was_first = first_run(s, i) == j
     cpu_m = c.req_cpu_m[j]
     s.free_cpu_m[i] += cpu_m
     s.free_mem_mib[i] += c.req_mem_mib[j]
@@ -221,18 +227,34 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
         s.cost_rate_usd_per_s -= job_rate_usd_per_s(c, j, i)
     if s.status_counts[RUNNING] == 1:  # j was the last running job (its status changes next)
         s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
-    if c.contention and jobs_on_node:
-        update_rate(s, c, i, current_tick(s, c))  # the others may speed up
+    if c.contention and not update_rate(s, c, i, current_tick(s, c)) and was_first:  # the others may speed up
+        schedule_completion(s, i)  # j's completion event was the node's: the next run's now
     return i
 
 
 def complete(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
     """Job ``j``'s run ``generation`` ends: it completes, unless that run was already cut short.
 
-    The end of the run is judged (:func:`judge_end`, its whole nominal work done).
+    The end of the run is judged (:func:`judge_end`, its whole nominal work done). Under
+    contention the event is about a node (:func:`complete_on_node`).
     """
+    if c.contention:
+        complete_on_node(s, c, j, generation)
+        return
     if s.status[j] != RUNNING or s.generation[j] != generation:
         return  # stale: the job was evicted
+    finish(s, c, j)
+
+
+def complete_on_node(s: TwinState, c: TwinConstants, i: int, token: int) -> None:
+    """Under contention: node ``i``'s earliest run completes, unless the event is stale (``token``)."""
+    if s.completion_token[i] != token:
+        return
+    finish(s, c, first_run(s, i))
+
+
+def finish(s: TwinState, c: TwinConstants, j: int) -> None:
+    """Running job ``j`` completes now."""
     i = release(s, c, j)
     s.set_status(j, COMPLETED)
     judge_end(s, c, j, c.duration_s[j])
@@ -298,14 +320,11 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
 
 # ---------------------------------------------------------------------------- contention
 def settle(s: TwinState, i: int) -> None:
-    """Bring the work left of node ``i``'s jobs up to now, at the rate they ran since the last settle."""
+    """Bring node ``i``'s work clock up to now, at the rate its jobs ran since the last settle."""
     t = s.time_s
     elapsed = t - s.rate_since_s[i]
     if elapsed > 0.0:
-        progress = s.rate[i] * elapsed
-        work_left = s.work_left_s
-        for j in s.node_jobs[i]:
-            work_left[j] -= progress
+        s.work_clock_s[i] += s.rate[i] * elapsed
     s.rate_since_s[i] = t
 
 
@@ -316,22 +335,35 @@ def current_tick(s: TwinState, c: TwinConstants) -> int:
 
 
 def update_rate(s: TwinState, c: TwinConstants, i: int, k: int) -> bool:
-    """Recompute node ``i``'s rate (settled to now) under tick ``k``; if it changed, reschedule its jobs.
+    """Recompute node ``i``'s rate (settled to now) under tick ``k``; if it changed, reschedule its next completion.
 
     Returns:
-        Whether the rate changed (every job on the node then has a new completion event).
+        Whether the rate changed (the node's completion event was then replaced).
     """
     rate = progress_rate(c.background_cpu_m[k][i], c.cpu_m[i] - s.free_cpu_m[i], c.cpu_m[i])
     if rate == s.rate[i]:
         return False
     s.rate[i] = rate
-    for j in s.node_jobs[i]:
-        s.generation[j] += 1  # the pending completion event is stale now
-        schedule_completion(s, j, i)
+    schedule_completion(s, i)
     return True
 
 
-def schedule_completion(s: TwinState, j: int, i: int) -> None:
-    """Schedule running job ``j``'s completion when its work left is done at node ``i``'s current rate."""
-    work_left = s.work_left_s[j]
-    s.schedule(s.time_s + (work_left if work_left > 0.0 else 0.0) / s.rate[i], COMPLETION, j, s.generation[j])
+def first_run(s: TwinState, i: int) -> int:
+    """The job whose run on node ``i`` completes first (-1: none runs), dropping ended runs from the heap top."""
+    runs, generation = s.runs_by_finish[i], s.generation
+    while runs and generation[runs[0][1]] != runs[0][2]:
+        heapq.heappop(runs)
+    return runs[0][1] if runs else -1
+
+
+def schedule_completion(s: TwinState, i: int) -> None:
+    """Replace node ``i``'s completion event: its first run completes when the work clock reaches its finish.
+
+    The node's clock must be settled to now. The previous event becomes stale (a new token);
+    no event is scheduled while nothing runs on the node.
+    """
+    s.completion_token[i] += 1
+    j = first_run(s, i)
+    if j >= 0:
+        left = s.finish_clock_s[j] - s.work_clock_s[i]
+        s.schedule(s.time_s + (left if left > 0.0 else 0.0) / s.rate[i], COMPLETION, i, s.completion_token[i])

@@ -8,6 +8,8 @@ ends:
    fits on some node is the decision. A job that fits nowhere is parked.
 2. **Next event time**: a telemetry tick, a scheduled event or an arrival, whichever is first
    (the episode ends when that is at or after the horizon, or when every job is terminal).
+   Under cpu contention a node's completion event replaced by a rate change is dropped here:
+   it is not an event (:mod:`digital_twin.contention`).
 3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
 4. **Events**: handle every event at that time in the documented order
    (:func:`handle_events_at`), and start a new pass.
@@ -34,6 +36,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     queue, status_counts, heap = s.queue, s.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
     arrival_s, n_jobs, tick_s, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.horizon_s
+    contention, completion_token = c.contention, s.completion_token
     while True:
         # Stage 1: the pass.
         while True:
@@ -53,7 +56,10 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
             queue.park_current(c.no_fit, c.shape[j])  # fits nowhere until a node gains room
         if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
             break
-        # Stage 2: the next event time.
+        # Stage 2: the next event time (a replaced completion event is not one: dropped here).
+        if contention:
+            while heap and heap[0][1] == COMPLETION and heap[0][4] != completion_token[heap[0][3]]:
+                heapq.heappop(heap)
         t = s.next_tick * tick_s
         if heap and heap[0][0] < t:
             t = heap[0][0]

@@ -29,7 +29,8 @@ _UNFAIRNESS = PENALTY_INDEX["unfairness"]
 
 ScheduledEvent = tuple[float, int, int, int, int]
 """``(time_s, kind, seq, index, generation)``: an event kind, the job or node index it is about, and
-the job's generation when it was scheduled (0 for node events); ``seq`` breaks ties in push order."""
+the job's generation when it was scheduled (0 for node events; for a completion under
+contention, the node index and its ``completion_token``); ``seq`` breaks ties in push order."""
 
 LoggedEvent = tuple[float, str, str, str]
 """``(time_s, event, job_id or "", node_id or "")``: one entry of the event log."""
@@ -72,7 +73,18 @@ class TwinState:
     rate: list[float]
     """Progress rate of the node's jobs, nominal seconds per second (1.0 without contention)."""
     rate_since_s: list[float]
-    """When the node's jobs' ``work_left_s`` was last brought up to date (settled)."""
+    """When the node's ``work_clock_s`` was last brought up to date (settled)."""
+    work_clock_s: list[float]
+    """Under contention, the node's *work clock*: nominal seconds of work each job running on
+    it has done per second, summed since the episode began (``rate`` integrated up to
+    ``rate_since_s``). All jobs on a node share its rate, so a run completes when the clock
+    reaches its ``finish_clock_s``."""
+    runs_by_finish: list[list[tuple[float, int, int]]]
+    """Under contention, a heap of ``(finish_clock_s, job, generation)`` of the node's runs; entries
+    of ended runs stay until they reach the top (their job's generation has moved on)."""
+    completion_token: list[int]
+    """Under contention, the token of the node's one live completion event (for its earliest run);
+    an event with another token is stale and is dropped without waking the loop."""
 
     # ---- per job, (M,)
     status: list[int]
@@ -85,9 +97,9 @@ class TwinState:
     """Time of the first start, seconds (-1.0: never started); wait and deadline are judged there."""
     enqueued_s: list[float]
     """Time the job last entered the queue, seconds (-1.0: never)."""
-    work_left_s: list[float]
-    """Nominal seconds of work left in the job's current run, as of its node's ``rate_since_s``
-    (kept under contention only)."""
+    finish_clock_s: list[float]
+    """Under contention, the node's ``work_clock_s`` at which the job's current run completes
+    (the clock at its start plus its nominal duration)."""
     generation: list[int]
     """Increases whenever one pending or running spell of the job ends, so that events scheduled
     for an earlier spell (completion, TTL expiry) are recognised as stale."""
@@ -163,12 +175,15 @@ class TwinState:
             running_counts=[0] * (3 * n),
             rate=[1.0] * n,
             rate_since_s=[0.0] * n,
+            work_clock_s=[0.0] * n,
+            runs_by_finish=[[] for _ in range(n)],
+            completion_token=[0] * n,
             status=[FUTURE] * m,
             node_of=[-1] * m,
             start_s=[-1.0] * m,
             first_start_s=[-1.0] * m,
             enqueued_s=[-1.0] * m,
-            work_left_s=[0.0] * m,
+            finish_clock_s=[0.0] * m,
             generation=[0] * m,
             sla_hit=[False] * m,
             qos_hit=[False] * m,
@@ -195,8 +210,8 @@ class TwinState:
     def copy(self) -> TwinState:
         """An independent copy, O(nodes + jobs).
 
-        Every list is copied (``node_jobs``' lists and the queue too); the items of the other
-        lists, and ``interruptions_s``, are immutable and shared.
+        Every list is copied (the lists in ``node_jobs`` and ``runs_by_finish`` and the queue
+        too); the items of the other lists, and ``interruptions_s``, are immutable and shared.
         """
         return TwinState(
             time_s=self.time_s,
@@ -211,12 +226,15 @@ class TwinState:
             running_counts=self.running_counts.copy(),
             rate=self.rate.copy(),
             rate_since_s=self.rate_since_s.copy(),
+            work_clock_s=self.work_clock_s.copy(),
+            runs_by_finish=[runs.copy() for runs in self.runs_by_finish],
+            completion_token=self.completion_token.copy(),
             status=self.status.copy(),
             node_of=self.node_of.copy(),
             start_s=self.start_s.copy(),
             first_start_s=self.first_start_s.copy(),
             enqueued_s=self.enqueued_s.copy(),
-            work_left_s=self.work_left_s.copy(),
+            finish_clock_s=self.finish_clock_s.copy(),
             generation=self.generation.copy(),
             sla_hit=self.sla_hit.copy(),
             qos_hit=self.qos_hit.copy(),

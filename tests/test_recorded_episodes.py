@@ -6,7 +6,11 @@ first-fit, ACO (both deferral rules), random and cheapest, on the default scenar
 an overloaded fleet whose queues grow long. The default scenario has since moved to cpu
 contention (schema 2); its recordings now point at ``tests/data/fleet5-synthetic-v1.yaml``, the
 file as it was then (only its data path is relative to ``tests/data``), so they still check that
-the twin without interference is unchanged.
+the twin without interference is unchanged. The three ``fleet5-contention-*`` recordings
+(``tests/data/fleet5-contention.yaml``, cpu contention) were re-made when a node's completions
+moved to one event on a work clock: the same actions and objectives up to float rounding
+(last digits), and ACO's deferring episode asks 74 decisions instead of 92 because a replaced
+completion event no longer wakes the loop.
 """
 
 from __future__ import annotations
