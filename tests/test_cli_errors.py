@@ -62,6 +62,9 @@ def test_cli__version_and_exit_codes_in_help() -> None:
     (["--scenario", "nosuch"], 2, ["no bundled scenario", "fleet5-synthetic"]),
     (["--agents", "sb3:nosuch:model.zip"], 2, ["unknown algorithm 'nosuch'", "maskable-ppo"]),
     (["--agents", "sb3:maskable-ppo:/no/such/model.zip"], 1, ["/no/such/model.zip", "no such model file"]),
+    (["--background-cpu-pct", "150"], 2, ["--background-cpu-pct", "must be in [0, 100]"]),
+    (["--background-cpu-pct", "nan"], 2, ["--background-cpu-pct", "must be in [0, 100]"]),
+    (["--background-cpu-pct", "high"], 2, ["--background-cpu-pct", "expected a percent"]),
 ])
 def test_evaluate__usage_and_data_errors_are_one_line(args: list[str], code: int, fragments: list[str]) -> None:
     """Unknown or empty agents, bad counts, unknown scenarios and algorithms: one line, exit 2 (1 for files)."""

@@ -43,3 +43,15 @@ def test_leaderboard__one_episode_placement_env_has_no_ci_and_explains_its_label
     text = printed(Evaluation("toy", "placement", 0, (0,), agents))
     assert "optimality rate" in text and "100.0%" in text and "+-" not in text.splitlines()[2]
     assert LEGEND_PLACEMENT in text.splitlines() and LEGEND_CI not in text.splitlines()
+
+
+def test_leaderboard__penalty_columns_of_zeros_are_left_out() -> None:
+    """A term no agent paid (weight 0, or never triggered) has no column; one some agent paid has."""
+    rows = {"objective_usd": 2.0, "cost_usd": 1.5, "sla_usd": 0.5, "utility_usd": 0.0, "unfairness_usd": 0.0}
+    agents = {
+        "first-fit": AgentEvaluation((EpisodeEvaluation(0, rows, 0.1, 0.2),)),
+        "cheapest": AgentEvaluation((EpisodeEvaluation(0, {**rows, "sla_usd": 0.0}, 0.1, 0.2),)),
+    }
+    header = printed(Evaluation("toy", "episode", 0, (0,), agents)).splitlines()[1]
+    assert "sla $" in header and "cost $" in header
+    assert "utility $" not in header and "unfairness $" not in header

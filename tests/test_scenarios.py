@@ -14,7 +14,7 @@ import yaml
 
 import scenarios
 from digital_twin import DigitalTwin
-from digital_twin.scenario import ScenarioError, load_scenario
+from digital_twin.scenario import Scenario, ScenarioError, load_scenario
 from tests.helpers import first_fit, run_twin
 from tests.toy3 import toy3_spec
 
@@ -226,3 +226,25 @@ def test_real_data_scenario__full_episode_through_the_env(name: str) -> None:
         if terminated or truncated:
             break
     assert info["episode_metrics"]["completed_jobs"] + info["episode_metrics"]["running_jobs"] > 0
+
+
+def test_with_background_cpu__replaces_the_cpu_column_only_and_load_costs_money() -> None:
+    """A constant background: cpu everywhere, the trace's memory kept; under contention it costs first-fit more."""
+    scenario = scenarios.load("fleet5-synthetic")
+    loaded = scenario.with_background_cpu(85)
+    trace, constant = scenario.telemetry.background_pct, loaded.telemetry.background_pct
+    assert (constant[..., 0] == 85.0).all()
+    assert np.array_equal(constant[..., 1], trace[..., 1]) and loaded.telemetry.tick_s == scenario.telemetry.tick_s
+    assert loaded.fleet is scenario.fleet and "85 %" in loaded.description
+    for bad in (-1, 100.5, float("nan"), True, "85"):
+        with pytest.raises(ValueError, match=r"\[0, 100\]"):
+            scenario.with_background_cpu(bad)  # type: ignore[arg-type]
+
+    def first_fit_cost(s: Scenario) -> float:
+        twin = DigitalTwin(s.make_spec(np.random.default_rng(0)))
+        twin.reset(np.random.default_rng(0))
+        while not twin.done:
+            twin.place(twin.feasible_mask().index(True))
+        return twin.objective().cost_usd
+
+    assert first_fit_cost(scenario.with_background_cpu(0)) < first_fit_cost(loaded)  # slower runs, longer bills

@@ -35,6 +35,20 @@ def count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def percent(text: str) -> float:
+    """An argparse ``type``: a number in [0, 100]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percent, got {text!r}") from None
+    if not 0.0 <= value <= 100.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text}")
+    return value
+
+
+percent.__name__ = "percent in [0, 100]"
+
+
 def writable_dir(path: Path, option: str) -> Path:
     """Create ``path`` (and parents) if needed and check a file can be written in it.
 

@@ -28,6 +28,9 @@ PLACEMENT_COLUMNS = (
     ("decision_latency_ms_p99", "p99 ms", "{:.3f}"),
 )
 
+_TERM_KEYS = frozenset(term.usd_key for term in PENALTIES)
+"""The penalty terms' USD columns: shown only when some agent's mean is not 0 (see :func:`_present`)."""
+
 LEGEND_CI = "+-: half-width of the 95 % t-interval of the mean over episodes"
 LEGEND_GAPS = "gap/bound: (objective - oracle lower bound) / bound; gap/plan: (objective - oracle plan) / plan"
 LEGEND_SAMPLED = f"{SAMPLED_SUFFIX}: the trained policy sampling its actions rather than taking the most likely one"
@@ -90,4 +93,12 @@ def _notes(
 
 
 def _present(summaries: dict[str, Summary], key: str) -> bool:
-    return any(summary.mean.get(key) is not None for summary in summaries.values())
+    """Whether some agent has ``key``; for a penalty term's USD, whether some agent's mean is not 0.
+
+    A term whose weight is 0 in the scenario (or that no episode triggered) would be a column
+    of zeros; it is left out of the printed table (``results.json`` keeps every term).
+    """
+    values = [summary.mean.get(key) for summary in summaries.values()]
+    if key in _TERM_KEYS:
+        return any(value for value in values)
+    return any(value is not None for value in values)

@@ -75,7 +75,7 @@ from digital_twin.scenario.telemetry_section import TelemetryLoader, telemetry_l
 from digital_twin.scenario.workload_section import JobsLoader, jobs_loader
 from digital_twin.scenario.yaml_file import read_scenario_file
 from digital_twin.spec import TwinSpec
-from digital_twin.telemetry import Telemetry
+from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload
 
 __all__ = ["FLEET_PRESETS", "SCHEMA_VERSION", "Scenario", "load_scenario", "parse_scenario", "resolve_path"]
@@ -220,6 +220,31 @@ class Scenario:
         copy = dataclasses.replace(self, **changes)
         shared = (*_CACHED, "_fixed_jobs") if copy.seed == self.seed else _CACHED
         copy.__dict__.update({name: self.__dict__[name] for name in shared if name in self.__dict__})
+        return copy
+
+    def with_background_cpu(self, cpu_pct: float) -> Scenario:
+        """A copy whose background cpu is ``cpu_pct`` on every node at every tick.
+
+        The trace's memory column and tick are kept (the trace is read once, if not already);
+        everything else is this scenario's. For "does the replayed load matter" comparisons.
+
+        Raises:
+            ValueError: ``cpu_pct`` is not a number in [0, 100].
+        """
+        if isinstance(cpu_pct, bool) or not isinstance(cpu_pct, int | float) or not 0.0 <= cpu_pct <= 100.0:
+            raise ValueError(f"background cpu must be a percent in [0, 100], got {cpu_pct!r}")
+        trace = self.telemetry
+        array = np.array(trace.background_pct)
+        array[..., CPU] = cpu_pct
+        telemetry = Telemetry(array, trace.tick_s, source=f"{trace.source}, cpu replaced by a constant {cpu_pct:g} %")
+        copy = dataclasses.replace(
+            self,
+            description=f"{self.description} (background cpu {cpu_pct:g} % everywhere)",
+            telemetry_source=f"constant cpu {cpu_pct:g} %",
+        )
+        shared = ("fleet", "_fixed_jobs") if "_fixed_jobs" in self.__dict__ else ("fleet",)
+        copy.__dict__.update({name: self.__dict__[name] for name in shared})
+        copy.__dict__["telemetry"] = telemetry
         return copy
 
     def _built(self, build: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:

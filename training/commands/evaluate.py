@@ -25,7 +25,7 @@ HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--scenario (repeatable), --agents, --episodes, --seed, --out, --tensorboard, --placement."""
+    """The options: scenarios, agents, episodes and seeds, outputs, env kind, background override."""
     parser.add_argument("--scenario", action="append", help="bundled name or YAML path (repeatable)")
     parser.add_argument(
         "--agents",
@@ -47,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="learned agents sample their actions (seeded per episode) instead of the argmax",
     )
+    parser.add_argument(
+        "--background-cpu-pct",
+        type=checks.percent,
+        metavar="PCT",
+        help="replace each scenario's background cpu by this constant percent on every node "
+        "(the trace's memory and tick are kept): does the replayed load matter?",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
@@ -61,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if "oracle" in agents:
         checks.oracle_budget()
     loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
+    if args.background_cpu_pct is not None:
+        loaded = [scenario.with_background_cpu(args.background_cpu_pct) for scenario in loaded]
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
