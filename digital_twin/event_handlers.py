@@ -298,7 +298,6 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
     if c.contention:
         for i in range(c.n_nodes):
             if s.node_jobs[i]:
-                settle(s, i)
                 update_rate(s, c, i, k)
     threshold = c.sla_threshold_pct
     background = c.background_cpu_pct[k]
@@ -335,7 +334,7 @@ def current_tick(s: TwinState, c: TwinConstants) -> int:
 
 
 def update_rate(s: TwinState, c: TwinConstants, i: int, k: int) -> bool:
-    """Recompute node ``i``'s rate (settled to now) under tick ``k``; if it changed, reschedule its next completion.
+    """Recompute node ``i``'s rate under tick ``k``; if it changed, settle the clock and reschedule its next completion.
 
     Returns:
         Whether the rate changed (the node's completion event was then replaced).
@@ -343,6 +342,7 @@ def update_rate(s: TwinState, c: TwinConstants, i: int, k: int) -> bool:
     rate = progress_rate(c.background_cpu_m[k][i], c.cpu_m[i] - s.free_cpu_m[i], c.cpu_m[i])
     if rate == s.rate[i]:
         return False
+    settle(s, i)  # the old rate held until now (the clock needs settling only when the rate changes)
     s.rate[i] = rate
     schedule_completion(s, i)
     return True
