@@ -296,8 +296,10 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
     A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x 100.
     """
     if c.contention:
+        background_m, cpu_m, free_cpu_m, rate = c.background_cpu_m[k], c.cpu_m, s.free_cpu_m, s.rate
         for i in range(c.n_nodes):
-            if s.node_jobs[i]:
+            # A node whose demand stays within its cores keeps rate 1 (progress_rate): skip the call.
+            if s.node_jobs[i] and (rate[i] != 1.0 or background_m[i] + (cpu_m[i] - free_cpu_m[i]) > cpu_m[i]):
                 update_rate(s, c, i, k)
     threshold = c.sla_threshold_pct
     background = c.background_cpu_pct[k]
