@@ -61,14 +61,15 @@ def test_oracle_contention__on_the_tick_grid_too(spec: TwinSpec) -> None:
 
 
 def _first_starts(spec: TwinSpec, plan: dict[str, tuple[int, float] | None]) -> dict[str, tuple[int, float]]:
-    """Replay ``plan`` by the oracle agent's rule; each job's first start ``(node, time_s)``."""
+    """Replay ``plan`` by the oracle agent's rule (repairing); each job's first start ``(node, time_s)``."""
+    prices = [node.price_per_hour_usd for node in spec.fleet]
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     starts: dict[str, tuple[int, float]] = {}
     while not twin.done:
         job = twin.current_job
         assert job is not None
-        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask())
+        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
         if node is None:
             twin.defer()
         else:
@@ -115,3 +116,16 @@ def test_worst_case_ends__exact_without_contention_and_never_before_the_twin() -
         while not twin.done:
             twin.defer()
         assert twin.objective().cost_usd == pytest.approx(0.0001 * expected, rel=1e-8)
+
+
+def test_planned_node__waits_for_a_busy_planned_node_or_repairs_to_the_cheapest() -> None:
+    """Due and free: the planned node; busy: wait (no prices) or the cheapest node that fits."""
+    plan: dict[str, tuple[int, float] | None] = {"a": (0, 100.0), "b": None}
+    prices = [0.1, 0.5, 0.3]
+    busy = [False, True, True]
+    assert planned_node(plan, "a", 50.0, [True] * 3, prices) is None  # not due yet
+    assert planned_node(plan, "a", 100.0, [True] * 3, prices) == 0
+    assert planned_node(plan, "a", 100.0, busy, None) is None  # waits for node 0
+    assert planned_node(plan, "a", 100.0, busy, prices) == 2  # the cheapest of nodes 1 and 2
+    assert planned_node(plan, "a", 100.0, [False] * 3, prices) is None  # fits nowhere: waits
+    assert planned_node(plan, "b", 100.0, [True] * 3, prices) is None  # left unserved by the plan

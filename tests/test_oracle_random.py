@@ -184,12 +184,13 @@ def brute_force_optimum(spec: TwinSpec, upper_usd: float, max_visits: int = 200_
 
 def replay_plan(spec: TwinSpec, result: OracleResult) -> float:
     """Objective of the plan replayed through a fresh twin (the oracle agent's rule)."""
+    prices = [node.price_per_hour_usd for node in spec.fleet] if result.plan_repairs else None
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     while not twin.done:
         job = twin.current_job
         assert job is not None
-        node = planned_node(result.plan, job.job_id, twin.time_s, twin.feasible_mask())
+        node = planned_node(result.plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
         if node is None:
             twin.defer()
         else:

@@ -19,9 +19,11 @@ class OracleAgent:
     """Replays the oracle's plan: start a job when and where the plan says, else defer.
 
     At each decision, if the current job's planned start has come and its planned node is
-    valid in the mask, that node is the action; otherwise the job is deferred (action ``N``;
-    :func:`agents.oracle.replay.planned_node`). The episode's objective is then the plan's
-    objective (:meth:`episode_result` ``.plan_objective_usd``, the objective of this same replay).
+    valid in the mask, that node is the action; if the planned node cannot take it, the
+    cheapest valid node when the plan is repaired (``plan_repairs``, under contention);
+    otherwise the job is deferred (action ``N``; :func:`agents.oracle.replay.planned_node`).
+    The episode's objective is then the plan's objective (:meth:`episode_result`
+    ``.plan_objective_usd``, the objective of this same replay).
     Evaluations read the episode's plan objective, lower bound and solve time from
     :meth:`episode_result` (or :attr:`last_result`, ``None`` when no episode is solved).
 
@@ -105,13 +107,15 @@ class OracleAgent:
         episode_start: np.ndarray | None = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, AgentState]:
-        """The planned node once the current job's planned start has come and the node can take it, else defer."""
+        """The planned node once the current job's planned start has come (repaired if busy), else defer."""
         del state, episode_start, deterministic
         view = self.env.unwrapped.cluster_view()  # type: ignore[attr-defined]  # documented env API
         action = self._n_nodes
         if view.job is not None:
             fits = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)[: self._n_nodes].tolist()
-            node = planned_node(self.episode_result().plan, view.job.job_id, view.time_s, fits)
+            result = self.episode_result()
+            prices = [node.price_per_hour_usd for node in view.fleet] if result.plan_repairs else None
+            node = planned_node(result.plan, view.job.job_id, view.time_s, fits, prices)
             if node is not None:
                 action = node
         return np.array(action, dtype=np.int64), None

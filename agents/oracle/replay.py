@@ -1,10 +1,14 @@
-"""The plan played through the twin: the rule the oracle agent follows, and the plan's objective.
+"""The plan played through the twin: the rules the oracle agent follows, and the plan's objective.
 
-The plan program charges each run its nominal duration. Without cpu contention that is what
-the twin does, and the replay's objective equals the program's value; under contention runs
-last longer, so a planned start may find its node still busy. The rule below then starts the
-job on its planned node as soon as the node can take it (while the job is still queued). The
-objective the oracle reports for its plan is always this replay's: what the twin charges.
+The plan program charges each run one duration. Without cpu contention that is what the twin
+does, and the replay's objective equals the program's value; under contention runs last
+longer than the nominal plan assumed, so a planned start may find its node still busy. The
+job then either waits for its planned node (often a short wait, on the node the plan chose) or
+is *repaired*: started on the cheapest node that can take it (waiting can delay the jobs
+planned after it, in cascade, until some hit their TTL). The oracle replays each plan both
+ways and keeps the cheaper (:attr:`~agents.oracle.solve.OracleResult.plan_repairs`); the
+worst-case plan (:mod:`agents.oracle.stretch`) never finds its node busy. The objective the
+oracle reports for its plan is always this replay's: what the twin charges.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from aco_env.fit_rules import cheapest_fit
 from digital_twin import DigitalTwin, HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
@@ -21,33 +26,45 @@ Plan = Mapping[str, tuple[int, float] | None]
 """``job_id -> (node_index, start_s)``, ``None`` for a job the plan leaves unserved."""
 
 
-def planned_node(plan: Plan, job_id: str, time_s: float, fits: Sequence[bool]) -> int | None:
+def planned_node(
+    plan: Plan, job_id: str, time_s: float, fits: Sequence[bool], repair_prices: Sequence[float] | None
+) -> int | None:
     """The node to start ``job_id`` on now, or ``None`` to defer.
 
-    The planned node, once the planned start has come and while the node can take the job;
-    ``None`` for a job the plan leaves unserved or one not yet due.
+    The planned node, once the planned start has come and while the node can take the job.
+    A due job whose planned node cannot take it (under contention, an earlier run there lasted
+    longer than planned) waits for it when ``repair_prices`` is ``None``; otherwise it goes to
+    the cheapest node that can take it, by those prices (each node's USD/h;
+    :func:`aco_env.fit_rules.cheapest_fit`). ``None`` for a job the plan leaves unserved, one
+    not yet due, or one that waits.
     """
     planned = plan.get(job_id)
-    if planned is None:
+    if planned is None or time_s < planned[1]:
         return None
-    node, start_s = planned
-    return node if time_s >= start_s and fits[node] else None
+    node = planned[0]
+    if fits[node]:
+        return node
+    if repair_prices is None:
+        return None
+    valid = [i for i, ok in enumerate(fits) if ok]
+    return cheapest_fit(valid, repair_prices) if valid else None
 
 
-def replay_plan(view: HindsightView, plan: Plan) -> ObjectiveBreakdown:
+def replay_plan(view: HindsightView, plan: Plan, repair: bool = False) -> ObjectiveBreakdown:
     """The objective the twin charges for ``plan`` in the episode ``view`` describes.
 
     The episode is replayed with its own spot interruptions (``view.interruptions_s``), and each
-    decision follows :func:`planned_node` with the twin's default deferral (as the ``oracle``
-    agent in the env).
+    decision follows :func:`planned_node` (repairing busy planned nodes when ``repair``) with the
+    twin's default deferral (as the ``oracle`` agent in the env).
     """
     spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
+    prices = [node.price_per_hour_usd for node in spec.fleet] if repair else None
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))  # the interruptions are fixed: nothing is drawn
     while not twin.done:
         job = twin.current_job
         assert job is not None  # a decision is asked until the episode is done
-        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask())
+        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
         if node is None:
             twin.defer()
         else:

@@ -49,6 +49,9 @@ class OracleResult:
         bound_program: HiGHS outcome of the relaxation (``None`` when not computed).
         plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none),
             with ``" (worst-case runs)"`` when it comes from the worst-case plan program.
+        plan_repairs: How the plan is followed when a planned node is busy at the planned start
+            (only under contention): ``True`` = start the job on the cheapest node that can take
+            it, ``False`` = wait for the planned node (:func:`agents.oracle.replay.planned_node`).
         memory_estimate: The size estimate checked against the memory budget before solving.
     """
 
@@ -63,6 +66,7 @@ class OracleResult:
     plan_program: ProgramResult
     bound_program: ProgramResult | None
     plan_source: str
+    plan_repairs: bool
     memory_estimate: OracleSizeEstimate
 
 
@@ -136,6 +140,7 @@ def solve_oracle(
         plan_program=program,
         bound_program=bound_program,
         plan_source=best.source,
+        plan_repairs=best.repair,
         memory_estimate=estimate,
     )
 
@@ -146,6 +151,7 @@ class _Candidate:
 
     source: str
     plan: dict[str, tuple[int, float] | None]
+    repair: bool
     breakdown: ObjectiveBreakdown
     program: ProgramResult
 
@@ -158,7 +164,8 @@ def _plan_candidates(
     Under cpu contention both again from the worst-case plan program (every run reserved until
     its worst-case end, :mod:`agents.oracle.stretch`): the nominal plan packs tighter, but its
     planned starts may find a node still busy and its jobs wait off-plan, up to their TTL.
-    Each plan is scored by its replay in the twin; one option set is alive at a time.
+    Each plan is scored by its replay in the twin, under contention both waiting for a busy
+    planned node and repairing (:mod:`agents.oracle.replay`); one option set is alive at a time.
     """
     contended = bool((inst.slowest_rate < 1.0).any())
     for worst_case in (False, True) if contended else (False,):
@@ -169,7 +176,8 @@ def _plan_candidates(
         plans.append(("greedy", greedy_plan(inst, options)))
         for source, chosen in plans:
             plan = _plan_dict(inst, options, chosen)
-            yield _Candidate(source + suffix, plan, replay_plan(hindsight, plan), program)
+            for repair in (False, True) if contended else (False,):
+                yield _Candidate(source + suffix, plan, repair, replay_plan(hindsight, plan, repair), program)
         del options  # not alive while the next option set is built
 
 
