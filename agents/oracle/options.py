@@ -160,7 +160,7 @@ def point_terms(
         use=(starts, end),
         tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
         cost=cost,
-        counts=terms.point_counts(inst, job, node, starts, t_next, None if not worst_case else reach),
+        counts=terms.point_counts(inst, job, node, starts, t_next, reach if worst_case else None),
     )
 
 
