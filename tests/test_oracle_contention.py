@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from agents.oracle import solve_oracle
 from agents.oracle.instance import OracleInstance
+from agents.oracle.limits import SolveLimits
 from agents.oracle.plan import evaluate_plan, greedy_plan, plan_options
 from agents.oracle.program import solve_program
 from agents.oracle.replay import planned_node
@@ -87,7 +88,7 @@ def test_worst_case_plan__the_twin_replays_it_start_for_start(spec: TwinSpec) ->
     twin.reset(np.random.default_rng(0))
     inst = OracleInstance.from_hindsight(twin.hindsight())
     options = plan_options(inst, worst_case=True)
-    program = solve_program(inst, options, 20.0, 1e-7)
+    program = solve_program(inst, options, SolveLimits(), 1e-7)
     plans = [greedy_plan(inst, options)] + ([] if program.chosen is None else [program.chosen])
     for chosen in plans:
         planned = {inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]))

@@ -26,6 +26,7 @@ from agents.oracle.bound import bound_options
 from agents.oracle.budget import MEMORY_BUDGET_ENV, budget_bytes, check_memory
 from agents.oracle.fit import candidates, mebibytes, millicores, node_shapes
 from agents.oracle.instance import OracleInstance
+from agents.oracle.limits import SolveLimits
 from agents.oracle.plan import plan_options
 from agents.oracle.program import solve_program
 from digital_twin import DigitalTwin, HindsightView, JobSpec, NodeSpec, TwinSpec
@@ -83,7 +84,7 @@ def built_sizes(hindsight: HindsightView) -> dict[str, tuple[int, int, int, int]
     inst = OracleInstance.from_hindsight(hindsight)
     out = {}
     for name, options in (("plan", plan_options(inst)), ("bound", bound_options(inst))):
-        result = solve_program(inst, options, time_limit_s=0.0, mip_rel_gap=1e-7)
+        result = solve_program(inst, options, SolveLimits(node_limit=1, time_limit_s=1e-6), mip_rel_gap=1e-7)
         out[name] = (options.n, result.n_variables, result.n_constraints, result.n_nonzeros)
     return out
 

@@ -14,6 +14,7 @@ import pytest
 
 from agents import make_agent
 from agents.aco import COST_ONLY
+from agents.oracle.limits import SolveLimits
 from digital_twin import JobSpec, default_fleet
 from training.reproduce import TIERS, data, t1_1_cost, t1_3_latency, t4_1_gpu, t5_2_predictor
 from training.reproduce.empty_cluster import fleet_env, place_each
@@ -65,7 +66,7 @@ def test_t1_1_reference_setting__aco_saves_exactly_the_price_gap_on_the_balanced
 
 def test_t1_1_run__tiny_configuration_is_well_formed() -> None:
     """Both topologies, both settings, one summary per agent and seed count; objective >= compute cost."""
-    result = t1_1_cost.run([0, 1], TINY_T11, oracle_time_limit_s=None)
+    result = t1_1_cost.run([0, 1], TINY_T11, oracle_limits=None)
     assert set(result["topologies"]) == set(t1_1_cost.TOPOLOGIES)
     for both in result["topologies"].values():
         twin = both["full_twin"]
@@ -82,7 +83,7 @@ def test_t1_1_run__tiny_configuration_is_well_formed() -> None:
 def test_t1_1_full_twin__no_agent_beats_the_oracle_lower_bound() -> None:
     """With the oracle, every agent's objective is at or above the oracle's bound on each seed."""
     config = t1_1_cost.Config(reference_jobs=4, twin_jobs=5, horizon_s=3600.0)
-    twin = t1_1_cost.full_twin("balanced", [0, 1], config, oracle_time_limit_s=10.0)
+    twin = t1_1_cost.full_twin("balanced", [0, 1], config, oracle_limits=SolveLimits())
     bounds = twin["oracle"]["lower_bound_usd"]["values"]
     for row in twin["per_agent"].values():
         assert all(value >= bound - 1e-6 for value, bound in zip(row["objective_usd"]["values"], bounds, strict=True))
@@ -129,7 +130,7 @@ def test_stratified_sample__allocates_in_proportion_without_repeats() -> None:
 def test_t4_1_run__tiny_configuration_on_the_real_data() -> None:
     """32 nodes grouped by model; ACO+QoS puts at least as many LS pods on on-demand as any agent, per seed."""
     config = t4_1_gpu.Config(jobs=12, horizon_s=3600.0)
-    result = t4_1_gpu.run([0, 1], config, oracle_time_limit_s=None)
+    result = t4_1_gpu.run([0, 1], config, oracle_limits=None)
     assert result["testbed"]["nodes"] == 32 and result["testbed"]["ls_jobs_per_seed"] == [9, 9]
     ref = result["reference_setting"]["per_agent"]
     for name, row in ref.items():
@@ -188,7 +189,7 @@ def test_render_page__shows_every_tier_with_its_command_or_its_skip() -> None:
     document = {
         "command": "aco-env reproduce --seeds 2 --out x", "date": "2026-01-01",
         "machine": {"python": "3.11", "processor": "x86_64", "cpus": 2},
-        "settings": {"seeds": 2, "oracle_time_limit_s": None, "oracle_available": False, "traces_dir": None},
+        "settings": {"seeds": 2, "oracle_limits": None, "oracle_available": False, "traces_dir": None},
         "tiers": {"T1.1": t1_1_cost.run([0, 1], TINY_T11, None),
                   "T4.1": {"tier": "T4.1", "title": "GPU", "seeds": [0, 1], "skipped": "skipped: no data"}},
     }

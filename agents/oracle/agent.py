@@ -9,6 +9,7 @@ import numpy as np
 
 from agents.base import AgentState
 from agents.oracle.budget import budget_bytes
+from agents.oracle.limits import DEFAULT_NODE_LIMIT, SolveLimits
 from agents.oracle.replay import planned_node
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
@@ -36,7 +37,10 @@ class OracleAgent:
     Args:
         env: The env the agent acts in (possibly wrapped); ``env.unwrapped`` must offer
             ``hindsight()`` and ``cluster_view()``.
-        time_limit_s: Time limit of each HiGHS solve.
+        time_limit_s: Wall-time cap of each HiGHS solve, seconds (``None``: none, the default,
+            so that every machine gets the same plan and bound).
+        node_limit: Branch-and-bound nodes of each HiGHS solve (the deterministic limit,
+            :mod:`agents.oracle.limits`).
         bound_grid_divisor: Grid refinement of the relaxation (see :func:`solve_oracle`).
         compute_bound: Also solve the relaxation (for the evaluator's bound and gaps).
         memory_budget_gb: Largest estimated peak memory to solve, in GB (``1e9`` bytes);
@@ -49,14 +53,15 @@ class OracleAgent:
     def __init__(
         self,
         env: gym.Env,
-        time_limit_s: float = 60.0,
+        time_limit_s: float | None = None,
         bound_grid_divisor: int = 5,
         compute_bound: bool = True,
         memory_budget_gb: float | None = None,
+        node_limit: int | None = DEFAULT_NODE_LIMIT,
         **solver_options: Any,
     ) -> None:
         self.env = env
-        self.time_limit_s = time_limit_s
+        self.limits = SolveLimits(node_limit, time_limit_s)  # bad limits fail here, not at the first reset
         self.bound_grid_divisor = bound_grid_divisor
         self.compute_bound = compute_bound
         if memory_budget_gb is not None:
@@ -78,7 +83,8 @@ class OracleAgent:
         self._result = None  # a refused episode leaves no stale plan behind
         self._result = solve_oracle(
             self.env.unwrapped.hindsight(),  # type: ignore[attr-defined]  # documented env API
-            time_limit_s=self.time_limit_s,
+            time_limit_s=self.limits.time_limit_s,
+            node_limit=self.limits.node_limit,
             bound_grid_divisor=self.bound_grid_divisor,
             compute_bound=self.compute_bound,
             memory_budget_bytes=budget_bytes(self.memory_budget_gb),

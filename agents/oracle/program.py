@@ -39,9 +39,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array, csc_array
 
 from agents.oracle.instance import OracleInstance
+from agents.oracle.limits import SolveLimits
 from agents.oracle.options import Options
-
-_STATUS = {0: "optimal", 1: "time-limit", 2: "infeasible", 3: "unbounded", 4: "failed"}
 
 
 @dataclass(frozen=True)
@@ -53,9 +52,12 @@ class ProgramResult:
             returned no solution.
         objective_usd: Program value of that solution (``None`` without one).
         dual_bound_usd: A proven lower bound on the program's optimum.
-        status: ``"optimal"``, ``"time-limit"`` or another HiGHS outcome.
+        status: ``"optimal"``, ``"node-limit"`` (stopped by the work limit), ``"time-limit"``
+            (stopped by the wall-time cap) or another HiGHS outcome (:meth:`SolveLimits.status_of`).
         solve_time_s: Wall time to build and solve.
         n_variables, n_constraints, n_nonzeros: Size of the program.
+        search_nodes: Branch-and-bound nodes HiGHS explored (the work the node limit bounds;
+            1 = solved at the root, 0 = no search).
     """
 
     chosen: np.ndarray | None
@@ -66,6 +68,7 @@ class ProgramResult:
     n_variables: int
     n_constraints: int
     n_nonzeros: int
+    search_nodes: int = 0
 
 
 class _Builder:
@@ -269,14 +272,14 @@ def _structure_rows(bld: _Builder, options: Options) -> None:
 
 
 def solve_program(
-    inst: OracleInstance, options: Options, time_limit_s: float, mip_rel_gap: float, verbose: bool = False
+    inst: OracleInstance, options: Options, limits: SolveLimits, mip_rel_gap: float, verbose: bool = False
 ) -> ProgramResult:
-    """Build the program over ``options`` and solve it with HiGHS under a time limit.
+    """Build the program over ``options`` and solve it with HiGHS within ``limits``.
 
     Args:
         inst: The episode.
         options: The options to choose from (at most one per job).
-        time_limit_s: HiGHS time limit in seconds.
+        limits: The solve's node limit (and wall-time cap, if any).
         mip_rel_gap: HiGHS relative gap at which it stops.
         verbose: Print HiGHS's log.
     """
@@ -311,7 +314,7 @@ def solve_program(
         integrality=integrality,
         bounds=Bounds(0.0, 1.0),
         constraints=LinearConstraint(matrix, -np.inf, ub),
-        options={"time_limit": float(time_limit_s), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
+        options={**limits.highs_options(), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
     )
     chosen: np.ndarray | None = None
     objective: float | None = None
@@ -325,11 +328,12 @@ def solve_program(
         chosen,
         objective,
         constant + float(dual),
-        _STATUS.get(res.status, "failed"),
+        limits.status_of(res.status, str(res.message)),
         time.perf_counter() - started,
         n_vars,
         n_rows,
         matrix.nnz,
+        int(getattr(res, "mip_node_count", None) or 0),
     )
 
 

@@ -61,6 +61,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from agents.oracle.budget import format_bytes
@@ -144,7 +145,7 @@ def _program_text(size: ProgramSize) -> str:
 
 def estimate_oracle_memory(
     hindsight: HindsightView,
-    time_limit_s: float = 60.0,
+    time_limit_s: float = math.inf,
     bound_grid_divisor: int = 5,
     max_points_per_cell: int = 3,
     *,
@@ -154,7 +155,8 @@ def estimate_oracle_memory(
 
     Args:
         hindsight: The episode (``env.unwrapped.hindsight()`` after ``reset``).
-        time_limit_s: Time limit of each HiGHS solve (``math.inf``: the search's cap).
+        time_limit_s: Wall-time cap of each HiGHS solve (``math.inf``, the default: none; the
+            search's memory is then estimated at its cap).
         bound_grid_divisor: As for :func:`solve_oracle` (the relaxation's grid).
         max_points_per_cell: As for :func:`solve_oracle`.
         compute_bound: False leaves the relaxation out (``bound`` is ``None``).

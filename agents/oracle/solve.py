@@ -12,6 +12,7 @@ import numpy as np
 from agents.oracle.bound import bound_options
 from agents.oracle.budget import budget_bytes, check_memory
 from agents.oracle.instance import OracleInstance
+from agents.oracle.limits import DEFAULT_NODE_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveLimits
 from agents.oracle.options import Options
 from agents.oracle.plan import advance_starts, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
@@ -38,9 +39,13 @@ class OracleResult:
             replay says what that costs.
         lower_bound_usd: No policy of the twin can do better on this episode.
         status: ``"proven-optimal"`` (plan meets the bound), ``"gap"`` (both programs solved
-            to optimality, but the relaxation is below the plan), or ``"time-limit"`` (a solve
-            stopped at its limit; plan and bound are still achievable and valid).
-        solve_time_s: Wall time of the whole call (both programs).
+            to optimality, but the relaxation is below the plan), ``"work-limit"`` (a solve
+            stopped at its node limit), ``"time-limit"`` (a solve stopped at the wall-time cap)
+            or ``"solver-failed"`` (HiGHS failed otherwise: the greedy plan and a trivial bound
+            stand in). Plan and bound are achievable and valid in every case, and the same on
+            every machine except after a ``"time-limit"`` (:mod:`agents.oracle.limits`).
+        solve_time_s: Wall time of the whole call (both programs): reported, never a limit
+            unless a wall-time cap was asked for.
         gap: ``(plan - bound) / |plan|`` (0 when both are 0).
         proven_optimal: ``plan_objective_usd`` and ``lower_bound_usd`` agree within
             :data:`PROVEN_RTOL` relative.
@@ -72,9 +77,10 @@ class OracleResult:
 
 def solve_oracle(
     hindsight: HindsightView,
-    time_limit_s: float = 60.0,
+    time_limit_s: float | None = None,
     bound_grid_divisor: int = 5,
     *,
+    node_limit: int | None = DEFAULT_NODE_LIMIT,
     mip_rel_gap: float = 1e-7,
     compute_bound: bool = True,
     max_points_per_cell: int = 3,
@@ -87,29 +93,34 @@ def solve_oracle(
 
     Args:
         hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
-        time_limit_s: Time limit of *each* of the two HiGHS solves.
+        time_limit_s: Wall-time cap of *each* HiGHS solve, seconds (``None``: none, the default;
+            a capped solve may give other numbers on another machine).
         bound_grid_divisor: The relaxation's grid is ``tick_s / bound_grid_divisor`` wide.
         mip_rel_gap: HiGHS's relative gap for stopping (below :data:`PROVEN_RTOL`).
         compute_bound: False skips the relaxation (the bound is then ``-inf``).
         max_points_per_cell: Exact possible decision times kept per grid cell before the
             relaxation treats the cell as a continuum.
+        node_limit: Branch-and-bound nodes of each HiGHS solve (``None``: no limit): the
+            deterministic limit.
         memory_budget_bytes: Refuse above this estimated peak; ``None`` = the
             ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable if set, else 4 GB
             (:mod:`agents.oracle.budget`); ``math.inf`` = no limit.
 
     Raises:
         OracleTooLargeError: The estimated peak memory is above the budget (nothing was built).
+        ValueError: A bad limit or budget.
     """
     started = time.perf_counter()
+    limits = SolveLimits(node_limit, time_limit_s)
     if memory_budget_bytes is not None and not memory_budget_bytes > 0:
         raise ValueError(f"memory_budget_bytes must be > 0 (inf = no limit), got {memory_budget_bytes!r}")
     budget = budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
-    estimate = estimate_oracle_memory(hindsight, time_limit_s, bound_grid_divisor, max_points_per_cell,
-                                      compute_bound=compute_bound)
+    estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
+                                      bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
     check_memory(estimate, budget)
     inst = OracleInstance.from_hindsight(hindsight)
     best: _Candidate | None = None
-    for candidate in _plan_candidates(inst, hindsight, time_limit_s, mip_rel_gap):
+    for candidate in _plan_candidates(inst, hindsight, limits, mip_rel_gap):
         if best is None or candidate.breakdown.total_usd < best.breakdown.total_usd - 1e-9 * max(
             1.0, abs(best.breakdown.total_usd)
         ):  # a later candidate only when strictly better (not by float noise)
@@ -121,13 +132,12 @@ def solve_oracle(
     lower = -math.inf
     if compute_bound:
         bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
-                                      time_limit_s, mip_rel_gap)
+                                      limits, mip_rel_gap)
         lower = bound_program.dual_bound_usd
     scale = max(abs(plan_value), 1e-12)
     gap = max(plan_value - lower, 0.0) / scale if math.isfinite(lower) else math.inf
     proven = plan_value - lower <= PROVEN_RTOL * scale or plan_value - lower <= 1e-12
-    limited = program.status != "optimal" or (bound_program is not None and bound_program.status != "optimal")
-    status = "proven-optimal" if proven else ("time-limit" if limited else "gap")
+    status = "proven-optimal" if proven else _unproven_status(program, bound_program)
     return OracleResult(
         plan=best.plan,
         plan_objective_usd=plan_value,
@@ -157,7 +167,7 @@ class _Candidate:
 
 
 def _plan_candidates(
-    inst: OracleInstance, hindsight: HindsightView, time_limit_s: float, mip_rel_gap: float
+    inst: OracleInstance, hindsight: HindsightView, limits: SolveLimits, mip_rel_gap: float
 ) -> Iterator[_Candidate]:
     """The plans to choose from, in order of preference: the MILP's, then the greedy fallback.
 
@@ -171,7 +181,7 @@ def _plan_candidates(
     for worst_case in (False, True) if contended else (False,):
         suffix = " (worst-case runs)" if worst_case else ""
         options = plan_options(inst, worst_case=worst_case)
-        program = solve_program(inst, options, time_limit_s, mip_rel_gap)
+        program = solve_program(inst, options, limits, mip_rel_gap)
         plans = [] if program.chosen is None else [("milp", advance_starts(inst, options, program.chosen))]
         plans.append(("greedy", greedy_plan(inst, options)))
         for source, chosen in plans:
@@ -179,6 +189,21 @@ def _plan_candidates(
             for repair in (False, True) if contended else (False,):
                 yield _Candidate(source + suffix, plan, repair, replay_plan(hindsight, plan, repair), program)
         del options  # not alive while the next option set is built
+
+
+def _unproven_status(plan: ProgramResult, bound: ProgramResult | None) -> str:
+    """``OracleResult.status`` of an episode whose plan does not meet its bound.
+
+    ``"time-limit"`` if a solve hit the wall-time cap, else ``"work-limit"`` if one hit its node
+    limit, else ``"solver-failed"`` if HiGHS failed otherwise (the greedy plan and the trivial
+    bound stand in), else ``"gap"`` (both solved: the relaxation is below the plan).
+    """
+    statuses = {plan.status} if bound is None else {plan.status, bound.status}
+    if TIME_LIMIT in statuses:
+        return "time-limit"
+    if NODE_LIMIT in statuses:
+        return "work-limit"
+    return "gap" if statuses == {OPTIMAL} else "solver-failed"
 
 
 def _plan_dict(inst: OracleInstance, options: Options, chosen: np.ndarray) -> dict[str, tuple[int, float] | None]:

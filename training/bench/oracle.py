@@ -7,21 +7,24 @@ from typing import Any
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import solve_oracle
+from agents.oracle.limits import SolveLimits
 
 
-def bench_oracle(seeds: int = 3, time_limit_s: float = 60.0) -> dict[str, Any]:
+def bench_oracle(seeds: int = 3, limits: SolveLimits | None = None) -> dict[str, Any]:
     """Solve ``fleet5-synthetic`` episodes ``0 .. seeds - 1``: time, plan, bound, gap and memory per seed.
 
     ``estimated_peak_mb`` is the estimate the oracle checks against its memory budget before
     solving (:func:`agents.oracle.estimate_oracle_memory`, decimal MB); ``plan_nonzeros`` and
-    ``bound_nonzeros`` are the sizes of the programs HiGHS was given.
+    ``bound_nonzeros`` are the sizes of the programs HiGHS was given. ``limits``: of each HiGHS
+    solve (default: the oracle's node limit, no wall-time cap).
     """
+    limits = limits or SolveLimits()
     env = ClusterSchedulingEnv("fleet5-synthetic")
     rows = []
     for seed in range(seeds):
         env.reset(seed=seed)
         started = time.perf_counter()
-        result = solve_oracle(env.hindsight(), time_limit_s=time_limit_s)
+        result = solve_oracle(env.hindsight(), limits.time_limit_s, node_limit=limits.node_limit)
         rows.append(
             {
                 "seed": seed,
@@ -35,4 +38,4 @@ def bench_oracle(seeds: int = 3, time_limit_s: float = 60.0) -> dict[str, Any]:
                 "bound_nonzeros": None if result.bound_program is None else result.bound_program.n_nonzeros,
             }
         )
-    return {"scenario": "fleet5-synthetic", "time_limit_s": time_limit_s, "episodes": rows}
+    return {"scenario": "fleet5-synthetic", "limits": limits.describe(), "episodes": rows}

@@ -10,6 +10,7 @@ message and the command still exits 0.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -17,16 +18,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.oracle.limits import DEFAULT_NODE_LIMIT, SolveLimits
 from training.checks import count, writable_dir
 from training.errors import UsageError
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
 DEFAULT_SEEDS = 5
-DEFAULT_ORACLE_TIME_LIMIT_S = 30.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--tier, --seeds, --out, --oracle-time-limit, --no-oracle."""
+    """--tier, --seeds, --out, --oracle-node-limit, --oracle-time-limit, --no-oracle."""
     parser.add_argument(
         "--tier", action="append", help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)"
     )
@@ -40,10 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder for reproduction.json and reproduction.md (default: %(default)s)",
     )
     parser.add_argument(
+        "--oracle-node-limit",
+        type=count(1),
+        default=DEFAULT_NODE_LIMIT,
+        help="branch-and-bound nodes per HiGHS solve of the oracle: the limit that keeps its numbers the same on "
+        "every machine (default: %(default)s)",
+    )
+    parser.add_argument(
         "--oracle-time-limit",
         type=float,
-        default=DEFAULT_ORACLE_TIME_LIMIT_S,
-        help="seconds per HiGHS solve of the oracle (default: %(default)s)",
+        default=None,
+        help="also cap each HiGHS solve at this many seconds of wall time (default: no cap; a capped solve may "
+        "give other numbers on another machine)",
     )
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle (its columns are n/a)")
 
@@ -55,8 +64,11 @@ def _command(args: argparse.Namespace, tiers: list[str]) -> str:
     parts.append(f"--seeds {args.seeds}")
     if args.no_oracle:
         parts.append("--no-oracle")
-    elif args.oracle_time_limit != DEFAULT_ORACLE_TIME_LIMIT_S:
-        parts.append(f"--oracle-time-limit {args.oracle_time_limit:g}")
+    else:
+        if args.oracle_node_limit != DEFAULT_NODE_LIMIT:
+            parts.append(f"--oracle-node-limit {args.oracle_node_limit}")
+        if args.oracle_time_limit is not None:
+            parts.append(f"--oracle-time-limit {args.oracle_time_limit:g}")
     parts.append(f"--out {args.out}")
     return " ".join(parts)
 
@@ -72,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
     unknown = [t for t in tiers if t not in TIERS]
     if unknown or not tiers:
         raise UsageError(f"--tier: unknown tier(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(TIERS)}")
-    if not args.oracle_time_limit > 0:
+    if args.oracle_time_limit is not None and not args.oracle_time_limit > 0:
         raise UsageError(f"--oracle-time-limit must be > 0 seconds, got {args.oracle_time_limit}")
     writable_dir(args.out, "--out")
     seeds = list(range(args.seeds))
-    oracle_limit = None if args.no_oracle else args.oracle_time_limit
+    oracle_limits = None if args.no_oracle else SolveLimits(args.oracle_node_limit, args.oracle_time_limit)
     root = traces_dir()
     if root is None:
         print("ACO_ENV_TRACES is not set: tiers that need real traces (T4.1, T5.2) will be skipped")
@@ -86,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
         "settings": {
             "seeds": args.seeds,
-            "oracle_time_limit_s": oracle_limit,
+            "oracle_limits": None if oracle_limits is None else dataclasses.asdict(oracle_limits),
             "oracle_available": oracle_available(),
             "traces_dir": str(root) if root else None,
         },
@@ -95,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for name in tiers:
         started = time.perf_counter()
         print(f"{name}: running ...", flush=True)
-        result = tier_module(name).run(seeds, oracle_time_limit_s=oracle_limit)
+        result = tier_module(name).run(seeds, oracle_limits=oracle_limits)
         document["tiers"][name] = result
         status = result.get("skipped", "done")
         print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)

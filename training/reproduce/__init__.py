@@ -1,7 +1,7 @@
 """Reproducing the reference ACO system's benchmarks, in its own setting and in the full twin.
 
 One module per tier, each with ``NAME``, ``TITLE``, a ``Config`` dataclass (sizes; defaults
-are the full reproduction) and ``run(seeds, config=None, oracle_time_limit_s=None) -> dict``:
+are the full reproduction) and ``run(seeds, config=None, oracle_limits=None) -> dict``:
 
 | tier | module | needs real traces |
 |---|---|---|
@@ -21,6 +21,8 @@ import importlib
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
+
+from agents.oracle.limits import SolveLimits
 
 TIERS: dict[str, str] = {
     "T1.1": "training.reproduce.t1_1_cost",
@@ -42,9 +44,9 @@ def tier_module(name: str) -> ModuleType:
     return importlib.import_module(TIERS[name])
 
 
-def run_tiers(names: Sequence[str], seeds: Sequence[int], oracle_time_limit_s: float | None) -> dict[str, Any]:
+def run_tiers(names: Sequence[str], seeds: Sequence[int], oracle_limits: SolveLimits | None) -> dict[str, Any]:
     """``{tier: result}`` for each tier in ``names``, with its default (full) configuration."""
-    return {name: tier_module(name).run(seeds, oracle_time_limit_s=oracle_time_limit_s) for name in names}
+    return {name: tier_module(name).run(seeds, oracle_limits=oracle_limits) for name in names}
 
 
 __all__ = ["TIERS", "run_tiers", "tier_module"]

@@ -21,6 +21,7 @@ from aco_env import ClusterSchedulingEnv
 from agents import Agent, make_agent
 from agents.base import AgentState
 from agents.oracle import OracleAgent
+from agents.oracle.limits import SolveLimits
 from digital_twin.scenario import Scenario
 from training.reproduce.stats import paired_savings, summarize
 from training.rollout import play_episode
@@ -39,16 +40,15 @@ def oracle_available() -> bool:
     return ORACLE in agent_names()
 
 
-def oracle_options(time_limit_s: float | None) -> dict[str, Any] | None:
+def oracle_options(limits: SolveLimits | None) -> dict[str, Any] | None:
     """The oracle's factory options when a tier plays it, else ``None``.
 
-    It plays when a time limit is given (``None`` means ``--no-oracle``) and
-    :func:`oracle_available`; its option is then ``{"time_limit_s": time_limit_s}`` (seconds per
-    HiGHS solve).
+    It plays when limits are given (``None`` means ``--no-oracle``) and :func:`oracle_available`;
+    its options are then the limits of each HiGHS solve (``node_limit``, ``time_limit_s``).
     """
-    if time_limit_s is None or not oracle_available():
+    if limits is None or not oracle_available():
         return None
-    return {"time_limit_s": time_limit_s}
+    return {"node_limit": limits.node_limit, "time_limit_s": limits.time_limit_s}
 
 
 @dataclass
@@ -179,7 +179,7 @@ def metric_savings(
     return paired_savings(metric_values(records[baseline], key), metric_values(records[agent], key))
 
 
-def oracle_over_seeds(records: Sequence[EpisodeRecord], time_limit_s: float) -> dict[str, Any]:
+def oracle_over_seeds(records: Sequence[EpisodeRecord], limits: SolveLimits) -> dict[str, Any]:
     """The oracle's solves over its episodes, as a tier's result reports them.
 
     Episodes without an oracle summary (``record.oracle is None``) are left out.
@@ -187,7 +187,9 @@ def oracle_over_seeds(records: Sequence[EpisodeRecord], time_limit_s: float) -> 
     Returns:
         ``lower_bound_usd`` and ``gap`` (:func:`~training.reproduce.stats.summarize` over the
         episodes; ``gap`` a fraction), ``proven_optimal`` (how many episodes), ``episodes`` (how
-        many solved) and ``time_limit_s`` (seconds per solve, as given).
+        many solved), ``work_limited`` and ``time_limited`` (how many stopped at the node limit,
+        at the wall-time cap: only the latter can differ on another machine) and ``limits``
+        (:meth:`SolveLimits.describe`).
     """
     solved = [r.oracle for r in records if r.oracle is not None]
     return {
@@ -195,5 +197,7 @@ def oracle_over_seeds(records: Sequence[EpisodeRecord], time_limit_s: float) -> 
         "gap": summarize([s["gap"] for s in solved]),
         "proven_optimal": sum(s["proven_optimal"] for s in solved),
         "episodes": len(solved),
-        "time_limit_s": time_limit_s,
+        "work_limited": sum(s["status"] == "work-limit" for s in solved),
+        "time_limited": sum(s["status"] == "time-limit" for s in solved),
+        "limits": limits.describe(),
     }

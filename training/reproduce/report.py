@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.oracle.limits import SolveLimits
+
 NA = "n/a"
 
 
@@ -56,13 +58,26 @@ def command_block(command: str) -> list[str]:
     return ["```", command, "```", ""]
 
 
-def tier_command(tier: str, seeds: int, oracle_time_limit_s: float | None, out: str = "results/reproduction") -> str:
-    """The ``aco-env reproduce`` command of one tier (as run for the page)."""
+def oracle_limits_note(oracle: dict[str, Any]) -> str:
+    """How a tier's oracle solves were limited (``oracle_over_seeds``' keys), for a table's note."""
+    stops = (("work_limited", "node limit"), ("time_limited", "time cap"))
+    stopped = [f"{oracle[key]} stopped at the {what}" for key, what in stops if oracle.get(key)]
+    return oracle["limits"] + (f"; {', '.join(stopped)}" if stopped else "")
+
+
+def tier_command(tier: str, seeds: int, oracle_limits: dict[str, Any] | None, out: str = "results/reproduction") -> str:
+    """The ``aco-env reproduce`` command of one tier (as run for the page).
+
+    ``oracle_limits``: the page's ``settings["oracle_limits"]`` (``node_limit``, ``time_limit_s``),
+    ``None`` for ``--no-oracle``.
+    """
     command = f"aco-env reproduce --tier {tier} --seeds {seeds} --out {out}"
-    if oracle_time_limit_s is None:
+    if oracle_limits is None:
         command += " --no-oracle"
     elif tier in ("T1.1", "T4.1"):
-        command += f" --oracle-time-limit {oracle_time_limit_s:g}"
+        command += f" --oracle-node-limit {oracle_limits['node_limit']}"
+        if oracle_limits["time_limit_s"] is not None:
+            command += f" --oracle-time-limit {oracle_limits['time_limit_s']:g}"
     return command
 
 
@@ -111,16 +126,17 @@ def render_page(document: dict[str, Any]) -> str:
         "",
     ]
     for name, result in document["tiers"].items():
-        lines += RENDERERS[name](result, tier_command(name, settings["seeds"], settings["oracle_time_limit_s"]))
+        lines += RENDERERS[name](result, tier_command(name, settings["seeds"], settings["oracle_limits"]))
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _oracle_line(settings: dict[str, Any]) -> str:
-    if settings["oracle_time_limit_s"] is None:
+    if settings["oracle_limits"] is None:
         return "not run (--no-oracle)"
     if not settings["oracle_available"]:
         return "not available (agents.oracle does not import), columns n/a"
-    return f"the registered `oracle` agent, {settings['oracle_time_limit_s']:g} s per HiGHS solve"
+    limits = settings["oracle_limits"]
+    return f"the registered `oracle` agent, {SolveLimits(**limits).describe()}"
 
 
 def data_lines(result: dict[str, Any]) -> list[str]:

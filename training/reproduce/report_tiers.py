@@ -18,6 +18,7 @@ from training.reproduce.report import (
     cheaper,
     mean,
     number,
+    oracle_limits_note,
     pct,
     pm,
     section_head,
@@ -83,7 +84,7 @@ def render_t1_1(result: dict[str, Any]) -> list[str]:
             lines += [
                 f"Oracle lower bound: {pm(o['lower_bound_usd'], digits=3)} USD; proven optimal in "
                 f"{o['proven_optimal']} of {o['episodes']} episodes (gap to its bound "
-                f"{pct(o['gap'])}, {o['time_limit_s']:g} s per solve).",
+                f"{pct(o['gap'])}; {oracle_limits_note(o)}).",
                 "",
             ]
     lines += _why_t1_1(result)

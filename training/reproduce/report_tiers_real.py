@@ -15,6 +15,7 @@ from training.reproduce.report import (
     compare,
     mean,
     number,
+    oracle_limits_note,
     pct,
     pm,
     table,
@@ -116,7 +117,7 @@ def render_t4_1(result: dict[str, Any]) -> list[str]:
         lines += [
             f"Oracle: lower bound {pm(o['lower_bound_usd'])} USD, gap of its plan to the bound "
             f"{pct(o['gap'])}, proven optimal in {o['proven_optimal']} of {o['episodes']} episodes "
-            f"({o['time_limit_s']:g} s per solve).",
+            f"({oracle_limits_note(o)}).",
             "",
         ]
     return [*lines, *_why_t4_1(result), ""]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from agents.oracle.limits import DEFAULT_LIMITS, SolveLimits
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario
 from digital_twin.workloads import AZURE_JOB_SIZES
@@ -194,13 +195,13 @@ def full_twin(
     topology: str,
     seeds: Sequence[int],
     config: Config | None = None,
-    oracle_time_limit_s: float | None = 60.0,
+    oracle_limits: SolveLimits | None = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
     """Every agent (and the oracle when available) on the twin; metrics and ACO's paired savings."""
     config = config or Config()
     scenario = twin_scenario(topology, config)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
-    oracle = oracle_options(oracle_time_limit_s)
+    oracle = oracle_options(oracle_limits)
     if oracle is not None:
         agents.append((ORACLE, oracle))
     per_agent: dict[str, Any] = {}
@@ -214,13 +215,15 @@ def full_twin(
         "aco_objective_saving_vs_first_fit": metric_savings(records, FIRST_FIT, ACO, "objective_usd"),
         "oracle": None,
     }
-    if oracle is not None:
+    if oracle_limits is not None and oracle is not None:
         out["oracle_objective_saving_vs_first_fit"] = metric_savings(records, FIRST_FIT, ORACLE, "objective_usd")
-        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle["time_limit_s"])
+        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle_limits)
     return out
 
 
-def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s: float | None = 60.0) -> dict[str, Any]:
+def run(
+    seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """Both topologies in both settings (no real data needed)."""
     config = config or Config()
     return {
@@ -231,7 +234,7 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
         "topologies": {
             topology: {
                 "reference_setting": reference_setting(topology, seeds, config),
-                "full_twin": full_twin(topology, seeds, config, oracle_time_limit_s),
+                "full_twin": full_twin(topology, seeds, config, oracle_limits),
             }
             for topology in TOPOLOGIES
         },

@@ -41,6 +41,7 @@ from agents import Agent, make_agent
 from agents.aco import FleetArrays, NodePheromone, schedule
 from agents.aco.bench import LATENCY_JOB
 from agents.base import AgentState
+from agents.oracle.limits import SolveLimits
 from digital_twin import default_fleet
 from digital_twin.scenario import Scenario
 from training.reproduce import data
@@ -216,9 +217,9 @@ def _summary(per_burst: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
     }
 
 
-def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s: float | None = None) -> dict[str, Any]:
+def run(seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = None) -> dict[str, Any]:
     """Both settings (no real data needed; the oracle does not apply to latency)."""
-    del oracle_time_limit_s
+    del oracle_limits
     config = config or Config()
     return {
         **data.tier_head(NAME, TITLE, seeds),

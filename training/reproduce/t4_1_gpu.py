@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from agents.oracle.limits import DEFAULT_LIMITS, SolveLimits
 from digital_twin import JobSpec, NodeSpec, fleet_from_alibaba_gpu_csv
 from digital_twin.scenario import Scenario
 from digital_twin.scenario.sources import sample_per_group
@@ -195,13 +196,13 @@ def _twin_row(
 
 
 def full_twin(
-    fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], config: Config, oracle_time_limit_s: float | None
+    fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], config: Config, oracle_limits: SolveLimits | None
 ) -> dict[str, Any]:
     """Every agent (and the oracle when available) on one twin episode per seed."""
     scenarios = {seed: twin_scenario(fleet, sample, seed, config) for seed, sample in samples.items()}
     seeds = list(samples)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
-    oracle = oracle_options(oracle_time_limit_s)
+    oracle = oracle_options(oracle_limits)
     if oracle is not None:
         agents.append((ORACLE, oracle))
     records = {name: play_seeds(scenarios.__getitem__, name, seeds, options) for name, options in agents}
@@ -211,12 +212,14 @@ def full_twin(
         "aco_cost_objective_saving_vs_random": metric_savings(records, RANDOM, ACO_COST, "objective_usd"),
         "oracle": None,
     }
-    if oracle is not None:
-        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle["time_limit_s"])
+    if oracle_limits is not None and oracle is not None:
+        out["oracle"] = oracle_over_seeds(records[ORACLE], oracle_limits)
     return out
 
 
-def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s: float | None = 60.0) -> dict[str, Any]:
+def run(
+    seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = DEFAULT_LIMITS
+) -> dict[str, Any]:
     """Both settings; a skip record when the Alibaba traces are not present."""
     config = config or Config()
     head = data.tier_head(NAME, TITLE, seeds)
@@ -241,5 +244,5 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s:
         },
         "reference": {"per_agent": REFERENCE, **REFERENCE_HEADLINES},
         "reference_setting": reference_setting(fleet, samples, config),
-        "full_twin": full_twin(fleet, samples, config, oracle_time_limit_s),
+        "full_twin": full_twin(fleet, samples, config, oracle_limits),
     }

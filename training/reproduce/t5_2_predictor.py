@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.aco import FleetArrays, schedule
+from agents.oracle.limits import SolveLimits
 from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor, Predictor
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario
@@ -242,12 +243,12 @@ def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], 
     return {**_shares_summary(shares), "per_condition": per_agent, "contention": contention}
 
 
-def run(seeds: Sequence[int], config: Config | None = None, oracle_time_limit_s: float | None = None) -> dict[str, Any]:
+def run(seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = None) -> dict[str, Any]:
     """Both settings; a skip record when the Alibaba 2018 trace is not present.
 
     The oracle does not apply: the metric is a routing share, not the episode objective.
     """
-    del oracle_time_limit_s
+    del oracle_limits
     config = config or Config()
     head = data.tier_head(NAME, TITLE, seeds)
     root, skipped = data.locate_traces(FILES)
