@@ -217,16 +217,19 @@ def test_evaluate__a_bad_oracle_memory_budget_is_a_usage_error() -> None:
     assert_one_line_error(result, 2, "ACO_ENV_ORACLE_MEMORY_GB")
 
 
-def test_evaluate__an_oracle_over_its_memory_budget_is_left_out_with_a_note(tmp_path: Path) -> None:
-    """With a budget too small for any episode the oracle is skipped with a note; the rest is written."""
+def test_evaluate__an_oracle_over_its_memory_budget_decomposes_with_a_warning(tmp_path: Path) -> None:
+    """With a budget too small for the exact programs the oracle decomposes: warned, bound still below first-fit."""
     import json
 
     result = cli("evaluate", "--agents", "first-fit,oracle", "--episodes", "1", "--out", str(tmp_path),
                  env={"ACO_ENV_ORACLE_MEMORY_GB": "0.001"})
     assert result.returncode == 0, result.stderr
-    assert "note: oracle was left out: oracle refused" in result.stdout
+    assert "above the memory budget: decomposed" in result.stderr
     document = json.loads((tmp_path / "results.json").read_text())
-    assert set(document["agents"]) == {"first-fit"} and "oracle" in document["skipped"]
+    assert set(document["agents"]) == {"first-fit", "oracle"} and not document.get("skipped")
+    oracle_row = document["agents"]["oracle"]["per_episode"][0]
+    first_fit_row = document["agents"]["first-fit"]["per_episode"][0]
+    assert oracle_row["objective_lower_bound_usd"] <= first_fit_row["objective_usd"]
 
 
 @pytest.mark.skipif(not os.environ.get("ACO_ENV_TRACES"), reason="real traces not present")

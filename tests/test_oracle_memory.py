@@ -142,7 +142,7 @@ def test_solve_oracle__a_tiny_budget_refuses_the_default_episode_in_one_clear_li
     """The error is a ValueError whose one line gives the estimate, the budget and how to raise it."""
     hindsight = hindsight_of("fleet5-synthetic")
     with pytest.raises(OracleTooLargeError) as caught:
-        solve_oracle(hindsight, memory_budget_bytes=1e6)
+        solve_oracle(hindsight, memory_budget_bytes=1e6, too_large="refuse")
     message = str(caught.value)
     assert isinstance(caught.value, ValueError)
     assert "\n" not in message
@@ -171,13 +171,13 @@ def test_oracle_agent__refuses_at_reset_and_the_option_or_variable_raises_the_bu
     env = ClusterSchedulingEnv("toy3")
     env.reset(seed=0)
     with pytest.raises(OracleTooLargeError, match=r"memory budget of 0\.00 GB"):
-        agents.make_agent("oracle", env, memory_budget_gb=1e-6).reset(0)
+        agents.make_agent("oracle", env, memory_budget_gb=1e-6, too_large="refuse").reset(0)
     monkeypatch.setenv(MEMORY_BUDGET_ENV, "1e-6")
-    agent = agents.make_agent("oracle", env)
+    agent = agents.make_agent("oracle", env, too_large="refuse")
     with pytest.raises(OracleTooLargeError):
         agent.reset(0)
     assert agent.last_result is None
-    agent = agents.make_agent("oracle", env, memory_budget_gb=1.0)  # the option wins over the variable
+    agent = agents.make_agent("oracle", env, memory_budget_gb=1.0, too_large="refuse")  # the option wins
     agent.reset(0)
     assert agent.last_result is not None and agent.last_result.proven_optimal
 
@@ -203,7 +203,7 @@ def test_budget_bytes__option_then_environment_variable_then_4_gb(monkeypatch: p
 def test_solve_oracle__refuses_a_500_node_episode_before_building_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """500 nodes and 5,000 jobs: refused under the default budget, with no instance or option built."""
+    """500 nodes and 5,000 jobs: refused under the default budget when asked, with nothing built."""
     monkeypatch.delenv(MEMORY_BUDGET_ENV, raising=False)
     hindsight = hindsight_of(generated_scenario(tmp_path, 500))
 
@@ -212,7 +212,7 @@ def test_solve_oracle__refuses_a_500_node_episode_before_building_anything(
 
     monkeypatch.setattr(OracleInstance, "from_hindsight", must_not_build)
     with pytest.raises(OracleTooLargeError, match="500 nodes") as caught:
-        solve_oracle(hindsight)
+        solve_oracle(hindsight, too_large="refuse")
     assert caught.value.estimate is not None and caught.value.estimate.peak_bytes > 100 * 4e9
 
 

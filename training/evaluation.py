@@ -2,8 +2,10 @@
 
 Every agent plays the same seeds. When ``oracle`` is among the agents, each episode's oracle
 lower bound (valid for every policy) and plan objective are kept, and every agent's results
-carry optimality gaps against them (:mod:`training.results`). An oracle whose program would not
-fit its memory budget is left out of the scenario's results with a note (``skipped``) instead.
+carry optimality gaps against them (:mod:`training.results`). An episode whose exact programs
+would not fit the oracle's memory budget is decomposed (:mod:`agents.oracle.scale`: a weaker,
+still valid bound and a greedy plan with hindsight), with a warning; an oracle told to refuse
+such episodes (``too_large="refuse"``) is left out of the results with a note (``skipped``).
 
 The scenario is loaded once by the caller (or here, from a name) and shared by every agent's
 env. Which env the agents play is an :class:`EvalEnv`: :data:`EPISODE_ENV` (the full episode,
@@ -143,6 +145,11 @@ def _oracle_episode(agent: Agent) -> OracleEpisode | None:
     if not isinstance(agent, OracleAgent):
         return None
     result = agent.episode_result()
+    if result.status == "decomposed":
+        logger.warning(
+            "oracle: %s, above the memory budget: decomposed (capacity-free bound, greedy plan with hindsight; "
+            "gap %.1f %%)", result.memory_estimate.describe(), 100.0 * result.gap,
+        )
     return OracleEpisode(
         lower_bound_usd=float(result.lower_bound_usd),
         plan_objective_usd=float(result.plan_objective_usd),

@@ -43,8 +43,10 @@ class OracleAgent:
             :mod:`agents.oracle.limits`).
         bound_grid_divisor: Grid refinement of the relaxation (see :func:`solve_oracle`).
         compute_bound: Also solve the relaxation (for the evaluator's bound and gaps).
-        memory_budget_gb: Largest estimated peak memory to solve, in GB (``1e9`` bytes);
+        memory_budget_gb: Largest estimated peak memory of the programs, in GB (``1e9`` bytes);
             ``None`` = ``$ACO_ENV_ORACLE_MEMORY_GB`` or 4 GB (read at each ``reset``).
+        too_large: An episode above the budget is ``"decompose"``-d (the default: a bound and a
+            plan at scale, :mod:`agents.oracle.scale`) or ``"refuse"``-d.
         **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
     """
 
@@ -58,6 +60,7 @@ class OracleAgent:
         compute_bound: bool = True,
         memory_budget_gb: float | None = None,
         node_limit: int | None = DEFAULT_NODE_LIMIT,
+        too_large: str = "decompose",
         **solver_options: Any,
     ) -> None:
         self.env = env
@@ -67,6 +70,7 @@ class OracleAgent:
         if memory_budget_gb is not None:
             budget_bytes(memory_budget_gb)  # a bad budget fails here, not at the first reset
         self.memory_budget_gb = memory_budget_gb
+        self.too_large = too_large
         self.solver_options = solver_options
         self._result: OracleResult | None = None
         self._n_nodes = int(env.action_space.n) - 1  # type: ignore[attr-defined]  # Discrete(N + 1)
@@ -88,6 +92,7 @@ class OracleAgent:
             bound_grid_divisor=self.bound_grid_divisor,
             compute_bound=self.compute_bound,
             memory_budget_bytes=budget_bytes(self.memory_budget_gb),
+            too_large=self.too_large,
             **self.solver_options,
         )
 

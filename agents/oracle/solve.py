@@ -17,12 +17,15 @@ from agents.oracle.options import Options
 from agents.oracle.plan import advance_starts, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
 from agents.oracle.replay import replay_plan
+from agents.oracle.scale import capacity_free_bound, hindsight_greedy_plan
 from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
 PROVEN_RTOL = 1e-6
 """Plan and bound within this relative distance count as a proven optimum."""
+DECOMPOSE, REFUSE = "decompose", "refuse"
+"""What :func:`solve_oracle` does with an episode whose programs exceed the memory budget."""
 
 
 @dataclass(frozen=True)
@@ -42,22 +45,27 @@ class OracleResult:
             to optimality, but the relaxation is below the plan), ``"work-limit"`` (a solve
             stopped at its node limit), ``"time-limit"`` (a solve stopped at the wall-time cap)
             or ``"solver-failed"`` (HiGHS failed otherwise: the greedy plan and a trivial bound
-            stand in). Plan and bound are achievable and valid in every case, and the same on
-            every machine except after a ``"time-limit"`` (:mod:`agents.oracle.limits`).
+            stand in); ``"decomposed"`` for an episode too large for the programs, solved by
+            :mod:`agents.oracle.scale` (a capacity-free bound and a hindsight greedy plan). Plan
+            and bound are achievable and valid in every case, and the same on every machine
+            except after a ``"time-limit"`` (:mod:`agents.oracle.limits`).
         solve_time_s: Wall time of the whole call (both programs): reported, never a limit
             unless a wall-time cap was asked for.
         gap: ``(plan - bound) / |plan|`` (0 when both are 0).
         proven_optimal: ``plan_objective_usd`` and ``lower_bound_usd`` agree within
             :data:`PROVEN_RTOL` relative.
         plan_breakdown: The plan's objective by term.
-        plan_program: HiGHS outcome of the plan program the chosen plan comes from.
-        bound_program: HiGHS outcome of the relaxation (``None`` when not computed).
+        plan_program: HiGHS outcome of the plan program the chosen plan comes from (``None``
+            when decomposed).
+        bound_program: HiGHS outcome of the relaxation (``None`` when not computed or decomposed).
         plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none),
-            with ``" (worst-case runs)"`` when it comes from the worst-case plan program.
+            with ``" (worst-case runs)"`` when it comes from the worst-case plan program;
+            ``"hindsight greedy"`` when decomposed.
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
             (only under contention): ``True`` = start the job on the cheapest node that can take
             it, ``False`` = wait for the planned node (:func:`agents.oracle.replay.planned_node`).
-        memory_estimate: The size estimate checked against the memory budget before solving.
+        memory_estimate: The size estimate checked against the memory budget before solving
+            (above the budget when decomposed).
     """
 
     plan: dict[str, tuple[int, float] | None]
@@ -68,7 +76,7 @@ class OracleResult:
     gap: float
     proven_optimal: bool
     plan_breakdown: ObjectiveBreakdown
-    plan_program: ProgramResult
+    plan_program: ProgramResult | None
     bound_program: ProgramResult | None
     plan_source: str
     plan_repairs: bool
@@ -85,11 +93,13 @@ def solve_oracle(
     compute_bound: bool = True,
     max_points_per_cell: int = 3,
     memory_budget_bytes: float | None = None,
+    too_large: str = DECOMPOSE,
 ) -> OracleResult:
     """Solve the plan program and the relaxation of one episode.
 
-    The programs' peak memory is estimated first (:func:`agents.oracle.size.estimate_oracle_memory`),
-    and an episode above the memory budget is refused before anything large is built.
+    The programs' peak memory is estimated first (:func:`agents.oracle.size.estimate_oracle_memory`);
+    an episode above the memory budget is never built: it is decomposed (a bound and a plan
+    in ``O(jobs x nodes)`` memory, :mod:`agents.oracle.scale`) or refused (``too_large``).
 
     Args:
         hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
@@ -105,9 +115,11 @@ def solve_oracle(
         memory_budget_bytes: Refuse above this estimated peak; ``None`` = the
             ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable if set, else 4 GB
             (:mod:`agents.oracle.budget`); ``math.inf`` = no limit.
+        too_large: ``"decompose"`` (the default) or ``"refuse"`` an episode above the budget.
 
     Raises:
-        OracleTooLargeError: The estimated peak memory is above the budget (nothing was built).
+        OracleTooLargeError: The estimated peak memory is above the budget and ``too_large``
+            is ``"refuse"`` (nothing was built).
         ValueError: A bad limit or budget.
     """
     started = time.perf_counter()
@@ -115,44 +127,82 @@ def solve_oracle(
     if memory_budget_bytes is not None and not memory_budget_bytes > 0:
         raise ValueError(f"memory_budget_bytes must be > 0 (inf = no limit), got {memory_budget_bytes!r}")
     budget = budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
+    if too_large not in (DECOMPOSE, REFUSE):
+        raise ValueError(f"too_large must be {DECOMPOSE!r} or {REFUSE!r}, got {too_large!r}")
     estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
                                       bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
-    check_memory(estimate, budget)
+    decompose = too_large == DECOMPOSE and estimate.peak_bytes > budget
+    if not decompose:
+        check_memory(estimate, budget)
     inst = OracleInstance.from_hindsight(hindsight)
-    best: _Candidate | None = None
-    for candidate in _plan_candidates(inst, hindsight, limits, mip_rel_gap):
-        if best is None or candidate.breakdown.total_usd < best.breakdown.total_usd - 1e-9 * max(
-            1.0, abs(best.breakdown.total_usd)
-        ):  # a later candidate only when strictly better (not by float noise)
-            best = candidate
-    assert best is not None  # the greedy plan always exists
-    breakdown, program = best.breakdown, best.program
-    plan_value = breakdown.total_usd
     bound_program = None
     lower = -math.inf
-    if compute_bound:
-        bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
-                                      limits, mip_rel_gap)
-        lower = bound_program.dual_bound_usd
-    scale = max(abs(plan_value), 1e-12)
-    gap = max(plan_value - lower, 0.0) / scale if math.isfinite(lower) else math.inf
-    proven = plan_value - lower <= PROVEN_RTOL * scale or plan_value - lower <= 1e-12
-    status = "proven-optimal" if proven else _unproven_status(program, bound_program)
+    if decompose:  # the programs would not fit: no program is built (agents.oracle.scale)
+        best = _decomposed_plan(inst, hindsight)
+        if compute_bound:
+            lower = capacity_free_bound(inst)
+    else:
+        best = _cheapest(_plan_candidates(inst, hindsight, limits, mip_rel_gap))
+        if compute_bound:
+            bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
+                                          limits, mip_rel_gap)
+            lower = bound_program.dual_bound_usd
+    plan_value = best.breakdown.total_usd
+    gap, proven = _gap(plan_value, lower)
+    if proven:
+        status = "proven-optimal"
+    elif best.program is None:
+        status = "decomposed"
+    else:
+        status = _unproven_status(best.program, bound_program)
     return OracleResult(
         plan=best.plan,
         plan_objective_usd=plan_value,
         lower_bound_usd=lower,
         status=status,
         solve_time_s=time.perf_counter() - started,
-        gap=0.0 if proven else gap,
+        gap=gap,
         proven_optimal=proven,
-        plan_breakdown=breakdown,
-        plan_program=program,
+        plan_breakdown=best.breakdown,
+        plan_program=best.program,
         bound_program=bound_program,
         plan_source=best.source,
         plan_repairs=best.repair,
         memory_estimate=estimate,
     )
+
+
+def _gap(plan_usd: float, bound_usd: float) -> tuple[float, bool]:
+    """``(gap, proven)`` of a plan and a bound.
+
+    ``gap`` is the plan's relative distance to the bound (0 when proven); ``proven``, whether
+    the two agree within :data:`PROVEN_RTOL` (or 1e-12 USD).
+    """
+    scale = max(abs(plan_usd), 1e-12)
+    proven = plan_usd - bound_usd <= PROVEN_RTOL * scale or plan_usd - bound_usd <= 1e-12
+    if proven:
+        return 0.0, True
+    return (max(plan_usd - bound_usd, 0.0) / scale if math.isfinite(bound_usd) else math.inf), False
+
+
+def _decomposed_plan(inst: OracleInstance, hindsight: HindsightView) -> _Candidate:
+    """The plan at scale (:mod:`agents.oracle.scale`), replayed waiting and repairing; the cheaper."""
+    plan = hindsight_greedy_plan(hindsight, inst)
+    replays = [(replay_plan(hindsight, plan, repair), repair) for repair in (False, True)]
+    breakdown, repair = min(replays, key=lambda replay: replay[0].total_usd)
+    return _Candidate("hindsight greedy", dict(plan), repair, breakdown, None)
+
+
+def _cheapest(candidates: Iterator[_Candidate]) -> _Candidate:
+    """The cheapest replay; a later candidate only when strictly cheaper (not by float noise)."""
+    best: _Candidate | None = None
+    for candidate in candidates:
+        if best is None or candidate.breakdown.total_usd < best.breakdown.total_usd - 1e-9 * max(
+            1.0, abs(best.breakdown.total_usd)
+        ):
+            best = candidate
+    assert best is not None  # the greedy plan always exists
+    return best
 
 
 @dataclass(frozen=True)
@@ -163,7 +213,7 @@ class _Candidate:
     plan: dict[str, tuple[int, float] | None]
     repair: bool
     breakdown: ObjectiveBreakdown
-    program: ProgramResult
+    program: ProgramResult | None  # None: the plan at scale, no program built
 
 
 def _plan_candidates(
