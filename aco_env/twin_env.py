@@ -22,7 +22,7 @@ from aco_env.observation import ObservationEncoder
 from aco_env.render import render_ansi, render_rgb_array
 from aco_env.types import EnvConfig
 from aco_env.views import ClusterView, EpisodeSettings, cluster_view_of
-from digital_twin import DigitalTwin
+from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.scenario import Scenario
 
 RENDER_MODES = ("ansi", "rgb_array")
@@ -92,6 +92,21 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def cluster_view(self) -> ClusterView:
         """The present state as online agents may see it: never the future (:mod:`aco_env.views`)."""
         return cluster_view_of(self._require_twin(), self.config.history_ticks, self._settings)
+
+    def decisions(self) -> list[tuple[str, int | None]]:
+        """The episode's decisions so far, in order: ``(job_id, node)``, ``None`` for a deferral.
+
+        :meth:`digital_twin.DigitalTwin.decisions`; invalid actions changed nothing and are not in it.
+        """
+        return self._require_twin().decisions()
+
+    def known_spec(self) -> TwinSpec:
+        """The episode as known now, for online planners (:meth:`digital_twin.DigitalTwin.known_spec`).
+
+        The jobs arrived so far, the telemetry to the current tick (held after it) and the spot
+        interruptions so far: nothing of the future.
+        """
+        return self._require_twin().known_spec()
 
     # ------------------------------------------------------------------ for subclasses
     def _start_episode(self, twin: DigitalTwin) -> None:

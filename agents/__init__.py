@@ -2,13 +2,15 @@
 
 ``make_agent(name, env)`` builds any registered agent; ``agent_names()`` lists them. Importing
 this package registers the heuristics (:mod:`agents.heuristics`), the ACO agents
-(:mod:`agents.aco`) and the oracle (:mod:`agents.oracle`); it never imports torch (the LSTM
+(:mod:`agents.aco`), the online lookahead reference (:mod:`agents.lookahead`) and the oracle
+(:mod:`agents.oracle`); it never imports torch (the LSTM
 predictor imports it on first use).
 """
 
-# agents.aco, agents.heuristics and agents.oracle are imported for their side effect: registering agents.
+# agents.aco, agents.heuristics, agents.lookahead and agents.oracle are imported to register their agents.
 import agents.aco
 import agents.heuristics
+import agents.lookahead
 import agents.oracle  # noqa: F401  (scipy.optimize loads on the oracle's first solve)
 from agents.base import (
     Agent,

@@ -149,6 +149,9 @@ class TwinState:
     class_service: list[float]
     """``(3,)`` per workload type, the sum of the normalised services of its jobs that ended
     (completed, or running at the horizon): nominal work done / (end - arrival)."""
+    decisions: list[tuple[int, int]]
+    """Every decision so far, in order: ``(job, node)``, node ``-1`` for a deferral (what an
+    online planner replays, :meth:`digital_twin.DigitalTwin.decisions`)."""
     unfairness_stale: bool
     """Whether ``class_jobs`` or ``class_service`` changed since ``counts``' ``unfairness`` entry was
     computed from them (set at arrivals and run ends; cleared by :meth:`penalty_counts`)."""
@@ -204,6 +207,7 @@ class TwinState:
             started_jobs=0,
             class_jobs=[0] * N_CLASSES,
             class_service=[0.0] * N_CLASSES,
+            decisions=[],
             unfairness_stale=False,
         )
 
@@ -255,6 +259,7 @@ class TwinState:
             started_jobs=self.started_jobs,
             class_jobs=self.class_jobs.copy(),
             class_service=self.class_service.copy(),
+            decisions=self.decisions.copy(),
             unfairness_stale=self.unfairness_stale,
         )
 

@@ -45,6 +45,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from digital_twin.constants import TwinConstants
@@ -58,7 +60,9 @@ from digital_twin.objective import ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions, effective_interruptions
 from digital_twin.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
+from digital_twin.telemetry import Telemetry
 from digital_twin.twin_views import TwinViews
+from digital_twin.workload import Workload
 
 _NODE_INDEX_TYPES = (int, np.integer)
 
@@ -145,6 +149,7 @@ class DigitalTwin:
         if not (isinstance(node, _NODE_INDEX_TYPES) and 0 <= node < self._c.n_nodes and self._mask[node]):
             raise InvalidPlacementError(self._why_not(s.current, node))
         s.queue.take_current()
+        s.decisions.append((s.current, int(node)))
         start(s, self._c, s.current, int(node))
         self._mask = run_to_decision(s, self._c)
 
@@ -166,6 +171,7 @@ class DigitalTwin:
         if until not in DEFERRALS:
             raise ValueError(f"until must be one of {DEFERRALS}, got {until!r}")
         log_event(s, c, "defer", s.current, -1)
+        s.decisions.append((s.current, -1))
         if until == NEW_FIT:
             s.queue.park_current(self._mask, c.shape[s.current])  # _mask is replaced, never changed
         else:
@@ -270,6 +276,35 @@ class DigitalTwin:
     def hindsight(self) -> HindsightView:
         """The privileged, read-only view of the episode's future (for the oracle only)."""
         return self._views.hindsight(self._s)
+
+    def decisions(self) -> list[tuple[str, int | None]]:
+        """Every decision of the episode so far, in order: ``(job_id, node)``, ``None`` for a deferral."""
+        ids = self._c.job_ids
+        return [(ids[j], None if node < 0 else node) for j, node in self._s.decisions]
+
+    def known_spec(self) -> TwinSpec:
+        """The episode as known at the current decision: its past, with nothing of its future.
+
+        The same fleet and settings; the jobs that have arrived so far; the telemetry up to the
+        current tick, its last known values held to the end (a persistence forecast); the spot
+        interruptions so far, as fixed times (none later). A twin reset on it and given
+        :meth:`decisions` (under the same deferral rule) reaches the current decision in the
+        same state, as nothing before now differs (tested). An online planner adds its own forecast of the
+        future to it (e.g. :class:`agents.lookahead.LookaheadAgent`).
+        """
+        s, spec = self._s, self.spec
+        k = self.tick_index
+        background = np.array(spec.telemetry.background_pct)
+        background[k + 1 :] = background[k]
+        telemetry = Telemetry(background, spec.telemetry.tick_s, source=f"{spec.telemetry.source}, known to tick {k}")
+        past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
+        return dataclasses.replace(
+            spec,
+            jobs=Workload.of(spec.jobs[: s.next_arrival]),
+            telemetry=telemetry,
+            spot_interruptions=False,
+            fixed_interruptions_s=past_interruptions,
+        )
 
     # ------------------------------------------------------------------ internals
     def _why_not(self, j: int, node: object) -> str:
