@@ -29,6 +29,9 @@ EPISODE_METRICS: tuple[str, ...] = (
 
 SCHEDULING_PREFIX = "scheduling/"
 EVAL_PREFIX = "eval/"
+"""Evaluation values: ``aco-env evaluate --tensorboard``, and a training run's learning curve (validation seeds)."""
+TEST_PREFIX = "test/"
+"""A training run's final evaluation on the held-out evaluation seeds (``RUN/eval.json``)."""
 
 
 def scheduling_key(metric: str) -> str:

@@ -8,7 +8,7 @@ The table stores import paths, not classes: ``import agents.algorithms`` imports
 nor Stable-Baselines3 (:meth:`Algorithm.load_class` does, on first use).
 
 >>> list(ALGORITHMS)
-['maskable-ppo', 'ppo', 'dqn', 'a2c', 'bc']
+['maskable-ppo', 'ppo', 'dqn', 'a2c', 'bc', 'dagger']
 >>> ALGORITHMS["bc"].class_name, ALGORITHMS["bc"].masked, ALGORITHMS["bc"].reinforcement_learning
 ('MaskablePPO', True, False)
 >>> ALGORITHMS["a2c"].constructor_options({"n_steps": 2048, "ent_coef": 0.01, "gae_lambda": 1.0})
@@ -27,7 +27,19 @@ TrainingOptions = Mapping[str, Any]
 """The run's options by name (the fields of ``training.config.TrainConfig``, e.g. ``n_steps``)."""
 
 POLICY = "MultiInputPolicy"
-"""SB3's policy for the env's dict observation (every algorithm here uses it)."""
+"""SB3's flat policy for the env's dict observation (``--policy mlp``; every algorithm takes it)."""
+SET_POLICY = "agents.set_policy:SetPolicy"
+"""The permutation-equivariant policy (``--policy set``; the MaskablePPO algorithms), as ``module:class``."""
+MLP_NET_ARCH = (128, 128)
+"""The flat policy's hidden layers when the run gives none."""
+
+
+def policy_class(kind: str) -> Any:
+    """The ``policy`` argument of an SB3 constructor for ``kind`` (``set`` imports torch; ``mlp`` is a name)."""
+    if kind == "mlp":
+        return POLICY
+    module, _, name = SET_POLICY.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def _on_policy_options(options: TrainingOptions) -> dict[str, Any]:
@@ -144,6 +156,16 @@ ALGORITHMS: dict[str, Algorithm] = {
             "MaskablePPO",
             "behaviour cloning into a MaskablePPO policy of aco_env/Placement-v0's labels: the actions optimal "
             "given a cheapest-fit continuation with the true future; no RL",
+            masked=True,
+            value_based=False,
+            reinforcement_learning=False,
+            constructor_options=_on_policy_options,
+        ),
+        Algorithm(
+            "dagger",
+            "sb3_contrib",
+            "MaskablePPO",
+            "DAgger imitation of an online expert (lookahead by default) into a MaskablePPO policy; no RL",
             masked=True,
             value_based=False,
             reinforcement_learning=False,

@@ -107,11 +107,35 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
     """``spec`` is ``PATH`` (the algo is read from ``config.json`` beside it) or ``ALGO:PATH``.
 
     Loading a model unpickles parts of its zip: only load files you trust.
+
+    A model with the permutation-equivariant policy (:mod:`agents.set_policy`) runs on a fleet
+    of any size: when ``env``'s spaces differ from the saved ones (another fleet size or queue
+    window) its weights are loaded into a policy built for ``env``'s spaces.
+
+    Raises:
+        ModelFileError: A flat (``mlp``) model on an env whose observation space is not the one it was trained on.
     """
     parsed = parse_sb3_spec(spec)
     algorithm = ALGORITHMS[parsed.algo]
-    model = algorithm.load_class().load(str(parsed.path), device="cpu")
+    cls = algorithm.load_class()
+    model = cls.load(str(parsed.path), device="cpu")
+    if model.observation_space != env.observation_space or model.action_space != env.action_space:
+        if not getattr(model.policy, "any_fleet_size", False):
+            raise ModelFileError(
+                f"{parsed.path}: trained on observations {_shapes(model.observation_space)}, but this scenario's are "
+                f"{_shapes(env.observation_space)}; a flat (mlp) policy runs only on the fleet it was trained on "
+                "(train with --policy set for one that runs on any fleet size)"
+            )
+        spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
+        model = cls.load(str(parsed.path), device="cpu", custom_objects=spaces)
     return SB3Agent(model, algorithm, env, name or f"sb3:{parsed.path}")
+
+
+def _shapes(space: gym.Space[Any]) -> str:
+    """``nodes (5, 17), history (5, 6), ...`` for a Dict space; ``repr`` otherwise."""
+    if isinstance(space, gym.spaces.Dict):
+        return ", ".join(f"{key} {tuple(box.shape or ())}" for key, box in space.spaces.items())
+    return repr(space)
 
 
 class SB3Agent:

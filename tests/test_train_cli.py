@@ -132,7 +132,7 @@ def test_train_cli__read_only_logdir_fails_at_once(tmp_path: Path) -> None:
 
 def test_run_cli__zero_episodes_trains_without_evaluating(tmp_path: Path) -> None:
     """`aco-env run --episodes 0` trains, saves the model, and skips the evaluation and leaderboard."""
-    result = cli("run", "--episodes", "0", "--timesteps", "0", "--logdir", str(tmp_path))
+    result = cli("run", "--episodes", "0", "--timesteps", "0", "--dagger-iterations", "0", "--logdir", str(tmp_path))
     assert result.returncode == 0, result.stderr
     [run_dir] = tmp_path.iterdir()
     assert (run_dir / "model.zip").is_file() and not (run_dir / "eval.json").exists()
@@ -210,6 +210,7 @@ def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytes
     from training.cli import build_parser
 
     loads = count_scenario_loads(monkeypatch)
-    args = build_parser().parse_args(["run", "--timesteps", "0", "--episodes", "0", "--logdir", str(tmp_path)])
+    command = ["run", "--timesteps", "0", "--episodes", "0", "--dagger-iterations", "0", "--logdir", str(tmp_path)]
+    args = build_parser().parse_args(command)
     assert args._run(args) == 0
     assert len(loads) == 1, loads

@@ -41,6 +41,8 @@ def start_training(logdir: Path, *options: str) -> subprocess.Popen:
         "1",
         "--eval-episodes",
         "0",
+        "--curve-every",
+        "-1",
         "--logdir",
         str(logdir),
         *options,

@@ -44,7 +44,7 @@ def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> 
     assert set(document["agents"]) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit"}
     seeds = [[e["seed"] for e in a["per_episode"]] for a in document["agents"].values()]
     assert seeds[0] == seeds[1] == seeds[2] == [10_000, 10_001]
-    assert "eval/first-fit/objective_usd" in scalar_tags(run_dir)
+    assert "test/first-fit/objective_usd" in scalar_tags(run_dir)
 
 
 def test_train__resume_continues_the_same_run(tmp_path: Path) -> None:

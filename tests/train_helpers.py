@@ -23,6 +23,7 @@ TINY = {
     "eval_episodes": 0,
     "progress_bar": False,
     "checkpoint_every": -1,
+    "curve_every": -1,
 }
 """TrainConfig options of a run that trains in seconds: two rollouts, no evaluation, no checkpoints."""
 

@@ -28,10 +28,17 @@ RESUME_OPTIONS = (
     "resume",
     "eval_episodes",
     "eval_agents",
+    "curve_every",
+    "curve_episodes",
+    "curve_baselines",
     "progress_bar",
     "device",
 )
 """The fields a resumed run may take from its new command line; the others come from the run's config.json."""
+DAGGER_DEFAULT_ITERATIONS = 6
+"""DAgger iterations of the dagger algorithm when --dagger-iterations is 0."""
+POLICIES = ("auto", "set", "mlp")
+"""The choices of ``--policy``."""
 CONFIG_DEST = "config"
 """Where :func:`add_config_arguments` puts the parsed :class:`TrainConfig` in the namespace."""
 
@@ -73,8 +80,13 @@ class TrainConfig:
     them, and with 0.95 MaskablePPO learned to defer every job (see docs/results.md)."""
     ent_coef: float = 0.01
     """Entropy bonus (PPO, MaskablePPO, A2C)."""
-    net_arch: tuple[int, ...] = comma_separated((128, 128), int, metavar="N,N,...")
-    """Hidden layer sizes of the policy and value networks, comma-separated."""
+    policy: str = simple_parsing.field(default="auto", choices=list(POLICIES))
+    """The policy network: set (permutation-equivariant: one shared network scores each node, so the weights
+    run on any fleet size; MaskablePPO algorithms only), mlp (SB3's MultiInputPolicy: the flat observation,
+    one fleet size), auto = set for maskable-ppo, bc and dagger, mlp for the others."""
+    net_arch: tuple[int, ...] = comma_separated((), int, metavar="N,N,...")
+    """Hidden layer sizes, comma-separated; empty = the policy's default (mlp: 128,128 for the policy and the
+    value networks; set: width 64, only the first size is used)."""
     hyperparameters: dict[str, Any] = key_values("--hp")  # noqa: RUF009  (returns a dataclasses.field)
     """Extra keyword arguments for the SB3 algorithm's constructor, e.g. --hp clip_range=0.1 (repeatable)."""
     bc_samples: int = counted(0, minimum=0)
@@ -83,6 +95,23 @@ class TrainConfig:
     uses 4000 when this is 0."""
     bc_epochs: int = counted(20, minimum=1)
     """Passes over the BC labels."""
+    dagger_iterations: int = counted(0, minimum=0)
+    """Imitation of --dagger-expert before RL (0 = off): DAgger iterations, the first on the expert's own
+    episodes, the next ones on the student's, every state labelled by the expert (MaskablePPO algorithms
+    only; skipped by the others). The dagger algorithm imitates only, 6 iterations when this is 0;
+    aco-env run uses 6."""
+    dagger_episodes: int = counted(16, minimum=1)
+    """Episodes per DAgger iteration (about 57 decisions each on the default scenario)."""
+    dagger_expert: str = "lookahead"
+    """The online agent DAgger imitates (a registered agent that decides from what is known at decision time)."""
+    curve_every: int = counted(0, minimum=-1)
+    """Steps between learning-curve points (the policy on --curve-episodes validation seeds, beside the
+    --curve-baselines, as eval/<agent>/objective_usd in TensorBoard); 0 = auto, a tenth of the run (11
+    points with the starting one); -1 = no curve."""
+    curve_episodes: int = counted(5, minimum=1)
+    """Validation episodes per learning-curve point (seeds 5000 + seed ..., never the evaluation's)."""
+    curve_baselines: tuple[str, ...] = comma_separated(("aco", "first-fit"), str, metavar="NAME,...")
+    """Agents drawn as reference lines on the learning curve (played once on the validation seeds)."""
     checkpoint_every: int = counted(0, minimum=-1)
     """Save RUN/checkpoints/model_<steps>_steps.zip each time the step count passes a multiple of this;
     0 = auto, about every tenth of the run (ceil(timesteps / 10) steps); -1 = never (Ctrl-C still saves)."""
@@ -103,6 +132,10 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {algorithm_names()}, got {self.algo!r}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        if self.policy == "set" and not ALGORITHMS[self.algo].masked:
+            raise ValueError(f"policy set needs a MaskablePPO algorithm (maskable-ppo, bc, dagger), not {self.algo}")
         for f in dataclasses.fields(self):
             minimum = minimum_of(f)
             if minimum is not None and getattr(self, f.name) < minimum:
@@ -119,6 +152,35 @@ class TrainConfig:
             return max(-(-self.timesteps // 10), 1)
         return max(self.checkpoint_every, 0)
 
+    @property
+    def curve_interval(self) -> int:
+        """Steps between learning-curve points: ``curve_every``, ceil(timesteps / 10) for 0, 0 (none) for -1."""
+        if self.curve_every == 0:
+            return max(-(-self.timesteps // 10), 1)
+        return max(self.curve_every, 0)
+
+    @property
+    def dagger_rounds(self) -> int:
+        """DAgger iterations a new run starts with: ``dagger_iterations`` for maskable-ppo, 6 for dagger when 0.
+
+        >>> TrainConfig().dagger_rounds, TrainConfig(algo="dagger").dagger_rounds, TrainConfig(algo="bc").dagger_rounds
+        (0, 6, 0)
+        """
+        if not ALGORITHMS[self.algo].masked or self.algo == "bc":
+            return 0
+        return self.dagger_iterations or (DAGGER_DEFAULT_ITERATIONS if self.algo == "dagger" else 0)
+
+    @property
+    def policy_kind(self) -> str:
+        """``set`` or ``mlp``: :attr:`policy` with ``auto`` resolved by the algorithm.
+
+        >>> TrainConfig().policy_kind, TrainConfig(algo="ppo").policy_kind
+        ('set', 'mlp')
+        """
+        if self.policy != "auto":
+            return self.policy
+        return "set" if ALGORITHMS[self.algo].masked else "mlp"
+
     @classmethod
     def from_json(cls, text: str) -> TrainConfig:
         """The config that :meth:`to_json` wrote; keys that are not fields (any more) are ignored.
@@ -134,7 +196,7 @@ class TrainConfig:
         for name in ("logdir", "resume"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
-        for name in ("net_arch", "eval_agents"):
+        for name in ("net_arch", "eval_agents", "curve_baselines"):
             if name in values:
                 values[name] = tuple(values[name])
         return cls(**values)

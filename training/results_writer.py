@@ -35,13 +35,13 @@ def write_json(evaluation: Evaluation, path: Path) -> Path:
     return path
 
 
-def eval_scalars(evaluation: Evaluation) -> list[tuple[str, float]]:
-    """``(eval/<agent>/<metric>, mean)`` for each agent and each metric with a mean (not the seed)."""
+def eval_scalars(evaluation: Evaluation, prefix: str = EVAL_PREFIX) -> list[tuple[str, float]]:
+    """``(<prefix><agent>/<metric>, mean)`` for each agent and each metric with a mean (not the seed)."""
     scalars = []
     for agent in evaluation.agents:
         for metric, value in evaluation.summary(agent).mean.items():
             if value is not None and metric != "seed":
-                scalars.append((f"{EVAL_PREFIX}{agent}/{metric}", float(value)))
+                scalars.append((f"{prefix}{agent}/{metric}", float(value)))
     return scalars
 
 

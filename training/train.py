@@ -2,7 +2,9 @@
 
 Each run gets ``LOGDIR/<scenario>__<algo>__<seed>__<time>/`` with ``config.json``, TensorBoard
 events (``tb_1/``: SB3's ``rollout/`` and ``train/`` scalars, ``scheduling/`` episode metrics,
-``eval/<agent>/`` evaluation values, the config as text), ``checkpoints/``, ``model.zip``,
+``eval/<agent>/`` the learning curve on validation seeds beside the baselines, ``test/<agent>/``
+the final evaluation on the held-out seeds, ``dagger/`` the imitation rounds, the config as
+text), ``checkpoints/``, ``model.zip``,
 ``eval.json`` and ``eval/`` (the evaluation harness on the trained model beside the baselines,
 same seeds: :mod:`training.results`); :mod:`training.run_dir` describes the layout. The
 scenario is loaded once (by the caller, or here) and shared by the training envs, the
@@ -28,7 +30,8 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import scenarios
-from agents.algorithms import ALGORITHMS, POLICY
+from aco_env.metrics import TEST_PREFIX
+from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
 from digital_twin.scenario import Scenario
 from training.bc import collect_labels, fit_policy
 from training.callbacks import (
@@ -41,7 +44,9 @@ from training.callbacks import (
     write_text,
 )
 from training.config import RESUME_OPTIONS, TrainConfig
+from training.curves import LearningCurve
 from training.evaluation import evaluate
+from training.imitation import DaggerSettings, dagger
 from training.interrupt import StopRequest, TrainingInterrupted, ignore_stop_signals
 from training.results import SAMPLED_SUFFIX
 from training.results_writer import eval_scalars, write_json, write_results
@@ -112,18 +117,21 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume
     cls = algorithm.load_class()
     if resume is not None:
         return cls.load(str(resume.model), env=venv, tensorboard_log=str(tensorboard_log), device=config.device)
+    kind = config.policy_kind
     kwargs: dict[str, Any] = {
         "learning_rate": config.learning_rate,
         "gamma": config.gamma,
         "seed": config.seed,
         "device": config.device,
         "tensorboard_log": str(tensorboard_log),
-        "policy_kwargs": {"net_arch": list(config.net_arch)},
         "verbose": 0,
     }
+    net_arch = config.net_arch or (MLP_NET_ARCH if kind == "mlp" else ())
+    if net_arch:
+        kwargs["policy_kwargs"] = {"net_arch": list(net_arch)}
     kwargs.update(algorithm.constructor_options(dataclasses.asdict(config)))
     kwargs.update(config.hyperparameters)
-    return cls(POLICY, venv, **kwargs)
+    return cls(policy_class(kind), venv, **kwargs)
 
 
 def train(config: TrainConfig, run_dir: Path | None = None, scenario: Scenario | None = None) -> Path:
@@ -196,9 +204,11 @@ def _learn(
         KeyboardInterrupt: Ctrl-C or SIGTERM during RL, after it stopped at an environment step.
     """
     algorithm = ALGORITHMS[config.algo]
-    bc_samples = config.bc_samples or (0 if algorithm.reinforcement_learning else BC_DEFAULT_SAMPLES)
+    bc_samples = config.bc_samples or (BC_DEFAULT_SAMPLES if config.algo == "bc" else 0)
     if bc_samples and point is None:
         _pretrain(model, config, scenario, bc_samples)
+    if config.dagger_rounds and point is None:
+        _imitate(model, config, scenario)
     remaining = max(config.timesteps - int(model.num_timesteps), 0) if algorithm.reinforcement_learning else 0
     if remaining == 0:
         if point is None:
@@ -221,6 +231,18 @@ def _learn(
         callbacks.append(ConfigTextCallback(config.as_markdown_table()))
     if config.checkpoint_interval:
         callbacks.append(PeriodicCheckpoint(config.checkpoint_interval, run_dir))
+    if config.curve_interval:
+        callbacks.append(
+            LearningCurve(
+                scenario,
+                config.algo,
+                config.algo,
+                config.curve_interval,
+                config.curve_episodes,
+                config.seed,
+                config.curve_baselines,
+            )
+        )
     with stop:
         model.learn(
             total_timesteps=remaining,
@@ -262,13 +284,31 @@ def _pretrain(model: Any, config: TrainConfig, scenario: Scenario, samples: int)
     model.logger.dump(0)
 
 
+def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
+    """DAgger of ``config.dagger_expert`` into ``model.policy``; logs ``dagger/`` scalars per iteration."""
+    settings = DaggerSettings(
+        expert=config.dagger_expert,
+        iterations=config.dagger_rounds,
+        episodes=config.dagger_episodes,
+        batch_size=config.batch_size,
+    )
+    _, rounds = dagger(model, scenario, settings, config.seed, progress=config.progress_bar)
+    for done in rounds:
+        model.logger.record("dagger/accuracy", done.accuracy)
+        model.logger.record("dagger/loss", done.loss)
+        model.logger.record("dagger/labels", done.labels)
+        model.logger.record("dagger/seconds", done.seconds)
+        model.logger.dump(done.iteration)
+
+
 def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path, run_logger: Any) -> None:
     """The evaluation harness: the trained model beside the baselines, on the same seeds.
 
     The trained policy is scored twice: ``<algo>`` takes its most likely action (the usual
     deterministic evaluation), ``<algo>-sampled`` samples from the policy (seeded per episode).
     Writes ``RUN/eval/`` (results.json, plots) and ``RUN/eval.json``, and records the
-    ``eval/<agent>/<metric>`` scalars at the trained step count.
+    ``test/<agent>/<metric>`` scalars at the trained step count (``eval/`` holds the learning curve,
+    on the validation seeds: :mod:`training.curves`).
     """
     trained = f"sb3:{config.algo}:{run_dir / MODEL}"
     seed = EVAL_SEED_OFFSET + config.seed
@@ -286,6 +326,6 @@ def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path
     )
     write_results(evaluation, run_dir / EVAL_DIR)
     write_json(evaluation, run_dir / EVAL_JSON)
-    for tag, value in eval_scalars(evaluation):
+    for tag, value in eval_scalars(evaluation, TEST_PREFIX):
         run_logger.record(tag, value)
     run_logger.dump(steps)

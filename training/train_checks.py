@@ -85,6 +85,15 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
     scenario = checks.scenario(config.scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
+    if config.dagger_rounds:
+        checks.agent_list(config.dagger_expert, "--dagger-expert")
+        if config.dagger_expert == "oracle":
+            raise UsageError(
+                "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
+                "visits; use an online agent (lookahead, aco, ...)"
+            )
+    if config.curve_interval and config.curve_baselines and ALGORITHMS[config.algo].reinforcement_learning:
+        checks.agent_list(",".join(config.curve_baselines), "--curve-baselines")
     if config.bc_samples and ALGORITHMS[config.algo].value_based:
         raise UsageError(
             f"--bc-samples: behaviour cloning needs a policy with an action distribution; not with {config.algo}"

@@ -1,0 +1,206 @@
+"""A permutation-equivariant actor-critic for MaskablePPO: one shared network scores every node.
+
+The fleet is a set: renaming the nodes should permute the action probabilities and change
+nothing else, and a policy trained on 5 nodes should run on 32 or 500. SB3's default
+``MultiInputPolicy`` flattens the observation into one vector, so its weights fix N and tie
+each node's meaning to its position. :class:`SetPolicy` instead:
+
+* embeds each node from its own row: ``obs["nodes"][i]`` (17), ``obs["history"][i]`` (W) and
+  whether the current job fits there (``obs["action_mask"][i]``), by one shared MLP -> ``h_i``;
+* embeds the decision's context: the job and the clock, and the queue behind it as the masked
+  mean of a shared MLP over its rows -> ``c``;
+* pools the fleet: the mean and the max of ``h_i`` over the nodes -> ``g``;
+* scores node ``i`` by a shared MLP of ``[h_i, c, g]`` and the defer action by an MLP of
+  ``[c, g]``; the value by an MLP of ``[c, g]``.
+
+No parameter depends on N (nor on the queue window K; only on the per-row feature counts
+and the history length W), so the saved weights load into an env of another fleet size:
+``MaskablePPO.load(path, custom_objects={"observation_space": ..., "action_space": ...})``
+(:func:`agents.sb3_agent.load_sb3_agent` does this when the spaces differ). Permuting the
+nodes of an observation permutes the node logits the same way (a test checks it).
+
+Inputs are passed through ``symlog(x) = sign(x) log(1 + |x|)``: the counts and the job's
+duration in hours reach 1000 while the other features lie in [0, 1] or [-24, 24].
+
+Torch and sb3-contrib are imported here; ``import agents`` does not import this module.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.type_aliases import Schedule
+from torch import nn
+
+__all__ = ["ObservationPassThrough", "SetHeads", "SetPolicy"]
+
+DEFAULT_WIDTH = 64
+"""Width of every embedding and hidden layer unless ``net_arch`` says otherwise."""
+
+
+def symlog(x: torch.Tensor) -> torch.Tensor:
+    """``sign(x) * log(1 + |x|)``: the identity near 0, logarithmic for large counts."""
+    return torch.sign(x) * torch.log1p(torch.abs(x))
+
+
+def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
+    """Linear layers of ``sizes`` with ``activation`` between them (none after the last)."""
+    layers: list[nn.Module] = []
+    for i, (n_in, n_out) in enumerate(pairwise(sizes)):
+        layers.append(nn.Linear(n_in, n_out))
+        if i < len(sizes) - 2:
+            layers.append(activation())
+    return nn.Sequential(*layers)
+
+
+class ObservationPassThrough(BaseFeaturesExtractor):
+    """Hands the (preprocessed) observation dict to :class:`SetHeads` unchanged.
+
+    ``features_dim`` is a formality of SB3's base class: the heads read the dict's keys.
+    """
+
+    def __init__(self, observation_space: spaces.Dict) -> None:
+        super().__init__(observation_space, features_dim=1)
+
+    def forward(self, observations: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The observation dict itself."""
+        return observations
+
+
+class SetHeads(nn.Module):
+    """The shared networks: node logits ``(B, N + 1)`` (defer last) and a value latent ``(B, width)``.
+
+    Args:
+        node_features: Columns of ``obs["nodes"]`` (17).
+        history_ticks: W, columns of ``obs["history"]``.
+        job_features: Columns of ``obs["job"]`` and of each ``obs["queue"]`` row (13).
+        clock_features: Entries of ``obs["clock"]`` (4).
+        width: Embedding and hidden width.
+        activation: Activation class between layers.
+    """
+
+    def __init__(
+        self,
+        node_features: int,
+        history_ticks: int,
+        job_features: int,
+        clock_features: int,
+        width: int,
+        activation: type[nn.Module],
+    ) -> None:
+        super().__init__()
+        self.node_embed = mlp([node_features + history_ticks + 1, width, width], activation)
+        self.queue_embed = mlp([job_features, width, width], activation)
+        self.context_embed = mlp([job_features + clock_features + width + 1, width, width], activation)
+        self.node_score = mlp([4 * width, width, 1], activation)
+        self.defer_score = mlp([3 * width, width, 1], activation)
+        self.value_trunk = mlp([3 * width, width, width], activation)
+        self.activation = activation()
+        self.latent_dim_pi = -1  # N + 1: set per observation; SB3 reads it only in _build, which SetPolicy replaces
+        self.latent_dim_vf = width
+
+    def embed(self, obs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-node embeddings ``(B, N, width)`` and the pooled context ``(B, 3 * width)`` = [c, mean h, max h]."""
+        nodes, mask = obs["nodes"], obs["action_mask"]
+        n = nodes.shape[1]
+        node_in = torch.cat([symlog(nodes), obs["history"], mask[:, :n, None]], dim=-1)
+        h = self.activation(self.node_embed(node_in))  # (B, N, width)
+        queue_mask = obs["queue_mask"]  # (B, K)
+        queue_rows = queue_mask.shape[1]
+        if queue_rows:
+            rows = self.activation(self.queue_embed(symlog(obs["queue"])))  # (B, K, width)
+            queued = (rows * queue_mask[..., None]).sum(1) / queue_mask.sum(1, keepdim=True).clamp(min=1.0)
+            fill = queue_mask.mean(1, keepdim=True)
+        else:  # queue_window = 0
+            queued = h.new_zeros(h.shape[0], h.shape[2])
+            fill = h.new_zeros(h.shape[0], 1)
+        context_in = torch.cat([symlog(obs["job"]), obs["clock"], queued, fill], dim=-1)
+        context = self.activation(self.context_embed(context_in))  # (B, width)
+        pooled = torch.cat([context, h.mean(1), h.max(1).values], dim=-1)  # (B, 3 width)
+        return h, pooled
+
+    def forward(self, obs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The action logits ``(B, N + 1)`` and the value latent ``(B, width)``."""
+        h, pooled = self.embed(obs)
+        return self._logits(h, pooled), self.activation(self.value_trunk(pooled))
+
+    def forward_actor(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The action logits ``(B, N + 1)``, defer last."""
+        h, pooled = self.embed(obs)
+        return self._logits(h, pooled)
+
+    def forward_critic(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The value latent ``(B, width)``."""
+        _, pooled = self.embed(obs)
+        return self.activation(self.value_trunk(pooled))
+
+    def _logits(self, h: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        """Node ``i`` scored from ``[h_i, c, mean h, max h]``, defer from ``[c, mean h, max h]``."""
+        per_node = torch.cat([h, pooled[:, None, :].expand(-1, h.shape[1], -1)], dim=-1)  # (B, N, 4 width)
+        node_logits = self.node_score(per_node).squeeze(-1)  # (B, N)
+        defer_logit = self.defer_score(pooled)  # (B, 1)
+        return torch.cat([node_logits, defer_logit], dim=-1)
+
+
+class SetPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's actor-critic with :class:`SetHeads` in place of the flat MLP.
+
+    Use it as ``MaskablePPO(SetPolicy, env)`` (``aco-env train --policy set``). ``net_arch``,
+    when given as ``[width, ...]``, sets the width from its first entry (default
+    :data:`DEFAULT_WIDTH`); ``activation_fn`` is SB3's (Tanh by default). The observation
+    must be the env's dict (``nodes``, ``history``, ``job``, ``queue``, ``queue_mask``,
+    ``clock``, ``action_mask``).
+    """
+
+    any_fleet_size = True
+    """No parameter depends on N: :func:`agents.sb3_agent.load_sb3_agent` may load it for another fleet."""
+
+    def __init__(
+        self, observation_space: spaces.Dict, action_space: spaces.Discrete, lr_schedule: Schedule, **kwargs: Any
+    ) -> None:
+        kwargs.setdefault("features_extractor_class", ObservationPassThrough)
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        space = self.observation_space
+        assert isinstance(space, spaces.Dict), "SetPolicy needs the env's dict observation"
+        arch = self.net_arch
+        width = arch[0] if isinstance(arch, list) and arch else DEFAULT_WIDTH
+        # SB3 types mlp_extractor as MlpExtractor; any module with its interface works.
+        self.mlp_extractor = SetHeads(  # type: ignore[assignment]
+            node_features=_columns(space, "nodes"),
+            history_ticks=_columns(space, "history"),
+            job_features=_columns(space, "job"),
+            clock_features=_columns(space, "clock"),
+            width=int(width),
+            activation=self.activation_fn,
+        ).to(self.device)
+
+    def _build(self, lr_schedule: Schedule) -> None:
+        """The heads, an identity action net (the heads give logits) and the value layer, then Adam."""
+        self._build_mlp_extractor()
+        heads: Any = self.mlp_extractor
+        self.action_net = nn.Identity()
+        self.value_net = nn.Linear(heads.latent_dim_vf, 1)
+        if self.ortho_init:
+            heads.apply(partial(self.init_weights, gain=np.sqrt(2)))
+            for score in (heads.node_score, heads.defer_score):
+                score[-1].apply(partial(self.init_weights, gain=0.01))  # near-uniform first policy
+            self.value_net.apply(partial(self.init_weights, gain=1.0))
+        self.optimizer = self.optimizer_class(
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs  # type: ignore[call-arg]
+        )
+
+
+def _columns(space: spaces.Dict, key: str) -> int:
+    """The last dimension of ``space[key]`` (the per-row feature count)."""
+    box = space[key]
+    assert box.shape is not None
+    return int(box.shape[-1])
