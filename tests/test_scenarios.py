@@ -30,9 +30,10 @@ def aco_env_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_catalogue__lists_the_bundled_scenarios() -> None:
-    """The default, the toy and the four real-data scenarios are bundled."""
+    """The default, the toy and the real-data scenarios (one per trace family) are bundled."""
     assert set(scenarios.names()) >= {"fleet5-synthetic", "toy3", "fleet5-alibaba2018",
-                                      "fleet5-alibaba2018-machines", "gpu32-alibaba2023", "hpc-swf"}
+                                      "fleet5-alibaba2018-machines", "gpu32-alibaba2023", "hpc-swf",
+                                      "fleet5-planetlab", "vm5-azure2017", "fleet5-alibaba2017"}
 
 
 def test_toy3_yaml__is_the_hand_worked_instance() -> None:
@@ -199,13 +200,27 @@ def test_cli_validate__bad_data_row_is_named(tmp_path: Path) -> None:
     assert "trace.csv" in result.stdout and "line 8" in result.stdout, result.stdout
 
 
-def test_cli_scenarios__lists_names_and_data_presence() -> None:
-    """`aco-env scenarios` prints every bundled scenario with its node count and data status."""
+def test_cli_scenarios__lists_names_data_presence_readers_and_sources() -> None:
+    """`aco-env scenarios` prints every bundled scenario with its node count and data status, then every
+    telemetry reader and workload source a scenario can name, on one line each with what it reads."""
+    from digital_twin.scenario.sources import JOB_FILE_SOURCES, TRACE_READERS, describe_sources
+
     result = aco_env_cli("scenarios")
     assert result.returncode == 0
     for name in scenarios.names():
         assert name in result.stdout
     assert re.search(r"fleet5-synthetic +5 ", result.stdout)
+    described = describe_sources()
+    assert [n for n, _ in described["telemetry.reader"]] == [*TRACE_READERS, "constant"]
+    assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, "synthetic", "jobs"]
+    for key, entries in described.items():
+        for name, line in entries:
+            assert line and "``" not in line, name
+            row = rf"^{re.escape(key)} +{re.escape(name)} +{re.escape(line)}$"
+            assert len(re.findall(row, result.stdout, re.M)) == 1, name
+    assert re.search(r"^telemetry.reader +planetlab +Read a folder of PlanetLab", result.stdout, re.M)
+    assert re.search(r"^workload.source +azure-vm +Read an Azure vmtable.csv", result.stdout, re.M)
+    assert re.search(r"^workload.source +alibaba2017-batch +Read an Alibaba v2017", result.stdout, re.M)
 
 
 @pytest.mark.skipif(not os.environ.get("ACO_ENV_TRACES"), reason="real traces not present")
@@ -248,3 +263,22 @@ def test_with_background_cpu__replaces_the_cpu_column_only_and_load_costs_money(
         return twin.objective().cost_usd
 
     assert first_fit_cost(scenario.with_background_cpu(0)) < first_fit_cost(loaded)  # slower runs, longer bills
+
+
+@pytest.mark.parametrize("family", ["**PlanetLab", "**Azure VM requests", "**Alibaba cluster-trace-v2017"])
+def test_readme_trace_family_snippet__is_a_valid_scenario_section(family: str) -> None:
+    """Each trace family's YAML snippet in the README's "bring your own trace" parses as a scenario section."""
+    from digital_twin.limits import Limits
+    from digital_twin.scenario.schema import Section
+    from digital_twin.scenario.telemetry_section import telemetry_loader
+    from digital_twin.scenario.workload_section import jobs_loader
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(re.escape(family) + r".*?```yaml\n(.*?)```", readme, re.S)
+    assert block, family
+    (key, section), = yaml.safe_load(block.group(1)).items()
+    parsed = Section(section, "README.md", key)
+    if key == "telemetry":
+        telemetry_loader(parsed, 14_400.0, [], Limits())
+    else:
+        jobs_loader(parsed, 14_400.0, None, [], Limits())

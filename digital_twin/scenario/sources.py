@@ -6,7 +6,9 @@ scenario loader validates options against the function's keyword parameters.
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,12 +23,17 @@ from digital_twin.traces import (
     read_borg_cell_mean,
     read_borg_instance_usage,
     read_generic,
+    read_planetlab,
 )
 from digital_twin.traces.mapping import OffsetScaleBias
 from digital_twin.traces.series import TraceSeries
 from digital_twin.workloads import (
+    generate_jobs,
+    jobs_from_dicts,
+    load_alibaba2017_batch_tasks,
     load_alibaba_gpu_pods,
     load_azure_llm_requests,
+    load_azure_vm_requests,
     load_swf_jobs,
 )
 
@@ -36,6 +43,7 @@ TRACE_READERS: Mapping[str, Callable[..., TraceSeries]] = {
     "borg2019-instances": read_borg_instance_usage,
     "borg2019-cell": read_borg_cell_mean,
     "azure2019-aggregate": read_azure_vm_aggregate,
+    "planetlab": read_planetlab,
     "generic": read_generic,
 }
 """``telemetry.reader`` -> function(path, **options) returning a :class:`TraceSeries`."""
@@ -44,6 +52,8 @@ JOB_FILE_SOURCES: Mapping[str, Callable[..., tuple[Any, ...]]] = {
     "alibaba-gpu-2023": load_alibaba_gpu_pods,
     "swf": load_swf_jobs,
     "azure-llm": load_azure_llm_requests,
+    "azure-vm": load_azure_vm_requests,
+    "alibaba2017-batch": load_alibaba2017_batch_tasks,
 }
 """``workload.source`` -> function(path, **options) returning jobs (``limit`` = the job budget)."""
 
@@ -56,10 +66,10 @@ def constant_telemetry(
     mem_pct: float | Sequence[float],
     tick_s: float = 300.0,
 ) -> Telemetry:
-    """``telemetry.reader: constant``: a flat background, one value for all nodes or one per node.
+    """A flat background: one cpu % and mem % for all nodes, or one per node.
 
-    ``ceil(horizon_s / tick_s)`` ticks (at least 1). The scenario loader checks the tick count
-    against its limits before calling this.
+    ``telemetry.reader: constant``: ``ceil(horizon_s / tick_s)`` ticks (at least 1). The scenario
+    loader checks the tick count against its limits before calling this.
 
     Raises:
         SpecError: ``tick_s`` is not a finite number > 0, or a value is neither one number nor
@@ -75,6 +85,37 @@ def constant_telemetry(
             raise SpecError(f"{name} must be one number or a list of {n_nodes} (one per node), got {short_repr(value)}")
         background[:, :, column] = values
     return Telemetry(background, tick_s, source=f"constant cpu={cpu_pct} mem={mem_pct}")
+
+
+def describe_sources() -> dict[str, list[tuple[str, str]]]:
+    """Every reader and source a scenario can name, with one line on each (for ``aco-env scenarios``).
+
+    The line is the first line of the function's docstring, without reST markup, so the listing
+    cannot drift from the registries or the code.
+
+    Returns:
+        ``{"telemetry.reader": [(name, line), ...], "workload.source": [(name, line), ...]}``,
+        the file readers first (in registry order), then the built-in ``constant``, ``synthetic``
+        and ``jobs``.
+
+    Example:
+        >>> dict(describe_sources()["workload.source"])["swf"]
+        'Read an SWF job log into batch jobs sorted by arrival.'
+    """
+    readers: dict[str, Callable[..., Any]] = {**TRACE_READERS, "constant": constant_telemetry}
+    sources: dict[str, Callable[..., Any]] = {**JOB_FILE_SOURCES, "synthetic": generate_jobs, "jobs": jobs_from_dicts}
+    return {
+        "telemetry.reader": [(name, _summary(function)) for name, function in readers.items()],
+        "workload.source": [(name, _summary(function)) for name, function in sources.items()],
+    }
+
+
+def _summary(function: Callable[..., Any]) -> str:
+    """The first line of ``function``'s docstring as plain text (``x`` for ````x```` and :role:`~a.b.x`)."""
+    doc = inspect.getdoc(function) or ""
+    line = doc.splitlines()[0] if doc else ""
+    line = re.sub(r":[a-z]+:`~?(?:[\w.]+\.)?([\w]+)`", r"\1", line)
+    return line.replace("``", "")
 
 
 def sample_per_group(keys: list[str], per_group: int, seed: int) -> list[int]:

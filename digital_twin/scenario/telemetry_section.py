@@ -35,10 +35,15 @@ from digital_twin.traces.mapping import (
     ALIBABA_REFERENCE_MAPPING,
     OffsetScaleBias,
     n_ticks_for,
+    sample_groups,
     telemetry_from_aggregate,
+    telemetry_from_groups,
     telemetry_from_machines,
 )
 from digital_twin.traces.series import TraceSeries
+
+MAPPING_KINDS = ("offset-scale-bias", "per-machine", "group-mean", "sample")
+"""``telemetry.mapping.kind``: how a trace's machines become the fleet's nodes (see :class:`TraceTelemetry`)."""
 
 
 class TelemetryLoader(Protocol):
@@ -87,11 +92,24 @@ class TraceTelemetry:
         options: The reader's keyword options.
         file: The scenario file (for messages).
         where: Key path of the telemetry section (for messages).
-        kind: ``"offset-scale-bias"`` or ``"per-machine"``.
+        kind: One of :data:`MAPPING_KINDS`:
+
+            * ``"offset-scale-bias"``: one aggregate series read by every node at its own
+              offset, scale and bias (``nodes``: ``"evenly-spread"``, ``"reference-alibaba"`` or
+              a list of ``{offset, scale, bias_pct}``; ``mem_scale``);
+            * ``"per-machine"``: one trace machine per node, by name (``machines``; ``None`` =
+              every machine of the series, in its order);
+            * ``"group-mean"``: the mean of a named group of machines per node (``groups``: one
+              list of names per node);
+            * ``"sample"``: a seeded sample of ``n_nodes x per_node`` distinct machines, node
+              ``k`` getting the mean of its ``per_node`` (``seed``, ``per_node`` default 1; see
+              :func:`~digital_twin.traces.sample_groups`).
+
+            All but the first take ``offset`` (ticks into the series, default 0); all take
+            ``wrap`` (default false).
         horizon_s: Seconds to cover.
         limits: Size limits.
-        mapping: The mapping's parameters: ``nodes`` (``"evenly-spread"`` or a tuple of
-            :class:`OffsetScaleBias`), ``mem_scale``, ``machines``, ``offset``, ``wrap``.
+        mapping: The mapping's parameters named above, checked when the section is read.
     """
 
     reader: str
@@ -119,19 +137,34 @@ class TraceTelemetry:
             _check_cells(self.limits, n_ticks, n_nodes)
         except SpecError as exc:
             raise ScenarioError(f"{self.file}: {self.where}: {exc}") from None
-        wrap = self.mapping["wrap"]
+        mapping, wrap = self.mapping, self.mapping["wrap"]
+        if self.kind == "offset-scale-bias":
+            nodes = mapping["nodes"]
+            offsets = evenly_spread_offsets(series.n_ticks, n_ticks, n_nodes) if nodes == "evenly-spread" else nodes
+            if len(offsets) != n_nodes:
+                raise self._error("nodes", f"has {len(offsets)} entries for a fleet of {n_nodes} nodes")
+            return telemetry_from_aggregate(series, offsets, self.horizon_s, mem_scale=mapping["mem_scale"], wrap=wrap)
         if self.kind == "per-machine":
-            machines = self.mapping["machines"]
+            machines = mapping["machines"]
             if machines is not None and len(machines) != n_nodes:
                 raise self._error("machines", f"has {len(machines)} entries for a fleet of {n_nodes} nodes")
-            return telemetry_from_machines(
-                series, self.horizon_s, machines=machines, offset=self.mapping["offset"], wrap=wrap
-            )
-        nodes = self.mapping["nodes"]
-        offsets = evenly_spread_offsets(series.n_ticks, n_ticks, n_nodes) if nodes == "evenly-spread" else nodes
-        if len(offsets) != n_nodes:
-            raise self._error("nodes", f"has {len(offsets)} entries for a fleet of {n_nodes} nodes")
-        return telemetry_from_aggregate(series, offsets, self.horizon_s, mem_scale=self.mapping["mem_scale"], wrap=wrap)
+            offset = mapping["offset"]
+            return telemetry_from_machines(series, self.horizon_s, machines=machines, offset=offset, wrap=wrap)
+        return telemetry_from_groups(
+            series, self._groups(series, n_nodes), self.horizon_s, offset=mapping["offset"], wrap=wrap
+        )
+
+    def _groups(self, series: TraceSeries, n_nodes: int) -> list[list[str]]:
+        """The machines of each node for the ``group-mean`` and ``sample`` mappings."""
+        if self.kind == "group-mean":
+            groups: list[list[str]] = [list(group) for group in self.mapping["groups"]]
+            if len(groups) != n_nodes:
+                raise self._error("groups", f"has {len(groups)} groups for a fleet of {n_nodes} nodes")
+            return groups
+        try:
+            return sample_groups(series, n_nodes, self.mapping["per_node"], self.mapping["seed"])
+        except SpecError as exc:
+            raise ScenarioError(f"{self.file}: {self.where}.mapping: {exc}") from None
 
     def _error(self, key: str, problem: str) -> ScenarioError:
         return ScenarioError(f"{self.file}: {self.where}.mapping.{key}: {problem}")
@@ -154,19 +187,50 @@ def telemetry_loader(section: Section, horizon_s: float, data_files: list[Path],
     _check_ticks(options_section or section, options, TRACE_READERS[reader], horizon_s, limits)
     mapping = section.section("mapping")
     kind = mapping.get("kind", str, required=True)
-    wrap = mapping.get("wrap", bool, False)
-    if kind == "offset-scale-bias":
-        params = {"nodes": _offsets(mapping, limits), "mem_scale": mapping.get("mem_scale", float, 0.5), "wrap": wrap}
-    elif kind == "per-machine":
-        machines = mapping.get("machines", list, None)
-        if machines is not None:
-            check_limit(mapping, "machines", limits, "max_nodes", len(machines), f"{len(machines):,} machines")
-        params = {"machines": machines, "offset": mapping.get("offset", int, 0), "wrap": wrap}
-    else:
-        raise mapping.error("kind", f"unknown mapping {short_repr(kind)}; known: ['offset-scale-bias', 'per-machine']")
+    params = _mapping_params(mapping, kind, limits)
     mapping.finish()
     section.finish()
     return TraceTelemetry(reader, path, options, section.file, section.where, kind, horizon_s, limits, params)
+
+
+def _mapping_params(mapping: Section, kind: str, limits: Limits) -> dict[str, Any]:
+    """The parameters of one of :data:`MAPPING_KINDS` (see :class:`TraceTelemetry`), checked now."""
+    if kind not in MAPPING_KINDS:
+        raise mapping.error("kind", f"unknown mapping {short_repr(kind)}; known: {list(MAPPING_KINDS)}")
+    wrap = mapping.get("wrap", bool, False)
+    if kind == "offset-scale-bias":
+        return {"nodes": _offsets(mapping, limits), "mem_scale": mapping.get("mem_scale", float, 0.5), "wrap": wrap}
+    offset = mapping.get("offset", int, 0)
+    if offset < 0:
+        raise mapping.error("offset", f"must be an integer >= 0 ticks, got {offset}")
+    if kind == "per-machine":
+        machines = mapping.get("machines", list, None)
+        if machines is not None:
+            check_limit(mapping, "machines", limits, "max_nodes", len(machines), f"{len(machines):,} machines")
+        return {"machines": machines, "offset": offset, "wrap": wrap}
+    if kind == "group-mean":
+        return {"groups": _groups(mapping, limits), "offset": offset, "wrap": wrap}
+    seed = mapping.get("seed", int, required=True)
+    per_node = mapping.get("per_node", int, 1)
+    if seed < 0:
+        raise mapping.error("seed", f"must be an integer >= 0, got {seed}")
+    if per_node < 1:
+        raise mapping.error("per_node", f"must be an integer >= 1, got {per_node}")
+    return {"seed": seed, "per_node": per_node, "offset": offset, "wrap": wrap}
+
+
+def _groups(mapping: Section, limits: Limits) -> tuple[tuple[str, ...], ...]:
+    """``mapping.groups``: one non-empty list of machine ids (strings) per node."""
+    groups = mapping.get("groups", list, required=True)
+    if not groups:
+        raise mapping.error("groups", "must list one group of machine ids per node, got an empty list")
+    check_limit(mapping, "groups", limits, "max_nodes", len(groups), f"the list has {len(groups):,} groups, which")
+    for i, group in enumerate(groups):
+        if not isinstance(group, list) or not group or not all(isinstance(m, str) for m in group):
+            raise mapping.error(
+                f"groups[{i}]", f"must be a non-empty list of machine ids (strings), got {short_repr(group)}"
+            )
+    return tuple(tuple(group) for group in groups)
 
 
 def _offsets(mapping: Section, limits: Limits) -> str | tuple[OffsetScaleBias, ...]:

@@ -6,11 +6,14 @@ Readers (each returns a :class:`TraceSeries`, cpu %/mem % on a regular tick grid
 * :func:`read_alibaba_dc_mean`: Alibaba 2018 data-centre mean per 300 s (the reference trace).
 * :func:`read_borg_instance_usage`, :func:`read_borg_cell_mean`: Google Borg 2019.
 * :func:`read_azure_vm_aggregate`: Azure 2019 VM sums, normalised to percent.
+* :func:`read_planetlab`: PlanetLab/CoMon VM cpu % (CloudSim's copy), a folder with one file per VM.
 * :func:`read_generic`: any CSV/Parquet given a column mapping and units.
 
 Mappings onto a fleet (each returns a :class:`~digital_twin.telemetry.Telemetry`):
 :func:`telemetry_from_aggregate` (per-node offset/scale/bias, e.g.
-:data:`ALIBABA_REFERENCE_MAPPING`) and :func:`telemetry_from_machines` (one machine per node).
+:data:`ALIBABA_REFERENCE_MAPPING`), :func:`telemetry_from_machines` (one machine per node) and
+:func:`telemetry_from_groups` (the mean of a group of machines per node; :func:`sample_groups`
+draws seeded groups).
 
 Bad input raises :class:`~digital_twin.errors.TraceError` naming the file and the line or
 column. Documented cleaning (Alibaba error codes, Borg sentinel times, long gaps filled on
@@ -46,9 +49,12 @@ from digital_twin.traces.mapping import (
     REFERENCE_MEM_SCALE,
     OffsetScaleBias,
     n_ticks_for,
+    sample_groups,
     telemetry_from_aggregate,
+    telemetry_from_groups,
     telemetry_from_machines,
 )
+from digital_twin.traces.planetlab import read_planetlab
 from digital_twin.traces.resample import DEFAULT_MAX_GAP_S
 from digital_twin.traces.series import TraceSeries
 
@@ -68,7 +74,10 @@ __all__ = [
     "read_borg_cell_mean",
     "read_borg_instance_usage",
     "read_generic",
+    "read_planetlab",
+    "sample_groups",
     "scale_to_p75",
     "telemetry_from_aggregate",
+    "telemetry_from_groups",
     "telemetry_from_machines",
 ]

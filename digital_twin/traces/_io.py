@@ -51,7 +51,11 @@ class TraceCleaning:
         rule: ``"error-code"`` (Alibaba -1/101 dropped), ``"sentinel-time"``,
             ``"empty-usage"``, ``"missing-usage"`` (Borg rows or values dropped),
             ``"long-gap"`` (long gaps filled by sample-and-hold) or ``"mostly-filled"`` (most
-            of a node's episode is filled, not observed).
+            of a node's episode is filled, not observed). The job sources of
+            :mod:`digital_twin.workloads` report with the same record: ``"left-censored"`` and
+            ``"right-censored"`` (Azure VMs, Alibaba 2017 tasks: kept or dropped as asked),
+            ``"missing-value"``, ``"status"``, ``"no-size"``, ``"reversed-times"`` (Alibaba
+            2017 tasks dropped).
         count: How many rows (``"long-gap"``: gaps; ``"mostly-filled"``: nodes) it concerns.
     """
 

@@ -1,14 +1,17 @@
 """Map a :class:`TraceSeries` onto a fleet: the :class:`~digital_twin.telemetry.Telemetry`.
 
-Two mappings (DESIGN.md section 2, "Telemetry"):
+The mappings (DESIGN.md section 2, "Telemetry"):
 
 * :func:`telemetry_from_aggregate`: one aggregate series shared by all nodes, each node reading
   it at its own tick offset with its own scale and bias, like the reference system:
   ``cpu[k, n] = clip(raw_cpu[offset_n + k] * scale_n + bias_n, 0, 100)`` and
   ``mem[k, n] = clip(raw_mem[offset_n + k] * mem_scale, 0, 100)``.
 * :func:`telemetry_from_machines`: one trace machine per node, values unchanged.
+* :func:`telemetry_from_groups`: the mean of a group of trace machines per node (e.g. several
+  PlanetLab VMs on one host); the groups are given by name, or drawn by :func:`sample_groups`
+  (a seeded sample of the series' machines).
 
-Both need ``offset + n_ticks`` ticks of trace. A shorter trace is an error naming the file,
+Each needs ``offset + n_ticks`` ticks of trace. A shorter trace is an error naming the file,
 unless ``wrap=True`` is passed explicitly: then the index is taken modulo the trace length, as
 the reference does (the series restarts, with a jump at the seam).
 
@@ -199,6 +202,93 @@ def telemetry_from_machines(
         source=f"{series.source}; machines {', '.join(selected.machine_ids)}, offset {offset}"
         + (", wrapped" if wrap else ""),
     )
+
+
+def telemetry_from_groups(
+    series: TraceSeries,
+    groups: Sequence[Sequence[str]],
+    horizon_s: float,
+    *,
+    offset: int = 0,
+    wrap: bool = False,
+) -> Telemetry:
+    """Per-node background = the mean of a group of trace machines, per tick and channel.
+
+    A group of one machine gives that machine's values exactly. A node's tick counts as filled
+    (for the ``"mostly-filled"`` note) when any machine of its group was filled at that tick.
+
+    Args:
+        series: A per-machine trace.
+        groups: One non-empty list of machine ids per node, in fleet order (a machine may appear
+            in several groups).
+        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        offset: Ticks into the series where tick 0 reads (same for every node).
+        wrap: Index the series modulo its length when it is shorter than ``offset + n_ticks``.
+
+    Returns:
+        A :class:`Telemetry` of shape ``(n_ticks, len(groups), 2)``.
+
+    Raises:
+        TraceError: Unknown machine, or a trace shorter than the horizon without ``wrap``.
+        SpecError: No groups, or an empty group.
+
+    Example:
+        >>> raw = TraceSeries(np.array([[[10.0, 0.0], [30.0, 4.0], [50.0, 8.0]]]), 300.0, ("a", "b", "c"), "x")
+        >>> telemetry_from_groups(raw, [["a", "b"], ["c"]], 300.0).background_pct[0].tolist()
+        [[20.0, 2.0], [50.0, 8.0]]
+    """
+    if isinstance(groups, str) or not groups or any(isinstance(g, str) or not g for g in groups):
+        raise SpecError(f"groups must be a non-empty list of non-empty lists of machine ids, got {short_repr(groups)}")
+    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    OffsetScaleBias(offset)  # validates the offset
+    index = _indices(series, np.array([offset]), n_ticks, wrap)[:, 0]
+    for group in groups:
+        series.select(group)  # raises for an unknown machine, naming the file
+    position = {m: i for i, m in enumerate(series.machine_ids)}
+    columns = [[position[m] for m in group] for group in groups]
+    values = series.values_pct[index]  # (n_ticks, n_machines, 2)
+    out = np.stack([values[:, cols].mean(axis=1) for cols in columns], axis=1)
+    if series.filled is not None:
+        filled = np.asarray(series.filled.any(axis=-1))[index]  # (n_ticks, n_machines)
+        by_node = np.stack([filled[:, cols].any(axis=1) for cols in columns], axis=1)
+        _report_filled(series.source, by_node, [f"group {short_repr(list(g))}" for g in groups])
+    summary = "; ".join(" + ".join(group) for group in groups[:8]) + ("; ..." if len(groups) > 8 else "")
+    return Telemetry(
+        out,
+        series.tick_s,
+        source=f"{series.source}; group means {summary}, offset {offset}" + (", wrapped" if wrap else ""),
+    )
+
+
+def sample_groups(series: TraceSeries, n_nodes: int, per_node: int, seed: int) -> list[list[str]]:
+    """``n_nodes`` groups of ``per_node`` distinct machines drawn without replacement, seeded.
+
+    The draw is ``numpy.random.default_rng(seed).choice(n_machines, n_nodes * per_node,
+    replace=False)`` over the series' machine order; node ``k`` gets draws ``k * per_node`` to
+    ``(k + 1) * per_node - 1``. The same series (same machines in the same order) and seed give
+    the same groups.
+
+    Raises:
+        SpecError: ``n_nodes`` or ``per_node`` is not an integer >= 1, ``seed`` is not an integer
+            >= 0, or the series has fewer than ``n_nodes * per_node`` machines.
+
+    Example:
+        >>> raw = TraceSeries(np.zeros((1, 4, 2)), 300.0, ("a", "b", "c", "d"), "x")
+        >>> [len(g) for g in sample_groups(raw, 2, 2, seed=0)]
+        [2, 2]
+    """
+    for name, value, low in (("n_nodes", n_nodes, 1), ("per_node", per_node, 1), ("seed", seed, 0)):
+        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < low:
+            raise SpecError(f"{name} must be an integer >= {low}, got {short_repr(value)}")
+    wanted = n_nodes * per_node
+    if wanted > series.n_machines:
+        raise SpecError(
+            f"{series.source}: a sample of {n_nodes} node(s) x {per_node} machine(s) needs {wanted} machines, "
+            f"the series has {series.n_machines}"
+        )
+    drawn = np.random.default_rng(seed).choice(series.n_machines, size=wanted, replace=False)
+    ids = [series.machine_ids[int(i)] for i in drawn]
+    return [ids[k * per_node : (k + 1) * per_node] for k in range(n_nodes)]
 
 
 def _report_filled(source: str, filled: np.ndarray, labels: Sequence[str]) -> None:

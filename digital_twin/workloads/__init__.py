@@ -6,14 +6,19 @@ returns a :class:`~digital_twin.workload.Workload` (columns; each ``JobSpec`` ma
 * :func:`load_alibaba_gpu_pods`: Alibaba GPU cluster trace v2023 pod lists.
 * :func:`load_swf_jobs` (+ :func:`read_swf_header`): Standard Workload Format logs.
 * :func:`load_azure_llm_requests`: Azure LLM inference request arrivals.
+* :func:`load_azure_vm_requests`: Azure Public Dataset VM table (V1 2017, V2 2019), one job per VM.
+* :func:`load_alibaba2017_batch_tasks`: Alibaba cluster-trace-v2017 ``batch_task``, one job per task
+  instance.
 * :func:`generate_jobs`: seeded synthetic jobs (diurnal Poisson arrivals).
 * :func:`jobs_from_dicts`: an inline list, as in a scenario file.
 
 The trace readers share the selection arguments ``limit``, ``time_window`` (in the trace's
 own seconds) and ``start_s`` (arrival of the first kept job), and raise
-:class:`~digital_twin.errors.TraceError` naming the file and line or column for bad input.
+:class:`~digital_twin.errors.TraceError` naming the file and line or column for bad input. Rows
+dropped by a documented rule are counted in one ``WARNING`` log record per rule (the load report).
 """
 
+from digital_twin.workloads.alibaba2017 import load_alibaba2017_batch_tasks
 from digital_twin.workloads.alibaba_gpu2023 import (
     ALIBABA_QOS_POLICIES,
     POD_PHASES,
@@ -23,6 +28,7 @@ from digital_twin.workloads.alibaba_gpu2023 import (
     load_alibaba_gpu_pods,
 )
 from digital_twin.workloads.azure_llm import ServiceTimeModel, load_azure_llm_requests
+from digital_twin.workloads.azure_vm import AZURE_CATEGORY_POLICIES, load_azure_vm_requests
 from digital_twin.workloads.explicit import jobs_from_dicts
 from digital_twin.workloads.swf import SwfHeader, load_swf_jobs, read_swf_header
 from digital_twin.workloads.synthetic import (
@@ -37,6 +43,7 @@ from digital_twin.workloads.synthetic import (
 __all__ = [
     "ALIBABA_QOS_POLICIES",
     "API_SIMULATION_MIX",
+    "AZURE_CATEGORY_POLICIES",
     "AZURE_JOB_SIZES",
     "POD_PHASES",
     "REFERENCE_QOS_POLICIES",
@@ -49,8 +56,10 @@ __all__ = [
     "SyntheticWorkloadConfig",
     "generate_jobs",
     "jobs_from_dicts",
+    "load_alibaba2017_batch_tasks",
     "load_alibaba_gpu_pods",
     "load_azure_llm_requests",
+    "load_azure_vm_requests",
     "load_swf_jobs",
     "read_swf_header",
 ]

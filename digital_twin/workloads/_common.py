@@ -1,8 +1,9 @@
 """Shared plumbing of the job sources: safe CSV reading, row-located errors, selection.
 
 Every reader in this package turns a malformed file into a :class:`TraceError` whose message
-starts with ``"<file>:<line>: "`` (1-based line number in the file, the header being line 1)
-or ``"<file>: column '<name>': "``, so a user can open the file at the right place. A path that
+starts with ``"<file>:<line>: "`` (1-based line number in the file, the header being line 1;
+headerless formats such as the Azure ``vmtable`` start at line 1) or
+``"<file>: column '<name>': "``, so a user can open the file at the right place. A path that
 is not a regular file (a directory, a FIFO, ``/dev/zero``) is refused by ``stat`` before it is
 opened. A CSV row with fewer (or more) fields than the header is refused, even when the missing
 columns are ones the reader does not use. Bad *parameters* (a negative ``limit``, an empty
@@ -16,10 +17,17 @@ Selection is the same for every source (see :func:`select_positions` and :func:`
 3. rows are sorted by arrival (stable: ties keep file order);
 4. ``limit`` keeps the first ``limit`` of them;
 5. arrivals are shifted so the first kept job arrives at ``start_s`` (default 0).
+
+Rows a source drops by a documented rule (a task that never ran, a censored VM when asked to
+drop those, ...) are never dropped silently: :func:`report_rule` logs one ``WARNING`` record per
+rule and file read on the source's logger (under ``digital_twin.workloads``), carrying a
+:class:`~digital_twin.traces.TraceCleaning` with the count as ``record.cleaning``, as the
+telemetry readers do.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import warnings
@@ -33,6 +41,7 @@ import pandas as pd
 from digital_twin._files import first_ragged_row, not_a_file_reason
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import JobSpec, validate_workload
+from digital_twin.traces._io import TraceCleaning, log_cleaning
 
 T = TypeVar("T")
 TimeWindow = tuple[float, float]
@@ -124,19 +133,31 @@ def open_text(path: Path, what: str) -> str:
         raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
 
 
-def read_csv_strings(path: Path, what: str) -> pd.DataFrame:
-    """Read a comma-separated file with a header, every cell as a string.
+def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a comma-separated file, every cell as a string.
 
     Empty cells are missing (``NaN``); any other text is kept verbatim, so the numeric
     checks can quote it. Blank lines (and rows whose every cell is empty) are skipped, but
-    the frame's index stays the 0-based data-row number so :func:`line_of` is exact.
+    the frame's index stays the 0-based data-row number so :func:`line_of` is exact. CRLF line
+    endings read like LF.
+
+    Args:
+        path: The file.
+        what: What the file is, for messages (``"pod list"``).
+        names: Column names of a file without a header (its line 1 is data; every row must have
+            exactly ``len(names)`` fields), or ``None`` when line 1 is a header (column names are
+            stripped of surrounding spaces).
 
     Raises:
         TraceError: Missing or unreadable file (or not a regular file), empty file, no data
-            rows, a row with more or fewer fields than the header, or a header that is not
-            comma-separated.
+            rows, a row with more or fewer fields than the header (or ``names``), or a header
+            that is not comma-separated.
     """
     require_file(path, what)
+    if names is not None and path.stat().st_size == 0:  # pandas reads it as a table without rows
+        raise TraceError(f"{path}: the {what} is empty (0 bytes)")
+    layout: dict[str, Any] = {} if names is None else {"header": None, "names": list(names)}
+    expected = "the header has" if names is None else f"the {what} has"
     try:
         with warnings.catch_warnings():
             # index_col=False stops pandas from silently using the first column as the index
@@ -150,30 +171,38 @@ def read_csv_strings(path: Path, what: str) -> pd.DataFrame:
                 na_values=[""],
                 skip_blank_lines=False,
                 encoding="utf-8",
+                **layout,
             )
     except pd.errors.EmptyDataError:
-        raise TraceError(f"{path}: the {what} is empty (no header line)") from None
+        empty = "no header line" if names is None else "no lines"
+        raise TraceError(f"{path}: the {what} is empty ({empty})") from None
     except pd.errors.ParserWarning:
+        ragged = first_ragged_row(path, len(names)) if names is not None else None
+        if ragged is not None:
+            line, fields, wanted = ragged
+            raise TraceError(f"{path}:{line}: the row has {fields} fields, {expected} {wanted}") from None
         raise TraceError(
             f"{path}:{_first_data_line(path)}: the row has more fields than the header"
         ) from None
     except pd.errors.ParserError as exc:
-        raise TraceError(_parser_message(path, what, exc)) from None
+        raise TraceError(_parser_message(path, what, exc, expected)) from None
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
-    ragged = first_ragged_row(path, None)
+    ragged = first_ragged_row(path, None if names is None else len(names))
     if ragged is not None:
-        line, fields, expected = ragged
+        line, fields, wanted = ragged
         raise TraceError(
-            f"{path}:{line}: the row has {fields} fields, the header has {expected} (every row "
+            f"{path}:{line}: the row has {fields} fields, {expected} {wanted} (every row "
             "needs every column, even the columns this reader does not use)"
         )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = frame[~frame.isna().all(axis=1)]
     if frame.empty:
-        raise TraceError(f"{path}: the {what} has a header but no data rows")
+        rows = "has a header but no data rows" if names is None else "has no data rows"
+        raise TraceError(f"{path}: the {what} {rows}")
+    frame.attrs["header_lines"] = HEADER_LINES if names is None else 0  # read by line_of
     return frame
 
 
@@ -186,13 +215,13 @@ def _first_data_line(path: Path) -> int:
     return HEADER_LINES + 1
 
 
-def _parser_message(path: Path, what: str, exc: Exception) -> str:
+def _parser_message(path: Path, what: str, exc: Exception, expected: str = "the header has") -> str:
     """Reword pandas' tokenizer error as ``"<file>:<line>: ..."``."""
     text = str(exc).strip()
     found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
     if found:
-        expected, line, saw = found.groups()
-        return f"{path}:{line}: the row has {saw} fields, the header has {expected}"
+        fields, line, saw = found.groups()
+        return f"{path}:{line}: the row has {saw} fields, {expected} {fields}"
     return f"{path}: cannot parse the {what} as CSV: {text}"
 
 
@@ -215,8 +244,13 @@ def require_columns(frame: pd.DataFrame, path: Path, columns: Sequence[str], wha
 
 
 def line_of(frame: pd.DataFrame, position: int) -> int:
-    """1-based file line of the data row at ``position`` (0-based) in ``frame``."""
-    return int(frame.index[position]) + HEADER_LINES + 1
+    """1-based file line of the data row at ``position`` (0-based) in ``frame``.
+
+    ``frame.attrs["header_lines"]`` (set by :func:`read_csv_strings`: 1 with a header, 0
+    without) says how many lines come before the first data row; a frame without it has a header.
+    """
+    header_lines = int(frame.attrs.get("header_lines", HEADER_LINES))
+    return int(frame.index[position]) + header_lines + 1
 
 
 def require_values(frame: pd.DataFrame, path: Path, column: str) -> None:
@@ -279,6 +313,24 @@ def numeric_column(
     return values
 
 
+def unique_names(frame: pd.DataFrame, path: Path, column: str, what: str) -> np.ndarray:
+    """``(n_rows,)`` object array of ``column``'s stripped values, each present and unique.
+
+    Raises:
+        TraceError: A value is missing, or repeated (naming both lines and ``what``, e.g. ``vmid``).
+    """
+    require_values(frame, path, column)
+    names = frame[column].str.strip().to_numpy(dtype=object)
+    duplicate = first_duplicate(names.tolist())
+    if duplicate:
+        first, second = duplicate
+        raise TraceError(
+            f"{path}:{line_of(frame, second)}: duplicate {what} {short_repr(names[second])} "
+            f"(first on line {line_of(frame, first)})"
+        )
+    return names
+
+
 def first_duplicate(names: Sequence[str]) -> tuple[int, int] | None:
     """Positions ``(first, second)`` of the first repeated name, or ``None``."""
     seen: dict[str, int] = {}
@@ -334,3 +386,17 @@ def finish(jobs: Iterable[JobSpec], path: Path | str) -> tuple[JobSpec, ...]:
         return validate_workload(jobs)
     except SpecError as exc:
         raise TraceError(f"{path}: {exc}") from None
+
+
+def report_rule(logger: logging.Logger, path: Path, rule: str, count: int, message: str) -> None:
+    """Log one documented cleaning rule of a job source, when it concerned any row (the load report).
+
+    Args:
+        logger: The source module's logger (``logging.getLogger(__name__)``).
+        path: The file read.
+        rule: The rule's name (:attr:`~digital_twin.traces.TraceCleaning.rule`).
+        count: How many rows it concerned; nothing is logged for 0.
+        message: What happened, in words, after ``"<file>: "``.
+    """
+    if count:
+        log_cleaning(logger, TraceCleaning(str(path), rule, int(count)), f"{path}: {message}")

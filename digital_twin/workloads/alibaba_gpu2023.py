@@ -276,15 +276,7 @@ def _build(
     time_window: c.TimeWindow | None,
 ) -> tuple[JobSpec, ...]:
     """Check sizes, names and QoS over the whole file; select; construct the jobs."""
-    c.require_values(frame, path, "name")
-    names = frame["name"].str.strip().to_numpy(dtype=object)
-    duplicate = c.first_duplicate(names.tolist())
-    if duplicate:
-        first, second = duplicate
-        raise TraceError(
-            f"{path}:{c.line_of(frame, second)}: duplicate pod name {short_repr(names[second])} "
-            f"(first on line {c.line_of(frame, first)})"
-        )
+    names = c.unique_names(frame, path, "name", "pod name")
     cpu_milli = c.numeric_column(frame, path, "cpu_milli", min_value=0)
     memory_mib = c.numeric_column(frame, path, "memory_mib", min_value=0)
     cpu = np.maximum(cpu_milli / 1000.0, MIN_CPU_CORES)

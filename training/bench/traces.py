@@ -1,8 +1,9 @@
 """Trace load times: the real files under ``ACO_ENV_TRACES`` (skipped when absent) and the bundled one.
 
-The readers are called exactly as the reader tests call them (``tests/test_traces_readers.py``
-and ``tests/test_workloads_sources.py`` check what they read; their speed is measured only here,
-target: well under a second per file). Documented cleaning notes (logged on the
+The readers are called exactly as the reader tests call them (``tests/test_traces_readers.py``,
+``tests/test_traces_planetlab.py``, ``tests/test_workloads_sources.py``,
+``tests/test_workloads_azure_vm.py`` and ``tests/test_workloads_alibaba2017.py`` check what they
+read; their speed is measured only here, target: well under a second per file). Documented cleaning notes (logged on the
 ``digital_twin`` loggers) are silenced while timing: they would print once per repeat.
 """
 
@@ -17,8 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import scenarios
-from digital_twin.traces import read_alibaba_dc_mean, read_alibaba_machine_usage, read_azure_vm_aggregate
-from digital_twin.workloads import POD_PHASES, load_alibaba_gpu_pods, load_swf_jobs
+from digital_twin.traces import (
+    read_alibaba_dc_mean,
+    read_alibaba_machine_usage,
+    read_azure_vm_aggregate,
+    read_planetlab,
+)
+from digital_twin.workloads import (
+    POD_PHASES,
+    load_alibaba2017_batch_tasks,
+    load_alibaba_gpu_pods,
+    load_azure_vm_requests,
+    load_swf_jobs,
+)
 
 TRACE_FILES: dict[str, tuple[str, Callable[[Path], object]]] = {
     "alibaba2018_dc_mean_8_days": (
@@ -38,8 +50,12 @@ TRACE_FILES: dict[str, tuple[str, Callable[[Path], object]]] = {
         lambda p: load_alibaba_gpu_pods(p, phases=POD_PHASES),
     ),
     "swf_nasa_ipsc_1993": ("swf-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf", load_swf_jobs),
+    "planetlab_20110306_200_vm_files": ("planetlab-20110306/cpu", read_planetlab),
+    "azure_vmtable_2017_sample_10_rows": ("azure-vmtable-2017-sample/vmtable.csv", load_azure_vm_requests),
+    "alibaba2017_batch_task": ("alibaba-cluster-trace-v2017/batch_task.csv", load_alibaba2017_batch_tasks),
 }
-"""Key -> (path under ``ACO_ENV_TRACES``, the call timed)."""
+"""Key -> (path under ``ACO_ENV_TRACES``: a file, or the folder of a folder reader; the call timed).
+A file or folder that is not present is reported as ``None`` (shown as not present)."""
 
 
 @contextmanager
