@@ -31,6 +31,7 @@ def test_curve__a_point_at_the_start_and_every_n_steps_with_the_baselines_beside
     assert [(step, pytest.approx(value, rel=1e-6)) for step, value in _scalars(run_dir, "eval/aco/objective_usd")] == [
         (step, pytest.approx(expected, rel=1e-6)) for step in (0, 256, 512)
     ]
+    assert (run_dir / "learning_curve.png").stat().st_size > 0
     # the final evaluation, on the held-out seeds, is logged apart from the curve
     assert [step for step, _ in _scalars(run_dir, "test/aco/objective_usd")] == [512]
 

@@ -147,6 +147,6 @@ def test_train_interrupt__sigterm_saves_the_model_and_exits_130(tmp_path: Path) 
 @pytest.mark.slow
 def test_train_interrupt__ctrl_c_with_subprocess_envs_still_saves(tmp_path: Path) -> None:
     """With --n-envs 2 the SubprocVecEnv workers get the Ctrl-C too; they ignore it and the run saves."""
-    process = start_training(tmp_path, "--n-envs", "2")
+    process = start_training(tmp_path, "--n-envs", "2", "--vec-env", "subprocess")
     run_dir = wait_until_trained(process, tmp_path)
     assert_saved_and_reported(run_dir, *stop(process, signal.SIGINT, group=True))

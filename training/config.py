@@ -24,6 +24,7 @@ from training.config_options import comma_separated, counted, key_values, minimu
 RESUME_OPTIONS = (
     "timesteps",
     "n_envs",
+    "vec_env",
     "checkpoint_every",
     "resume",
     "eval_episodes",
@@ -37,6 +38,8 @@ RESUME_OPTIONS = (
 """The fields a resumed run may take from its new command line; the others come from the run's config.json."""
 DAGGER_DEFAULT_ITERATIONS = 6
 """DAgger iterations of the dagger algorithm when --dagger-iterations is 0."""
+VEC_ENVS = ("batched", "subprocess")
+"""The choices of ``--vec-env``."""
 POLICIES = ("auto", "set", "mlp")
 """The choices of ``--policy``."""
 CONFIG_DEST = "config"
@@ -57,7 +60,11 @@ class TrainConfig:
     """Environment steps of RL training (ignored by bc); with --resume, the run's total (only the steps
     not yet done are trained)."""
     n_envs: int = counted(1, minimum=1)
-    """Parallel environments; SubprocVecEnv when > 1."""
+    """Environments collecting rollouts side by side (the policy acts on all of them in one batch)."""
+    vec_env: str = simple_parsing.field(default="batched", choices=list(VEC_ENVS))
+    """How the --n-envs environments run: batched (in this process, one after the other: the env's steps
+    are cheaper than a process hop, and the policy's forward pass is batched across them), subprocess (a
+    worker process each, for envs whose steps are slow)."""
     seed: int = 0
     """Seed of everything: the envs (seed + rank), the networks, the BC label sampling."""
     logdir: Path = Path("runs")
@@ -132,6 +139,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {algorithm_names()}, got {self.algo!r}")
+        if self.vec_env not in VEC_ENVS:
+            raise ValueError(f"vec_env must be one of {', '.join(VEC_ENVS)}, got {self.vec_env!r}")
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, got {self.policy!r}")
         if self.policy == "set" and not ALGORITHMS[self.algo].masked:

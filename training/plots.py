@@ -67,6 +67,44 @@ def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
     return paths
 
 
+LEARNING_CURVE_PNG = "learning_curve.png"
+"""The learning curve of a training run, in the run directory."""
+
+
+def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "objective_usd") -> Path | None:
+    """Plot every ``eval/<agent>/<metric>`` series of a run's TensorBoard events; ``None`` if it has none.
+
+    The trained policy's series is a line with markers (one per curve point); the baselines,
+    logged at the same steps, are the flat reference lines beside it. Reads the events with
+    TensorBoard's own reader, so the PNG shows exactly what TensorBoard shows.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from aco_env.metrics import EVAL_PREFIX
+
+    events = EventAccumulator(str(events_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    tags = sorted(t for t in events.Tags()["scalars"] if t.startswith(EVAL_PREFIX) and t.endswith("/" + metric))
+    if not tags:
+        return None
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for tag in tags:
+        points = events.Scalars(tag)
+        steps, values = [p.step for p in points], [p.value for p in points]
+        flat = len(set(values)) == 1
+        axes.plot(steps, values, "--" if flat else "-o", label=tag.removeprefix(EVAL_PREFIX).split("/")[0], ms=3)
+    axes.set_xlabel("training steps")
+    axes.set_ylabel(f"{metric} (mean over validation episodes)")
+    axes.set_title("learning curve on the validation seeds")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    return _save(figure, out_path)
+
+
 def _save(figure: Any, path: Path) -> Path:
     import matplotlib.pyplot as plt
 

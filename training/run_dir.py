@@ -2,7 +2,8 @@
 
 A run directory ``LOGDIR/<scenario>__<algo>__<seed>__<YYYYmmdd-HHMMSS>[-k]/`` holds
 ``config.json`` (the options it was started with), ``model.zip``, ``checkpoints/model_<steps>_steps.zip``,
-``tb_1/`` (TensorBoard events and ``progress.csv``), ``eval.json`` and ``eval/`` (the final
+``tb_1/`` (TensorBoard events and ``progress.csv``), ``learning_curve.png`` (the ``eval/`` scalars
+of the validation seeds, :mod:`training.curves`), ``eval.json`` and ``eval/`` (the final
 evaluation: results.json and plots, :mod:`training.results_writer`) and, once resumed,
 ``resumes.jsonl`` (one line per resume: when, from which save, at how many steps, the new options).
 """

@@ -165,8 +165,36 @@ def render_markdown(results: dict[str, Any]) -> str:
             + ".",
             "",
         ]
-    if "traces" in results:
-        lines += ["## Trace load times (issue 3)", "", "| file | ms |", "|---|---|"]
-        lines += [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in results["traces"].items()]
-        lines.append("")
+    if "train" in results:
+        lines += _train_lines(results["train"])
+    lines += _traces_lines(results.get("traces"))
     return "\n".join(lines)
+
+
+def _traces_lines(traces: dict[str, Any] | None) -> list[str]:
+    """The trace load-time table (issue 3); none without the section."""
+    if traces is None:
+        return []
+    rows = [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in traces.items()]
+    return ["## Trace load times (issue 3)", "", "| file | ms |", "|---|---|", *rows, ""]
+
+
+def _train_lines(train: dict[str, Any]) -> list[str]:
+    """The training-throughput table (issue 16)."""
+    return [
+        "## Training throughput (issue 16)",
+        "",
+        f"Env steps per second of `model.learn` (policy updates included) over {train['steps']:,} steps after a "
+        "warm-up rollout, one torch thread, best of the repeats; the three measured in turns in this process. "
+        "`flat, 1 env`: MaskablePPO with the flat MultiInputPolicy on one env (the setup before issue 16); "
+        f"`aco-env run`: the set policy, {train['run_n_envs']} envs batched in this process.",
+        "",
+        "| learner | steps/s | vs flat, 1 env | vs SB3 PPO on CartPole-v1 |",
+        "|---|---|---|---|",
+        f"| SB3 PPO, CartPole-v1 (SB3 defaults) | {_fmt(train['cartpole_ppo_steps_per_s'])} | | 1.00 |",
+        f"| MaskablePPO, flat, 1 env | {_fmt(train['flat_one_env_steps_per_s'])} | 1.00 | "
+        f"{train['flat_one_env_vs_cartpole_ppo']:.2f} |",
+        f"| aco-env run (set policy, {train['run_n_envs']} envs) | {_fmt(train['run_steps_per_s'])} | "
+        f"{train['run_vs_flat_one_env']:.2f} (target >= 3) | {train['run_vs_cartpole_ppo']:.2f} |",
+        "",
+    ]

@@ -17,7 +17,7 @@ from typing import Any
 from training.checks import writable_file
 from training.errors import UsageError
 
-HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale (JSON / Markdown)"
+HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale, training (JSON / Markdown)"
 
 SECTIONS: dict[str, str] = {
     "twin": "training.bench.twin:bench_twin",
@@ -27,6 +27,7 @@ SECTIONS: dict[str, str] = {
     "memory": "training.bench.memory:bench_memory",
     "oracle": "training.bench.oracle:bench_oracle",
     "scale": "training.bench.scale:bench_scale",
+    "train": "training.bench.train:bench_train",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -36,6 +37,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "traces": {"repeats": 1},
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
+    "train": {"steps": 4096, "repeats": 1},
     "scale": {
         "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
         "real_trace": False,
@@ -92,6 +94,8 @@ def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
     for key in ("env_steps_per_s", "cartpole_steps_per_s", "env_vs_cartpole"):
         if key in env:
             flat[key] = env[key]
+    if "train" in results:
+        flat["train_run_vs_flat_one_env"] = results["train"]["run_vs_flat_one_env"]
     if "aco" in results:
         flat["aco_decision_ms"] = results["aco"]["aco_decision_ms"]
     if "twin" in results:

@@ -2,7 +2,8 @@
 
 The recipe: the permutation-equivariant policy (:mod:`agents.set_policy`), warm-started by
 DAgger imitation of the online ``lookahead`` agent (:mod:`training.imitation`, 6 iterations of
-16 episodes), then MaskablePPO with the default options. It evaluates the trained agent beside
+16 episodes), then MaskablePPO with the default options, collecting from 16 envs in this
+process (their actions chosen in one batch). It evaluates the trained agent beside
 first-fit, cheapest, ACO and the oracle on the same seeds and prints the leaderboard.
 
 The default budget (DAgger, then RUN_TIMESTEPS steps of RL) fits in ten minutes on a 2-core machine; the run
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 HELP = "the main job: train MaskablePPO on the default scenario and compare it with the baselines"
 RUN_TIMESTEPS = 150_000
 RUN_DAGGER_ITERATIONS = 6
+RUN_N_ENVS = 16
+"""Envs collecting side by side in this process (a rollout of RUN_N_ENVS x 128 = 2,048 steps)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             logdir=args.logdir,
             eval_episodes=args.episodes,
             dagger_iterations=args.dagger_iterations,
+            n_envs=RUN_N_ENVS,
+            n_steps=2048 // RUN_N_ENVS,
         )
     )
     from training.results import read_evaluation
