@@ -188,7 +188,9 @@ class SyntheticWorkloadConfig:
         """
         t = np.asarray(t_s, dtype=np.float64)
         angle = 2.0 * np.pi * t / SECONDS_PER_DAY + self.diurnal_phase_rad
-        return self.base_rate_per_s * (1.0 + self.diurnal_amplitude * np.sin(angle))
+        # math.sin, not np.sin: numpy's kernel depends on the CPU's SIMD width (see generate_jobs).
+        sine = np.array([math.sin(a) for a in angle.ravel().tolist()], dtype=np.float64).reshape(angle.shape)
+        return self.base_rate_per_s * (1.0 + self.diurnal_amplitude * sine)
 
     @property
     def peak_time_s(self) -> float:
@@ -275,9 +277,10 @@ def generate_jobs(
         sizes = np.asarray(config.cpu_sizes.sizes, dtype=np.float64)[_categorical(rng, config.cpu_sizes.weights, n)]
         mem_per_core = config.cpu_sizes.mem_gb_per_core
     medians = np.array([config.median_duration_s(j.workload) for j in config.mix])[kind]
-    duration = np.clip(
-        medians * np.exp(config.duration_sigma * z), config.min_duration_s, config.max_duration_s
-    )
+    # math.exp (the C library's), not np.exp: numpy picks an exp kernel by the CPU's SIMD width
+    # (AVX2, AVX-512), whose last bits differ, and a seed must give the same jobs on any machine.
+    spread = np.array([math.exp(v) for v in (config.duration_sigma * z).tolist()], dtype=np.float64)
+    duration = np.clip(medians * spread, config.min_duration_s, config.max_duration_s)
     preemptible = preempt_draw < config.batch_preemptible_prob
 
     count = n if limit is None else min(n, limit)
