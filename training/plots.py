@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,13 @@ def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "object
     from aco_env.metrics import EVAL_PREFIX
 
     events = EventAccumulator(str(events_dir), size_guidance={"scalars": 0})
-    events.Reload()
+    reader_log = logging.getLogger("tensorboard")  # its INFO lines ("No path found after ...") are not ours
+    level = reader_log.level
+    reader_log.setLevel(logging.WARNING)
+    try:
+        events.Reload()
+    finally:
+        reader_log.setLevel(level)
     tags = sorted(t for t in events.Tags()["scalars"] if t.startswith(EVAL_PREFIX) and t.endswith("/" + metric))
     if not tags:
         return None

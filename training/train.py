@@ -307,12 +307,12 @@ def _pretrain(model: Any, config: TrainConfig, scenario: Scenario, samples: int)
 
 
 def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
-    """DAgger of ``config.dagger_expert`` into ``model.policy``; logs ``dagger/`` scalars per iteration."""
+    """DAgger of ``config.dagger_expert`` into ``model.policy``; logs ``dagger/`` scalars per iteration.
+
+    The fit's minibatch size and learning rate are DAgger's own (:class:`DaggerSettings`), not RL's.
+    """
     settings = DaggerSettings(
-        expert=config.dagger_expert,
-        iterations=config.dagger_rounds,
-        episodes=config.dagger_episodes,
-        batch_size=config.batch_size,
+        expert=config.dagger_expert, iterations=config.dagger_rounds, episodes=config.dagger_episodes
     )
     _, rounds = dagger(model, scenario, settings, config.seed, progress=config.progress_bar)
     for done in rounds:

@@ -8,9 +8,9 @@ process, in turns (so a machine whose speed drifts slows them alike):
   flat ``MultiInputPolicy`` on one env behind SB3's ``Monitor`` with the env's full ``info``
   (2,048-step rollouts, minibatch 256, 4 epochs);
 * ``run``: what ``aco-env run`` trains (:mod:`training.commands.run`): the set policy and
-  ``RUN_N_ENVS`` envs batched in this process, their ``info`` reduced to the final metrics
-  (:class:`training.train.EpisodeMetricsInfo`), rollouts of 2,048 steps in all, minibatch 256,
-  4 epochs.
+  ``RUN_ROLLOUT`` (16 envs batched in this process, 512 steps each per rollout, minibatch
+  1,024, 4 epochs), their ``info`` reduced to the final metrics
+  (:class:`training.train.EpisodeMetricsInfo`).
 
 Each learner includes its policy updates, as ``aco-env train`` does; DAgger and evaluation are
 not included. One torch thread.
@@ -30,7 +30,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 import scenarios
 from digital_twin.scenario import Scenario
-from training.commands.run import RUN_N_ENVS
+from training.commands.run import RUN_ROLLOUT
 from training.config import TrainConfig
 from training.train import build_model, make_vec_env
 
@@ -43,7 +43,7 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
     scenario = scenarios.load(scenarios.DEFAULT)
     configs = {
         "flat_one_env": TrainConfig(policy="mlp", n_envs=1, n_steps=2048, progress_bar=False),
-        "run": TrainConfig(n_envs=RUN_N_ENVS, n_steps=2048 // RUN_N_ENVS, progress_bar=False),
+        "run": TrainConfig(**RUN_ROLLOUT, progress_bar=False),
     }
     best: dict[str, float] = {"cartpole": 0.0, **dict.fromkeys(configs, 0.0)}
     with tempfile.TemporaryDirectory() as logs:
@@ -61,7 +61,7 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
         "cartpole_ppo_steps_per_s": best["cartpole"],
         "flat_one_env_steps_per_s": best["flat_one_env"],
         "run_steps_per_s": best["run"],
-        "run_n_envs": RUN_N_ENVS,
+        "run_n_envs": RUN_ROLLOUT["n_envs"],
         "run_vs_flat_one_env": best["run"] / best["flat_one_env"],
         "run_vs_cartpole_ppo": best["run"] / best["cartpole"],
         "flat_one_env_vs_cartpole_ppo": best["flat_one_env"] / best["cartpole"],
