@@ -58,6 +58,11 @@ def test_train__dagger_algorithm_imitates_without_rl_and_logs_dagger_scalars(tmp
     assert [event.step for event in accumulator.Scalars("dagger/accuracy")] == [0, 1]
 
 
+def test_train_checks__refuse_dagger_for_an_algorithm_it_cannot_warm_start(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--dagger-iterations: DAgger warm-starts a MaskablePPO policy"):
+        check_train_config(TrainConfig(logdir=tmp_path, algo="ppo", dagger_iterations=2))
+
+
 @pytest.mark.parametrize(
     ("expert", "words"),
     [("oracle", "cannot label the states the student"), ("nosuch", "--dagger-expert")],

@@ -104,9 +104,8 @@ class TrainConfig:
     """Passes over the BC labels."""
     dagger_iterations: int = counted(0, minimum=0)
     """Imitation of --dagger-expert before RL (0 = off): DAgger iterations, the first on the expert's own
-    episodes, the next ones on the student's, every state labelled by the expert (MaskablePPO algorithms
-    only; skipped by the others). The dagger algorithm imitates only, 6 iterations when this is 0;
-    aco-env run uses 6."""
+    episodes, the next ones on the student's, every state labelled by the expert (maskable-ppo and
+    dagger only). The dagger algorithm imitates only, 6 iterations when this is 0; aco-env run uses 6."""
     dagger_episodes: int = counted(16, minimum=1)
     """Episodes per DAgger iteration (about 57 decisions each on the default scenario)."""
     dagger_expert: str = "lookahead"

@@ -85,6 +85,10 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
     scenario = checks.scenario(config.scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
+    if config.dagger_iterations and not config.dagger_rounds:
+        raise UsageError(
+            f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
+        )
     if config.dagger_rounds:
         checks.agent_list(config.dagger_expert, "--dagger-expert")
         if config.dagger_expert == "oracle":
