@@ -14,3 +14,7 @@ _SHARED_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 
 if "ACO_ENV_TRACES" not in os.environ and _SHARED_TRACES.is_dir():
     os.environ["ACO_ENV_TRACES"] = str(_SHARED_TRACES)
+
+# Importing it registers agents in the global registry, which other test modules read at
+# collection: only worker processes import it (tests.failing_agents), never doctest collection.
+collect_ignore = ["register_failing_agents.py"]

@@ -65,11 +65,29 @@ def test_cli__version_and_exit_codes_in_help() -> None:
     (["--background-cpu-pct", "150"], 2, ["--background-cpu-pct", "must be in [0, 100]"]),
     (["--background-cpu-pct", "nan"], 2, ["--background-cpu-pct", "must be in [0, 100]"]),
     (["--background-cpu-pct", "high"], 2, ["--background-cpu-pct", "expected a percent"]),
+    (["--backend", "threads"], 2, ["--backend", "invalid choice", "'ray'"]),
+    (["--address", "127.0.0.1:6379"], 2, ["--address names a Ray cluster", "--backend ray, not processes"]),
+    (["--backend", "serial", "--address", "127.0.0.1:6379"], 2, ["--address", "not serial"]),
+    (["--backend", "ray", "--address", "headnode"], 2, ["--address headnode", "HOST:PORT"]),
 ])
 def test_evaluate__usage_and_data_errors_are_one_line(args: list[str], code: int, fragments: list[str]) -> None:
     """Unknown or empty agents, bad counts, unknown scenarios and algorithms: one line, exit 2 (1 for files)."""
     result = cli("evaluate", "--agents", "first-fit", "--episodes", "1", *args)
     assert_one_line_error(result, code, *fragments)
+
+
+def test_evaluate__a_ray_address_where_no_cluster_answers_fails_at_once(tmp_path: Path) -> None:
+    """--backend ray --address HOST:PORT with nothing listening: one line naming the address, exit 1, no files."""
+    import socket
+
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        result = cli("evaluate", "--agents", "first-fit", "--episodes", "1", "--backend", "ray",
+                     "--address", f"127.0.0.1:{port}", "--out", str(tmp_path))
+    assert_one_line_error(result, 1, f"address 127.0.0.1:{port}", "no Ray cluster answers there", "ray start --head")
+    assert not (tmp_path / "results.json").exists()
 
 
 def test_evaluate__a_truncated_model_zip_is_a_data_error(tmp_path: Path) -> None:

@@ -115,3 +115,26 @@ def test_bench_quick__writes_the_documented_keys(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     for key in ("env_steps_per_s", "cartpole_steps_per_s", "env_vs_cartpole", "sim_seconds_per_wall_second"):
         assert isinstance(data[key], float) and data[key] > 0, key
+
+
+@pytest.mark.slow  # about 30 s: a pool and a local Ray start, lookahead episodes under each backend
+def test_bench_quick_backends__times_each_backend_and_checks_they_agree(tmp_path: Path) -> None:
+    """`aco-env bench --quick --only backends`: every installed backend timed, same results, a speed-up each."""
+    import importlib.util
+
+    out, markdown = tmp_path / "bench.json", tmp_path / "bench.md"
+    result = cli("bench", "--quick", "--only", "backends", "--out", str(out), "--markdown", str(markdown))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    expected = ["serial", "processes"] + (["ray"] if importlib.util.find_spec("ray") else [])
+    rows = data["backends"]["backends"]
+    assert list(rows) == expected
+    for name, row in rows.items():
+        assert row["identical"] is True, name
+        assert row["total_s"] == pytest.approx(row["start_s"] + row["cold_s"] + row["stop_s"])
+        assert row["warm_s"] > 0 and row["heavy_s"] > 0
+    for kind in ("total", "warm", "heavy"):
+        assert set(data["backend_speedup_vs_serial"][kind]) == set(expected) - {"serial"}
+    table = markdown.read_text()
+    assert "## Execution backends (issue 17)" in table
+    assert all(f"| {name} | " in table for name in expected)

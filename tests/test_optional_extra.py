@@ -10,26 +10,36 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Runs the CLI as if torch, SB3, sb3-contrib and TensorBoard were not installed.
-WITHOUT_TRAIN_EXTRA = """
+# Runs the CLI as if the top-level modules named in argv[1] (comma-separated) were not installed.
+WITHOUT_MODULES = """
 import importlib.abc, sys
+
+HIDDEN = set(sys.argv[1].split(","))
 
 class NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"torch", "stable_baselines3", "sb3_contrib", "tensorboard"}:
+        if name.split(".")[0] in HIDDEN:
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 
 sys.meta_path.insert(0, NotInstalled())
 from training.cli import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main(sys.argv[2:]))
 """
+TRAIN_EXTRA = "torch,stable_baselines3,sb3_contrib,tensorboard"
+RAY_EXTRA = "ray"
+
+
+def cli_without(hidden: str, *args: str) -> subprocess.CompletedProcess:
+    """The CLI with the modules of ``hidden`` (comma-separated) missing."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", WITHOUT_MODULES, hidden, *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
 
 
 def cli_without_extra(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", WITHOUT_TRAIN_EXTRA, *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    """The CLI without the training extra."""
+    return cli_without(TRAIN_EXTRA, *args)
 
 
 def test_base_install__evaluates_heuristics_aco_and_the_oracle_without_torch(tmp_path: Path) -> None:
@@ -46,3 +56,26 @@ def test_base_install__training_says_which_extra_to_install(tmp_path: Path) -> N
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "pip install 'aco-env[train]'" in result.stderr
+
+
+def test_ray_extra__nothing_imports_ray_until_a_ray_backend_starts() -> None:
+    """aco_env, agents, training, the CLI, the evaluator and every backend module import without loading ray."""
+    modules = "aco_env, agents, training, training.cli, training.evaluation, training.backends, " \
+        "training.process_backend, training.ray_backend, training.commands.evaluate"
+    code = f"import sys, {modules}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_ray_extra__without_ray_serial_evaluates_and_ray_says_which_extra_to_install(tmp_path: Path) -> None:
+    """Without ray: --backend serial writes results.json; --backend ray is one line naming `aco-env[ray]`, exit 1."""
+    served = cli_without(RAY_EXTRA, "evaluate", "--agents", "first-fit", "--episodes", "1", "--backend", "serial",
+                         "--out", str(tmp_path / "serial"))
+    assert served.returncode == 0, served.stderr
+    assert (tmp_path / "serial" / "results.json").exists()
+    result = cli_without(RAY_EXTRA, "evaluate", "--agents", "first-fit", "--episodes", "1", "--backend", "ray",
+                         "--out", str(tmp_path / "ray"))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "pip install 'aco-env[ray]'" in result.stderr
+    assert not (tmp_path / "ray" / "results.json").exists()

@@ -38,6 +38,8 @@ DEBUG_ENV = "ACO_ENV_DEBUG"
 PROG = "aco-env"
 TRAIN_EXTRA = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboard"})
 """Top-level modules of the ``train`` extra (``pip install 'aco-env[train]'``)."""
+RAY_EXTRA = frozenset({"ray"})
+"""Top-level modules of the ``ray`` extra (``pip install 'aco-env[ray]'``): ``--backend ray``."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,6 +125,8 @@ def describe(exc: BaseException) -> tuple[int, str]:
             f"this needs {exc.name}, which comes with the training extra: pip install 'aco-env[train]' "
             "(README: how to get the CPU build of torch)"
         )
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in RAY_EXTRA:
+        return EXIT_DATA, f"this needs {exc.name}, which comes with the ray extra: pip install 'aco-env[ray]'"
     if isinstance(exc, OSError) and exc.filename is not None:
         return EXIT_DATA, f"{exc.filename}: {exc.strerror or exc}"
     return EXIT_DATA, (

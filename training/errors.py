@@ -26,7 +26,8 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    success
   1    data error: a scenario, trace, model or output path is wrong (the message names it),
-       or a replay did not match its recording
+       a replay did not match its recording, or the work failed (an episode that failed
+       every retry, a Ray cluster that does not answer)
   2    usage error: a wrong option or value on the command line
   3    validate: the scenario is valid but data it reads is not present
   130  interrupted (Ctrl-C or SIGTERM); a training run saves model.zip and a checkpoint first

@@ -38,6 +38,9 @@ GAP_KEYS = ("optimality_gap", "optimality_gap_vs_plan")
 """Per-episode gap metrics: against the oracle's lower bound, and against its plan."""
 LATENCY_KEYS = ("decision_latency_ms_p50", "decision_latency_ms_p99")
 """Per-episode decision latency percentiles (ms)."""
+TIMING_KEYS = (*LATENCY_KEYS, "oracle_solve_time_s")
+"""Per-episode metrics that measure wall time: they vary between runs, machines and execution
+backends; every other number of a results.json is fixed by the seeds."""
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,24 @@ def read_evaluation(path: Path) -> Evaluation:
         ValueError, KeyError, TypeError: It is not a results.json document.
     """
     return Evaluation.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def without_timing(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a results.json document without the :data:`TIMING_KEYS` (rows, means and CIs).
+
+    What two evaluations of the same agents on the same seeds must agree on exactly, wherever
+    they ran.
+
+    >>> without_timing({"agents": {"a": {"mean": {"x": 1.0, "decision_latency_ms_p50": 0.1},
+    ...     "ci95": {}, "per_episode": [{"x": 1.0, "oracle_solve_time_s": 2.0}]}}})
+    {'agents': {'a': {'mean': {'x': 1.0}, 'ci95': {}, 'per_episode': [{'x': 1.0}]}}}
+    """
+    copy = json.loads(json.dumps(dict(document), default=float))
+    for agent in copy.get("agents", {}).values():
+        for row in (agent["mean"], agent["ci95"], *agent["per_episode"]):
+            for key in TIMING_KEYS:
+                row.pop(key, None)
+    return copy
 
 
 def _gaps(objective_usd: float, oracle: OracleEpisode) -> dict[str, float]:

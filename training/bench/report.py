@@ -167,6 +167,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         ]
     if "train" in results:
         lines += _train_lines(results["train"])
+    lines += _backends_lines(results.get("backends"), machine["cpus"])
     lines += _traces_lines(results.get("traces"))
     return "\n".join(lines)
 
@@ -177,6 +178,40 @@ def _traces_lines(traces: dict[str, Any] | None) -> list[str]:
         return []
     rows = [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in traces.items()]
     return ["## Trace load times (issue 3)", "", "| file | ms |", "|---|---|", *rows, ""]
+
+
+def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
+    """The execution-backend table (issue 17); none without the section."""
+    if bench is None:
+        return []
+    heavy = bench["heavy"]
+    speedup = bench["speedup_vs_serial"]
+    lines = [
+        "## Execution backends (issue 17)",
+        "",
+        f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
+        f"{bench['episodes']} seeds ({len(bench['agents']) * bench['episodes']} units of one episode each) on this "
+        f"{cpus}-CPU machine. `total`: start the backend, evaluate, stop it (one command); `warm`: the evaluation "
+        f"again on the started backend (best of the repeats); `{heavy['agent']}`: {heavy['agent']} x "
+        f"{heavy['episodes']} seeds on the warm backend (about a second of work per episode). Speed-up: serial's "
+        "time over the backend's. `same results`: results.json equal to serial's except timing fields.",
+        "",
+        "| backend | workers | start s | stop s | total s | speed-up | warm s | speed-up | "
+        f"{heavy['agent']} s | speed-up | same results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in bench["backends"].items():
+        ratios = [f"{speedup[kind][name]:.2f}" if name in speedup.get(kind, {}) else "1.00"
+                  for kind in ("total", "warm", "heavy")]
+        heavy_s = f"{row['heavy_s']:.2f}" if "heavy_s" in row else ""
+        lines.append(
+            f"| {name} | {row['workers']} | {row['start_s']:.2f} | {row['stop_s']:.2f} | {row['total_s']:.2f} | "
+            f"{ratios[0]} | {row['warm_s']:.3f} | {ratios[1]} | {heavy_s} | {ratios[2] if heavy_s else ''} | "
+            f"{'yes' if row['identical'] else 'NO'} |"
+        )
+    if bench.get("left_out"):
+        lines += ["", f"Left out (extra not installed): {', '.join(bench['left_out'])}."]
+    return [*lines, ""]
 
 
 def _train_lines(train: dict[str, Any]) -> list[str]:

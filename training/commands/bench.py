@@ -17,7 +17,10 @@ from typing import Any
 from training.checks import writable_file
 from training.errors import UsageError
 
-HELP = "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale, training (JSON / Markdown)"
+HELP = (
+    "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale, training, "
+    "execution backends (JSON / Markdown)"
+)
 
 SECTIONS: dict[str, str] = {
     "twin": "training.bench.twin:bench_twin",
@@ -28,6 +31,7 @@ SECTIONS: dict[str, str] = {
     "oracle": "training.bench.oracle:bench_oracle",
     "scale": "training.bench.scale:bench_scale",
     "train": "training.bench.train:bench_train",
+    "backends": "training.bench.backends:bench_backends",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -38,6 +42,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
     "train": {"steps": 4096, "repeats": 1},
+    "backends": {"episodes": 3, "repeats": 1, "heavy_episodes": 2},
     "scale": {
         "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
         "real_trace": False,
@@ -96,6 +101,8 @@ def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
             flat[key] = env[key]
     if "train" in results:
         flat["train_run_vs_flat_one_env"] = results["train"]["run_vs_flat_one_env"]
+    if "backends" in results:
+        flat["backend_speedup_vs_serial"] = results["backends"]["speedup_vs_serial"]
     if "aco" in results:
         flat["aco_decision_ms"] = results["aco"]["aco_decision_ms"]
     if "twin" in results:

@@ -10,6 +10,13 @@ evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the or
 large for its memory budget is left out with a note (``"skipped"``); raise the budget with
 ``ACO_ENV_ORACLE_MEMORY_GB``.
 
+Each (agent, seed) episode is a unit of work that ``--backend`` runs: ``serial`` (in this
+process), ``processes`` (a pool with one process per core; the default) or ``ray`` (Ray tasks
+on a local Ray, or on the cluster at ``--address HOST:PORT``; ``pip install 'aco-env[ray]'``).
+Every backend gives the same numbers (only timings differ). An episode that fails is retried
+twice; if it still fails, the command names it, writes nothing and exits 1. The files are
+written once every scenario is evaluated.
+
 Every argument, scenario, agent and output folder is checked before the first episode.
 """
 
@@ -17,9 +24,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from training import checks
-from training.errors import UsageError
+from training.backends import BACKENDS, Backend, UnitsFailedError
+from training.errors import CommandError, UsageError
+
+if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
+    from digital_twin.scenario import Scenario
+    from training.results import Evaluation
 
 HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
 
@@ -54,16 +67,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace each scenario's background cpu by this constant percent on every node "
         "(the trace's memory and tick are kept): does the replayed load matter?",
     )
+    parser.add_argument(
+        "--backend",
+        choices=list(BACKENDS),
+        default="processes",
+        help="where the episodes run: serial (this process), processes (one per core) or ray "
+        "(a local Ray, or the cluster at --address) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="with --backend ray: the address of a running Ray cluster's head (`ray start --head`)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check everything, then evaluate, print the leaderboard(s) and write the files."""
+    """Check everything, evaluate every scenario, then print the leaderboard(s) and write the files."""
     # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
-    from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, evaluate
+    from training.backends import BackendError, make_backend
     from training.leaderboard import print_leaderboard
     from training.results_writer import RESULTS_JSON, write_results
 
+    checks.backend(args.backend, args.address)
     agents = checks.agent_list(args.agents)
     if "oracle" in agents:
         checks.oracle_budget()
@@ -76,16 +102,12 @@ def run(args: argparse.Namespace) -> int:
     checks.writable_dir(args.out, "--out")
     if args.tensorboard is not None:
         checks.writable_dir(args.tensorboard, "--tensorboard")
-    for scenario in loaded:
-        evaluation = evaluate(
-            scenario,
-            agents,
-            args.episodes,
-            args.seed,
-            progress=not args.no_progress,
-            env=PLACEMENT_ENV if args.placement else EPISODE_ENV,
-            deterministic=not args.stochastic,
-        )
+    try:
+        with make_backend(args.backend, args.address) as backend:
+            evaluations = [_evaluate(args, scenario, agents, backend) for scenario in loaded]
+    except BackendError as exc:
+        raise CommandError(f"--backend {args.backend}: {exc}") from None
+    for evaluation in evaluations:
         out_dir = args.out if len(loaded) == 1 else args.out / evaluation.scenario
         write_results(evaluation, out_dir, args.tensorboard)
         print_leaderboard(evaluation)
@@ -93,3 +115,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {agent} was left out: {why}")
         print(f"wrote {out_dir / RESULTS_JSON} and plots")
     return 0
+
+
+def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], backend: Backend) -> Evaluation:
+    """One scenario's evaluation on the started ``backend``; failed episodes end the command (one line)."""
+    from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, evaluate
+
+    try:
+        return evaluate(
+            scenario,
+            agents,
+            args.episodes,
+            args.seed,
+            progress=not args.no_progress,
+            env=PLACEMENT_ENV if args.placement else EPISODE_ENV,
+            deterministic=not args.stochastic,
+            backend=backend,
+        )
+    except UnitsFailedError as exc:
+        raise CommandError(_failed(scenario.name, exc)) from None
+
+
+def _failed(scenario: str, exc: UnitsFailedError) -> str:
+    """The one line that says which episodes failed, why, and that nothing was written."""
+    failed = "; ".join(f"{f.unit} failed {f.attempts} times ({f.error})" for f in exc.failures)
+    cancelled = f"; {exc.cancelled} other episode(s) cancelled" if exc.cancelled else ""
+    return f"{scenario}: {failed}{cancelled}; nothing was written (--debug shows the tracebacks)"

@@ -1,0 +1,164 @@
+"""A real Ray cluster on this machine: `aco-env evaluate --backend ray --address` on it writes serial's results.
+
+The cluster is two nodes of one CPU each, a head and a worker, each a ``ray start --block``
+process started here as the leader of its own process group (a new session), on the loopback
+address (Ray advertises the machine's address for it; only this machine takes part). Stopping it
+signals exactly those two groups: SIGTERM, a bounded wait, then SIGKILL for anything left, so
+only this cluster stops, even when the test fails (``ray stop`` would stop every Ray on the
+machine, other tests' included). The cluster has its own temp dir, its own ports (free ones,
+picked here), its own authentication token and no dashboard, so it cannot collide with another
+Ray on this machine: the test is safe under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from training.results import without_timing
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT_S = 120.0
+"""Longest wait for a node to start (a loaded 2-core machine takes ~10 s)."""
+STOP_TIMEOUT_S = 30.0
+"""Longest wait for a node to stop after SIGTERM before it is killed."""
+FOUR_AGENTS = "first-fit,cheapest,aco,random"
+
+pytest.importorskip("ray", reason="the ray extra is not installed")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A running two-node cluster.
+
+    Attributes:
+        address: The head's ``HOST:PORT`` (what ``--address`` takes).
+        env: The environment a process needs to connect (the cluster's token).
+    """
+
+    address: str
+    env: dict[str, str]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports nothing listens on now (bound together, then released)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def start_node(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """``ray start --block ARGS`` in a new session, its output in ``log``; returns once the node runs.
+
+    Raises:
+        RuntimeError: The node exited, or did not say it started within :data:`START_TIMEOUT_S`
+            (the process is left for the caller to stop).
+    """
+    ray = str(Path(sys.executable).parent / "ray")
+    with log.open("wb") as out:
+        process = subprocess.Popen([ray, "start", "--block", *args], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while "Ray runtime started" not in log.read_text(errors="replace"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"ray start {' '.join(args)} did not start (exit {process.returncode}):\n{tail}")
+        time.sleep(0.2)
+    return process
+
+
+def stop_node(process: subprocess.Popen[bytes]) -> None:
+    """Stop a node's whole process group: SIGTERM, wait at most :data:`STOP_TIMEOUT_S`, then SIGKILL what is left."""
+    group = process.pid  # the leader of its own session: its group id is its pid
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=STOP_TIMEOUT_S)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)  # what outlived the leader, or a leader that did not stop
+    process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def group_alive(group: int) -> bool:
+    """Whether any process is left in process group ``group``."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture
+def ray_cluster() -> Iterator[Cluster]:
+    """A head and a worker node of one CPU each, stopped and its temp dir removed however the test ends."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    gcs, client, head_agent, worker_agent = free_ports(4)
+    env = {
+        **os.environ,
+        "RAY_AUTH_MODE": "token",  # this cluster's own token: nothing else on the machine can use it, nor it theirs
+        "RAY_AUTH_TOKEN": secrets.token_hex(32),
+        "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0",  # stop at SIGTERM (nothing to drain in a test)
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+    env.pop("RAY_ADDRESS", None)
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
+    nodes: list[subprocess.Popen[bytes]] = []
+    try:
+        nodes.append(start_node(
+            ["--head", f"--port={gcs}", f"--temp-dir={temp_dir}", "--include-dashboard=false",
+             f"--ray-client-server-port={client}", f"--dashboard-agent-listen-port={head_agent}", *common],
+            env, temp_dir / "head.log",
+        ))
+        nodes.append(start_node(
+            [f"--address=127.0.0.1:{gcs}", f"--dashboard-agent-listen-port={worker_agent}", *common],
+            env, temp_dir / "worker.log",
+        ))
+        yield Cluster(f"127.0.0.1:{gcs}", env)
+    finally:
+        for node in reversed(nodes):  # the worker first, then the head
+            stop_node(node)
+        leftovers = [node.pid for node in nodes if group_alive(node.pid)]
+        shutil.rmtree(temp_dir, ignore_errors=True)
+        assert not leftovers, f"processes of the test cluster still run in groups {leftovers}"
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=600)
+
+
+def test_ray_cluster__evaluate_with_address_writes_the_results_of_serial(
+    ray_cluster: Cluster, tmp_path: Path
+) -> None:
+    """Acceptance: 4 agents x 10 seeds of the default scenario on 2 nodes: serial's results.json except timings."""
+    common = ["evaluate", "--agents", FOUR_AGENTS, "--episodes", "10", "--no-progress"]
+    on_cluster = cli(*common, "--backend", "ray", "--address", ray_cluster.address, "--out", str(tmp_path / "ray"),
+                     env=ray_cluster.env)
+    assert on_cluster.returncode == 0, on_cluster.stderr
+    assert f"backend: ray, cluster at {ray_cluster.address}, 2 node(s), 2 CPU(s)" in on_cluster.stderr
+    serial = cli(*common, "--backend", "serial", "--out", str(tmp_path / "serial"), env=dict(os.environ))
+    assert serial.returncode == 0, serial.stderr
+    documents = [json.loads((tmp_path / kind / "results.json").read_text()) for kind in ("ray", "serial")]
+    assert list(documents[0]["agents"]) == FOUR_AGENTS.split(",") and documents[0]["seeds"] == list(range(10))
+    assert without_timing(documents[0]) == without_timing(documents[1])
