@@ -44,16 +44,20 @@ def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: 
     """
     env = PlacementEnv(scenario)
     observations: list[dict[str, np.ndarray]] = []
-    actions, masks = [], []
+    actions = []
     with Progress(samples, "BC labels", "state", enabled=progress) as bar:
         for k in range(samples):
             obs, info = env.reset(seed=seed + k)
             observations.append(obs)
             actions.append(min(info["optimal_actions"]))
-            masks.append(obs["action_mask"].astype(bool))
             bar.update()
+    return stack_labels(observations, actions)
+
+
+def stack_labels(observations: list[dict[str, np.ndarray]], actions: list[int]) -> Labels:
+    """Labels from per-state observation dicts and actions (the masks are the observations' ``action_mask``)."""
     stacked = {key: np.stack([o[key] for o in observations]) for key in observations[0]}
-    return Labels(stacked, np.array(actions, dtype=np.int64), np.stack(masks))
+    return Labels(stacked, np.array(actions, dtype=np.int64), stacked["action_mask"].astype(bool))
 
 
 def fit_policy(

@@ -93,10 +93,38 @@ class ConfigTextCallback(BaseCallback):
         return True
 
 
-class PeriodicCheckpoint(BaseCallback):
-    """Saves ``RUN/checkpoints/model_<steps>_steps.zip`` each time the step count passes a multiple of ``every``.
+class StepGridCallback(BaseCallback):
+    """Calls :meth:`_on_grid_point` each time the step count passes a multiple of ``every``.
 
     The grid is absolute (multiples of ``every`` since step 0), so a resumed run keeps it.
+    Subclasses implement :meth:`_on_grid_point` (and call ``super()._on_training_start()`` if
+    they override it).
+
+    Args:
+        every: Environment steps between grid points (>= 1).
+    """
+
+    def __init__(self, every: int) -> None:
+        super().__init__()
+        self.every = every
+        self._passed_multiple = 0
+
+    def _on_training_start(self) -> None:
+        self._passed_multiple = self.model.num_timesteps // self.every
+
+    def _on_step(self) -> bool:
+        multiple = self.num_timesteps // self.every
+        if multiple > self._passed_multiple:
+            self._passed_multiple = multiple
+            self._on_grid_point()
+        return True
+
+    def _on_grid_point(self) -> None:
+        raise NotImplementedError
+
+
+class PeriodicCheckpoint(StepGridCallback):
+    """Saves ``RUN/checkpoints/model_<steps>_steps.zip`` each time the step count passes a multiple of ``every``.
 
     Args:
         every: Environment steps between checkpoints (>= 1).
@@ -104,20 +132,11 @@ class PeriodicCheckpoint(BaseCallback):
     """
 
     def __init__(self, every: int, run_dir: Path) -> None:
-        super().__init__()
-        self.every = every
+        super().__init__(every)
         self.run_dir = run_dir
-        self._saved_multiple = 0
 
-    def _on_training_start(self) -> None:
-        self._saved_multiple = self.model.num_timesteps // self.every
-
-    def _on_step(self) -> bool:
-        multiple = self.num_timesteps // self.every
-        if multiple > self._saved_multiple:
-            save_model(self.model, checkpoint_path(self.run_dir, self.num_timesteps))
-            self._saved_multiple = multiple
-        return True
+    def _on_grid_point(self) -> None:
+        save_model(self.model, checkpoint_path(self.run_dir, self.num_timesteps))
 
 
 class StopOnRequest(BaseCallback):

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import TensorBoardOutputFormat
 
 from aco_env import ClusterSchedulingEnv
@@ -27,6 +26,7 @@ from aco_env.metrics import EVAL_PREFIX
 from agents.algorithms import ALGORITHMS
 from agents.sb3_agent import SB3Agent
 from digital_twin.scenario import Scenario
+from training.callbacks import StepGridCallback
 from training.evaluation import evaluate
 from training.rollout import play_episode
 
@@ -36,7 +36,7 @@ CURVE_METRICS = ("objective_usd", "rejected_jobs")
 """The episode metrics each curve point logs (means over the validation episodes)."""
 
 
-class LearningCurve(BaseCallback):
+class LearningCurve(StepGridCallback):
     """Logs ``eval/<name>/<metric>`` for the training policy every ``every`` steps, and the baselines.
 
     Args:
@@ -59,22 +59,20 @@ class LearningCurve(BaseCallback):
         seed: int,
         baselines: Sequence[str] = ("aco", "first-fit"),
     ) -> None:
-        super().__init__()
+        super().__init__(every)
         if every < 1 or episodes < 1:
             raise ValueError(f"every and episodes must be >= 1, got {every} and {episodes}")
         self.scenario = scenario
         self.name = name
         self.algorithm = ALGORITHMS[algo]
-        self.every = every
         self.seeds = [VALIDATION_SEED_OFFSET + seed + k for k in range(episodes)]
         self.baselines = tuple(baselines)
         self.reference: dict[str, dict[str, float]] = {}  # baseline -> metric -> mean
         self.points: list[tuple[int, dict[str, float]]] = []  # (step, metric -> mean) of the policy
-        self._logged_multiple = 0
         self._env = ClusterSchedulingEnv(scenario)
 
     def _on_training_start(self) -> None:
-        self._logged_multiple = self.model.num_timesteps // self.every
+        super()._on_training_start()
         if self.baselines and not self.reference:
             played = evaluate(self.scenario, list(self.baselines), len(self.seeds), self.seeds[0], progress=False)
             for baseline in played.agents:
@@ -84,12 +82,8 @@ class LearningCurve(BaseCallback):
         if self.model.num_timesteps == 0:
             self._record_point()  # the starting policy: the first point of the curve
 
-    def _on_step(self) -> bool:
-        multiple = self.num_timesteps // self.every
-        if multiple > self._logged_multiple:
-            self._logged_multiple = multiple
-            self._record_point()
-        return True
+    def _on_grid_point(self) -> None:
+        self._record_point()
 
     def _record_point(self) -> None:
         """Play the current policy on the validation seeds and log it with the baselines."""

@@ -31,7 +31,7 @@ import numpy as np
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from digital_twin.scenario import Scenario
-from training.bc import Labels, fit_policy
+from training.bc import Labels, fit_policy, stack_labels
 from training.progress import Progress
 
 IMITATION_SEED_OFFSET = 20_000
@@ -108,7 +108,7 @@ def dagger(
                 _label_episode(env, expert, model if iteration > 0 else None, episode_seed, observations, actions)
                 episode_seed += 1
                 bar.update(note=f"iteration {iteration}")
-            labels = _stack(observations, actions)
+            labels = stack_labels(observations, actions)
             stats = fit_policy(
                 model.policy,
                 labels,
@@ -158,8 +158,3 @@ def _label_episode(
         if terminated or truncated:
             return
 
-
-def _stack(observations: list[dict[str, np.ndarray]], actions: list[int]) -> Labels:
-    """The labels as arrays (observations stacked per key)."""
-    stacked = {key: np.stack([o[key] for o in observations]) for key in observations[0]}
-    return Labels(stacked, np.array(actions, dtype=np.int64), stacked["action_mask"].astype(bool))
