@@ -70,8 +70,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.n_nodes = len(self.fleet)
         self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
         self.action_space = spaces.Discrete(self.n_nodes + 1)
-        # gymnasium types spaces.Dict as a Space of dict[str, Space] (its elements are dicts of arrays)
-        self.observation_space = self._encoder.space()  # type: ignore[assignment]
+        self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
         self._settings: EpisodeSettings | None = None  # the current episode's, built at _start_episode
 
@@ -79,7 +78,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""
         return action_mask(self._require_twin())
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # gymnasium 1.2: an unbound TypeVar
         """A node table (``ansi``) or an RGB image ``(480, 800, 3)`` uint8 (``rgb_array``)."""
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")

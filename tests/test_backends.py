@@ -1,4 +1,4 @@
-"""Execution backends: serial, processes and Ray give the same evaluation; failures are retried, then reported.
+"""Execution backends: serial, processes and Ray give the same evaluation and reproduction; failures are retried.
 
 The Ray tests start a real local Ray (``ray.init``), once for the module; the cluster of
 several processes is in ``test_ray_cluster.py``. The agents that fail on purpose
@@ -18,8 +18,11 @@ import pytest
 import scenarios
 import tests.failing_agents as failing
 from agents import agent_names, make_agent
+from agents.oracle.limits import SolveLimits
 from training.backends import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
 from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
+from training.reproduce import t1_1_cost
+from training.reproduce.play import play_agents, play_seeds
 from training.results import Evaluation, without_timing
 from training.rollout import play_episode
 
@@ -293,3 +296,67 @@ def test_evaluate_cli__ray_and_serial_write_equal_results_json(tmp_path: Path) -
     assert "backend: ray, a local Ray, 1 node(s)" in logs[0] and "backend: serial" in logs[1]
     assert documents[0]["seeds"] == list(range(10)) and list(documents[0]["agents"]) == FOUR_AGENTS
     assert without_timing(documents[0]) == without_timing(documents[1])
+
+
+# ------------------------------------------------------------------------------ aco-env reproduce
+TINY_T11 = t1_1_cost.Config(reference_jobs=4, twin_jobs=6, horizon_s=3600.0)
+
+
+@pytest.mark.parametrize("name", PARALLEL)
+def test_reproduce_tier__processes_and_ray_give_the_records_of_serial(name: str, backend: Backend) -> None:
+    """T1.1's full twin (every agent and the oracle, two seeds) is the same dict on every backend."""
+    limits = SolveLimits(node_limit=10)
+    serial = t1_1_cost.full_twin("balanced", [0, 1], TINY_T11, limits)
+    assert serial["oracle"] is not None and serial["oracle"]["episodes"] == 2
+    assert t1_1_cost.full_twin("balanced", [0, 1], TINY_T11, limits, backend) == serial
+
+
+def test_play_agents__records_come_back_per_agent_in_seed_order() -> None:
+    """One batch of agents x seeds is regrouped per agent, each agent's records in seed order."""
+    scenario = scenarios.load("fleet5-synthetic")
+    records = play_agents(lambda _seed: scenario, [("first-fit", {}), ("cheapest", {})], [3, 1, 2])
+    assert list(records) == ["first-fit", "cheapest"]
+    assert all([r.seed for r in recs] == [3, 1, 2] for recs in records.values())
+    assert records["first-fit"][1].metrics == play_seeds(lambda _seed: scenario, "first-fit", [1])[0].metrics
+
+
+def test_reproduce_cli__bad_backend_options_exit_2_before_any_work(tmp_path: Path) -> None:
+    """--address without --backend ray, or a malformed address, is a usage error; nothing is written."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    for extra in (["--backend", "processes", "--address", "127.0.0.1:6379"], ["--backend", "ray", "--address", "head"]):
+        result = subprocess.run([sys.executable, "-m", "training.cli", "reproduce", "--tier", "T1.1", "--no-oracle",
+                                 "--out", str(tmp_path), *extra], capture_output=True, text=True, cwd=root, timeout=120)
+        assert result.returncode == 2 and "--address" in result.stderr, result.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_reproduce_cli__ray_and_serial_write_the_same_tiers(tmp_path: Path) -> None:
+    """`aco-env reproduce --tier T1.1 --seeds 2 --no-oracle` with --backend ray (a local Ray the command starts
+    and stops) and --backend serial: reproduction.json equal but for the backend named in its settings."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    root = Path(__file__).resolve().parents[1]
+    documents = []
+    for kind in ("ray", "serial"):
+        args = ["reproduce", "--tier", "T1.1", "--seeds", "2", "--no-oracle", "--backend", kind]
+        result = subprocess.run([sys.executable, "-m", "training.cli", *args, "--out", str(tmp_path / kind)],
+                                capture_output=True, text=True, cwd=root, timeout=600)
+        assert result.returncode == 0, result.stderr
+        documents.append(json.loads((tmp_path / kind / "reproduction.json").read_text()))
+    assert [d["settings"].pop("backend") for d in documents] == ["ray", "serial"]
+    assert documents[0]["settings"] == documents[1]["settings"] and documents[0]["tiers"] == documents[1]["tiers"]
+
+
+def test_play_agents__an_episode_failing_every_attempt_is_named_with_its_scenario_and_seed() -> None:
+    """An agent the registry does not know fails each attempt; the error names the unit, nothing is returned."""
+    scenario = scenarios.load("fleet5-synthetic")
+    with pytest.raises(UnitsFailedError) as caught:
+        play_agents(lambda _seed: scenario, [("first-fit", {}), ("no-such-agent", {})], [0])
+    assert [f.unit for f in caught.value.failures] == ["fleet5-synthetic: no-such-agent seed 0"]
+    assert "nothing was written" in caught.value.for_user()

@@ -90,6 +90,12 @@ class UnitsFailedError(RuntimeError):
             + (f"; {cancelled} other unit(s) cancelled" if cancelled else "")
         )
 
+    def for_user(self, what: str = "episode") -> str:
+        """One line for a command's user: each failed unit, its attempts and error; nothing was written."""
+        failed = "; ".join(f"{f.unit} failed {f.attempts} times ({f.error})" for f in self.failures)
+        cancelled = f"; {self.cancelled} other {what}(s) cancelled" if self.cancelled else ""
+        return f"{failed}{cancelled}; nothing was written (--debug shows the tracebacks)"
+
 
 class BackendError(RuntimeError):
     """A backend cannot start: e.g. no Ray cluster answers at the address given."""

@@ -139,6 +139,29 @@ def agent_list(text: str, option: str = "--agents") -> list[str]:
     return names
 
 
+def add_backend_arguments(parser: argparse.ArgumentParser, units: str) -> None:
+    """``--backend`` (default ``processes``) and ``--address``, the options checked by :func:`backend`.
+
+    Args:
+        parser: The command's parser.
+        units: What the backend runs, for the help (e.g. ``"the episodes"``).
+    """
+    from training.backends import BACKENDS
+
+    parser.add_argument(
+        "--backend",
+        choices=list(BACKENDS),
+        default="processes",
+        help=f"where {units} run: serial (this process), processes (one per core) or ray "
+        "(a local Ray, or the cluster at --address) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        help="with --backend ray: the address of a running Ray cluster's head (`ray start --head`)",
+    )
+
+
 def backend(name: str, address: str | None) -> None:
     """Check ``--backend`` and ``--address`` together (the backend is not started).
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from training import checks
-from training.backends import BACKENDS, Backend, UnitsFailedError
+from training.backends import Backend, UnitsFailedError
 from training.errors import CommandError, UsageError
 
 if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
@@ -67,18 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace each scenario's background cpu by this constant percent on every node "
         "(the trace's memory and tick are kept): does the replayed load matter?",
     )
-    parser.add_argument(
-        "--backend",
-        choices=list(BACKENDS),
-        default="processes",
-        help="where the episodes run: serial (this process), processes (one per core) or ray "
-        "(a local Ray, or the cluster at --address) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--address",
-        metavar="HOST:PORT",
-        help="with --backend ray: the address of a running Ray cluster's head (`ray start --head`)",
-    )
+    checks.add_backend_arguments(parser, "the episodes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
@@ -133,11 +122,4 @@ def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], b
             backend=backend,
         )
     except UnitsFailedError as exc:
-        raise CommandError(_failed(scenario.name, exc)) from None
-
-
-def _failed(scenario: str, exc: UnitsFailedError) -> str:
-    """The one line that says which episodes failed, why, and that nothing was written."""
-    failed = "; ".join(f"{f.unit} failed {f.attempts} times ({f.error})" for f in exc.failures)
-    cancelled = f"; {exc.cancelled} other episode(s) cancelled" if exc.cancelled else ""
-    return f"{scenario}: {failed}{cancelled}; nothing was written (--debug shows the tracebacks)"
+        raise CommandError(f"{scenario.name}: {exc.for_user()}") from None

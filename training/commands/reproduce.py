@@ -5,6 +5,13 @@ T5.2 (predictor routing, real data). Writes ``DIR/reproduction.json`` (every num
 and ``DIR/reproduction.md`` (the tables, the command of each, and why ours differ from the
 reference's). Real-data tiers read ``ACO_ENV_TRACES``; without it they are skipped with a
 message and the command still exits 0.
+
+The full twin's episodes (one unit per tier, agent and seed; the oracle's includes its solve)
+run on ``--backend``: ``processes`` (the default, one per core), ``serial`` or ``ray`` (a local
+Ray or the cluster at ``--address``). Every backend writes the same numbers; only timings and
+the ``backend`` field differ. T1.3 measures decision latencies and always runs in this
+process. An episode that fails is retried twice; if it still fails, the command names it,
+writes nothing and exits 1.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.oracle.limits import SolveLimits
+from training import checks
 from training.checks import count, writable_dir
-from training.errors import UsageError
+from training.errors import CommandError, UsageError
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
 DEFAULT_SEEDS = 5
@@ -30,7 +38,7 @@ REPRODUCE_NODE_LIMIT = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--tier, --seeds, --out, --oracle-node-limit, --oracle-time-limit, --no-oracle."""
+    """--tier, --seeds, --out, --oracle-node-limit, --oracle-time-limit, --no-oracle, --backend, --address."""
     parser.add_argument(
         "--tier", action="append", help="tier to run, e.g. T1.1 (repeatable or comma-separated; default: all)"
     )
@@ -58,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "give other numbers on another machine)",
     )
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle (its columns are n/a)")
+    checks.add_backend_arguments(parser, "the full twin's episodes")
 
 
 def _command(args: argparse.Namespace, tiers: list[str]) -> str:
@@ -78,6 +87,7 @@ def _command(args: argparse.Namespace, tiers: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, run the chosen tiers, write the JSON and the Markdown."""
+    from training.backends import BackendError, UnitsFailedError, make_backend
     from training.reproduce import TIERS, tier_module
     from training.reproduce.data import traces_dir
     from training.reproduce.play import oracle_available
@@ -89,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--tier: unknown tier(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(TIERS)}")
     if args.oracle_time_limit is not None and not args.oracle_time_limit > 0:
         raise UsageError(f"--oracle-time-limit must be > 0 seconds, got {args.oracle_time_limit}")
+    checks.backend(args.backend, args.address)
     writable_dir(args.out, "--out")
     seeds = list(range(args.seeds))
     oracle_limits = None if args.no_oracle else SolveLimits(args.oracle_node_limit, args.oracle_time_limit)
@@ -104,16 +115,23 @@ def run(args: argparse.Namespace) -> int:
             "oracle_limits": None if oracle_limits is None else dataclasses.asdict(oracle_limits),
             "oracle_available": oracle_available(),
             "traces_dir": str(root) if root else None,
+            "backend": args.backend,
         },
         "tiers": {},
     }
-    for name in tiers:
-        started = time.perf_counter()
-        print(f"{name}: running ...", flush=True)
-        result = tier_module(name).run(seeds, oracle_limits=oracle_limits)
-        document["tiers"][name] = result
-        status = result.get("skipped", "done")
-        print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)
+    try:
+        with make_backend(args.backend, args.address) as backend:
+            for name in tiers:
+                started = time.perf_counter()
+                print(f"{name}: running ...", flush=True)
+                result = tier_module(name).run(seeds, oracle_limits=oracle_limits, backend=backend)
+                document["tiers"][name] = result
+                status = result.get("skipped", "done")
+                print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)
+    except BackendError as exc:
+        raise CommandError(f"--backend {args.backend}: {exc}") from None
+    except UnitsFailedError as exc:
+        raise CommandError(exc.for_user()) from None
     args.out.mkdir(parents=True, exist_ok=True)
     json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
     json_path.write_text(json.dumps(document, indent=1, default=float) + "\n")

@@ -1,7 +1,9 @@
 """Reproducing the reference ACO system's benchmarks, in its own setting and in the full twin.
 
 One module per tier, each with ``NAME``, ``TITLE``, a ``Config`` dataclass (sizes; defaults
-are the full reproduction) and ``run(seeds, config=None, oracle_limits=None) -> dict``:
+are the full reproduction) and ``run(seeds, config=None, oracle_limits=None, backend=None) ->
+dict``. ``backend`` (a started :class:`training.backends.Backend`) runs the tier's twin
+episodes, one unit per (agent, seed) (:mod:`training.reproduce.play`); ``None`` runs them here:
 
 | tier | module | needs real traces |
 |---|---|---|
@@ -23,6 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from agents.oracle.limits import SolveLimits
+from training.backends import Backend
 
 TIERS: dict[str, str] = {
     "T1.1": "training.reproduce.t1_1_cost",
@@ -44,9 +47,11 @@ def tier_module(name: str) -> ModuleType:
     return importlib.import_module(TIERS[name])
 
 
-def run_tiers(names: Sequence[str], seeds: Sequence[int], oracle_limits: SolveLimits | None) -> dict[str, Any]:
+def run_tiers(
+    names: Sequence[str], seeds: Sequence[int], oracle_limits: SolveLimits | None, backend: Backend | None = None
+) -> dict[str, Any]:
     """``{tier: result}`` for each tier in ``names``, with its default (full) configuration."""
-    return {name: tier_module(name).run(seeds, oracle_limits=oracle_limits) for name in names}
+    return {name: tier_module(name).run(seeds, oracle_limits=oracle_limits, backend=backend) for name in names}
 
 
 __all__ = ["TIERS", "run_tiers", "tier_module"]

@@ -6,6 +6,11 @@ Agents come from the registry (:func:`agents.make_agent`) and play whole episode
 ``predict``, so decision latencies are not reported from here (T1.3 times agents unwrapped).
 The oracle is used through the registry when :mod:`agents.oracle` can be imported; otherwise
 its column is "n/a".
+
+The unit of work is one agent's episode on one seed (:class:`PlayUnit`, its oracle solve
+included), played with a new env and agent by :func:`play_unit`; :func:`play_agents` runs a
+batch of them on a :class:`training.backends.Backend` (``aco-env reproduce --backend``), so
+every backend gives the same records.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from agents.base import AgentState
 from agents.oracle import OracleAgent
 from agents.oracle.limits import SolveLimits
 from digital_twin.scenario import Scenario
+from training.backends import Backend, SerialBackend
 from training.reproduce.stats import paired_savings, summarize
 from training.rollout import play_episode
 
@@ -118,43 +124,84 @@ def _oracle_summary(agent: Agent) -> dict[str, Any] | None:
     }
 
 
+@dataclass(frozen=True)
+class PlayUnit:
+    """One agent's episode on one seed: the reproduction's unit of work.
+
+    It depends on nothing but its fields (:func:`play_unit` builds its own env and agent and
+    resets both with ``seed``) and pickles (the scenario with the data it has loaded), so it
+    gives the same record in any process, on any machine.
+
+    Attributes:
+        scenario: The episode's scenario.
+        agent: A registry name.
+        seed: The episode's seed (env and agent).
+        options: Keyword options of the agent's factory (e.g. the oracle's ``node_limit``).
+    """
+
+    scenario: Scenario
+    agent: str
+    seed: int
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.scenario.name}: {self.agent} seed {self.seed}"
+
+
+def play_unit(unit: PlayUnit) -> EpisodeRecord:
+    """Play one unit with a new env and agent (the agent is reset with the seed, as the evaluator does)."""
+    env = ClusterSchedulingEnv(unit.scenario)
+    try:
+        recorder = _PlacementRecorder(make_agent(unit.agent, env, **unit.options), env)
+        result = play_episode(env, recorder, unit.seed)
+    finally:
+        env.close()
+    return EpisodeRecord(
+        seed=unit.seed,
+        metrics=dict(result.metrics),
+        placements=dict(recorder.placements),
+        oracle=_oracle_summary(recorder.inner),
+    )
+
+
+def play_agents(
+    scenario_of: Callable[[int], Scenario],
+    agents: Sequence[tuple[str, Mapping[str, Any]]],
+    seeds: Sequence[int],
+    backend: Backend | None = None,
+) -> dict[str, list[EpisodeRecord]]:
+    """Play every agent on one episode per seed, as one batch of units on ``backend``.
+
+    Seed ``s`` plays ``scenario_of(s)`` reset with ``s``. The records do not depend on the
+    backend: each unit has its own env and agent.
+
+    Args:
+        scenario_of: Seed -> scenario (may return the same object for every seed).
+        agents: ``(registry name, factory options)`` pairs; a name once (``"oracle"`` needs
+            :func:`oracle_available`).
+        seeds: Episode seeds.
+        backend: A started backend; ``None`` plays in this process.
+
+    Returns:
+        Agent name -> its records, one per seed in ``seeds`` order, in ``agents`` order.
+
+    Raises:
+        training.backends.UnitsFailedError: An episode failed every attempt.
+    """
+    units = [PlayUnit(scenario_of(seed), name, seed, dict(options)) for name, options in agents for seed in seeds]
+    records = (backend or SerialBackend()).map(play_unit, units)
+    return {name: records[i * len(seeds) : (i + 1) * len(seeds)] for i, (name, _) in enumerate(agents)}
+
+
 def play_seeds(
     scenario_of: Callable[[int], Scenario],
     agent: str,
     seeds: Sequence[int],
-    agent_options: dict[str, Any] | None = None,
+    agent_options: Mapping[str, Any] | None = None,
+    backend: Backend | None = None,
 ) -> list[EpisodeRecord]:
-    """Play ``agent`` on one episode per seed; seed ``s`` plays ``scenario_of(s)`` reset with ``s``.
-
-    The agent is reset with the episode seed (``agent.reset(s)``), as the evaluator does.
-    One env (and agent) is built per distinct scenario object, so a scenario shared by every
-    seed keeps its caches (e.g. predictions) across seeds.
-
-    Args:
-        scenario_of: Seed -> scenario (may return the same object for every seed).
-        agent: A registry name (``"oracle"`` needs :func:`oracle_available`).
-        seeds: Episode seeds.
-        agent_options: Keyword options of the agent's factory (e.g. ``time_limit_s``).
-    """
-    records: list[EpisodeRecord] = []
-    env: ClusterSchedulingEnv | None = None
-    recorder: _PlacementRecorder | None = None
-    for seed in seeds:
-        scenario = scenario_of(seed)
-        if env is None or env.scenario is not scenario:
-            env = ClusterSchedulingEnv(scenario)
-            recorder = _PlacementRecorder(make_agent(agent, env, **(agent_options or {})), env)
-        assert recorder is not None
-        result = play_episode(env, recorder, seed)
-        records.append(
-            EpisodeRecord(
-                seed=seed,
-                metrics=dict(result.metrics),
-                placements=dict(recorder.placements),
-                oracle=_oracle_summary(recorder.inner),
-            )
-        )
-    return records
+    """Play one agent on one episode per seed (:func:`play_agents` with one agent)."""
+    return play_agents(scenario_of, [(agent, agent_options or {})], seeds, backend)[agent]
 
 
 def metric_values(records: Sequence[EpisodeRecord], key: str) -> list[float]:

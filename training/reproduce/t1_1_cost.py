@@ -32,6 +32,7 @@ from agents.oracle.limits import DEFAULT_LIMITS, SolveLimits
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario
 from digital_twin.workloads import AZURE_JOB_SIZES
+from training.backends import Backend
 from training.reproduce import data
 from training.reproduce.empty_cluster import fleet_env, place_each, total_price_per_hour
 from training.reproduce.play import (
@@ -40,7 +41,7 @@ from training.reproduce.play import (
     metric_values,
     oracle_options,
     oracle_over_seeds,
-    play_seeds,
+    play_agents,
 )
 from training.reproduce.scenario_build import aggregate_trace, code_scenario
 from training.reproduce.stats import paired_savings, summarize
@@ -196,19 +197,19 @@ def full_twin(
     seeds: Sequence[int],
     config: Config | None = None,
     oracle_limits: SolveLimits | None = DEFAULT_LIMITS,
+    backend: Backend | None = None,
 ) -> dict[str, Any]:
-    """Every agent (and the oracle when available) on the twin; metrics and ACO's paired savings."""
+    """Every agent (and the oracle when available) on the twin, as one batch on ``backend``; metrics and savings."""
     config = config or Config()
     scenario = twin_scenario(topology, config)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
     oracle = oracle_options(oracle_limits)
     if oracle is not None:
         agents.append((ORACLE, oracle))
-    per_agent: dict[str, Any] = {}
-    records = {}
-    for name, options in agents:
-        records[name] = play_seeds(lambda _seed: scenario, name, seeds, options)
-        per_agent[name] = {key: summarize(metric_values(records[name], key)) for key in TWIN_METRICS}
+    records = play_agents(lambda _seed: scenario, agents, seeds, backend)
+    per_agent = {
+        name: {key: summarize(metric_values(recs, key)) for key in TWIN_METRICS} for name, recs in records.items()
+    }
     out: dict[str, Any] = {
         "per_agent": per_agent,
         "aco_cost_saving_vs_first_fit": metric_savings(records, FIRST_FIT, ACO, "cost_usd"),
@@ -222,9 +223,12 @@ def full_twin(
 
 
 def run(
-    seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = DEFAULT_LIMITS
+    seeds: Sequence[int],
+    config: Config | None = None,
+    oracle_limits: SolveLimits | None = DEFAULT_LIMITS,
+    backend: Backend | None = None,
 ) -> dict[str, Any]:
-    """Both topologies in both settings (no real data needed)."""
+    """Both topologies in both settings (no real data needed); the twin's episodes run on ``backend``."""
     config = config or Config()
     return {
         **data.tier_head(NAME, TITLE, seeds),
@@ -234,7 +238,7 @@ def run(
         "topologies": {
             topology: {
                 "reference_setting": reference_setting(topology, seeds, config),
-                "full_twin": full_twin(topology, seeds, config, oracle_limits),
+                "full_twin": full_twin(topology, seeds, config, oracle_limits, backend),
             }
             for topology in TOPOLOGIES
         },

@@ -39,6 +39,7 @@ from digital_twin import JobSpec, NodeSpec, fleet_from_alibaba_gpu_csv
 from digital_twin.scenario import Scenario
 from digital_twin.scenario.sources import sample_per_group
 from digital_twin.workloads import REFERENCE_QOS_POLICIES, load_alibaba_gpu_pods
+from training.backends import Backend
 from training.reproduce import data
 from training.reproduce.empty_cluster import fleet_env, place_each, total_price_per_hour
 from training.reproduce.play import (
@@ -48,7 +49,7 @@ from training.reproduce.play import (
     metric_values,
     oracle_options,
     oracle_over_seeds,
-    play_seeds,
+    play_agents,
 )
 from training.reproduce.scenario_build import aggregate_trace, code_scenario, job_dict
 from training.reproduce.stats import paired_savings, summarize
@@ -196,16 +197,20 @@ def _twin_row(
 
 
 def full_twin(
-    fleet: tuple[NodeSpec, ...], samples: dict[int, list[JobSpec]], config: Config, oracle_limits: SolveLimits | None
+    fleet: tuple[NodeSpec, ...],
+    samples: dict[int, list[JobSpec]],
+    config: Config,
+    oracle_limits: SolveLimits | None,
+    backend: Backend | None = None,
 ) -> dict[str, Any]:
-    """Every agent (and the oracle when available) on one twin episode per seed."""
+    """Every agent (and the oracle when available) on one twin episode per seed, as one batch on ``backend``."""
     scenarios = {seed: twin_scenario(fleet, sample, seed, config) for seed, sample in samples.items()}
     seeds = list(samples)
     agents: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in config.agents]
     oracle = oracle_options(oracle_limits)
     if oracle is not None:
         agents.append((ORACLE, oracle))
-    records = {name: play_seeds(scenarios.__getitem__, name, seeds, options) for name, options in agents}
+    records = play_agents(scenarios.__getitem__, agents, seeds, backend)
     out: dict[str, Any] = {
         "per_agent": {name: _twin_row(fleet, recs, scenarios) for name, recs in records.items()},
         "aco_cost_saving_vs_random": metric_savings(records, RANDOM, ACO_COST, "cost_usd"),
@@ -218,7 +223,10 @@ def full_twin(
 
 
 def run(
-    seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = DEFAULT_LIMITS
+    seeds: Sequence[int],
+    config: Config | None = None,
+    oracle_limits: SolveLimits | None = DEFAULT_LIMITS,
+    backend: Backend | None = None,
 ) -> dict[str, Any]:
     """Both settings; a skip record when the Alibaba traces are not present."""
     config = config or Config()
@@ -244,5 +252,5 @@ def run(
         },
         "reference": {"per_agent": REFERENCE, **REFERENCE_HEADLINES},
         "reference_setting": reference_setting(fleet, samples, config),
-        "full_twin": full_twin(fleet, samples, config, oracle_limits),
+        "full_twin": full_twin(fleet, samples, config, oracle_limits, backend),
     }

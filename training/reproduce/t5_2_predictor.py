@@ -40,8 +40,9 @@ from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor, 
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario
 from digital_twin.traces import read_alibaba_dc_mean
+from training.backends import Backend
 from training.reproduce import data
-from training.reproduce.play import metric_values, play_seeds
+from training.reproduce.play import metric_values, play_agents, play_seeds
 from training.reproduce.scenario_build import aggregate_trace, code_scenario, job_dict
 from training.reproduce.stats import paired_t_test, summarize
 
@@ -206,8 +207,10 @@ def twin_scenario(trace: Path, windows: dict[str, list[int]], seed: int, config:
     )
 
 
-def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], config: Config) -> dict[str, Any]:
-    """Each ACO agent on one episode per seed: share of placements on stable nodes, SLA, objective.
+def full_twin(
+    trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], config: Config, backend: Backend | None = None
+) -> dict[str, Any]:
+    """Each ACO agent on one episode per seed (episodes run on ``backend``): stable-node share, SLA, objective.
 
     ``contention``: what cpu contention changed, from ACO without prediction replayed on the
     same episodes without interference (objective change per episode, episodes changed by more
@@ -216,12 +219,11 @@ def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], 
     _, stable = node_starts(windows)
     scenarios = {seed: twin_scenario(trace, windows, seed, config) for seed in seeds}
     agents = {"none": NO_PREDICTION_AGENT, **{p: PREDICTOR_AGENTS[p] for p in config.predictors}}
+    played = play_agents(scenarios.__getitem__, [(agent, {}) for agent in agents.values()], seeds, backend)
     shares: dict[str, list[float]] = {}
     per_agent: dict[str, Any] = {}
     for condition, agent in agents.items():
-        records = play_seeds(scenarios.__getitem__, agent, seeds)
-        if condition == "none":
-            with_contention = metric_values(records, "objective_usd")
+        records = played[agent]
         shares[condition] = [
             float(np.mean([stable[i] for i in r.placements.values()])) if r.placements else 0.0 for r in records
         ]
@@ -232,7 +234,10 @@ def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], 
                 for key in ("objective_usd", "sla_violations", "rejected_jobs")
             },
         }
-    nominal = play_seeds(lambda seed: scenarios[seed].with_settings(interference="none"), NO_PREDICTION_AGENT, seeds)
+    with_contention = metric_values(played[NO_PREDICTION_AGENT], "objective_usd")
+    nominal = play_seeds(
+        lambda seed: scenarios[seed].with_settings(interference="none"), NO_PREDICTION_AGENT, seeds, backend=backend
+    )
     without = metric_values(nominal, "objective_usd")
     changes = [a - b for a, b in zip(with_contention, without, strict=True)]
     contention = {
@@ -243,10 +248,16 @@ def full_twin(trace: Path, windows: dict[str, list[int]], seeds: Sequence[int], 
     return {**_shares_summary(shares), "per_condition": per_agent, "contention": contention}
 
 
-def run(seeds: Sequence[int], config: Config | None = None, oracle_limits: SolveLimits | None = None) -> dict[str, Any]:
+def run(
+    seeds: Sequence[int],
+    config: Config | None = None,
+    oracle_limits: SolveLimits | None = None,
+    backend: Backend | None = None,
+) -> dict[str, Any]:
     """Both settings; a skip record when the Alibaba 2018 trace is not present.
 
-    The oracle does not apply: the metric is a routing share, not the episode objective.
+    The oracle does not apply: the metric is a routing share, not the episode objective. The
+    full twin's episodes run on ``backend``.
     """
     del oracle_limits
     config = config or Config()
@@ -264,5 +275,5 @@ def run(seeds: Sequence[int], config: Config | None = None, oracle_limits: Solve
         "windows": windows,
         "reference": REFERENCE,
         "reference_setting": reference_setting(series, windows, seeds, config),
-        "full_twin": full_twin(trace, windows, seeds, config),
+        "full_twin": full_twin(trace, windows, seeds, config, backend),
     }
