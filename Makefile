@@ -24,7 +24,7 @@ run: install  ## the main job on the default scenario
 test: install  ## layering contracts, types, then the default test suite on every core (slow tests deselected)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 test-slow: install  ## only the slow tests
 	$(PY) -m pytest -q -m slow

@@ -61,7 +61,8 @@ def test_base_install__training_says_which_extra_to_install(tmp_path: Path) -> N
 def test_ray_extra__nothing_imports_ray_until_a_ray_backend_starts() -> None:
     """aco_env, agents, training, the CLI, the evaluator and every backend module import without loading ray."""
     modules = "aco_env, agents, training, training.cli, training.evaluation, training.backends, " \
-        "training.process_backend, training.ray_backend, training.commands.evaluate"
+        "training.process_backend, training.ray_backend, training.commands.evaluate, training.sweep, " \
+        "training.sweep_space, training.sweep_trial, training.commands.sweep"
     code = f"import sys, {modules}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.strip() == "[]", result.stdout
@@ -79,3 +80,25 @@ def test_ray_extra__without_ray_serial_evaluates_and_ray_says_which_extra_to_ins
     assert "Traceback" not in result.stderr
     assert "pip install 'aco-env[ray]'" in result.stderr
     assert not (tmp_path / "ray" / "results.json").exists()
+
+
+def test_ray_extra__rllib_without_ray_says_which_extra_to_install(tmp_path: Path) -> None:
+    """`aco-env rllib` without ray: one line naming `aco-env[ray]`, exit 1, no run started; its modules load no ray."""
+    result = cli_without(RAY_EXTRA, "rllib", "--iterations", "1", "--out", str(tmp_path / "run"))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "pip install 'aco-env[ray]'" in result.stderr
+    assert not (tmp_path / "run" / "config.json").exists()
+    code = "import sys, training.commands.rllib, training.rllib_ppo, training.rllib_agent; " \
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert imported.stdout.strip() == "[]", imported.stdout
+
+
+def test_ray_extra__without_ray_sweep_says_which_extra_to_install(tmp_path: Path) -> None:
+    """`aco-env sweep` without ray: one line naming `aco-env[ray]`, exit 1, no sweep folder."""
+    result = cli_without(RAY_EXTRA, "sweep", "--grid", "learning_rate=1e-4,3e-4", "--out", str(tmp_path / "sweep"))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "pip install 'aco-env[ray]'" in result.stderr
+    assert not (tmp_path / "sweep").exists()

@@ -162,3 +162,17 @@ def test_ray_cluster__evaluate_with_address_writes_the_results_of_serial(
     documents = [json.loads((tmp_path / kind / "results.json").read_text()) for kind in ("ray", "serial")]
     assert list(documents[0]["agents"]) == FOUR_AGENTS.split(",") and documents[0]["seeds"] == list(range(10))
     assert without_timing(documents[0]) == without_timing(documents[1])
+
+
+def test_ray_cluster__sweep_with_address_runs_its_trials_there(ray_cluster: Cluster, tmp_path: Path) -> None:
+    """`aco-env sweep --address`: 2 tiny trials (1 point x 2 seeds) on the cluster, a run directory each, best.json."""
+    out = tmp_path / "sweep"
+    result = cli("sweep", "--seeds", "0,1", "--timesteps", "64", "--set", "n_steps=64", "--set", "batch_size=64",
+                 "--set", "n_epochs=1", "--set", "eval_episodes=0", "--set", "curve_episodes=1",
+                 "--set", "curve_every=-1", "--address", ray_cluster.address, "--out", str(out), env=ray_cluster.env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"backend: ray, cluster at {ray_cluster.address}, 2 node(s), 2 CPU(s)" in result.stderr
+    run_dirs = sorted((out / "runs").iterdir())
+    assert len(run_dirs) == 2 and all((run_dir / "model.zip").is_file() for run_dir in run_dirs), run_dirs
+    best = json.loads((out / "best.json").read_text())
+    assert Path(best["run_dir"]) in run_dirs and best["config"]["timesteps"] == 64

@@ -31,7 +31,7 @@ from training.errors import (
     UsageError,
 )
 
-COMMANDS = ("run", "train", "evaluate", "scenarios", "validate", "replay", "bench", "reproduce")
+COMMANDS = ("run", "train", "sweep", "evaluate", "scenarios", "validate", "replay", "bench", "reproduce", "rllib")
 """Subcommand names; ``training/commands/<name>.py`` implements each."""
 DEBUG_ENV = "ACO_ENV_DEBUG"
 """Set to 1 for tracebacks (as ``--debug``)."""

@@ -15,7 +15,7 @@ choices without touching the evaluation seeds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,9 @@ VALIDATION_SEED_OFFSET = 5_000
 CURVE_METRICS = ("objective_usd", "rejected_jobs")
 """The episode metrics each curve point logs (means over the validation episodes)."""
 
+CurvePointHook = Callable[[int, dict[str, float]], None]
+"""Called with each curve point as it is logged: (environment steps, metric -> mean over the validation episodes)."""
+
 
 class LearningCurve(StepGridCallback):
     """Logs ``eval/<name>/<metric>`` for the training policy every ``every`` steps, and the baselines.
@@ -47,6 +50,8 @@ class LearningCurve(StepGridCallback):
         episodes: Validation episodes per point (>= 1).
         seed: The run's seed; the validation seeds are ``VALIDATION_SEED_OFFSET + seed + k``.
         baselines: Registered agents played once on the same seeds and drawn at every point.
+        on_point: Called with each of the policy's points once it is logged (``aco-env sweep``
+            reports them to Ray Tune); what it raises ends the training.
     """
 
     def __init__(
@@ -58,6 +63,7 @@ class LearningCurve(StepGridCallback):
         episodes: int,
         seed: int,
         baselines: Sequence[str] = ("aco", "first-fit"),
+        on_point: CurvePointHook | None = None,
     ) -> None:
         super().__init__(every)
         if every < 1 or episodes < 1:
@@ -69,6 +75,7 @@ class LearningCurve(StepGridCallback):
         self.baselines = tuple(baselines)
         self.reference: dict[str, dict[str, float]] = {}  # baseline -> metric -> mean
         self.points: list[tuple[int, dict[str, float]]] = []  # (step, metric -> mean) of the policy
+        self.on_point = on_point
         self._env = ClusterSchedulingEnv(scenario)
 
     def _on_training_start(self) -> None:
@@ -95,6 +102,8 @@ class LearningCurve(StepGridCallback):
             for metric, value in values.items():
                 self.logger.record(f"{EVAL_PREFIX}{agent_name}/{metric}", value)
         self.logger.dump(int(self.model.num_timesteps))
+        if self.on_point is not None:
+            self.on_point(*self.points[-1])
 
 
 def _write_layout(logger: Any, agents: Sequence[str]) -> None:

@@ -44,7 +44,7 @@ from training.callbacks import (
     write_text,
 )
 from training.config import RESUME_OPTIONS, TrainConfig
-from training.curves import LearningCurve
+from training.curves import CurvePointHook, LearningCurve
 from training.evaluation import evaluate
 from training.imitation import DaggerSettings, dagger
 from training.interrupt import StopRequest, TrainingInterrupted, ignore_stop_signals
@@ -154,7 +154,12 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume
     return cls(policy_class(kind), venv, **kwargs)
 
 
-def train(config: TrainConfig, run_dir: Path | None = None, scenario: Scenario | None = None) -> Path:
+def train(
+    config: TrainConfig,
+    run_dir: Path | None = None,
+    scenario: Scenario | None = None,
+    on_curve_point: CurvePointHook | None = None,
+) -> Path:
     """Train, save and evaluate; returns the run directory.
 
     Args:
@@ -164,6 +169,8 @@ def train(config: TrainConfig, run_dir: Path | None = None, scenario: Scenario |
         run_dir: Use this directory instead of a new one under ``config.logdir`` (not with resume).
         scenario: The run's scenario (``config.scenario``, of the resumed run's config on resume),
             already loaded, as the commands do when they check it; loaded here when ``None``.
+        on_curve_point: Called with each learning-curve point as it is logged
+            (:class:`training.curves.LearningCurve`; ``aco-env sweep`` reports them to Ray Tune).
 
     Raises:
         TrainingInterrupted: Ctrl-C or SIGTERM stopped it; ``model.zip`` and a checkpoint are saved.
@@ -188,7 +195,7 @@ def train(config: TrainConfig, run_dir: Path | None = None, scenario: Scenario |
         with contextlib.closing(recorder):  # the env workers end before the evaluation starts
             model = build_model(config, recorder, run_dir, point)
             model.set_logger(run_logger)
-            _learn(model, config, scenario, recorder, run_dir, point)
+            _learn(model, config, scenario, recorder, run_dir, point, on_curve_point)
             save_model(model, run_dir / MODEL)
         if config.eval_episodes > 0:
             _evaluate(model, config, scenario, run_dir, run_logger)
@@ -217,8 +224,9 @@ def _learn(
     recorder: EpisodeMetricsRecorder,
     run_dir: Path,
     point: ResumePoint | None,
+    on_curve_point: CurvePointHook | None = None,
 ) -> None:
-    """Behaviour cloning (new runs), then RL up to ``config.timesteps`` steps in all.
+    """Behaviour cloning (new runs), then RL up to ``config.timesteps`` steps in all; curve points to the hook.
 
     Raises:
         KeyboardInterrupt: Ctrl-C or SIGTERM during RL, after it stopped at an environment step.
@@ -261,6 +269,7 @@ def _learn(
                 config.curve_episodes,
                 config.seed,
                 config.curve_baselines,
+                on_point=on_curve_point,
             )
         )
     with stop:
