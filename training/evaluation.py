@@ -234,8 +234,8 @@ def _oracle_episode(agent: Agent) -> OracleEpisode | None:
     result = agent.episode_result()
     if result.status == "decomposed":
         logger.warning(
-            "oracle: %s, above the memory budget: decomposed (capacity-free bound, greedy plan with hindsight; "
-            "gap %.1f %%)", result.memory_estimate.describe(), 100.0 * result.gap,
+            "oracle: %s, above the memory budget: decomposed (per-job bound with capacity priced in, "
+            "hindsight greedy plan; gap %.1f %%)", result.memory_estimate.describe(), 100.0 * result.gap,
         )
     return OracleEpisode(
         lower_bound_usd=float(result.lower_bound_usd),

@@ -9,7 +9,7 @@ import numpy as np
 
 from agents.base import AgentState
 from agents.oracle.budget import budget_bytes
-from agents.oracle.limits import DEFAULT_NODE_LIMIT, SolveLimits
+from agents.oracle.limits import DEFAULT_LAGRANGIAN_ITERATIONS, DEFAULT_NODE_LIMIT, SolveLimits, check_iterations
 from agents.oracle.replay import planned_node
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
@@ -47,6 +47,8 @@ class OracleAgent:
             ``None`` = ``$ACO_ENV_ORACLE_MEMORY_GB`` or 4 GB (read at each ``reset``).
         too_large: An episode above the budget is ``"decompose"``-d (the default: a bound and a
             plan at scale, :mod:`agents.oracle.scale`) or ``"refuse"``-d.
+        lagrangian_iterations: Subgradient steps of the bound at scale (its work limit,
+            :mod:`agents.oracle.lagrangian`; 0 = the capacity-free bound alone).
         **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
     """
 
@@ -61,6 +63,7 @@ class OracleAgent:
         memory_budget_gb: float | None = None,
         node_limit: int | None = DEFAULT_NODE_LIMIT,
         too_large: str = "decompose",
+        lagrangian_iterations: int = DEFAULT_LAGRANGIAN_ITERATIONS,
         **solver_options: Any,
     ) -> None:
         self.env = env
@@ -71,6 +74,7 @@ class OracleAgent:
             budget_bytes(memory_budget_gb)  # a bad budget fails here, not at the first reset
         self.memory_budget_gb = memory_budget_gb
         self.too_large = too_large
+        self.lagrangian_iterations = check_iterations(lagrangian_iterations)  # fails here, not at a reset
         self.solver_options = solver_options
         self._result: OracleResult | None = None
         self._n_nodes = int(env.action_space.n) - 1  # type: ignore[attr-defined]  # Discrete(N + 1)
@@ -93,6 +97,7 @@ class OracleAgent:
             compute_bound=self.compute_bound,
             memory_budget_bytes=budget_bytes(self.memory_budget_gb),
             too_large=self.too_large,
+            lagrangian_iterations=self.lagrangian_iterations,
             **self.solver_options,
         )
 

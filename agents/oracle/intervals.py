@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
+
 import numpy as np
 
 Interval = tuple[float, float]
@@ -46,3 +49,13 @@ def split(intervals: list[Interval], cuts: np.ndarray) -> tuple[np.ndarray, np.n
         los.extend(edges[:-1])
         his.extend(edges[1:])
     return np.array(los, dtype=np.float64), np.array(his, dtype=np.float64)
+
+
+def crossed_within(times: Sequence[float], lo: float, hi: float) -> bool:
+    """Whether some time of ``times`` (sorted, e.g. a node's interruptions) lies in ``(lo, hi)``.
+
+    >>> crossed_within([10.0, 20.0], 10.0, 20.0), crossed_within([10.0, 20.0], 5.0, 11.0)
+    (False, True)
+    """
+    k = bisect.bisect_right(times, lo)
+    return k < len(times) and times[k] < hi

@@ -31,7 +31,10 @@ At 500 nodes and 5,000 jobs the plan program would have billions of variables
      are not tracked here: it is charged only the QoS penalty of its cheapest node.
 
   Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it
-  is deterministic and needs no limit. It is weak where capacity binds; the gap says how weak.
+  is deterministic and needs no limit. It is weak where capacity binds, so the bound reported
+  (:func:`scale_bound`) is the larger of it and a Lagrangian relaxation of node capacity
+  (:mod:`agents.oracle.lagrangian`: the same fates, with capacity priced back in over time
+  cells), after a fixed number of subgradient steps.
 * **Plan** (:func:`hindsight_greedy_plan`): the twin played by a greedy rule that knows the
   episode (each decision takes the node of least hindsight charge: prorated cost of the nominal
   run, QoS, the eviction penalty where an interruption will cut the run, and the SLA penalties
@@ -42,19 +45,31 @@ At 500 nodes and 5,000 jobs the plan program would have billions of variables
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-from collections.abc import Sequence
 
 import numpy as np
 
 from agents.oracle import terms
 from agents.oracle.bound import start_windows
 from agents.oracle.instance import OracleInstance
+from agents.oracle.intervals import crossed_within
+from agents.oracle.lagrangian import lagrangian_bound
 from agents.oracle.replay import Plan
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, HindsightView
 
 _LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")
+
+
+def scale_bound(inst: OracleInstance, target_usd: float, iterations: int) -> float:
+    """The bound at scale: the larger of :func:`capacity_free_bound` and the Lagrangian bound.
+
+    Args:
+        inst: The episode.
+        target_usd: An objective a policy reaches (the hindsight greedy plan's): the ascent aims
+            no higher.
+        iterations: Subgradient steps of :func:`agents.oracle.lagrangian.lagrangian_bound`.
+    """
+    return max(capacity_free_bound(inst), lagrangian_bound(inst, target_usd, iterations).bound_usd)
 
 
 def capacity_free_bound(inst: OracleInstance) -> float:
@@ -92,7 +107,7 @@ def capacity_free_bound(inst: OracleInstance) -> float:
         )[None, :]
         served = run_and_wait.min(axis=1)
         if not inst.job_preemptible[j]:
-            may_fail = np.array([_interrupted_within(inst.interruptions_s[i], a, latest + d) for i in nodes])
+            may_fail = np.array([crossed_within(inst.interruptions_s[i], a, latest + d) for i in nodes])
             served = np.where(may_fail, np.minimum(served, w.eviction_usd), served)
         served = served + qos
         if not inst.deadline_at_completion and a > inst.deadline_s[j]:
@@ -116,11 +131,6 @@ def _sla_victims(twin: DigitalTwin, inst: OracleInstance, job: int, nodes: np.nd
     running_lc = twin.running_by_type()[nodes, _LATENCY_CRITICAL]
     return np.where(allocated > allowed, running_lc + int(inst.job_lc[job]), 0)
 
-
-def _interrupted_within(times: Sequence[float], lo: float, hi: float) -> bool:
-    """Whether some interruption time lies in ``(lo, hi)`` (``times`` sorted)."""
-    k = bisect.bisect_right(times, lo)
-    return k < len(times) and times[k] < hi
 
 
 def hindsight_greedy_plan(view: HindsightView, inst: OracleInstance) -> Plan:
@@ -158,7 +168,7 @@ def hindsight_greedy_plan(view: HindsightView, inst: OracleInstance) -> Plan:
         if inst.job_lc[j]:
             charge = charge + np.where(inst.node_spot[fits], w.qos_violation_usd, 0.0)
         if not inst.job_preemptible[j]:
-            cut = np.array([_interrupted_within(inst.interruptions_s[i], now, now + float(inst.longest_run_s[j]))
+            cut = np.array([crossed_within(inst.interruptions_s[i], now, now + float(inst.longest_run_s[j]))
                             for i in fits])
             charge = charge + np.where(cut, w.eviction_usd, 0.0)
         charge = charge + w.sla_violation_usd * _sla_victims(twin, inst, j, fits)

@@ -12,12 +12,20 @@ import numpy as np
 from agents.oracle.bound import bound_options
 from agents.oracle.budget import budget_bytes, check_memory
 from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import DEFAULT_NODE_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveLimits
+from agents.oracle.limits import (
+    DEFAULT_LAGRANGIAN_ITERATIONS,
+    DEFAULT_NODE_LIMIT,
+    NODE_LIMIT,
+    OPTIMAL,
+    TIME_LIMIT,
+    SolveLimits,
+    check_iterations,
+)
 from agents.oracle.options import Options
 from agents.oracle.plan import advance_starts, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
 from agents.oracle.replay import replay_plan
-from agents.oracle.scale import capacity_free_bound, hindsight_greedy_plan
+from agents.oracle.scale import hindsight_greedy_plan, scale_bound
 from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
@@ -46,7 +54,8 @@ class OracleResult:
             stopped at its node limit), ``"time-limit"`` (a solve stopped at the wall-time cap)
             or ``"solver-failed"`` (HiGHS failed otherwise: the greedy plan and a trivial bound
             stand in); ``"decomposed"`` for an episode too large for the programs, solved by
-            :mod:`agents.oracle.scale` (a capacity-free bound and a hindsight greedy plan). Plan
+            :mod:`agents.oracle.scale` (a capacity-free bound tightened by a Lagrangian
+            relaxation of node capacity, and a hindsight greedy plan). Plan
             and bound are achievable and valid in every case, and the same on every machine
             except after a ``"time-limit"`` (:mod:`agents.oracle.limits`).
         solve_time_s: Wall time of the whole call (both programs): reported, never a limit
@@ -94,6 +103,7 @@ def solve_oracle(
     max_points_per_cell: int = 3,
     memory_budget_bytes: float | None = None,
     too_large: str = DECOMPOSE,
+    lagrangian_iterations: int = DEFAULT_LAGRANGIAN_ITERATIONS,
 ) -> OracleResult:
     """Solve the plan program and the relaxation of one episode.
 
@@ -116,6 +126,8 @@ def solve_oracle(
             ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable if set, else 4 GB
             (:mod:`agents.oracle.budget`); ``math.inf`` = no limit.
         too_large: ``"decompose"`` (the default) or ``"refuse"`` an episode above the budget.
+        lagrangian_iterations: Subgradient steps of the Lagrangian bound of a decomposed episode
+            (:mod:`agents.oracle.lagrangian`; 0 = the capacity-free bound alone): its work limit.
 
     Raises:
         OracleTooLargeError: The estimated peak memory is above the budget and ``too_large``
@@ -129,6 +141,7 @@ def solve_oracle(
     budget = budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
     if too_large not in (DECOMPOSE, REFUSE):
         raise ValueError(f"too_large must be {DECOMPOSE!r} or {REFUSE!r}, got {too_large!r}")
+    check_iterations(lagrangian_iterations)
     estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
                                       bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
     decompose = too_large == DECOMPOSE and estimate.peak_bytes > budget
@@ -139,8 +152,8 @@ def solve_oracle(
     lower = -math.inf
     if decompose:  # the programs would not fit: no program is built (agents.oracle.scale)
         best = _decomposed_plan(inst, hindsight)
-        if compute_bound:
-            lower = capacity_free_bound(inst)
+        if compute_bound:  # the plan's objective is the ascent's target
+            lower = scale_bound(inst, best.breakdown.total_usd, lagrangian_iterations)
     else:
         best = _cheapest(_plan_candidates(inst, hindsight, limits, mip_rel_gap))
         if compute_bound:
