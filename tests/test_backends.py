@@ -333,6 +333,7 @@ def test_reproduce_cli__bad_backend_options_exit_2_before_any_work(tmp_path: Pat
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # ~40 s; test_reproduce_tier__processes_and_ray_give_the_records_of_serial covers it in-process
 def test_reproduce_cli__ray_and_serial_write_the_same_tiers(tmp_path: Path) -> None:
     """`aco-env reproduce --tier T1.1 --seeds 2 --no-oracle` with --backend ray (a local Ray the command starts
     and stops) and --backend serial: reproduction.json equal but for the backend named in its settings."""
