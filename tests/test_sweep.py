@@ -252,3 +252,23 @@ def test_sweep__ctrl_c_says_how_to_resume_and_the_resume_finishes(tmp_path: Path
     assert {row["status"] for row in rows} == {"finished"} and short.stem in {row["trial_id"] for row in rows}
     assert len(list((out / "runs").iterdir())) == 2
     assert json.loads((out / "best.json").read_text())["trial_id"] == rows[0]["trial_id"]
+
+
+@pytest.mark.slow  # about 60 s: a local Ray and four tiny trials
+def test_sweep__asha_stops_the_worse_trials_and_finished_ones_keep_their_model(tmp_path: Path) -> None:
+    """--scheduler asha, 4 learning rates, rungs at 128 and 256 of 512 steps: some trials are stopped at a rung
+    (no model.zip, no record), the others finish (model.zip, record, status finished) and best.json names one."""
+    out = tmp_path / "sweep"
+    args = ["--grid", "learning_rate=1e-4,3e-4,1e-3,3e-3", "--timesteps", "512", "--scheduler", "asha",
+            "--grace-period", "128", "--set", "batch_size=64", "--set", "n_epochs=1", "--set", "n_steps=64",
+            "--set", "eval_episodes=0", "--set", "curve_episodes=1", "--set", "curve_every=128", "--out", str(out)]
+    result = subprocess.run(sweep_command(*args), cwd=ROOT, env=run_env(), capture_output=True, text=True,
+                            timeout=RUN_TIMEOUT_S)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = read_summary(out)
+    assert len(rows) == 4 and {row["status"] for row in rows} == {"finished", "stopped"}, rows
+    for row in rows:
+        finished = row["status"] == "finished"
+        assert finished == (int(row["steps"]) == 512) == (Path(row["run_dir"]) / "model.zip").is_file(), row
+        assert finished == (out / "trials" / f"{row['trial_id']}.json").is_file(), row
+    assert json.loads((out / "best.json").read_text())["trial_id"] in {row["trial_id"] for row in rows}

@@ -271,7 +271,7 @@ def _progress_callback() -> Any:
         def on_trial_complete(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
             result = trial.last_result or {}
             done = sum(1 for t in trials if t.status in ("TERMINATED", "ERROR"))
-            logger.info("trial %s (%s) finished: %s %.4f at %s steps [%d/%d done]", trial.trial_id,
+            logger.info("trial %s (%s) ended: %s %.4f at %s steps [%d/%d done]", trial.trial_id,
                         _values(trial.config), METRIC, result.get(METRIC, float("nan")), result.get("timesteps"),
                         done + 1, len(trials))
 

@@ -75,8 +75,12 @@ def run_trial(params: Mapping[str, Any], base: Mapping[str, Any], scenarios: Map
         return
     config = dataclasses.replace(trial_config({**TRIAL_DEFAULTS, **base}, params), logdir=run_dir.parent)
     config = continue_or_restart(config, run_dir)
-    points = train_and_report(config, scenarios[config.scenario], run_dir, report)
+    points, reported = train_and_report(config, scenarios[config.scenario], run_dir, report)
     write_record(record, {"trial_id": trial_id, "params": dict(params), "run_dir": str(run_dir), "points": points})
+    # The final point goes to Tune after the record: a scheduler that stops the trial at it (ASHA at
+    # its last rung or max_t) stops a finished trial, whose model and record are saved.
+    for point in points[reported:]:
+        report(point)
 
 
 def run_name(trial_id: str, params: Mapping[str, Any]) -> str:
@@ -109,11 +113,14 @@ def continue_or_restart(config: TrainConfig, run_dir: Path) -> TrainConfig:
 
 
 def train_and_report(config: TrainConfig, scenario: Scenario, run_dir: Path,
-                     report: Callable[[Point], None]) -> list[Point]:
-    """Train, reporting each learning-curve point as it is logged; returns every point reported.
+                     report: Callable[[Point], None]) -> tuple[list[Point], int]:
+    """Train, reporting each learning-curve point before the final step as it is logged.
 
-    The last point is the final model's: when the curve has no point at the final step, the model
-    is scored on the curve's validation seeds and that point is reported.
+    The last point is the final model's: the curve's point at the final step, or, when the curve
+    has none there, the model scored on the curve's validation seeds. It is not reported here.
+
+    Returns:
+        Every point, and how many of them (the first ones) were reported.
 
     Raises:
         Exception: What training raised.
@@ -125,14 +132,15 @@ def train_and_report(config: TrainConfig, scenario: Scenario, run_dir: Path,
 
     def on_curve_point(steps: int, metrics: dict[str, float]) -> None:
         points.append({**metrics, "timesteps": steps})
-        report(points[-1])
+        if steps < config.timesteps:
+            report(points[-1])
 
     train(config, run_dir=None if config.resume is not None else run_dir, scenario=scenario,
           on_curve_point=on_curve_point)
+    reported = sum(point["timesteps"] < config.timesteps for point in points)
     if not points or points[-1]["timesteps"] != saved_steps(run_dir / MODEL):
         points.append(validation_point(config, scenario, run_dir))
-        report(points[-1])
-    return points
+    return points, reported
 
 
 def validation_point(config: TrainConfig, scenario: Scenario, run_dir: Path) -> Point:
