@@ -76,7 +76,7 @@ _TIME_JOB_FEATURES = ("deadline_slack_h", "wait_frac")  # depend on the decision
 _STATIC_JOB_FEATURES = tuple(  # the rest, besides the workload one-hot: fixed per episode, raw / divisor, capped
     name for name in JOB_FEATURES if not name.startswith("type_") and name not in _TIME_JOB_FEATURES
 )
-_STATIC_JOB_COLUMNS = [JOB_FEATURES.index(name) for name in _STATIC_JOB_FEATURES]
+_STATIC_JOB_COLUMNS = np.array([JOB_FEATURES.index(name) for name in _STATIC_JOB_FEATURES])
 _SLACK_LIMIT_H = 24.0
 COUNT_CAP = 1000.0
 """Counts (running jobs per type, queue length) and hours of duration are clipped here, so that
@@ -167,6 +167,7 @@ class ObservationEncoder:
         }
         self._job_divisor = np.array([divisor_and_cap[name][0] for name in _STATIC_JOB_FEATURES])
         self._job_cap = np.array([divisor_and_cap[name][1] for name in _STATIC_JOB_FEATURES])
+        self._queue_shape = (config.queue_window, len(JOB_FEATURES))
         self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
 
     @classmethod
@@ -236,36 +237,27 @@ class ObservationEncoder:
         """The observation of the twin's current decision (fresh arrays; safe to keep)."""
         k = twin.tick_index
         now = twin.time_s
-        nodes = np.array(twin.node_vector(), dtype=np.float64)[self._node_source]  # the affine map of __init__
-        nodes *= self._node_coef
-        nodes += self._node_base[k]
-        if self._cap_counts:
-            np.minimum(nodes, self._node_cap, out=nodes)
-        pending = twin.pending_jobs()
         current = twin.current_job_index
-        behind = pending[1:] if current >= 0 else pending
-        window = behind[: self.config.queue_window]
-        queue = np.zeros((self.config.queue_window, len(JOB_FEATURES)), dtype=np.float32)
-        queue_mask = np.zeros(self.config.queue_window, dtype=np.float32)
-        if window:
-            queue[: len(window)] = self._job_static[window]
-            for row, j in enumerate(window):
-                self._fill_time_features(queue[row], j, now)
-            queue_mask[: len(window)] = 1.0
         if current >= 0:
             job = self._job_static[current].copy()
             self._fill_time_features(job, current, now)
+            n_behind = twin.queue_length() - 1
         else:  # the episode is over
             job = np.zeros(len(JOB_FEATURES), dtype=np.float32)
+            n_behind = twin.queue_length()
+        queue = np.zeros(self._queue_shape, dtype=np.float32)
+        queue_mask = np.zeros(self.config.queue_window, dtype=np.float32)
+        if n_behind and self.config.queue_window:  # rare: most decisions have nobody queued behind
+            self._fill_queue(queue, queue_mask, twin.pending_jobs(), current >= 0, now)
         hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
         clock = np.array(  # in CLOCK_FEATURES order
-            [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(len(behind), COUNT_CAP)],
+            [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(n_behind, COUNT_CAP)],
             dtype=np.float32,
         )
         mask = twin.feasible_mask()
         mask.append(True)  # defer
         return {
-            "nodes": nodes.astype(np.float32),
+            "nodes": self._nodes(twin.node_vector(), k),
             "history": self._history[k].copy(),
             "job": job,
             "queue": queue,
@@ -273,6 +265,25 @@ class ObservationEncoder:
             "clock": clock,
             "action_mask": np.array(mask, dtype=np.float32),
         }
+
+    def _nodes(self, node_vector: list[float], k: int) -> np.ndarray:
+        """``(N, len(NODE_FEATURES))`` float32 ``obs["nodes"]`` at tick ``k``: the affine map of ``__init__``."""
+        nodes = np.array(node_vector, dtype=np.float64)[self._node_source]
+        nodes *= self._node_coef
+        nodes += self._node_base[k]
+        if self._cap_counts:
+            np.minimum(nodes, self._node_cap, out=nodes)
+        return nodes.astype(np.float32)
+
+    def _fill_queue(
+        self, queue: np.ndarray, queue_mask: np.ndarray, pending: list[int], skip_current: bool, now_s: float
+    ) -> None:
+        """Write the jobs queued behind the current one (``pending`` starts with it when ``skip_current``)."""
+        window = pending[1 : self.config.queue_window + 1] if skip_current else pending[: self.config.queue_window]
+        queue[: len(window)] = self._job_static[window]
+        for row, j in enumerate(window):
+            self._fill_time_features(queue[row], j, now_s)
+        queue_mask[: len(window)] = 1.0
 
     def _fill_time_features(self, row: np.ndarray, job: int, now_s: float) -> None:
         """Write the time-dependent ``deadline_slack_h`` and ``wait_frac`` of ``job`` into ``row``."""
@@ -295,7 +306,7 @@ class ObservationEncoder:
             "has_deadline": ~np.isnan(jobs.deadline_s),
             "duration_h": jobs.duration_s,
         }
-        columns = np.stack([raw[name] for name in _STATIC_JOB_FEATURES], axis=1, dtype=np.float64)  # (n_jobs, 8)
+        columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES], dtype=np.float64).T  # (n_jobs, 8)
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
         table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table

@@ -10,16 +10,20 @@ is fast in CPython). The sequences are typed read-only (``Sequence``): nothing c
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from digital_twin.contention import PROCESSOR_SHARING
+from digital_twin.fleet import NodeSpec
 from digital_twin.jobs import WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION
 from digital_twin.spec import TwinSpec
-from digital_twin.telemetry import CPU
+from digital_twin.telemetry import CPU, Telemetry
 
 LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")
 """Index of the latency-critical workload type (in ``TwinConstants.type_index`` and the running counts)."""
@@ -119,10 +123,13 @@ class TwinConstants:
 
     @classmethod
     def of(cls, spec: TwinSpec) -> TwinConstants:
-        """The constants of ``spec`` (cost: O(nodes x distinct job shapes + jobs + ticks x nodes))."""
-        fleet, jobs = spec.fleet, spec.jobs
-        cpu_m = whole_units([n.cpu_cores for n in fleet], 1000)
-        mem_mib = whole_units([n.mem_gb for n in fleet], 1024)
+        """The constants of ``spec``.
+
+        Cost: O(distinct job shapes x nodes + jobs); the per-node and per-tick lists are built
+        once per fleet and telemetry (env episodes share them; nothing changes them).
+        """
+        jobs = spec.jobs
+        fleet = _fleet_columns(spec.fleet)
         req_cpu_m = whole_units(jobs.cpu_cores, 1000)
         req_mem_mib = whole_units(jobs.mem_gb, 1024)
         req_gpus = jobs.gpu_count.tolist()
@@ -135,18 +142,18 @@ class TwinConstants:
             jobs.required_arch,
             strict=True,
         )
-        shape, candidates = _shapes_and_candidates(spec, cpu_m, mem_mib, shapes)
-        background_pct = spec.telemetry.background_pct[:, :, CPU]
+        shape, candidates, candidate_mask = _shapes_and_candidates(spec, fleet.cpu_m, fleet.mem_mib, shapes)
+        background_cpu_pct, background_cpu_m = _background_columns(spec.telemetry, tuple(fleet.cpu_m))
         return cls(
-            n_nodes=len(fleet),
+            n_nodes=len(spec.fleet),
             n_jobs=len(jobs),
-            node_ids=tuple(n.node_id for n in fleet),
+            node_ids=fleet.node_ids,
             job_ids=jobs.job_ids,
-            cpu_m=cpu_m,
-            mem_mib=mem_mib,
-            gpus=[n.gpu_count for n in fleet],
-            price_per_s=[n.price_per_hour_usd / 3600.0 for n in fleet],
-            is_spot=[n.is_spot for n in fleet],
+            cpu_m=fleet.cpu_m,
+            mem_mib=fleet.mem_mib,
+            gpus=fleet.gpus,
+            price_per_s=fleet.price_per_s,
+            is_spot=fleet.is_spot,
             arrival_s=jobs.arrival_s.tolist(),
             duration_s=jobs.duration_s.tolist(),
             deadline_s=jobs.deadlines(),
@@ -160,10 +167,10 @@ class TwinConstants:
             is_lc=(jobs.workload_index == LATENCY_CRITICAL).tolist(),
             shape=shape,
             candidates=candidates,
-            candidate_mask=_masks_of_candidates(candidates, len(fleet)),
-            no_fit=(False,) * len(fleet),
-            background_cpu_pct=background_pct.tolist(),
-            background_cpu_m=(background_pct * np.asarray(cpu_m, dtype=np.float64) / 100.0).tolist(),
+            candidate_mask=candidate_mask,
+            no_fit=fleet.no_fit,
+            background_cpu_pct=background_cpu_pct,
+            background_cpu_m=background_cpu_m,
             contention=spec.interference == PROCESSOR_SHARING,
             queue_ttl_s=spec.queue_ttl_s,
             horizon_s=float(spec.horizon_s),
@@ -174,6 +181,54 @@ class TwinConstants:
             sla_threshold_pct=spec.sla_threshold_pct,
             spot_recovery_s=spec.spot_recovery_s,
         )
+
+
+class _FleetColumns(NamedTuple):
+    """The per-node constants of a fleet, shared by every episode on it (nothing changes them)."""
+
+    node_ids: tuple[str, ...]
+    cpu_m: list[int]
+    mem_mib: list[int]
+    gpus: list[int]
+    price_per_s: list[float]
+    is_spot: list[bool]
+    no_fit: tuple[bool, ...]
+
+
+@functools.lru_cache(maxsize=16)
+def _fleet_columns(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
+    """The per-node constants of ``fleet`` (cached: an env builds a twin on the same fleet at every reset)."""
+    return _FleetColumns(
+        node_ids=tuple(n.node_id for n in fleet),
+        cpu_m=whole_units([n.cpu_cores for n in fleet], 1000),
+        mem_mib=whole_units([n.mem_gb for n in fleet], 1024),
+        gpus=[n.gpu_count for n in fleet],
+        price_per_s=[n.price_per_hour_usd / 3600.0 for n in fleet],
+        is_spot=[n.is_spot for n in fleet],
+        no_fit=(False,) * len(fleet),
+    )
+
+
+BackgroundColumns = tuple[list[list[float]], list[list[float]]]
+"""``(background_cpu_pct, background_cpu_m)`` of :class:`TwinConstants`, each ``(T, N)``."""
+_BACKGROUND: weakref.WeakKeyDictionary[Telemetry, dict[tuple[int, ...], BackgroundColumns]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _background_columns(telemetry: Telemetry, cpu_m: tuple[int, ...]) -> BackgroundColumns:
+    """The background cpu per tick and node in % and in millicores of nodes of ``cpu_m`` millicores.
+
+    Cached per telemetry (while it lives) and node sizes: an env's episodes share its
+    scenario's telemetry, and the lists cost O(ticks x nodes) to build. Nothing changes them.
+    """
+    by_fleet = _BACKGROUND.setdefault(telemetry, {})
+    columns = by_fleet.get(cpu_m)
+    if columns is None:
+        background_pct = telemetry.background_pct[:, :, CPU]
+        background_m = background_pct * np.asarray(cpu_m, dtype=np.float64) / 100.0
+        columns = by_fleet[cpu_m] = (background_pct.tolist(), background_m.tolist())
+    return columns
 
 
 def whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) -> list[int]:
@@ -188,17 +243,16 @@ def whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) ->
 
 def _shapes_and_candidates(
     spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shapes: Iterable[Shape]
-) -> tuple[list[int], list[tuple[int, ...]]]:
-    """Per job, its shape id and static candidates (computed once per distinct shape)."""
+) -> tuple[list[int], list[tuple[int, ...]], list[list[bool]]]:
+    """Per job, its shape id, static candidates and their mask (computed once per distinct shape).
+
+    Jobs whose candidates are equal share one mask object.
+    """
     ids: dict[Shape, int] = {}
-    candidates_of: list[tuple[int, ...]] = []
-    shape_of = []
-    for shape in shapes:
-        if shape not in ids:
-            ids[shape] = len(ids)
-            candidates_of.append(_static_candidates(spec, cpu_m, mem_mib, shape))
-        shape_of.append(ids[shape])
-    return shape_of, [candidates_of[k] for k in shape_of]
+    shape_of = [ids.setdefault(shape, len(ids)) for shape in shapes]  # ids in order of first appearance
+    candidates_of = [_static_candidates(spec, cpu_m, mem_mib, shape) for shape in ids]
+    masks_of = _masks_of_candidates(candidates_of, len(cpu_m))
+    return shape_of, [candidates_of[k] for k in shape_of], [masks_of[k] for k in shape_of]
 
 
 def _static_candidates(spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shape: Shape) -> tuple[int, ...]:

@@ -293,25 +293,24 @@ def recover(s: TwinState, c: TwinConstants, i: int) -> None:
 def tick(s: TwinState, c: TwinConstants, k: int) -> None:
     """Telemetry tick ``k``: every latency-critical job on a node over the SLA threshold is marked (once per job).
 
-    A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x 100.
+    A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x
+    100. Under contention the rates of the nodes running jobs are brought to the new background
+    first (node by node, in fleet order: the SLA does not depend on them).
     """
-    if c.contention:
-        background_m, cpu_m, free_cpu_m, rate = c.background_cpu_m[k], c.cpu_m, s.free_cpu_m, s.rate
-        for i in range(c.n_nodes):
-            # A node whose demand stays within its cores keeps rate 1 (progress_rate): skip the call.
-            if s.node_jobs[i] and (rate[i] != 1.0 or background_m[i] + (cpu_m[i] - free_cpu_m[i]) > cpu_m[i]):
-                update_rate(s, c, i, k)
-    threshold = c.sla_threshold_pct
-    background = c.background_cpu_pct[k]
-    node_jobs, running_counts, free_cpu_m, cpu_m = s.node_jobs, s.running_counts, s.free_cpu_m, c.cpu_m
-    n_nodes, is_lc, sla_hit = c.n_nodes, c.is_lc, s.sla_hit
-    lc_offset = LATENCY_CRITICAL * n_nodes
-    for i in range(n_nodes):
+    contention, threshold = c.contention, c.sla_threshold_pct
+    background, background_m = c.background_cpu_pct[k], c.background_cpu_m[k]
+    node_jobs, running_counts, free_cpu_m, cpu_m, rate = s.node_jobs, s.running_counts, s.free_cpu_m, c.cpu_m, s.rate
+    is_lc, sla_hit = c.is_lc, s.sla_hit
+    lc_offset = LATENCY_CRITICAL * c.n_nodes
+    for i in range(c.n_nodes):
         jobs = node_jobs[i]
-        if not jobs or running_counts[lc_offset + i] == 0:
+        if not jobs:
             continue
-        used_pct = 100.0 * (cpu_m[i] - free_cpu_m[i]) / cpu_m[i]
-        if background[i] + used_pct > threshold:
+        used_m = cpu_m[i] - free_cpu_m[i]
+        # A node whose demand stays within its cores keeps rate 1 (progress_rate): skip the call.
+        if contention and (rate[i] != 1.0 or background_m[i] + used_m > cpu_m[i]):
+            update_rate(s, c, i, k)
+        if running_counts[lc_offset + i] and background[i] + 100.0 * used_m / cpu_m[i] > threshold:
             for j in jobs:
                 if is_lc[j] and not sla_hit[j]:
                     sla_hit[j] = True

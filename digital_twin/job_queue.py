@@ -155,11 +155,14 @@ class JobQueue:
 
     def asking_order(self, current: int) -> list[int]:
         """Every pending job, from ``current`` (-1: none) on in FIFO order, then the ones before it."""
-        if current < 0:
+        if current < 0 or self.fifo[0] == current:  # the current job is usually the oldest
             return self.fifo.copy()
         at = bisect.bisect_left(self.fifo, self.position[current], key=self.position.__getitem__)
         return self.fifo[at:] + self.fifo[:at]
 
     def _leave_fifo(self, j: int) -> None:
+        if self.fifo[0] == j:  # the job that starts is usually the oldest
+            del self.fifo[0]
+            return
         at = bisect.bisect_left(self.fifo, self.position[j], key=self.position.__getitem__)
         del self.fifo[at]

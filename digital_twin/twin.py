@@ -268,6 +268,10 @@ class DigitalTwin:
         """Job indices in the queue, starting with the current job, in the order they will be asked."""
         return self._views.pending_jobs(self._s)
 
+    def queue_length(self) -> int:
+        """Jobs in the queue, the current job included: ``len(pending_jobs())``, without building the list."""
+        return len(self._s.queue.fifo)
+
     @property
     def event_log(self) -> list[LoggedEvent]:
         """``(time_s, event, job_id or "", node_id or "")`` entries; empty unless recording."""

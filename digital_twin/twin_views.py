@@ -36,17 +36,18 @@ class TwinViews:
         constants: The constants derived from ``spec`` (shared with the simulator).
     """
 
-    __slots__ = ("_counts_seen", "_penalties_usd", "_penalty_items", "constants", "spec")
+    __slots__ = ("_counts_seen", "_items", "_penalties_usd", "constants", "spec")
 
     def __init__(self, spec: TwinSpec, constants: TwinConstants) -> None:
         self.spec = spec
         self.constants = constants
         # objective_dict()'s cache: the penalty counts it was built for (NaN: none yet), their USD
-        # amounts and items (in as_dict() order), updated term by term as counts change.
+        # amounts, and the dict it copies (as_dict() order: the cost and the objective are
+        # filled in by each call), updated term by term as counts change.
         n_terms = len(PENALTIES)
         self._counts_seen: list[float] = [math.nan] * n_terms
         self._penalties_usd: list[float] = [0.0] * n_terms
-        self._penalty_items: dict[str, float] = dict.fromkeys(_PENALTY_KEYS, 0.0)
+        self._items: dict[str, float] = dict.fromkeys((COST_KEY, *_PENALTY_KEYS, OBJECTIVE_KEY), 0.0)
 
     def tick_index(self, s: TwinState) -> int:
         """Index of the telemetry tick that contains ``s.time_s`` (the last tick after the trace)."""
@@ -63,20 +64,23 @@ class TwinViews:
 
         This runs at every env step, and few penalty counts change between steps (often only an
         episode-level one such as ``unfairness``): the USD amount and items of a term are rebuilt
-        only when its count changed. The sum runs in the order of ``ObjectiveBreakdown.total_usd``,
-        so the two agree bit for bit.
+        only when its count changed, and each call copies the cached dict. The sum runs in the
+        order of ``ObjectiveBreakdown.total_usd``, so the two agree bit for bit.
         """
         counts = s.penalty_counts()
         seen = self._counts_seen
         if counts != seen:
-            weights, usd, items = self.constants.penalty_weights, self._penalties_usd, self._penalty_items
+            weights, usd, items = self.constants.penalty_weights, self._penalties_usd, self._items
             for k, count in enumerate(counts):
                 if count != seen[k]:
                     seen[k] = count
                     usd[k] = items[_USD_KEYS[k]] = count * weights[k]
                     items[COUNT_KEYS[k]] = count
         cost_usd = s.cost_usd
-        return {COST_KEY: cost_usd, **self._penalty_items, OBJECTIVE_KEY: reduce(add, self._penalties_usd, cost_usd)}
+        out = self._items.copy()
+        out[COST_KEY] = cost_usd
+        out[OBJECTIVE_KEY] = reduce(add, self._penalties_usd, cost_usd)
+        return out
 
     def objective_usd(self, s: TwinState) -> float:
         """The objective accrued up to ``s.time_s``, USD (the sum of :meth:`objective`'s terms)."""

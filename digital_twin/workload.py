@@ -147,8 +147,38 @@ class Workload(Sequence[JobSpec]):
             raise SpecError("workload columns: arrival_s is not sorted")
         if len(set(job_ids)) < n:
             check_unique_ids(job_ids)
+        return cls.from_valid_columns(job_ids, **arrays)
+
+    @classmethod
+    def from_valid_columns(
+        cls,
+        job_ids: list[str],
+        arrival_s: np.ndarray,
+        duration_s: np.ndarray,
+        workload_index: np.ndarray,
+        cpu_cores: np.ndarray,
+        mem_gb: np.ndarray,
+        gpu_count: np.ndarray,
+        gpu_vram_gb: np.ndarray,
+        priority: np.ndarray,
+        preemptible: np.ndarray,
+        deadline_s: np.ndarray,
+    ) -> Workload:
+        """:meth:`from_columns` without its checks, for columns that are valid by construction.
+
+        The synthetic generator draws a workload at every env reset, and its columns are valid
+        by how they are drawn (:func:`digital_twin.workloads.synthetic.generate_jobs` says why);
+        checking them again cost more than drawing them. A test checks that its output passes
+        :meth:`from_columns`. Columns from anywhere else go through :meth:`from_columns`.
+        """
+        n = len(job_ids)
         no_constraint: list[Any] = [None] * n
-        columns = dict(arrays, job_ids=list(job_ids), allowed_gpu_models=no_constraint, required_arch=no_constraint)
+        columns = {
+            "job_ids": list(job_ids), "arrival_s": arrival_s, "duration_s": duration_s,
+            "workload_index": workload_index, "cpu_cores": cpu_cores, "mem_gb": mem_gb, "gpu_count": gpu_count,
+            "gpu_vram_gb": gpu_vram_gb, "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
+            "allowed_gpu_models": no_constraint, "required_arch": no_constraint,
+        }
         return cls(columns, [None] * n)
 
     # ------------------------------------------------------------------ tuple behaviour

@@ -234,13 +234,16 @@ def finish_last_if_first(unit: OrderedUnit) -> int:
 def test_backend__results_come_in_unit_order_whatever_order_units_finish_in(
     name: str, backend: Backend, tmp_path: Path
 ) -> None:
-    """Unit 0 finishes only after units 1-3: the backend reports it done last, and still returns it first."""
+    """Unit 0 finishes its work only after units 1-3 did theirs, and its result still comes first.
+
+    (Not asserted: that its result also *arrives* last. A worker touches its file before its result
+    travels back, so under load unit 0's result can overtake the last one's; seen once in a full run.)"""
     if backend.workers < 2:
         pytest.skip("needs two workers: unit 0 waits for the others")
     units = [OrderedUnit(index, str(tmp_path), others=3) for index in range(4)]
     finished: list[OrderedUnit] = []
     assert backend.map(finish_last_if_first, units, on_done=finished.append) == [0, 1, 2, 3]
-    assert finished[-1].index == 0 and sorted(unit.index for unit in finished) == [0, 1, 2, 3]
+    assert sorted(unit.index for unit in finished) == [0, 1, 2, 3]
 
 
 def test_make_backend__refuses_unknown_names_and_an_address_without_ray() -> None:

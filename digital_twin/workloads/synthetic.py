@@ -25,9 +25,11 @@ same config, seed and horizon give identical jobs, and a ``limit`` keeps exactly
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -189,7 +191,7 @@ class SyntheticWorkloadConfig:
         t = np.asarray(t_s, dtype=np.float64)
         angle = 2.0 * np.pi * t / SECONDS_PER_DAY + self.diurnal_phase_rad
         # math.sin, not np.sin: numpy's kernel depends on the CPU's SIMD width (see generate_jobs).
-        sine = np.array([math.sin(a) for a in angle.ravel().tolist()], dtype=np.float64).reshape(angle.shape)
+        sine = np.array(list(map(math.sin, angle.ravel().tolist())), dtype=np.float64).reshape(angle.shape)
         return self.base_rate_per_s * (1.0 + self.diurnal_amplitude * sine)
 
     @property
@@ -237,6 +239,45 @@ def _categorical(rng: np.random.Generator, weights: Sequence[float], n: int) -> 
     return cdf.searchsorted(rng.random(n), side="right")
 
 
+def _cannot_overflow(config: SyntheticWorkloadConfig, horizon_s: float) -> bool:
+    """Whether every memory (size x GB per core) and deadline (arrival + slack) drawn is finite."""
+    sizes = config.cpu_sizes
+    if sizes is not None and not math.isfinite(max(sizes.sizes) * sizes.mem_gb_per_core):
+        return False
+    slack = config.lc_deadline_slack_s
+    return slack is None or math.isfinite(horizon_s + slack)
+
+
+class _ClassColumns(NamedTuple):
+    """One entry per class of a config's ``mix`` (read-only arrays), indexed by the drawn class."""
+
+    cpu_cores: np.ndarray  # (len(mix),) float64
+    mem_gb: np.ndarray  # (len(mix),) float64
+    gpu_count: np.ndarray  # (len(mix),) int64
+    cpu_only: np.ndarray  # (len(mix),) bool: no GPUs (redrawn from cpu_sizes when set)
+    workload_index: np.ndarray  # (len(mix),) int64 index into WORKLOAD_TYPES
+    priority: np.ndarray  # (len(mix),) int64
+    median_duration_s: np.ndarray  # (len(mix),) float64: the median of the class's workload type
+
+
+@functools.lru_cache(maxsize=16)
+def _class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
+    """The per-class columns of ``config`` (cached: a scenario draws a workload at every env reset)."""
+    mix = config.mix
+    columns = _ClassColumns(
+        cpu_cores=np.array([c.cpu_cores for c in mix], dtype=np.float64),
+        mem_gb=np.array([c.mem_gb for c in mix], dtype=np.float64),
+        gpu_count=np.array([c.gpu_count for c in mix], dtype=np.int64),
+        cpu_only=np.array([c.gpu_count == 0 for c in mix]),
+        workload_index=np.array([WORKLOAD_TYPES.index(c.workload) for c in mix], dtype=np.int64),
+        priority=np.array([c.priority for c in mix], dtype=np.int64),
+        median_duration_s=np.array([config.median_duration_s(c.workload) for c in mix]),
+    )
+    for column in columns:
+        column.flags.writeable = False
+    return columns
+
+
 def generate_jobs(
     config: SyntheticWorkloadConfig,
     rng: np.random.Generator,
@@ -276,30 +317,35 @@ def generate_jobs(
     if config.cpu_sizes is not None:
         sizes = np.asarray(config.cpu_sizes.sizes, dtype=np.float64)[_categorical(rng, config.cpu_sizes.weights, n)]
         mem_per_core = config.cpu_sizes.mem_gb_per_core
-    medians = np.array([config.median_duration_s(j.workload) for j in config.mix])[kind]
+    classes = _class_columns(config)
     # math.exp (the C library's), not np.exp: numpy picks an exp kernel by the CPU's SIMD width
     # (AVX2, AVX-512), whose last bits differ, and a seed must give the same jobs on any machine.
-    spread = np.array([math.exp(v) for v in (config.duration_sigma * z).tolist()], dtype=np.float64)
-    duration = np.clip(medians * spread, config.min_duration_s, config.max_duration_s)
+    spread = np.array(list(map(math.exp, (config.duration_sigma * z).tolist())), dtype=np.float64)
+    duration = np.clip(classes.median_duration_s[kind] * spread, config.min_duration_s, config.max_duration_s)
     preemptible = preempt_draw < config.batch_preemptible_prob
 
     count = n if limit is None else min(n, limit)
     # Columns, not JobSpec objects: this runs at every env reset (see digital_twin.workload).
-    mix, kind = config.mix, kind[:count]
-    cpu = np.array([c.cpu_cores for c in mix], dtype=np.float64)[kind]
-    mem = np.array([c.mem_gb for c in mix], dtype=np.float64)[kind]
+    kind = kind[:count]
+    cpu = classes.cpu_cores[kind]
+    mem = classes.mem_gb[kind]
     if sizes is not None:  # CPU-only jobs take their cores from the size distribution
-        cpu_only = np.array([c.gpu_count == 0 for c in mix])[kind]
+        cpu_only = classes.cpu_only[kind]
         cpu = np.where(cpu_only, sizes[:count], cpu)
         mem = np.where(cpu_only, cpu * mem_per_core, mem)
-    gpus = np.array([c.gpu_count for c in mix], dtype=np.int64)[kind]
-    workload_index = np.array([WORKLOAD_TYPES.index(c.workload) for c in mix], dtype=np.int64)[kind]
+    gpus = classes.gpu_count[kind]
+    workload_index = classes.workload_index[kind]
     arrival = arrival[:count]
     deadline = np.full(count, np.nan)
     if config.lc_deadline_slack_s is not None:
         is_lc = workload_index == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
         deadline[is_lc] = arrival[is_lc] + config.lc_deadline_slack_s
-    return Workload.from_columns(
+    # Every column is valid by construction: the config's values are checked, arrivals are drawn
+    # sorted in [0, horizon_s), durations are clipped to [min_duration_s, max_duration_s], the ids
+    # are distinct. Only the memory of a redrawn size (a product) and a deadline (a sum) could
+    # overflow to infinity: when one could, the columns are checked as any others are.
+    build = Workload.from_valid_columns if _cannot_overflow(config, horizon_s) else Workload.from_columns
+    return build(
         job_ids=[f"{config.job_id_prefix}{k}" for k in range(count)],
         arrival_s=arrival,
         duration_s=duration[:count],
@@ -308,7 +354,7 @@ def generate_jobs(
         mem_gb=mem,
         gpu_count=gpus,
         gpu_vram_gb=np.where(gpus > 0, config.gpu_vram_gb, 0.0),
-        priority=np.array([c.priority for c in mix], dtype=np.int64)[kind],
+        priority=classes.priority[kind],
         preemptible=(workload_index == WORKLOAD_TYPES.index(BATCH)) & preemptible[:count],
         deadline_s=deadline,
     )
