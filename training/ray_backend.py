@@ -79,12 +79,7 @@ class RayBackend(Backend):
             if self.address is not None:
                 raise BackendError(f"address {self.address}: this process is already connected to a Ray")
         else:
-            if self.address is None:
-                ray.init(address="local", num_cpus=available_cores(), include_dashboard=False,
-                         logging_level=logging.WARNING)
-            else:
-                check_reachable(self.address)
-                ray.init(address=self.address, logging_level=logging.WARNING)
+            connect(self.address)
             self._owned = True
         try:
             self._task = ray.remote(attempt_in_worker).options(num_cpus=1, max_retries=0, retry_exceptions=False)
@@ -129,6 +124,23 @@ class RayBackend(Backend):
                 ray.cancel(ref, force=True)  # force: a running unit's worker is killed, not waited for
             except Exception as exc:  # already finished or lost: nothing left to cancel
                 logging.getLogger(__name__).debug("ray.cancel: %s", describe_error(exc))
+
+
+def connect(address: str | None, num_cpus: int | None = None) -> None:
+    """``ray.init``: a new local Ray (no address; ``num_cpus``, default the cores) or the cluster at ``address``.
+
+    Raises:
+        BackendError: ``address`` is malformed or nothing answers there (checked before ``ray.init``,
+            which would wait without end).
+    """
+    import ray
+
+    if address is None:
+        ray.init(address="local", num_cpus=num_cpus or available_cores(), include_dashboard=False,
+                 logging_level=logging.WARNING)
+    else:
+        check_reachable(address)
+        ray.init(address=address, logging_level=logging.WARNING)
 
 
 def parse_address(address: str) -> tuple[str, int] | None:

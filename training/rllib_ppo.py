@@ -240,21 +240,12 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[None]:
     import ray
 
     from training.backends import available_cores
-    from training.ray_backend import check_reachable
+    from training.ray_backend import connect
 
     if ray.is_initialized():
         yield
         return
-    if address is None:
-        ray.init(
-            address="local",
-            num_cpus=max(num_cpus, available_cores()),
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-        )
-    else:
-        check_reachable(address)
-        ray.init(address=address, logging_level=logging.WARNING)
+    connect(address, max(num_cpus, available_cores()))
     try:
         yield
     finally:
