@@ -12,6 +12,7 @@ microsecond: keep it free of per-node Python loops and of needless small numpy c
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 from gymnasium import spaces
@@ -82,6 +83,7 @@ COUNT_CAP = 1000.0
 """Counts (running jobs per type, queue length) and hours of duration are clipped here, so that
 every box is bounded (Gymnasium's checker warns on infinite bounds)."""
 VRAM_CAP = 10.0  # VRAM per GPU / 100 GB is clipped at 10 (1 TB)
+_FLOAT32 = np.dtype(np.float32)  # a dtype instance: numpy skips converting the type on every hot-path call
 _CLOCK_BOUNDS = {
     "hour_sin": (-1.0, 1.0),
     "hour_cos": (-1.0, 1.0),
@@ -153,6 +155,10 @@ class ObservationEncoder:
         self._node_source = source  # (N, len(NODE_FEATURES))
         self._node_coef = coef  # (N, len(NODE_FEATURES))
         self._node_cap = cap  # (N, len(NODE_FEATURES))
+        # node_vector() as float64 bytes: struct's C loop converts the list's Python ints and
+        # bools (exactly, as np.array does) in about 30 % fewer instructions than np.array(list).
+        # (A format string, not a struct.Struct, which does not pickle; struct caches it compiled.)
+        self._node_vector_format = f"{_N_FROM_TWIN * n}d"
         # Divisor and cap of each of the _STATIC_JOB_FEATURES; the infinite divisor zeroes the GPU
         # column of a fleet without GPUs.
         divisor_and_cap = {
@@ -207,6 +213,7 @@ class ObservationEncoder:
         """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
         jobs = spec.jobs
         self._job_static = self._static_job_table(jobs)
+        self._job_rows = list(self._job_static)  # n_jobs x (len(JOB_FEATURES),): a list index, not a numpy view
         self._deadline_s = jobs.deadlines()
         self._arrival_s = jobs.arrival_s.tolist()
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
@@ -239,20 +246,20 @@ class ObservationEncoder:
         now = twin.time_s
         current = twin.current_job_index
         if current >= 0:
-            job = self._job_static[current].copy()
+            job = self._job_rows[current].copy()
             self._fill_time_features(job, current, now)
             n_behind = twin.queue_length() - 1
         else:  # the episode is over
-            job = np.zeros(len(JOB_FEATURES), dtype=np.float32)
+            job = np.zeros(len(JOB_FEATURES), dtype=_FLOAT32)
             n_behind = twin.queue_length()
-        queue = np.zeros(self._queue_shape, dtype=np.float32)
-        queue_mask = np.zeros(self.config.queue_window, dtype=np.float32)
+        queue = np.zeros(self._queue_shape, dtype=_FLOAT32)
+        queue_mask = np.zeros(self.config.queue_window, dtype=_FLOAT32)
         if n_behind and self.config.queue_window:  # rare: most decisions have nobody queued behind
             self._fill_queue(queue, queue_mask, twin.pending_jobs(), current >= 0, now)
         hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
         clock = np.array(  # in CLOCK_FEATURES order
             [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(n_behind, COUNT_CAP)],
-            dtype=np.float32,
+            dtype=_FLOAT32,
         )
         mask = twin.feasible_mask()
         mask.append(True)  # defer
@@ -263,17 +270,18 @@ class ObservationEncoder:
             "queue": queue,
             "queue_mask": queue_mask,
             "clock": clock,
-            "action_mask": np.array(mask, dtype=np.float32),
+            "action_mask": np.array(mask, dtype=_FLOAT32),
         }
 
     def _nodes(self, node_vector: list[float], k: int) -> np.ndarray:
         """``(N, len(NODE_FEATURES))`` float32 ``obs["nodes"]`` at tick ``k``: the affine map of ``__init__``."""
-        nodes = np.array(node_vector, dtype=np.float64)[self._node_source]
+        # frombuffer views the (read-only) bytes; the gather then makes the fresh, writeable (N, F) float64.
+        nodes = np.frombuffer(struct.pack(self._node_vector_format, *node_vector))[self._node_source]
         nodes *= self._node_coef
         nodes += self._node_base[k]
         if self._cap_counts:
             np.minimum(nodes, self._node_cap, out=nodes)
-        return nodes.astype(np.float32)
+        return nodes.astype(_FLOAT32)
 
     def _fill_queue(
         self, queue: np.ndarray, queue_mask: np.ndarray, pending: list[int], skip_current: bool, now_s: float

@@ -142,7 +142,7 @@ class TwinConstants:
             jobs.required_arch,
             strict=True,
         )
-        shape, candidates, candidate_mask = _shapes_and_candidates(spec, fleet.cpu_m, fleet.mem_mib, shapes)
+        shape, candidates, candidate_mask = _shapes_and_candidates(spec.fleet, fleet, shapes)
         background_cpu_pct, background_cpu_m = _background_columns(spec.telemetry, tuple(fleet.cpu_m))
         return cls(
             n_nodes=len(spec.fleet),
@@ -193,11 +193,31 @@ class _FleetColumns(NamedTuple):
     price_per_s: list[float]
     is_spot: list[bool]
     no_fit: tuple[bool, ...]
+    candidates: dict[Shape, tuple[int, ...]]
+    """The static candidates of the job shapes seen so far (a memo of :func:`_static_candidates`)."""
+
+
+_FLEETS: dict[int, tuple[tuple[NodeSpec, ...], _FleetColumns]] = {}
+"""``_fleet_columns`` by ``id(fleet)``, with the fleet (kept alive, so that its id is not reused)."""
+
+
+def _fleet_columns(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
+    """The per-node constants of ``fleet`` (cached: an env builds a twin on the same fleet at every reset).
+
+    Looked up by identity first (an env's specs share its scenario's fleet tuple): hashing a
+    fleet (every field of every node) costs more than the lookup.
+    """
+    cached = _FLEETS.get(id(fleet))
+    if cached is None or cached[0] is not fleet:
+        if len(_FLEETS) >= 16:
+            _FLEETS.clear()
+        cached = _FLEETS[id(fleet)] = fleet, _fleet_columns_of(fleet)
+    return cached[1]
 
 
 @functools.lru_cache(maxsize=16)
-def _fleet_columns(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
-    """The per-node constants of ``fleet`` (cached: an env builds a twin on the same fleet at every reset)."""
+def _fleet_columns_of(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
+    """The per-node constants of ``fleet``, cached by value (equal fleets share them)."""
     return _FleetColumns(
         node_ids=tuple(n.node_id for n in fleet),
         cpu_m=whole_units([n.cpu_cores for n in fleet], 1000),
@@ -206,6 +226,7 @@ def _fleet_columns(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
         price_per_s=[n.price_per_hour_usd / 3600.0 for n in fleet],
         is_spot=[n.is_spot for n in fleet],
         no_fit=(False,) * len(fleet),
+        candidates={},
     )
 
 
@@ -241,8 +262,12 @@ def whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) ->
     return units
 
 
+_MAX_MEMO_SHAPES = 65_536
+"""At most this many shapes' candidates are remembered per fleet (trace workloads can have many)."""
+
+
 def _shapes_and_candidates(
-    spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shapes: Iterable[Shape]
+    nodes: tuple[NodeSpec, ...], fleet: _FleetColumns, shapes: Iterable[Shape]
 ) -> tuple[list[int], list[tuple[int, ...]], list[list[bool]]]:
     """Per job, its shape id, static candidates and their mask (computed once per distinct shape).
 
@@ -250,16 +275,26 @@ def _shapes_and_candidates(
     """
     ids: dict[Shape, int] = {}
     shape_of = [ids.setdefault(shape, len(ids)) for shape in shapes]  # ids in order of first appearance
-    candidates_of = [_static_candidates(spec, cpu_m, mem_mib, shape) for shape in ids]
-    masks_of = _masks_of_candidates(candidates_of, len(cpu_m))
+    memo = fleet.candidates
+    candidates_of: list[tuple[int, ...]] = []
+    for shape in ids:
+        candidates = memo.get(shape)
+        if candidates is None:
+            candidates = _static_candidates(nodes, fleet.cpu_m, fleet.mem_mib, shape)
+            if len(memo) < _MAX_MEMO_SHAPES:
+                memo[shape] = candidates
+        candidates_of.append(candidates)
+    masks_of = _masks_of_candidates(candidates_of, len(nodes))
     return shape_of, [candidates_of[k] for k in shape_of], [masks_of[k] for k in shape_of]
 
 
-def _static_candidates(spec: TwinSpec, cpu_m: Sequence[int], mem_mib: Sequence[int], shape: Shape) -> tuple[int, ...]:
+def _static_candidates(
+    fleet: tuple[NodeSpec, ...], cpu_m: Sequence[int], mem_mib: Sequence[int], shape: Shape
+) -> tuple[int, ...]:
     """Nodes a job of ``shape`` could ever run on (an empty node that is up), in fleet order."""
     req_cpu_m, req_mem_mib, gpus, vram_gb, models, arch = shape
     out = []
-    for i, node in enumerate(spec.fleet):
+    for i, node in enumerate(fleet):
         if arch is not None and node.arch != arch:
             continue
         if gpus > 0 and (

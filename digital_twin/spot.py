@@ -43,9 +43,11 @@ def draw_interruptions(
             result.append(())
             continue
         times: list[float] = []
-        t = float(rng.exponential(1.0 / rate))
+        scale = 1.0 / rate
+        t = float(rng.exponential(scale))
         while t < horizon_s:
             times.append(t)
-            t += float(rng.exponential(1.0 / rate))
-        result.append(effective_interruptions(times, horizon_s, recovery_s))
+            t += float(rng.exponential(scale))
+        # Drawn sorted and before the horizon: one time (or none) is effective as it is.
+        result.append(effective_interruptions(times, horizon_s, recovery_s) if len(times) > 1 else tuple(times))
     return tuple(result)

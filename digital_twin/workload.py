@@ -51,7 +51,8 @@ class Workload(Sequence[JobSpec]):
         allowed_gpu_models, required_arch: ``list`` of the jobs' values (``None`` entries = any).
     """
 
-    def __init__(self, columns: dict[str, Any], jobs: list[JobSpec | None]) -> None:
+    def __init__(self, columns: dict[str, Any], jobs: list[JobSpec | None], copy: bool = True) -> None:
+        _frozen = _frozen_copy if copy else _frozen_in_place
         self.job_ids: list[str] = columns["job_ids"]
         self.arrival_s: np.ndarray = _frozen(columns["arrival_s"], np.float64)
         self.duration_s: np.ndarray = _frozen(columns["duration_s"], np.float64)
@@ -67,6 +68,7 @@ class Workload(Sequence[JobSpec]):
         self.required_arch: list[str | None] = columns["required_arch"]
         self._jobs = jobs  # JobSpec per job, None until first asked for
         self._values: list[list[Any]] | None = None  # the columns as Python lists, for _make()
+        self._deadlines: list[float | None] | None = None  # deadlines(), once computed (never handed out)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -147,7 +149,7 @@ class Workload(Sequence[JobSpec]):
             raise SpecError("workload columns: arrival_s is not sorted")
         if len(set(job_ids)) < n:
             check_unique_ids(job_ids)
-        return cls.from_valid_columns(job_ids, **arrays)
+        return cls.from_valid_columns(job_ids, **{name: np.array(values) for name, values in arrays.items()})
 
     @classmethod
     def from_valid_columns(
@@ -170,6 +172,9 @@ class Workload(Sequence[JobSpec]):
         by how they are drawn (:func:`digital_twin.workloads.synthetic.generate_jobs` says why);
         checking them again cost more than drawing them. A test checks that its output passes
         :meth:`from_columns`. Columns from anywhere else go through :meth:`from_columns`.
+
+        The arrays become the workload's columns: made read-only, not copied (pass new arrays
+        that nothing else holds).
         """
         n = len(job_ids)
         no_constraint: list[Any] = [None] * n
@@ -179,7 +184,7 @@ class Workload(Sequence[JobSpec]):
             "gpu_vram_gb": gpu_vram_gb, "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
             "allowed_gpu_models": no_constraint, "required_arch": no_constraint,
         }
-        return cls(columns, [None] * n)
+        return cls(columns, [None] * n, copy=False)
 
     # ------------------------------------------------------------------ tuple behaviour
     def __len__(self) -> int:
@@ -224,7 +229,9 @@ class Workload(Sequence[JobSpec]):
 
     def deadlines(self) -> list[float | None]:
         """Each job's ``deadline_s`` as in its ``JobSpec`` (``None`` = no deadline), in a new list."""
-        return [None if math.isnan(d) else d for d in self.deadline_s.tolist()]
+        if self._deadlines is None:  # computed once: the twin and the observation encoder both ask
+            self._deadlines = [None if d != d else d for d in self.deadline_s.tolist()]  # d != d: d is NaN
+        return self._deadlines.copy()
 
     # ------------------------------------------------------------------ internals
     def _make(self, i: int) -> JobSpec:
@@ -277,7 +284,15 @@ class Selection(Sequence[JobSpec]):
         return f"Selection({len(self)} of {len(self._workload)} jobs)"
 
 
-def _frozen(values: Any, dtype: type) -> np.ndarray:
+def _frozen_copy(values: Any, dtype: type) -> np.ndarray:
+    """A read-only copy of ``values`` as an array of ``dtype``."""
     array: np.ndarray = np.array(values, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+def _frozen_in_place(values: Any, dtype: type) -> np.ndarray:
+    """``values`` as an array of ``dtype`` (itself when it is one), made read-only."""
+    array: np.ndarray = np.asarray(values, dtype=dtype)
     array.flags.writeable = False
     return array

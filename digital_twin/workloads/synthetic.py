@@ -25,7 +25,6 @@ same config, seed and horizon give identical jobs, and a ``limit`` keeps exactly
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,8 @@ from digital_twin.workload import Workload
 from digital_twin.workloads._common import check_fraction, check_int, check_positive, coerce
 
 SECONDS_PER_DAY = 86_400.0
+_LC_INDEX = WORKLOAD_TYPES.index(LATENCY_CRITICAL)
+_BATCH_INDEX = WORKLOAD_TYPES.index(BATCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,16 +217,19 @@ def diurnal_arrivals(
     """Arrival times in ``[0, horizon_s)`` by thinning; ``(n,)`` float64, sorted."""
     peak = config.base_rate_per_s * (1.0 + config.diurnal_amplitude)
     chunk = max(64, math.ceil(peak * horizon_s * 1.1))
-    times: list[np.ndarray] = []
-    last = 0.0
-    while last < horizon_s:
-        candidates = last + np.cumsum(rng.exponential(1.0 / peak, size=chunk))
-        times.append(candidates)
-        last = float(candidates[-1])
-    candidates = np.concatenate(times)
-    candidates = candidates[candidates < horizon_s]
-    accept = rng.random(candidates.size) * peak < config.rate_per_s(candidates)
-    return candidates[accept]
+    candidates = np.cumsum(rng.exponential(1.0 / peak, size=chunk))
+    last = float(candidates[-1])
+    if last < horizon_s:  # rare: the first chunk ends before the horizon
+        times = [candidates]
+        while last < horizon_s:
+            times.append(last + np.cumsum(rng.exponential(1.0 / peak, size=chunk)))
+            last = float(times[-1][-1])
+        candidates = np.concatenate(times)
+    candidates = candidates[: candidates.searchsorted(horizon_s)]  # sorted: the times < horizon_s
+    draws = rng.random(candidates.size) * peak
+    if config.diurnal_amplitude == 0.0:  # rate_per_s is base_rate_per_s x (1 + 0 x sine): exactly the base rate
+        return candidates[draws < config.base_rate_per_s]
+    return candidates[draws < config.rate_per_s(candidates)]
 
 
 def _categorical(rng: np.random.Generator, weights: Sequence[float], n: int) -> np.ndarray:
@@ -234,9 +238,20 @@ def _categorical(rng: np.random.Generator, weights: Sequence[float], n: int) -> 
     One uniform per draw, as ``rng.choice(len(weights), n, p=...)`` does (same numbers), without
     its argument checks, which cost more than the draw at every env reset.
     """
+    return _cdf(weights).searchsorted(rng.random(n), side="right")
+
+
+def _cdf(weights: Sequence[float]) -> np.ndarray:
+    """The cumulative distribution of ``weights`` (read-only), as :func:`_categorical` draws from it."""
     cdf = np.cumsum(weights, dtype=np.float64)
     cdf /= cdf[-1]
-    return cdf.searchsorted(rng.random(n), side="right")
+    return _frozen(cdf)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only."""
+    array.flags.writeable = False
+    return array
 
 
 def _cannot_overflow(config: SyntheticWorkloadConfig, horizon_s: float) -> bool:
@@ -249,7 +264,7 @@ def _cannot_overflow(config: SyntheticWorkloadConfig, horizon_s: float) -> bool:
 
 
 class _ClassColumns(NamedTuple):
-    """One entry per class of a config's ``mix`` (read-only arrays), indexed by the drawn class."""
+    """A config's mix as read-only arrays: one entry per class (indexed by the drawn class), and the draws' CDFs."""
 
     cpu_cores: np.ndarray  # (len(mix),) float64
     mem_gb: np.ndarray  # (len(mix),) float64
@@ -258,24 +273,71 @@ class _ClassColumns(NamedTuple):
     workload_index: np.ndarray  # (len(mix),) int64 index into WORKLOAD_TYPES
     priority: np.ndarray  # (len(mix),) int64
     median_duration_s: np.ndarray  # (len(mix),) float64: the median of the class's workload type
+    class_cdf: np.ndarray  # (len(mix),) float64: _cdf of the classes' weights
+    cpu_sizes: _SizeColumns | None  # config.cpu_sizes as arrays (None without it)
 
 
-@functools.lru_cache(maxsize=16)
+class _SizeColumns(NamedTuple):
+    """A :class:`CpuSizeDistribution` as read-only arrays."""
+
+    sizes: np.ndarray  # (S,) float64
+    cdf: np.ndarray  # (S,) float64: _cdf of the weights
+    mem_gb_per_core: float
+
+
+_COLUMNS: dict[int, tuple[SyntheticWorkloadConfig, _ClassColumns]] = {}
+"""``_class_columns`` by ``id(config)``, with the config (kept alive, so that its id is not reused)."""
+
+
 def _class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
-    """The per-class columns of ``config`` (cached: a scenario draws a workload at every env reset)."""
+    """The per-class columns of ``config``.
+
+    Cached by identity: a scenario draws a workload from its one config at every env reset, and
+    hashing a config (every field of every class) costs more than looking it up by ``id``.
+    """
+    cached = _COLUMNS.get(id(config))
+    if cached is not None and cached[0] is config:
+        return cached[1]
+    if len(_COLUMNS) >= 16:
+        _COLUMNS.clear()
+    columns = _COLUMNS[id(config)] = config, _new_class_columns(config)
+    return columns[1]
+
+
+def _new_class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
     mix = config.mix
-    columns = _ClassColumns(
-        cpu_cores=np.array([c.cpu_cores for c in mix], dtype=np.float64),
-        mem_gb=np.array([c.mem_gb for c in mix], dtype=np.float64),
-        gpu_count=np.array([c.gpu_count for c in mix], dtype=np.int64),
-        cpu_only=np.array([c.gpu_count == 0 for c in mix]),
-        workload_index=np.array([WORKLOAD_TYPES.index(c.workload) for c in mix], dtype=np.int64),
-        priority=np.array([c.priority for c in mix], dtype=np.int64),
-        median_duration_s=np.array([config.median_duration_s(c.workload) for c in mix]),
+    sizes = config.cpu_sizes
+    return _ClassColumns(
+        cpu_cores=_frozen(np.array([c.cpu_cores for c in mix], dtype=np.float64)),
+        mem_gb=_frozen(np.array([c.mem_gb for c in mix], dtype=np.float64)),
+        gpu_count=_frozen(np.array([c.gpu_count for c in mix], dtype=np.int64)),
+        cpu_only=_frozen(np.array([c.gpu_count == 0 for c in mix])),
+        workload_index=_frozen(np.array([WORKLOAD_TYPES.index(c.workload) for c in mix], dtype=np.int64)),
+        priority=_frozen(np.array([c.priority for c in mix], dtype=np.int64)),
+        median_duration_s=_frozen(np.array([config.median_duration_s(c.workload) for c in mix])),
+        class_cdf=_cdf([c.weight for c in mix]),
+        cpu_sizes=None if sizes is None else _SizeColumns(
+            sizes=_frozen(np.array(sizes.sizes, dtype=np.float64)),
+            cdf=_cdf(sizes.weights),
+            mem_gb_per_core=sizes.mem_gb_per_core,
+        ),
     )
-    for column in columns:
-        column.flags.writeable = False
-    return columns
+
+
+_JOB_IDS: dict[str, tuple[str, ...]] = {}
+"""Per job id prefix, the ids of the first jobs (strings: shared safely by every workload)."""
+
+
+def _job_ids(prefix: str, count: int) -> list[str]:
+    """``[f"{prefix}{k}" for k in range(count)]``, from a cache for the usual workload sizes."""
+    ids = _JOB_IDS.get(prefix, ())
+    if len(ids) < count <= 4096:
+        if len(_JOB_IDS) >= 16:
+            _JOB_IDS.clear()
+        ids = _JOB_IDS[prefix] = tuple(f"{prefix}{k}" for k in range(max(count, 64)))
+    if len(ids) < count:  # a large workload: not cached
+        return [f"{prefix}{k}" for k in range(count)]
+    return list(ids[:count])
 
 
 def generate_jobs(
@@ -309,36 +371,37 @@ def generate_jobs(
         check_int("limit", limit, 0)
     arrival = diurnal_arrivals(config, rng, horizon_s)
     n = arrival.size
-    # Draw every attribute for every arrival, in a fixed order, before applying ``limit``.
-    kind = _categorical(rng, [j.weight for j in config.mix], n)
-    preempt_draw = rng.random(n)
-    z = rng.standard_normal(n)
-    sizes, mem_per_core = None, 0.0
-    if config.cpu_sizes is not None:
-        sizes = np.asarray(config.cpu_sizes.sizes, dtype=np.float64)[_categorical(rng, config.cpu_sizes.weights, n)]
-        mem_per_core = config.cpu_sizes.mem_gb_per_core
+    count = n if limit is None else min(n, limit)
     classes = _class_columns(config)
+    # Draw every attribute for every arrival, in a fixed order, before applying ``limit``; then
+    # keep the first ``count`` draws of each.
+    kind = classes.class_cdf.searchsorted(rng.random(n)[:count], side="right")  # as _categorical
+    preempt_draw = rng.random(n)[:count]
+    z = rng.standard_normal(n)[:count]
+    sizes, mem_per_core = None, 0.0
+    if classes.cpu_sizes is not None:
+        size_index = classes.cpu_sizes.cdf.searchsorted(rng.random(n)[:count], side="right")
+        sizes, mem_per_core = classes.cpu_sizes.sizes[size_index], classes.cpu_sizes.mem_gb_per_core
     # math.exp (the C library's), not np.exp: numpy picks an exp kernel by the CPU's SIMD width
     # (AVX2, AVX-512), whose last bits differ, and a seed must give the same jobs on any machine.
     spread = np.array(list(map(math.exp, (config.duration_sigma * z).tolist())), dtype=np.float64)
-    duration = np.clip(classes.median_duration_s[kind] * spread, config.min_duration_s, config.max_duration_s)
-    preemptible = preempt_draw < config.batch_preemptible_prob
+    # np.clip's values (nothing here is NaN), without its Python-level overhead
+    duration = np.minimum(np.maximum(classes.median_duration_s[kind] * spread, config.min_duration_s),
+                          config.max_duration_s)
 
-    count = n if limit is None else min(n, limit)
     # Columns, not JobSpec objects: this runs at every env reset (see digital_twin.workload).
-    kind = kind[:count]
     cpu = classes.cpu_cores[kind]
     mem = classes.mem_gb[kind]
     if sizes is not None:  # CPU-only jobs take their cores from the size distribution
         cpu_only = classes.cpu_only[kind]
-        cpu = np.where(cpu_only, sizes[:count], cpu)
+        cpu = np.where(cpu_only, sizes, cpu)
         mem = np.where(cpu_only, cpu * mem_per_core, mem)
     gpus = classes.gpu_count[kind]
     workload_index = classes.workload_index[kind]
     arrival = arrival[:count]
     deadline = np.full(count, np.nan)
     if config.lc_deadline_slack_s is not None:
-        is_lc = workload_index == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
+        is_lc = workload_index == _LC_INDEX
         deadline[is_lc] = arrival[is_lc] + config.lc_deadline_slack_s
     # Every column is valid by construction: the config's values are checked, arrivals are drawn
     # sorted in [0, horizon_s), durations are clipped to [min_duration_s, max_duration_s], the ids
@@ -346,15 +409,15 @@ def generate_jobs(
     # overflow to infinity: when one could, the columns are checked as any others are.
     build = Workload.from_valid_columns if _cannot_overflow(config, horizon_s) else Workload.from_columns
     return build(
-        job_ids=[f"{config.job_id_prefix}{k}" for k in range(count)],
+        job_ids=_job_ids(config.job_id_prefix, count),
         arrival_s=arrival,
-        duration_s=duration[:count],
+        duration_s=duration,
         workload_index=workload_index,
         cpu_cores=cpu,
         mem_gb=mem,
         gpu_count=gpus,
         gpu_vram_gb=np.where(gpus > 0, config.gpu_vram_gb, 0.0),
         priority=classes.priority[kind],
-        preemptible=(workload_index == WORKLOAD_TYPES.index(BATCH)) & preemptible[:count],
+        preemptible=(workload_index == _BATCH_INDEX) & (preempt_draw < config.batch_preemptible_prob),
         deadline_s=deadline,
     )
