@@ -5,6 +5,10 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The twin's compiled core (digital_twin/native.py): rebuilt when any twin source changes; the
+# twin runs its pure-Python sources when this fails (no C compiler) or is out of date.
+NATIVE := digital_twin/_compiled/SOURCES.sha256
+TWIN_SOURCES := $(shell find digital_twin -name '*.py' -not -path 'digital_twin/_compiled*')
 # Real traces are read from ACO_ENV_TRACES; default to ../shared/traces when it exists.
 ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
 export ACO_ENV_TRACES
@@ -16,7 +20,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[train,test,ray]'
 	touch $(STAMP)
 
-install: $(STAMP)
+$(NATIVE): $(STAMP) $(TWIN_SOURCES)
+	$(PY) -m digital_twin.compile_core || echo "warning: the twin's compiled core did not build; the pure-Python twin runs"
+
+install: $(STAMP) $(NATIVE)
 
 run: install  ## the main job on the default scenario
 	$(VENV)/bin/aco-env run
@@ -39,4 +46,4 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info digital_twin/_compiled

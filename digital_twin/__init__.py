@@ -4,7 +4,14 @@ Public API: specs (:class:`NodeSpec`, :class:`JobSpec`, :class:`Telemetry`,
 :class:`TwinSpec`, :class:`ObjectiveWeights`), fleets, the simulator :class:`DigitalTwin`,
 its snapshot, the deferral rules (:mod:`digital_twin.deferral`) and the oracle's
 :class:`HindsightView`.
+
+The hot modules load from a compiled build when a fresh one exists (:mod:`digital_twin.native`);
+that choice is made here, before any of them is imported.
 """
+
+from digital_twin import native
+
+native.activate(__path__)
 
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.errors import InvalidPlacementError, SpecError, TraceError

@@ -34,9 +34,9 @@ from digital_twin.state import (
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
 # (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = (
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = [
     PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
-)
+]
 
 
 def log_event(s: TwinState, c: TwinConstants, event: str, j: int, i: int) -> None:

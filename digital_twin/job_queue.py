@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 class JobQueue:
@@ -56,16 +56,21 @@ class JobQueue:
 
     def copy(self) -> JobQueue:
         """An independent copy (the masks in ``parked_fit`` are shared: they never change)."""
-        other = JobQueue.__new__(JobQueue)
-        other.fifo = self.fifo.copy()
-        other.examine = self.examine.copy()
-        other.cursor = self.cursor
-        other.parked = {shape: jobs.copy() for shape, jobs in self.parked.items()}
-        other.parked_fit = self.parked_fit.copy()
-        other.waking = self.waking.copy()
-        other.position = self.position.copy()
-        other.entered = self.entered
-        return other
+        return _queue_of(
+            self.fifo.copy(),
+            self.examine.copy(),
+            self.cursor,
+            {shape: jobs.copy() for shape, jobs in self.parked.items()},
+            self.parked_fit.copy(),
+            self.waking.copy(),
+            self.position.copy(),
+            self.entered,
+        )
+
+    def __reduce__(self) -> tuple[Callable[..., JobQueue], tuple[object, ...]]:
+        """Pickle by fields: compiled (:mod:`digital_twin.native`), the class has no default pickling."""
+        fields = (self.fifo, self.examine, self.cursor, self.parked, self.parked_fit, self.waking, self.position)
+        return _queue_of, (*fields, self.entered)
 
     def enqueue(self, j: int) -> None:
         """Job ``j`` enters the back of the queue (the next pass examines it)."""
@@ -166,3 +171,20 @@ class JobQueue:
             return
         at = bisect.bisect_left(self.fifo, self.position[j], key=self.position.__getitem__)
         del self.fifo[at]
+
+
+def _queue_of(
+    fifo: list[int],
+    examine: list[int],
+    cursor: int,
+    parked: dict[int, list[int]],
+    parked_fit: list[Sequence[bool] | None],
+    waking: dict[int, int],
+    position: list[int],
+    entered: int,
+) -> JobQueue:
+    """A queue with these fields (taken, not copied)."""
+    queue = JobQueue(0)
+    queue.fifo, queue.examine, queue.cursor, queue.parked = fifo, examine, cursor, parked
+    queue.parked_fit, queue.waking, queue.position, queue.entered = parked_fit, waking, position, entered
+    return queue

@@ -10,7 +10,7 @@ are in whole units (millicores, MiB, GPUs) so that allocation and release are ex
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from digital_twin.constants import TwinConstants
 from digital_twin.job_queue import JobQueue
@@ -201,7 +201,7 @@ class TwinState:
             cost_rate_usd_per_s=0.0,
             alloc_cpu_m=0,
             alloc_cpu_m_s=0.0,
-            counts=[0] * len(PENALTIES),
+            counts=[0.0] * len(PENALTIES),
             status_counts=[m, 0, 0, 0, 0, 0],
             wait_sum_s=0.0,
             started_jobs=0,
@@ -262,6 +262,10 @@ class TwinState:
             decisions=self.decisions.copy(),
             unfairness_stale=self.unfairness_stale,
         )
+
+    def __reduce__(self) -> tuple[type[TwinState], tuple[object, ...]]:
+        """Pickle field by field: compiled (:mod:`digital_twin.native`), the class has no default pickling."""
+        return TwinState, tuple(getattr(self, field.name) for field in fields(TwinState))
 
     def penalty_counts(self) -> list[float]:
         """``counts`` with its ``unfairness`` entry up to date (the list itself: do not change it).

@@ -46,6 +46,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -74,6 +75,10 @@ class TwinSnapshot:
 
     def __init__(self, state: TwinState) -> None:
         self._state = state
+
+    def __reduce__(self) -> tuple[type[TwinSnapshot], tuple[TwinState]]:
+        """Pickle its state: compiled (:mod:`digital_twin.native`), the class has no default pickling."""
+        return TwinSnapshot, (self._state,)
 
 
 class DigitalTwin:
@@ -205,6 +210,13 @@ class DigitalTwin:
         self._s = s = snapshot._state.copy()
         self._mask = [False] * self._c.n_nodes if s.done else fit_mask(s, self._c, s.current)
 
+    def __reduce__(self) -> tuple[Callable[..., DigitalTwin], tuple[object, ...]]:
+        """Pickle as its spec and state; the derived constants and views are rebuilt from the spec.
+
+        (Compiled by :mod:`digital_twin.native`, the class has no default pickling.)
+        """
+        return _unpickled_twin, (self.spec, self.record_events, TwinSnapshot(self._s))
+
     # ------------------------------------------------------------------ views (see TwinViews)
     @property
     def time_s(self) -> float:
@@ -328,3 +340,10 @@ class DigitalTwin:
             f"{c.req_mem_mib[j]} MiB/{c.req_gpus[j]} GPU, free {s.free_cpu_m[i]} mcpu/"
             f"{s.free_mem_mib[i]} MiB/{s.free_gpus[i]} GPU"
         )
+
+
+def _unpickled_twin(spec: TwinSpec, record_events: bool, snapshot: TwinSnapshot) -> DigitalTwin:
+    """The twin :meth:`DigitalTwin.__reduce__` pickled: a new one, restored to the pickled state."""
+    twin = DigitalTwin(spec, record_events)
+    twin.restore(snapshot)
+    return twin

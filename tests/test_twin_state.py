@@ -47,8 +47,9 @@ def _mutable_parts(s: TwinState) -> list[object]:
             parts.extend(item for item in value if isinstance(item, list))
         elif isinstance(value, JobQueue):
             parts.append(value)
+            fields = [name for name in dir(JobQueue) if not name.startswith("_")]  # attributes and methods
             parts.extend(
-                getattr(value, name) for name in JobQueue.__slots__ if not isinstance(getattr(value, name), int)
+                part for part in (getattr(value, name) for name in fields) if isinstance(part, list | dict)
             )
             parts.extend(value.parked.values())
     return parts

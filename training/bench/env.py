@@ -10,6 +10,8 @@ import numpy as np
 
 import aco_env  # noqa: F401  (registers the ids)
 import scenarios
+from digital_twin import native
+from training.bench.pure_python import compiled_core_is_running, in_pure_python
 
 FLEET5_ID = "aco_env/Fleet5-v0"
 """The env measured: gymnasium.make's default wrappers around the default scenario."""
@@ -36,12 +38,14 @@ def _steps_per_s(env: gym.Env, steps: int, masked: bool, seed: int = 0) -> tuple
     return steps / wall, sim_s / wall
 
 
-def bench_env(steps: int = 20_000, repeats: int = 5) -> dict[str, Any]:
+def bench_env(steps: int = 20_000, repeats: int = 5, compare_pure_python: bool = True) -> dict[str, Any]:
     """Best-of-``repeats`` steps/s of ``aco_env/Fleet5-v0`` and ``CartPole-v1``, and their ratio.
 
     The two are measured in turns (ours, CartPole, ours, ...) and the ratio is the median of
     the ratios of each pair, so that a machine whose speed drifts during the benchmark slows
     both sides of a pair alike and the ratio stays meaningful. The scenario is loaded once.
+    With the twin's compiled core running and ``compare_pure_python``, the same is measured
+    on the pure-Python twin in a child process (``pure_python``).
     """
     scenario = scenarios.load(gym.spec(FLEET5_ID).kwargs["scenario"])  # the id's own scenario, read once
     ours_runs, cartpole_runs = [], []
@@ -50,10 +54,16 @@ def bench_env(steps: int = 20_000, repeats: int = 5) -> dict[str, Any]:
         cartpole_runs.append(_steps_per_s(gym.make("CartPole-v1"), steps, masked=False)[0])
     ours = max(ours_runs, key=lambda r: r[0])
     pair_ratios = [run[0] / cartpole for run, cartpole in zip(ours_runs, cartpole_runs, strict=True)]
-    return {
+    result: dict[str, Any] = {
         "env_steps_per_s": ours[0],
         "cartpole_steps_per_s": max(cartpole_runs),
         "env_vs_cartpole": float(np.median(pair_ratios)),
         "env_sim_seconds_per_wall_second": ours[1],
         "steps": steps,
+        "twin_core": native.status,
     }
+    if compare_pure_python and compiled_core_is_running():
+        result["pure_python"] = in_pure_python(
+            "training.bench.env:bench_env", steps=steps, repeats=repeats, compare_pure_python=False
+        )
+    return result

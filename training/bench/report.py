@@ -35,6 +35,10 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"{machine['processor']}, {machine['cpus']} CPUs. Best of several repeats; speed is never "
         "asserted in tests.",
         "",
+        f"The twin ran its {machine.get('twin_core', 'pure-python')} core (`digital_twin/native.py`: the "
+        "hot modules compiled by mypyc at `make install`, the same results bit for bit); where the JSON has "
+        "`pure_python` entries, the same measurement was repeated on the pure-Python sources in a child process.",
+        "",
     ]
     if "env" in results:
         lines += [
@@ -44,36 +48,9 @@ def render_markdown(results: dict[str, Any]) -> str:
             "",
         ]
     if "twin" in results:
-        twin = results["twin"]
-        lines += [
-            "## Digital twin (issue 2)",
-            "",
-            f"Default 5-node fleet, bundled synthetic trace with 300 s ticks, {twin['sim_days']} simulated days, "
-            f"{twin['jobs']:,} synthetic jobs, first-fit driver (no env, no observation).",
-            "",
-            "| metric | result | target |",
-            "|---|---|---|",
-            f"| decisions per wall second | {_fmt(twin['decisions_per_s'])} | >= 60,000 |",
-            f"| simulated seconds per wall second | {_fmt(twin['sim_seconds_per_wall_second'])} | |",
-            "",
-        ]
+        lines += _twin_section(results["twin"])
     if "env" in results:
-        env = results["env"]
-        lines += [
-            "## Environment vs CartPole (issue 4)",
-            "",
-            f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
-            "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "
-            "measured in turns; the ratio is the median over the pairs (machine-speed drift cancels within a pair).",
-            "",
-            "| metric | result | target |",
-            "|---|---|---|",
-            f"| `aco_env/Fleet5-v0` steps/s | {_fmt(env['env_steps_per_s'])} | |",
-            f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
-            f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
-            f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
-            "",
-        ]
+        lines += _env_section(results["env"])
     if "aco" in results:
         aco = results["aco"]
         reference = aco.get("reference_ms", {})
@@ -233,3 +210,49 @@ def _train_lines(train: dict[str, Any]) -> list[str]:
         f"{train['run_vs_flat_one_env']:.2f} (target >= 3) | {train['run_vs_cartpole_ppo']:.2f} |",
         "",
     ]
+
+
+def _twin_section(twin: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Digital twin (issue 2)",
+        "",
+        f"Default 5-node fleet, bundled synthetic trace with 300 s ticks, {twin['sim_days']} simulated days, "
+        f"{twin['jobs']:,} synthetic jobs, first-fit driver (no env, no observation).",
+        "",
+        "| metric | result | target |",
+        "|---|---|---|",
+        f"| decisions per wall second | {_fmt(twin['decisions_per_s'])} | >= 60,000 |",
+        f"| simulated seconds per wall second | {_fmt(twin['sim_seconds_per_wall_second'])} | |",
+    ]
+    if "pure_python" in twin:
+        lines += [
+            f"| decisions per wall second, pure-Python twin | {_fmt(twin['pure_python']['decisions_per_s'])} | |",
+            f"| compiled / pure-Python | {twin['compiled_vs_pure_python']:.2f} | |",
+        ]
+    lines.append("")
+    return lines
+
+
+def _env_section(env: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Environment vs CartPole (issue 4)",
+        "",
+        f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
+        "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "
+        "measured in turns; the ratio is the median over the pairs (machine-speed drift cancels within a pair).",
+        "",
+        "| metric | result | target |",
+        "|---|---|---|",
+        f"| `aco_env/Fleet5-v0` steps/s | {_fmt(env['env_steps_per_s'])} | |",
+        f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
+        f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
+        f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
+    ]
+    if "pure_python" in env:
+        pure = env["pure_python"]
+        lines += [
+            f"| ratio, pure-Python twin (child process: `CartPole-v1` {_fmt(pure['cartpole_steps_per_s'])} "
+            f"steps/s there) | {pure['env_vs_cartpole']:.3f} | |",
+        ]
+    lines.append("")
+    return lines

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 import scenarios
-from digital_twin import DigitalTwin, TwinSpec
+from digital_twin import DigitalTwin, TwinSpec, native
 from digital_twin.scenario.sources import evenly_spread_offsets
 from digital_twin.traces import n_ticks_for, read_alibaba_dc_mean, telemetry_from_aggregate
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
+from training.bench.pure_python import compiled_core_is_running, in_pure_python
 
 BENCH_DAYS = 7
 
@@ -38,8 +39,13 @@ def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
     )
 
 
-def bench_twin(repeats: int = 3, days: int = BENCH_DAYS) -> dict[str, Any]:
-    """Best of ``repeats`` runs of a ``days``-day episode driven by first-fit."""
+def bench_twin(repeats: int = 3, days: int = BENCH_DAYS, compare_pure_python: bool = True) -> dict[str, Any]:
+    """Best of ``repeats`` runs of a ``days``-day episode driven by first-fit.
+
+    With the twin's compiled core running (:mod:`digital_twin.native`) and ``compare_pure_python``,
+    the same is measured again on the pure-Python sources in a child process
+    (``pure_python``, and ``compiled_vs_pure_python``: the ratio of decisions per second).
+    """
     spec = first_fit_spec(days)
     best: dict[str, Any] = {}
     for _ in range(repeats):
@@ -65,4 +71,9 @@ def bench_twin(repeats: int = 3, days: int = BENCH_DAYS) -> dict[str, Any]:
                 "sim_days": days,
                 "wall_s": wall,
             }
+    best["twin_core"] = native.status
+    if compare_pure_python and compiled_core_is_running():
+        pure = in_pure_python("training.bench.twin:bench_twin", repeats=repeats, days=days, compare_pure_python=False)
+        best["pure_python"] = pure
+        best["compiled_vs_pure_python"] = best["decisions_per_s"] / pure["decisions_per_s"]
     return best

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from digital_twin import native
 from training.checks import writable_file
 from training.errors import UsageError
 
@@ -36,8 +37,8 @@ SECTIONS: dict[str, str] = {
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
 QUICK_OPTIONS: dict[str, dict[str, Any]] = {
-    "twin": {"repeats": 1, "days": 2},
-    "env": {"steps": 3000, "repeats": 1},
+    "twin": {"repeats": 1, "days": 2, "compare_pure_python": False},
+    "env": {"steps": 3000, "repeats": 1, "compare_pure_python": False},
     "traces": {"repeats": 1},
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
@@ -70,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
     command = "aco-env bench" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
     results: dict[str, Any] = {
         "command": command,
-        "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.machine(),
+            "cpus": _cpus(),
+            "twin_core": native.status,
+        },
         "date": time.strftime("%Y-%m-%d"),
     }
     for name in names:
