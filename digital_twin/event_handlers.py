@@ -19,7 +19,8 @@ import heapq
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.contention import progress_rate
-from digital_twin.objective import PENALTY_INDEX, utility_loss
+from digital_twin.measures import utility_loss
+from digital_twin.objective import PENALTY_INDEX
 from digital_twin.state import (
     COMPLETED,
     COMPLETION,

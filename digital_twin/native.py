@@ -44,12 +44,14 @@ COMPILED_MODULES: tuple[str, ...] = (
     "event_handlers",
     "event_loop",
     "job_queue",
+    "measures",
     "state",
     "twin",
     "twin_views",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
-and the twin's per-decision methods (everything an env step runs in the twin)."""
+the objective's measures, and the twin's per-decision methods (everything an env step runs in
+the twin)."""
 GROUP = "digital_twin.native_core"
 """mypyc's name of the build's shared library (``digital_twin/native_core__mypyc.<suffix>``)."""
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, fields
 
 from digital_twin.constants import TwinConstants
 from digital_twin.job_queue import JobQueue
-from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX, unfairness
+from digital_twin.measures import unfairness
+from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX
 
 # Job status codes (index into STATUS_NAMES).
 FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
