@@ -20,6 +20,7 @@ import numpy as np
 
 from digital_twin.contention import PROCESSOR_SHARING
 from digital_twin.fleet import NodeSpec
+from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION
 from digital_twin.spec import TwinSpec
@@ -197,24 +198,6 @@ class _FleetColumns(NamedTuple):
     """The static candidates of the job shapes seen so far (a memo of :func:`_static_candidates`)."""
 
 
-_FLEETS: dict[int, tuple[tuple[NodeSpec, ...], _FleetColumns]] = {}
-"""``_fleet_columns`` by ``id(fleet)``, with the fleet (kept alive, so that its id is not reused)."""
-
-
-def _fleet_columns(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
-    """The per-node constants of ``fleet`` (cached: an env builds a twin on the same fleet at every reset).
-
-    Looked up by identity first (an env's specs share its scenario's fleet tuple): hashing a
-    fleet (every field of every node) costs more than the lookup.
-    """
-    cached = _FLEETS.get(id(fleet))
-    if cached is None or cached[0] is not fleet:
-        if len(_FLEETS) >= 16:
-            _FLEETS.clear()
-        cached = _FLEETS[id(fleet)] = fleet, _fleet_columns_of(fleet)
-    return cached[1]
-
-
 @functools.lru_cache(maxsize=16)
 def _fleet_columns_of(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
     """The per-node constants of ``fleet``, cached by value (equal fleets share them)."""
@@ -250,6 +233,11 @@ def _background_columns(telemetry: Telemetry, cpu_m: tuple[int, ...]) -> Backgro
         background_m = background_pct * np.asarray(cpu_m, dtype=np.float64) / 100.0
         columns = by_fleet[cpu_m] = (background_pct.tolist(), background_m.tolist())
     return columns
+
+
+_fleet_columns: IdentityCache[tuple[NodeSpec, ...], _FleetColumns] = IdentityCache(_fleet_columns_of)
+"""The per-node constants of a fleet, looked up by identity first (an env builds a twin on its
+scenario's one fleet tuple at every reset), then by value."""
 
 
 def whole_units(amounts: Sequence[float] | np.ndarray, units_per_amount: int) -> list[int]:

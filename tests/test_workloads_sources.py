@@ -30,7 +30,7 @@ from digital_twin.workloads import (
     load_swf_jobs,
     read_swf_header,
 )
-from digital_twin.workloads.synthetic import _categorical
+from digital_twin.workloads.synthetic import _categorical, _cdf
 
 TRACES = Path(
     os.environ.get("ACO_ENV_TRACES", Path(__file__).resolve().parents[2] / "shared" / "traces")
@@ -512,4 +512,4 @@ def test_synthetic__categorical_draw_matches_numpy_choice(weights: tuple[float, 
     p = np.asarray(weights) / sum(weights)
     for seed in range(20):
         expected = np.random.default_rng(seed).choice(len(weights), size=seed * 7, p=p)
-        assert (_categorical(np.random.default_rng(seed), weights, seed * 7) == expected).all()
+        assert (_categorical(np.random.default_rng(seed), _cdf(weights), seed * 7, seed * 7) == expected).all()

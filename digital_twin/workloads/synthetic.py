@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from digital_twin.errors import SpecError, short_repr
+from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES
 from digital_twin.workload import Workload
 from digital_twin.workloads._common import check_fraction, check_int, check_positive, coerce
@@ -232,13 +233,14 @@ def diurnal_arrivals(
     return candidates[draws < config.rate_per_s(candidates)]
 
 
-def _categorical(rng: np.random.Generator, weights: Sequence[float], n: int) -> np.ndarray:
-    """``n`` indices drawn with probabilities proportional to ``weights``, by inverse CDF.
+def _categorical(rng: np.random.Generator, cdf: np.ndarray, n: int, count: int) -> np.ndarray:
+    """The first ``count`` of ``n`` indices drawn from the distribution ``cdf`` (:func:`_cdf`), by inverse CDF.
 
     One uniform per draw, as ``rng.choice(len(weights), n, p=...)`` does (same numbers), without
-    its argument checks, which cost more than the draw at every env reset.
+    its argument checks, which cost more than the draw at every env reset. All ``n`` are drawn,
+    so that the generator's next numbers do not depend on ``count``.
     """
-    return _cdf(weights).searchsorted(rng.random(n), side="right")
+    return cdf.searchsorted(rng.random(n)[:count], side="right")
 
 
 def _cdf(weights: Sequence[float]) -> np.ndarray:
@@ -285,25 +287,6 @@ class _SizeColumns(NamedTuple):
     mem_gb_per_core: float
 
 
-_COLUMNS: dict[int, tuple[SyntheticWorkloadConfig, _ClassColumns]] = {}
-"""``_class_columns`` by ``id(config)``, with the config (kept alive, so that its id is not reused)."""
-
-
-def _class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
-    """The per-class columns of ``config``.
-
-    Cached by identity: a scenario draws a workload from its one config at every env reset, and
-    hashing a config (every field of every class) costs more than looking it up by ``id``.
-    """
-    cached = _COLUMNS.get(id(config))
-    if cached is not None and cached[0] is config:
-        return cached[1]
-    if len(_COLUMNS) >= 16:
-        _COLUMNS.clear()
-    columns = _COLUMNS[id(config)] = config, _new_class_columns(config)
-    return columns[1]
-
-
 def _new_class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
     mix = config.mix
     sizes = config.cpu_sizes
@@ -322,6 +305,10 @@ def _new_class_columns(config: SyntheticWorkloadConfig) -> _ClassColumns:
             mem_gb_per_core=sizes.mem_gb_per_core,
         ),
     )
+
+
+_class_columns: IdentityCache[SyntheticWorkloadConfig, _ClassColumns] = IdentityCache(_new_class_columns)
+"""The per-class columns of a config, by identity: a scenario draws from its one config at every reset."""
 
 
 _JOB_IDS: dict[str, tuple[str, ...]] = {}
@@ -375,12 +362,12 @@ def generate_jobs(
     classes = _class_columns(config)
     # Draw every attribute for every arrival, in a fixed order, before applying ``limit``; then
     # keep the first ``count`` draws of each.
-    kind = classes.class_cdf.searchsorted(rng.random(n)[:count], side="right")  # as _categorical
+    kind = _categorical(rng, classes.class_cdf, n, count)
     preempt_draw = rng.random(n)[:count]
     z = rng.standard_normal(n)[:count]
     sizes, mem_per_core = None, 0.0
     if classes.cpu_sizes is not None:
-        size_index = classes.cpu_sizes.cdf.searchsorted(rng.random(n)[:count], side="right")
+        size_index = _categorical(rng, classes.cpu_sizes.cdf, n, count)
         sizes, mem_per_core = classes.cpu_sizes.sizes[size_index], classes.cpu_sizes.mem_gb_per_core
     # math.exp (the C library's), not np.exp: numpy picks an exp kernel by the CPU's SIMD width
     # (AVX2, AVX-512), whose last bits differ, and a seed must give the same jobs on any machine.
