@@ -29,10 +29,12 @@ feasible solution of the program whose program objective is no larger):
    Starts on down nodes are impossible and excluded.
 3. **What an option charges.** A point option charges exactly what the twin charges for that
    start (but see the two exceptions below). A cell option ``[lo, hi)`` (fuzzy cells split at
-   grid points, deadlines, ``t_int - d_j`` and ``a_j + TTL``) charges the minimum over its
-   starts of cost + eviction + deadline: the smaller of the value at ``lo`` and the infimum
-   over ``(lo, hi)``, where each term is bounded separately (cost is non-increasing in ``s``;
-   a penalty is dropped if any interior start avoids it). QoS is per node and exact (a last
+   grid points, deadlines, ``t_int - d_j`` and ``a_j + TTL``) charges the least any of its
+   starts pays: the smaller of the charge at ``lo`` and the infimum over ``(lo, hi)``. In the
+   infimum a counted event (eviction, deadline) is dropped if any interior start avoids it,
+   and the charges that move continuously with the start (compute cost, wait, lost utility)
+   are summed exactly: piecewise linear in ``s`` between known kinks, their sum's infimum is its
+   least value at the cell's ends and kinks (:func:`_cells`). QoS is per node and exact (a last
    run on a spot node means the job was placed on a spot node). Exceptions: for a preemptible
    job that may be evicted, the deadline penalty is charged only when its arrival is already
    past the deadline (an earlier run may have started in time, and the penalty may be read as
@@ -343,21 +345,35 @@ def _points(
 def _cells(
     inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray, evictable: bool
 ) -> dict[str, np.ndarray] | None:
-    """Cell options: core usage and ticks, and each term at its minimum over the cell."""
+    """Cell options: core usage and ticks, charged the least any start in the cell pays.
+
+    That is the smaller of the charge at ``lo`` and the infimum over ``(lo, hi)``. Inside the
+    cell the counted events are at their infimum (:func:`terms.cell_counts`) and the charges
+    that move with the start (compute cost, wait, lost utility) are summed exactly: the sum is
+    piecewise linear between the kinks of :func:`terms.ramp_kinks`, so its infimum is its least
+    value at the cell's ends and the kinks inside.
+    """
     if len(lo) == 0:
         return None
     rate = inst.rate_per_s[job, node]
     t_next = inst.next_interruption_s(node, lo)  # no interruption inside a cell
     end_lo = run_end(inst, job, lo, t_next)
-    end_hi = run_end(inst, job, hi, t_next)
-    cost_lo, cost_inf = rate * (end_lo - lo), rate * np.maximum(end_hi - hi, 0.0)
-    counts_lo = terms.cell_counts(inst, job, node, lo, t_next, infimum=False)
-    counts_inf = terms.cell_counts(inst, job, node, lo, t_next, infimum=True)
-    if evictable:
-        terms.relax_for_earlier_runs(inst, job, counts_lo)
-        terms.relax_for_earlier_runs(inst, job, counts_inf)
-    pen_lo, pen_inf = terms.penalty_usd(inst, counts_lo), terms.penalty_usd(inst, counts_inf)
-    use_lo = pen_lo <= pen_inf if inst.active_nodes else cost_lo + pen_lo <= cost_inf + pen_inf
+
+    def charge(at: np.ndarray | None, infimum: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        start = lo if at is None else at
+        cost = rate * np.maximum(run_end(inst, job, start, t_next) - start, 0.0)
+        counts = terms.cell_counts(inst, job, node, lo, t_next, infimum=infimum, at=at)
+        if evictable:
+            terms.relax_for_earlier_runs(inst, job, counts)
+        penalties = terms.penalty_usd(inst, counts)
+        return cost, counts, penalties if inst.active_nodes else penalties + cost
+
+    cost, counts, total = charge(None, infimum=False)
+    for kink in (lo, hi, *terms.ramp_kinks(inst, job)):
+        cost_k, counts_k, total_k = charge(np.clip(kink, lo, hi), infimum=True)
+        cheaper = total_k < total
+        cost, total = np.where(cheaper, cost_k, cost), np.where(cheaper, total_k, total)
+        counts = np.where(cheaper[:, None], counts_k, counts)
     ticks = inst.tick_times_s
     return block(
         inst,
@@ -367,6 +383,6 @@ def _cells(
         hi=hi,
         use=(hi, end_lo),
         tick_range=(np.searchsorted(ticks, hi, side="left"), np.searchsorted(ticks, end_lo, side="left")),
-        cost=np.where(use_lo, cost_lo, cost_inf),
-        counts=np.where(use_lo[:, None], counts_lo, counts_inf),
+        cost=cost,
+        counts=counts,
     )

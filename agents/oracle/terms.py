@@ -84,13 +84,23 @@ def point_counts(
 
 
 def cell_counts(
-    inst: OracleInstance, job: int, node: int, lo: np.ndarray, t_next: np.ndarray, *, infimum: bool
+    inst: OracleInstance,
+    job: int,
+    node: int,
+    lo: np.ndarray,
+    t_next: np.ndarray,
+    *,
+    infimum: bool,
+    at: np.ndarray | None = None,
 ) -> np.ndarray:
     """``(n, T)`` counts of a start in each cell ``[lo, hi)``: at ``lo``, or their infimum over ``(lo, hi)``.
 
-    A count is dropped from the infimum when any start inside the cell avoids it (each term is
-    bounded separately). No interruption and no deadline lies strictly inside a cell, nor
-    does a start whose nominal run would end at an interruption (cells are cut at ``t - d``).
+    The counted events (eviction, deadline, QoS) are constant inside a cell: no interruption
+    and no deadline lies strictly inside one, nor does a start whose nominal run would end at
+    an interruption (cells are cut at ``t - d``); the infimum drops an event when any start
+    inside the cell avoids it. The terms that move continuously with the start (the wait, and
+    lost utility through the run's end) are those of the start ``at`` (default ``lo``, where
+    both are least), so that the caller can charge the cheapest start of the cell as a whole.
 
     Args:
         inst: The episode.
@@ -99,6 +109,8 @@ def cell_counts(
         lo: ``(n,)`` first start of each cell, seconds.
         t_next: ``(n,)`` the node's first interruption after ``lo`` (``inf``: none).
         infimum: False for the counts of the start at ``lo``, True for the infimum over the open cell.
+        at: ``(n,)`` a start in each cell (``lo <= at <= hi``, the end as a limit) at which the
+            wait and lost utility are counted; ``None`` = ``lo``.
     """
     counts = _option_counts(inst, job, node, len(lo))
     d = inst.duration_s[job]
@@ -106,14 +118,31 @@ def cell_counts(
     fails = ~inst.job_preemptible[job] & ((t_next <= reach) if infimum else (t_next < reach))
     counts[:, _EVICTION] = fails
     deadline = inst.deadline_s[job]
-    end = np.minimum(reach, inst.horizon_s)  # the nominal end of the run from lo; later starts end later
+    start = lo if at is None else at
+    end = np.minimum(start + d, inst.horizon_s)  # the nominal end of the run from that start
     if inst.deadline_at_completion:
         counts[:, _DEADLINE] = _late_at_completion(inst, job, lo, t_next, deadline, infimum=infimum)
     else:
         counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
-    counts[:, _WAIT] = (lo - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
+    counts[:, _WAIT] = (start - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)  # the loss rises with the end
     return counts
+
+
+def ramp_kinks(inst: OracleInstance, job: int) -> np.ndarray:
+    """Starts at which a continuous per-start charge of ``job`` changes slope (seconds, any order).
+
+    The compute cost of a run ``min(s + d, H) - s`` bends at ``s = H - d``; a latency-critical
+    job's lost utility ``clip((min(s + d, H) - a) / slo - 1, 0, 1)`` at ``H - d`` and where the
+    ramp starts and ends (``s = a + slo - d`` and ``a + 2 slo - d``). The wait is linear.
+    Between consecutive kinks every such charge is linear in the start.
+    """
+    d, a = inst.duration_s[job], inst.arrival_s[job]
+    kinks = [inst.horizon_s - d]
+    if inst.job_lc[job]:
+        slo = inst.latency_slo_s[job]
+        kinks += [a + slo - d, a + 2.0 * slo - d]
+    return np.array(kinks, dtype=np.float64)
 
 
 def _late_at_completion(
