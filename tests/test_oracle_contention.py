@@ -21,7 +21,7 @@ from agents.oracle.instance import OracleInstance
 from agents.oracle.limits import SolveLimits
 from agents.oracle.plan import evaluate_plan, greedy_plan, plan_options
 from agents.oracle.program import solve_program
-from agents.oracle.replay import planned_node
+from agents.oracle.replay import FirstRuns, Plan, planned_node
 from agents.oracle.replay import replay_plan as replay_plan_objective
 from agents.oracle.stretch import worst_case_ends
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
@@ -45,6 +45,8 @@ def _check(spec: TwinSpec) -> None:
     assert optimum is not None
     assert result.lower_bound_usd <= optimum + TOL, (result.lower_bound_usd, optimum)
     assert result.plan_objective_usd >= optimum - TOL
+    if result.proven_optimal:  # "proven" means the exhaustive optimum
+        assert abs(result.plan_objective_usd - optimum) <= TOL + 1e-6 * abs(optimum), result.plan_objective_usd
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -61,20 +63,20 @@ def test_oracle_contention__on_the_tick_grid_too(spec: TwinSpec) -> None:
     _check(spec)
 
 
-def _first_starts(spec: TwinSpec, plan: dict[str, tuple[int, float] | None]) -> dict[str, tuple[int, float]]:
-    """Replay ``plan`` by the oracle agent's rule (repairing); each job's first start ``(node, time_s)``."""
+def _starts(spec: TwinSpec, plan: Plan, first_runs: FirstRuns | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Replay ``plan`` by the oracle agent's rule (repairing); each job's starts ``(node, time_s)`` in order."""
     prices = [node.price_per_hour_usd for node in spec.fleet]
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
-    starts: dict[str, tuple[int, float]] = {}
+    starts: dict[str, list[tuple[int, float]]] = {}
     while not twin.done:
         job = twin.current_job
         assert job is not None
-        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
+        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices, first_runs)
         if node is None:
             twin.defer()
         else:
-            starts.setdefault(job.job_id, (node, twin.time_s))
+            starts.setdefault(job.job_id, []).append((node, twin.time_s))
             twin.place(node)
     return starts
 
@@ -89,13 +91,19 @@ def test_worst_case_plan__the_twin_replays_it_start_for_start(spec: TwinSpec) ->
     inst = OracleInstance.from_hindsight(twin.hindsight())
     options = plan_options(inst, worst_case=True)
     program = solve_program(inst, options, SolveLimits(), 1e-7)
-    plans = [greedy_plan(inst, options)] + ([] if program.chosen is None else [program.chosen])
-    for chosen in plans:
+    plans = [(greedy_plan(inst, options), None)]
+    if program.chosen is not None:
+        plans.append((program.chosen, program.first_runs))
+    for chosen, first_runs in plans:
         planned = {inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]))
                    for j, o in enumerate(chosen) if o >= 0}
-        assert _first_starts(spec, dict(planned)) == planned
-        charged = evaluate_plan(inst, options, chosen)
-        replayed = replay_plan_objective(twin.hindsight(), dict(planned))
+        firsts = {} if first_runs is None else {
+            inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]), float(options.use_end_s[o]))
+            for j, o in enumerate(first_runs) if o >= 0}
+        expected = {job: [firsts[job][:2], start] if job in firsts else [start] for job, start in planned.items()}
+        assert _starts(spec, dict(planned), firsts) == expected
+        charged = evaluate_plan(inst, options, chosen, first_runs)
+        replayed = replay_plan_objective(twin.hindsight(), dict(planned), first_runs=firsts)
         assert replayed.cost_usd <= charged.cost_usd + TOL, (replayed.cost_usd, charged.cost_usd)
         assert replayed["sla_violations"] <= charged["sla_violations"]
 

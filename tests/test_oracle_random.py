@@ -190,7 +190,8 @@ def replay_plan(spec: TwinSpec, result: OracleResult) -> float:
     while not twin.done:
         job = twin.current_job
         assert job is not None
-        node = planned_node(result.plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
+        node = planned_node(result.plan, job.job_id, twin.time_s, twin.feasible_mask(), prices,
+                            result.plan_first_runs)
         if node is None:
             twin.defer()
         else:
@@ -225,6 +226,8 @@ def _check_instance(spec: TwinSpec, exact_grid: bool) -> None:
         return
     assert result.lower_bound_usd <= optimum + TOL, (result.lower_bound_usd, optimum)
     assert result.plan_objective_usd >= optimum - TOL
+    if result.proven_optimal:  # "proven" means the exhaustive optimum
+        assert abs(result.plan_objective_usd - optimum) <= TOL + 1e-6 * abs(optimum), result.plan_objective_usd
     falling = any(getattr(spec.weights, term.weight_key) for term in PENALTIES if not term.monotone)
     if exact_grid and not falling:  # the programs charge the terms that may fall 0: no equality then
         assert abs(result.plan_objective_usd - optimum) <= TOL, (result.plan_objective_usd, optimum)

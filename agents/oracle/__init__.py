@@ -5,8 +5,10 @@ Two numbers per episode, from two mixed-integer programs solved by HiGHS
 
 * an achievable **plan** (:mod:`agents.oracle.plan`): each job starts at its arrival or at a
   later event time that occurs in every episode (ticks, arrivals, TTL expiries, interruptions,
-  recoveries), on one of its nodes, or is rejected. The :class:`OracleAgent` replays it through
-  the env, and the replay's objective equals the plan's;
+  recoveries), on one of its nodes, or is rejected; a preemptible job may first be run to be
+  evicted by a known spot interruption, which re-queues it with a fresh TTL
+  (:mod:`agents.oracle.rerun`). The :class:`OracleAgent` replays it through the env, and the
+  replay's objective is the plan's;
 * a **lower bound** valid for every policy (:mod:`agents.oracle.bound`, whose docstring proves
   it): a relaxation over every possible start time.
 
@@ -18,7 +20,8 @@ an episode above its memory budget (4 GB unless the ``memory_budget_gb`` option 
 
 Modules: ``instance`` (the episode as arrays), ``fit`` (which nodes each job fits), ``terms``
 (how each objective term is charged: the only oracle module a new term touches), ``options``
-(placement options), ``plan`` / ``bound`` (the two option sets), ``program``
+(placement options), ``plan`` / ``bound`` (the two option sets), ``rerun`` (the plan's
+evict-and-rerun options), ``program``
 (the sparse MILP), ``counts`` / ``size`` (the programs' size and memory, estimated before they
 are built), ``budget`` (the memory budget and :class:`OracleTooLargeError`), ``solve``
 (:func:`solve_oracle`), ``agent`` (the registered ``"oracle"`` agent).

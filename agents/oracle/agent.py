@@ -131,7 +131,7 @@ class OracleAgent:
             fits = np.asarray(observation["action_mask"], dtype=bool).reshape(-1)[: self._n_nodes].tolist()
             result = self.episode_result()
             prices = [node.price_per_hour_usd for node in view.fleet] if result.plan_repairs else None
-            node = planned_node(result.plan, view.job.job_id, view.time_s, fits, prices)
+            node = planned_node(result.plan, view.job.job_id, view.time_s, fits, prices, result.plan_first_runs)
             if node is not None:
                 action = node
         return np.array(action, dtype=np.int64), None

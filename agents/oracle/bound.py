@@ -40,7 +40,8 @@ feasible solution of the program whose program objective is no larger):
    past the deadline (an earlier run may have started in time, and the penalty may be read as
    "first start late"); and a last run of a preemptible job that starts after its first TTL
    window proves an earlier run was evicted on a spot node, so its option adds the least cost
-   that run can have had and, for a latency-critical job, the QoS penalty
+   and wait that run can have had (it started no later than the last possible decision time
+   in the first window) and, for a latency-critical job, the QoS penalty
    (:func:`_charge_earlier_runs`).
 4. **Resources and activity.** An option reserves only its *core* ``[hi, e(lo))`` (``e`` = run
    end), which every start in the cell occupies: the cores of the kept runs are subsets of the
@@ -105,6 +106,7 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
             allowed = subtract(windows[j], list(inst.down_windows_s[i]))
             group = _group(inst, j, i, allowed, points, intersect(allowed, fuzzy_runs), bounds, evictable[j])
             if group is not None:
+                _charge_earlier_runs(inst, j, group, points, fuzzy_runs)
                 blocks.append(group)
     options = Options.concatenate(blocks, *unserved(inst, may_have_started=np.array(evictable, dtype=bool)))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
@@ -293,36 +295,68 @@ def _group(
     if not parts:
         return None
     merged = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    _charge_earlier_runs(inst, job, node, merged)
     order = np.argsort(merged["start_lo_s"], kind="stable")
     return {k: v[order] for k, v in merged.items()}
 
 
-def _charge_earlier_runs(inst: OracleInstance, job: int, node: int, group: dict[str, np.ndarray]) -> None:
+def _charge_earlier_runs(
+    inst: OracleInstance, job: int, group: dict[str, np.ndarray], points: np.ndarray, fuzzy_runs: list[Interval]
+) -> None:
     """Add what an evicted first run surely cost to options that start after the first window.
 
-    A last run starting at or after ``a + TTL`` means the first run (started before
-    ``a + TTL``) was evicted at an interruption ``t`` of a spot node ``k``: it cost at least
-    ``rate[k] * (t - (a + TTL))`` (pro-rated model) and counted the penalties of a run on a spot
-    node (:func:`terms.add_earlier_spot_run`). The minimum over the possible ``(k, t)`` is charged.
+    A last run starting at or after ``a + TTL`` means the first run, started at a decision time
+    ``s1`` in ``[a, a + TTL)``, was evicted at an interruption ``t > s1`` of a spot node ``k``.
+    ``s1`` is at most the latest possible decision time before ``min(a + TTL, t)`` (from the
+    decision-time superset, :func:`latest_decision`), so under the pro-rated model that run
+    cost at least ``rate[k] * (t - s1)``, and its wait was ``s1 - a``: their sum is linear in
+    ``s1``, so its least value is at ``s1 = a`` or at that latest time. It also counted the
+    penalties of a run on a spot node (:func:`terms.add_earlier_spot_run`). The minimum over
+    the possible ``(k, t, s1)`` is charged.
     """
     if inst.ttl_s is None:
         return
-    a, d = float(inst.arrival_s[job]), float(inst.longest_run_s[job])
+    a, longest = float(inst.arrival_s[job]), float(inst.longest_run_s[job])
     first_end = a + inst.ttl_s
     later = group["start_lo_s"] >= first_end
-    firsts = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if a < t < first_end + d]
+    firsts = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if a < t < first_end + longest]
     if not later.any() or not firsts:
         return
-    cost = 0.0
-    if not inst.active_nodes:
-        cost = min(float(inst.rate_per_s[job, k]) * max(0.0, t - first_end) for k, t in firsts)
+    wait_usd_per_s = inst.weights.wait_usd_per_job_hour / 3600.0
+    best = (math.inf, 0.0)  # (USD, the first start's wait in s)
+    for k, t in firsts:
+        latest = latest_decision(points, fuzzy_runs, a, min(first_end, t))
+        if latest is None:
+            continue  # no first run can have started before t
+        rate = 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k])
+        for s1 in (a, latest):
+            best = min(best, (rate * (t - s1) + wait_usd_per_s * (s1 - a), s1 - a))
+    if not math.isfinite(best[0]):
+        best = (0.0, 0.0)  # unreachable: the arrival is a decision time; charge nothing
+    wait_s = best[1]
     counts = group["counts"].copy()
     terms.add_earlier_spot_run(inst, job, counts, later)
+    terms.add_first_run_wait(counts, later, wait_s)
+    cost = best[0] - wait_usd_per_s * wait_s
     group["cost_usd"] = group["cost_usd"] + cost * later
     penalties = terms.penalty_usd(inst, counts)
     group["coef_usd"] = penalties if inst.active_nodes else penalties + group["cost_usd"]
     group["counts"] = counts
+
+
+def latest_decision(points: np.ndarray, fuzzy_runs: list[Interval], lo: float, hi: float) -> float | None:
+    """The supremum of the possible decision times in ``[lo, hi)`` (``None``: there are none).
+
+    ``points`` (sorted) and ``fuzzy_runs`` are the decision-time superset
+    (:func:`decision_time_superset`); a fuzzy run's supremum in the range is ``min(its end, hi)``.
+    """
+    best = -math.inf
+    k = int(np.searchsorted(points, hi, side="left")) - 1
+    if k >= 0 and points[k] >= lo:
+        best = float(points[k])
+    for run_lo, run_hi in fuzzy_runs:
+        if run_lo < hi and run_hi > lo:
+            best = max(best, min(run_hi, hi))
+    return None if best == -math.inf else best
 
 
 def _points(

@@ -6,7 +6,9 @@ For a job arriving at ``a`` with duration ``d`` and first window end ``W = min(a
 per (job, node) group:
 
 * **plan options**: the arrival and the static events in ``(a, W)``
-  (:func:`agents.oracle.plan.plan_starts`);
+  (:func:`agents.oracle.plan.plan_starts`), and for a job with evict-and-rerun families
+  (:mod:`agents.oracle.rerun`) their first runs and reruns, whose groups enter rows up to the
+  last rerun window's end;
 * **relaxation options**: the relaxation's own decision-time superset is computed (the sweep
   costs cells x windows, not options), then each group has its points and fuzzy cells inside
   its start windows, plus one piece per cut (deadline, first TTL end, window edges, the node's
@@ -36,6 +38,7 @@ from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
 from agents.oracle.fit import mebibytes, millicores, node_shapes
 from agents.oracle.instance import longest_runs, slowest_rates, static_events
 from agents.oracle.intervals import Interval
+from agents.oracle.rerun import MAX_FIRST_RUN_STARTS
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES
@@ -139,7 +142,9 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
     """
     runs = ep.d if runs is None else runs
     starts = 1 + _count(ep.events, np.nextafter(ep.a, np.inf), ep.w)  # arrival + events in (a, W)
-    end = np.minimum(ep.w + runs, ep.horizon)
+    rerun_options, families, rerun_end = _rerun_families(ep)
+    end = np.minimum(np.maximum(ep.w, rerun_end) + runs, ep.horizon)
+    groups_per_node = 1 + 2 * families  # the ordinary group, and per family a first-run and a rerun group
     taus = _count(ep.events, ep.a, end)
     span = None
     if ep.active:
@@ -149,9 +154,41 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
             inside = np.searchsorted(ep.events, y, side="left") - first[j, None]
             return (y > ep.a[j, None]) + np.clip(inside, 0, starts[j, None] - 1)
 
-        span = _span_pairs(ep, n_starts, taus, end, runs)
+        # each first run or rerun ends once, splitting at most one interval of its node
+        span = groups_per_node * (_span_pairs(ep, n_starts, taus, end, runs) + ep.c * int(rerun_options.sum()))
     ticks = _count(ep.ticks, np.nextafter(ep.a, np.inf), end)
-    return _program(ep, ep.c * starts, _capacity_pairs(ep, ep.events, end), ticks, span)
+    pairs, capacity_rows = _capacity_pairs(ep, ep.events, end)
+    return _program(ep, ep.c * starts + rerun_options, (groups_per_node * pairs, capacity_rows),
+                    groups_per_node * ticks, span, families)
+
+
+def _rerun_families(ep: EpisodeColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Upper bounds on each job's evict-and-rerun families (:mod:`agents.oracle.rerun`).
+
+    A family per interruption ``t`` of a node the job fits, ``a < t < H``: reruns at ``t`` and
+    at the static events in ``(t, min(t + TTL, H))`` on each candidate, and up to
+    :data:`~agents.oracle.rerun.MAX_FIRST_RUN_STARTS` first runs on each.
+
+    Returns:
+        ``(options, families, window_end)``, each ``(J',)``: options over all families,
+        families, and the last rerun window's end (``-inf`` without families).
+    """
+    options = np.zeros(len(ep.a), dtype=np.int64)
+    families = np.zeros(len(ep.a), dtype=np.int64)
+    window_end = np.full(len(ep.a), -math.inf)
+    if ep.ttl is None:
+        return options, families, window_end
+    for j in np.flatnonzero(ep.preemptible & ~ep.lc):
+        times = np.unique(np.concatenate([ep.shape_ints[s] for s in np.flatnonzero(ep.fits[:, j])] or [np.zeros(0)]))
+        times = times[(times > ep.a[j]) & (times < ep.horizon)]
+        if len(times) == 0:
+            continue
+        ends = np.minimum(times + ep.ttl, ep.horizon)
+        reruns = 1 + _count(ep.events, np.nextafter(times, np.inf), ends)
+        options[j] = int(ep.c[j]) * (int(reruns.sum()) + MAX_FIRST_RUN_STARTS * len(times))
+        families[j] = len(times)
+        window_end[j] = float(ends.max())
+    return options, families, window_end
 
 
 def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
@@ -218,6 +255,7 @@ def _program(
     capacity: tuple[np.ndarray, int],
     ticks: np.ndarray,
     span: np.ndarray | None,
+    families: np.ndarray | None = None,
 ) -> ProgramSize:
     """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.program`.
 
@@ -226,10 +264,14 @@ def _program(
         options: ``(J',)`` options of each job over all its groups.
         capacity: ``(J',)`` (capacity row, group) pairs of each job over its groups, and the
             number of capacity rows.
-        ticks: ``(J',)`` SLA ticks one group of the job covers.
+        ticks: ``(J',)`` SLA ticks the groups of the job cover.
         span: ``(J',)`` activity intervals all groups of the job cover (``None``: prorated).
+        families: ``(J',)`` evict-and-rerun families of each job (``None``: none): two more
+            groups per family and candidate node, and two rows per family.
     """
-    n, groups = int(options.sum()), int(ep.c.sum())
+    n_families = 0 if families is None else int(families.sum())
+    family_groups = 0 if families is None else 2 * int((ep.c * families).sum())
+    n, groups = int(options.sum()), int(ep.c.sum()) + family_groups
     pairs, capacity_rows = int(capacity[0].sum()), capacity[1]
     tick_pairs = int((ep.c * ticks).sum())
     lc_pairs = int((ep.c * ticks)[ep.lc].sum())
@@ -237,8 +279,9 @@ def _program(
     span_pairs = 0 if span is None else int(span.sum())
     variables = n + int(ep.lc.sum()) + z + span_pairs // 2  # y only on intervals that two groups cover
     # a capacity row binds only when two groups or more cover it (each job fits an empty node)
-    rows = (n - groups) + len(ep.a) + min(pairs // 2, capacity_rows) + z + lc_pairs + span_pairs
-    nonzeros = 2 * (n - groups) + groups + 2 * pairs + 2 * tick_pairs + z + 4 * lc_pairs + 3 * span_pairs
+    rows = (n - groups) + len(ep.a) + min(pairs // 2, capacity_rows) + z + lc_pairs + span_pairs + 2 * n_families
+    nonzeros = (2 * (n - groups) + groups + 2 * pairs + 2 * tick_pairs + z + 4 * lc_pairs + 3 * span_pairs
+                + 2 * family_groups)
     return ProgramSize(n, groups, variables, rows, nonzeros)
 
 

@@ -52,6 +52,12 @@ class Options:
             cost at the start that attains its minimum).
         counts: ``(n, T)`` what the option counts of each penalty term, in ``PENALTIES`` order
             (exact for points; :mod:`agents.oracle.terms`).
+        family: ``(n,)`` int64, ``-1`` for an ordinary option (the job's one run); otherwise
+            the option belongs to an *evict-and-rerun* family (one per job and spot
+            interruption, :mod:`agents.oracle.rerun`): a first run the interruption evicts,
+            and the rerun after it. A program takes a family's first run exactly when it
+            takes one of its reruns.
+        evicted: ``(n,)`` bool, the option is such a first run (it does not serve the job).
         unserved_counts: ``(J, T)`` what leaving each job unserved (no option) counts.
         unserved_usd: ``(J,)`` the USD of ``unserved_counts``.
     """
@@ -68,6 +74,8 @@ class Options:
     coef_usd: np.ndarray  # (n,)
     cost_usd: np.ndarray  # (n,)
     counts: np.ndarray  # (n, T)
+    family: np.ndarray  # (n,)
+    evicted: np.ndarray  # (n,)
     unserved_counts: np.ndarray  # (J, T)
     unserved_usd: np.ndarray  # (J,)
 
@@ -110,7 +118,8 @@ class Options:
         blocks = [b for b in blocks if len(b["job"])]
         sizes = [len(b["job"]) for b in blocks]
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-        empty = {"job": np.int64, "node": np.int64, "tick_lo": np.int64, "tick_hi": np.int64}
+        empty = {"job": np.int64, "node": np.int64, "tick_lo": np.int64, "tick_hi": np.int64, "family": np.int64,
+                 "evicted": np.bool_}
         arrays = {}
         for name in _PER_OPTION:
             if blocks:
@@ -203,8 +212,13 @@ def block(
     tick_range: tuple[np.ndarray, np.ndarray],
     cost: np.ndarray,
     counts: np.ndarray,
+    family: int = -1,
+    evicted: bool = False,
 ) -> dict[str, np.ndarray]:
-    """One group's arrays; forms ``coef_usd`` from the ``(n, T)`` penalty counts and the cost."""
+    """One group's arrays; forms ``coef_usd`` from the ``(n, T)`` penalty counts and the cost.
+
+    ``family`` and ``evicted`` mark the options of an evict-and-rerun family (see :class:`Options`).
+    """
     n = len(lo)
     penalties = terms.penalty_usd(inst, counts)
     coef = penalties if inst.active_nodes else penalties + cost
@@ -220,21 +234,29 @@ def block(
         "coef_usd": np.asarray(coef, dtype=np.float64),
         "cost_usd": np.asarray(cost, dtype=np.float64),
         "counts": counts,
+        "family": np.full(n, family, dtype=np.int64),
+        "evicted": np.full(n, evicted, dtype=bool),
     }
 
 
-def symmetry_allowed(inst: OracleInstance, job: np.ndarray, node: np.ndarray) -> np.ndarray:
+def symmetry_allowed(inst: OracleInstance, job: np.ndarray, node: np.ndarray,
+                     ordinary: np.ndarray | None = None) -> np.ndarray:
     """``(n,)`` bool mask removing options that symmetric solutions make redundant.
 
     For a class ``c_1 < ... < c_m`` of interchangeable nodes, the ``r``-th job (0-based, in job
     order) among those with options on the class may only use ``c_1 .. c_{r+1}``. Any solution
     can be relabelled within the class (node ``c_p`` = the p-th node by first user) without
     changing its objective, and then satisfies this rule, so no optimum is lost.
+
+    Only the ``ordinary`` options (``(n,)`` bool, default all) are ranked and restricted; the
+    others stay on every node of the class, so a relabelled solution keeps them (nodes used
+    by them alone are labelled after the ranked ones).
     """
     keep = np.ones(len(job), dtype=bool)
+    ordinary = keep.copy() if ordinary is None else ordinary
     for members in inst.node_classes:
         position = {n: p for p, n in enumerate(members)}
-        on_class = np.isin(node, members)
+        on_class = np.isin(node, members) & ordinary
         users = np.unique(job[on_class])  # sorted job indices
         rank = {int(j): r for r, j in enumerate(users)}
         for o in np.flatnonzero(on_class):

@@ -7,6 +7,8 @@ every episode (a stale TTL entry still pops), and asks every pending job that fi
 so a job planned there on a node with room is asked and can be placed. Starts on a down node
 are excluded; so are preemptible runs that would cross an interruption (a restriction, still
 achievable). Because usage only rises at starts, capacity checked at each start time is exact.
+A preemptible job may also be planned to run twice: evicted by a known spot interruption,
+then rerun past its first TTL (:mod:`agents.oracle.rerun`).
 
 :func:`evaluate_plan` recomputes the objective of a chosen set of options exactly as the twin
 accounts it (SLA from the loads at ticks, active-node cost from the union of runs).
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle import terms
+from agents.oracle import rerun, terms
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import (
     Options,
@@ -46,6 +48,7 @@ def plan_options(inst: OracleInstance, *, worst_case: bool = False) -> Options:
     default runs last their nominal duration (exact without contention).
     """
     blocks = []
+    families = 0
     for j in range(inst.n_jobs):
         if not inst.placeable(j):
             continue
@@ -56,19 +59,29 @@ def plan_options(inst: OracleInstance, *, worst_case: bool = False) -> Options:
                 ok &= ~crosses(inst, j, i, starts, worst_case=worst_case)
             if ok.any():
                 blocks.append(point_terms(inst, j, i, starts[ok], worst_case=worst_case))
+        if rerun.eligible(inst, j):
+            more, n_families = rerun.rerun_blocks(inst, j, starts, families, worst_case=worst_case)
+            blocks.extend(more)
+            families += n_families
     options = Options.concatenate(blocks, *unserved(inst))
-    return filter_options(options, symmetry_allowed(inst, options.job, options.node))
+    return filter_options(options, symmetry_allowed(inst, options.job, options.node, options.family < 0))
 
 
-def evaluate_plan(inst: OracleInstance, options: Options, chosen: np.ndarray) -> ObjectiveBreakdown:
+def evaluate_plan(
+    inst: OracleInstance, options: Options, chosen: np.ndarray, first_runs: np.ndarray | None = None
+) -> ObjectiveBreakdown:
     """The objective the twin will account for the plan that starts each job at its option.
 
     Args:
         inst: The episode.
         options: Point options (as from :func:`plan_options`).
         chosen: ``(J,)`` option index per job, ``-1`` = never started.
+        first_runs: ``(J,)`` the evicted first run of each job run twice (an ``evicted``
+            option of its rerun's family), ``-1`` = none; ``None`` = no job.
     """
     picked = chosen[chosen >= 0]
+    if first_runs is not None:
+        picked = np.concatenate((picked, first_runs[first_runs >= 0]))
     loads = np.zeros(inst.sla_allowed_cpu_m.shape, dtype=np.int64)  # (K, N)
     for o in picked:
         loads[options.tick_lo[o] : options.tick_hi[o], options.node[o]] += inst.job_cpu_m[options.job[o]]
@@ -119,7 +132,7 @@ def greedy_plan(inst: OracleInstance, options: Options) -> np.ndarray:
     capacity = np.stack([inst.node_cpu_m, inst.node_mem_mib, inst.node_gpus], axis=1)  # (N, 3)
     taken: list[list[int]] = [[] for _ in range(inst.n_nodes)]
     for j in np.argsort(inst.arrival_s, kind="stable"):
-        mine = np.flatnonzero(options.job == j)
+        mine = np.flatnonzero((options.job == j) & (options.family < 0))  # one run per job
         for o in mine[np.argsort(options.coef_usd[mine], kind="stable")]:
             if options.coef_usd[o] >= options.unserved_usd[j]:
                 break
@@ -131,12 +144,15 @@ def greedy_plan(inst: OracleInstance, options: Options) -> np.ndarray:
     return chosen
 
 
-def advance_starts(inst: OracleInstance, options: Options, chosen: np.ndarray) -> np.ndarray:
+def advance_starts(
+    inst: OracleInstance, options: Options, chosen: np.ndarray, first_runs: np.ndarray | None = None
+) -> np.ndarray:
     """Move each planned job to its earliest start on the same node that changes nothing else.
 
     HiGHS breaks ties between equally good start times arbitrarily; a job should not wait for
     nothing. A move is kept only if the job fits at every time and the exact objective does
-    not increase, so the plan's objective is unchanged (up to float rounding).
+    not increase, so the plan's objective is unchanged (up to float rounding). A rerun moves
+    within its family; first runs (``first_runs``, as in :func:`evaluate_plan`) stay.
 
     Returns:
         ``(J,)`` the new chosen option per job.
@@ -144,20 +160,25 @@ def advance_starts(inst: OracleInstance, options: Options, chosen: np.ndarray) -
     chosen = chosen.copy()
     demand = np.stack([inst.job_cpu_m, inst.job_mem_mib, inst.job_gpus], axis=1)  # (J, 3)
     capacity = np.stack([inst.node_cpu_m, inst.node_mem_mib, inst.node_gpus], axis=1)  # (N, 3)
-    value = evaluate_plan(inst, options, chosen).total_usd
+    value = evaluate_plan(inst, options, chosen, first_runs).total_usd
+    fixed = np.zeros(0, dtype=np.int64) if first_runs is None else first_runs[first_runs >= 0]
     for j in np.argsort(inst.arrival_s, kind="stable"):
         o = int(chosen[j])
         if o < 0:
             continue
-        same = np.flatnonzero((options.job == j) & (options.node == options.node[o]))
+        same = np.flatnonzero(
+            (options.job == j) & (options.node == options.node[o]) & (options.family == options.family[o])
+            & ~options.evicted
+        )
         no_worse = options.coef_usd[same] <= options.coef_usd[o]
         earlier = same[(options.start_lo_s[same] < options.start_lo_s[o]) & no_worse]
-        others = [int(p) for p in chosen[chosen >= 0] if p != o and options.node[p] == options.node[o]]
+        taken = np.concatenate((chosen[chosen >= 0], fixed))
+        others = [int(p) for p in taken if p != o and options.node[p] == options.node[o]]
         for candidate in earlier[np.argsort(options.start_lo_s[earlier], kind="stable")]:
             if not _fits(options, others, int(candidate), demand, capacity[options.node[o]]):
                 continue
             chosen[j] = candidate
-            moved = evaluate_plan(inst, options, chosen).total_usd
+            moved = evaluate_plan(inst, options, chosen, first_runs).total_usd
             if moved <= value + 1e-15 * max(1.0, abs(value)):
                 value = moved
                 break

@@ -9,6 +9,9 @@ Variables (all in ``[0, 1]``):
   :mod:`agents.oracle.options`). Rows: ``P[o - 1] <= P[o]`` in a group, and the last ``P`` of a
   job's groups sum to at most 1 (no option = never started: ``Options.unserved_usd``, the
   rejection penalty and what else :mod:`agents.oracle.terms` counts for an unserved job).
+  First runs that an interruption evicts (``Options.evicted``) are not in that sum: per
+  evict-and-rerun family, the last ``P`` of its first-run groups sum to that of its rerun
+  groups (:mod:`agents.oracle.rerun`).
 * ``v[j]`` continuous: latency-critical job ``j`` violated the SLA (weight
   ``sla_violation_usd``).
 * ``z[i, k]`` binary: node ``i`` is over the SLA threshold at tick ``k``:
@@ -50,6 +53,8 @@ class ProgramResult:
     Attributes:
         chosen: ``(J,)`` option index per job (``-1`` = not started), or ``None`` when HiGHS
             returned no solution.
+        first_runs: ``(J,)`` the evicted first run of each job the solution runs twice
+            (``-1`` = none), ``None`` without a solution.
         objective_usd: Program value of that solution (``None`` without one).
         dual_bound_usd: A proven lower bound on the program's optimum.
         status: ``"optimal"``, ``"node-limit"`` (stopped by the work limit), ``"time-limit"``
@@ -69,6 +74,7 @@ class ProgramResult:
     n_constraints: int
     n_nonzeros: int
     search_nodes: int = 0
+    first_runs: np.ndarray | None = None
 
 
 class _Builder:
@@ -248,7 +254,7 @@ def _active_rows(
 
 def _step_objective(options: Options) -> np.ndarray:
     """Objective on ``P`` of the option constants minus the cost of leaving their job unserved."""
-    w = options.coef_usd - options.unserved_usd[options.job]
+    w = options.coef_usd - np.where(options.evicted, 0.0, options.unserved_usd[options.job])
     c = w.copy()
     last = options.group_offsets[1:] - 1
     not_last = np.ones(options.n, dtype=bool)
@@ -266,13 +272,27 @@ def _structure_rows(bld: _Builder, options: Options) -> None:
     rows = bld.new_rows(np.zeros(len(o)))
     bld.add(rows, o, 1.0)
     bld.add(rows, o + 1, -1.0)
-    jobs, job_row = np.unique(options.group_job, return_inverse=True)
+    serving = ~options.evicted[offsets[:-1]]  # (G,) groups whose option serves the job
+    jobs, job_row = np.unique(options.group_job[serving], return_inverse=True)
     rows = bld.new_rows(np.ones(len(jobs)))
-    bld.add(rows[job_row], offsets[1:] - 1, 1.0)
+    bld.add(rows[job_row], offsets[1:][serving] - 1, 1.0)
+    family = options.family[offsets[:-1]]  # (G,)
+    in_family = np.flatnonzero(family >= 0)
+    if len(in_family) == 0:
+        return
+    families, family_row = np.unique(family[in_family], return_inverse=True)
+    sign = np.where(options.evicted[offsets[in_family]], 1.0, -1.0)  # first runs - reruns
+    rows = bld.new_rows(np.zeros(2 * len(families)))  # == 0, as two rows <= 0
+    bld.add(rows[family_row], offsets[in_family + 1] - 1, sign)
+    bld.add(rows[len(families) + family_row], offsets[in_family + 1] - 1, -sign)
 
 
 def solve_program(
-    inst: OracleInstance, options: Options, limits: SolveLimits, mip_rel_gap: float, verbose: bool = False
+    inst: OracleInstance,
+    options: Options,
+    limits: SolveLimits,
+    mip_rel_gap: float,
+    verbose: bool = False,
 ) -> ProgramResult:
     """Build the program over ``options`` and solve it with HiGHS within ``limits``.
 
@@ -287,7 +307,8 @@ def solve_program(
     constant = float(options.unserved_usd.sum())
     if options.n == 0:
         nothing = np.full(inst.n_jobs, -1, dtype=np.int64)
-        return ProgramResult(nothing, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0)
+        return ProgramResult(nothing, constant, constant, "optimal", time.perf_counter() - started, 0, 0, 0, 0,
+                             nothing.copy())
     bld = _Builder(options.n)
     c_base = _step_objective(options)
     lc_jobs = np.unique(options.job[inst.job_lc[options.job]])
@@ -317,9 +338,10 @@ def solve_program(
         options={**limits.highs_options(), "mip_rel_gap": float(mip_rel_gap), "disp": verbose},
     )
     chosen: np.ndarray | None = None
+    first_runs: np.ndarray | None = None
     objective: float | None = None
     if res.x is not None:
-        chosen = _chosen(inst, options, res.x[: options.n])
+        chosen, first_runs = _chosen(inst, options, res.x[: options.n])
         objective = constant + float(res.fun)
     dual = getattr(res, "mip_dual_bound", None)
     if dual is None or not np.isfinite(dual):
@@ -334,22 +356,27 @@ def solve_program(
         n_rows,
         matrix.nnz,
         int(getattr(res, "mip_node_count", None) or 0),
+        first_runs,
     )
 
 
-def _chosen(inst: OracleInstance, options: Options, steps: np.ndarray) -> np.ndarray:
-    """Option per job from the step variables (rounded)."""
+def _chosen(inst: OracleInstance, options: Options, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(J,)`` option per job and ``(J,)`` evicted first run per job (``-1``: none) from the step variables."""
     p = np.rint(steps)
     prev = np.concatenate(([0.0], p[:-1]))
     prev[options.group_offsets[:-1]] = 0.0
     taken = np.flatnonzero(p - prev > 0.5)
     chosen = np.full(inst.n_jobs, -1, dtype=np.int64)
-    chosen[options.job[taken]] = taken
-    return chosen
+    first_runs = np.full(inst.n_jobs, -1, dtype=np.int64)
+    runs, firsts = taken[~options.evicted[taken]], taken[options.evicted[taken]]
+    chosen[options.job[runs]] = runs
+    first_runs[options.job[firsts]] = firsts
+    return chosen, first_runs
 
 
 def _trivial_bound(inst: OracleInstance, options: Options) -> float:
     """A bound needing no solve: each job at its cheapest option constant (SLA/activity >= 0)."""
     best = np.zeros(inst.n_jobs)
-    np.minimum.at(best, options.job, options.coef_usd - options.unserved_usd[options.job])
+    serving = ~options.evicted  # a first run adds to its rerun's cost: dropping it keeps a bound
+    np.minimum.at(best, options.job[serving], (options.coef_usd - options.unserved_usd[options.job])[serving])
     return float(options.unserved_usd.sum()) + float(best.sum())

@@ -24,10 +24,17 @@ from digital_twin.objective import ObjectiveBreakdown
 
 Plan = Mapping[str, tuple[int, float] | None]
 """``job_id -> (node_index, start_s)``, ``None`` for a job the plan leaves unserved."""
+FirstRuns = Mapping[str, tuple[int, float, float]]
+"""``job_id -> (node_index, start_s, evicted_at_s)``: a first run that a spot interruption evicts."""
 
 
 def planned_node(
-    plan: Plan, job_id: str, time_s: float, fits: Sequence[bool], repair_prices: Sequence[float] | None
+    plan: Plan,
+    job_id: str,
+    time_s: float,
+    fits: Sequence[bool],
+    repair_prices: Sequence[float] | None,
+    first_runs: FirstRuns | None = None,
 ) -> int | None:
     """The node to start ``job_id`` on now, or ``None`` to defer.
 
@@ -37,7 +44,14 @@ def planned_node(
     the cheapest node that can take it, by those prices (each node's USD/h;
     :func:`aco_env.fit_rules.cheapest_fit`). ``None`` for a job the plan leaves unserved, one
     not yet due, or one that waits.
+
+    A job with a planned first run (``first_runs``, :mod:`agents.oracle.rerun`) takes that
+    run's node from its start until the interruption that evicts it (never repaired: the run
+    is only worth its eviction), and its planned node, as above, after the eviction.
     """
+    first = None if first_runs is None else first_runs.get(job_id)
+    if first is not None and first[1] <= time_s < first[2]:
+        return first[0] if fits[first[0]] else None
     planned = plan.get(job_id)
     if planned is None or time_s < planned[1]:
         return None
@@ -50,8 +64,10 @@ def planned_node(
     return cheapest_fit(valid, repair_prices) if valid else None
 
 
-def replay_plan(view: HindsightView, plan: Plan, repair: bool = False) -> ObjectiveBreakdown:
-    """The objective the twin charges for ``plan`` in the episode ``view`` describes.
+def replay_plan(
+    view: HindsightView, plan: Plan, repair: bool = False, first_runs: FirstRuns | None = None
+) -> ObjectiveBreakdown:
+    """The objective the twin charges for ``plan`` (and its ``first_runs``) in the episode ``view`` describes.
 
     The episode is replayed with its own spot interruptions (``view.interruptions_s``), and each
     decision follows :func:`planned_node` (repairing busy planned nodes when ``repair``) with the
@@ -64,7 +80,7 @@ def replay_plan(view: HindsightView, plan: Plan, repair: bool = False) -> Object
     while not twin.done:
         job = twin.current_job
         assert job is not None  # a decision is asked until the episode is done
-        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices)
+        node = planned_node(plan, job.job_id, twin.time_s, twin.feasible_mask(), prices, first_runs)
         if node is None:
             twin.defer()
         else:

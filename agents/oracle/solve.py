@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Iterator
@@ -73,6 +74,10 @@ class OracleResult:
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
             (only under contention): ``True`` = start the job on the cheapest node that can take
             it, ``False`` = wait for the planned node (:func:`agents.oracle.replay.planned_node`).
+        plan_first_runs: ``job_id -> (node_index, start_s, evicted_at_s)`` for each preemptible
+            job the plan runs twice: a first run that the spot interruption at
+            ``evicted_at_s`` evicts, re-queueing the job with a fresh TTL, before its run in
+            ``plan`` (:mod:`agents.oracle.rerun`). Empty for most plans.
         memory_estimate: The size estimate checked against the memory budget before solving
             (above the budget when decomposed).
     """
@@ -90,6 +95,7 @@ class OracleResult:
     plan_source: str
     plan_repairs: bool
     memory_estimate: OracleSizeEstimate
+    plan_first_runs: dict[str, tuple[int, float, float]] = dataclasses.field(default_factory=dict)
 
 
 def solve_oracle(
@@ -182,6 +188,7 @@ def solve_oracle(
         plan_source=best.source,
         plan_repairs=best.repair,
         memory_estimate=estimate,
+        plan_first_runs=best.first_runs,
     )
 
 
@@ -227,6 +234,7 @@ class _Candidate:
     repair: bool
     breakdown: ObjectiveBreakdown
     program: ProgramResult | None  # None: the plan at scale, no program built
+    first_runs: dict[str, tuple[int, float, float]] = dataclasses.field(default_factory=dict)
 
 
 def _plan_candidates(
@@ -245,12 +253,17 @@ def _plan_candidates(
         suffix = " (worst-case runs)" if worst_case else ""
         options = plan_options(inst, worst_case=worst_case)
         program = solve_program(inst, options, limits, mip_rel_gap)
-        plans = [] if program.chosen is None else [("milp", advance_starts(inst, options, program.chosen))]
-        plans.append(("greedy", greedy_plan(inst, options)))
-        for source, chosen in plans:
+        plans: list[tuple[str, np.ndarray, np.ndarray | None]] = []
+        if program.chosen is not None:
+            chosen = advance_starts(inst, options, program.chosen, program.first_runs)
+            plans.append(("milp", chosen, program.first_runs))
+        plans.append(("greedy", greedy_plan(inst, options), None))
+        for source, chosen, first_runs in plans:
             plan = _plan_dict(inst, options, chosen)
+            firsts = _first_runs_dict(inst, options, first_runs)
             for repair in (False, True) if contended else (False,):
-                yield _Candidate(source + suffix, plan, repair, replay_plan(hindsight, plan, repair), program)
+                replay = replay_plan(hindsight, plan, repair, firsts)
+                yield _Candidate(source + suffix, plan, repair, replay, program, firsts)
         del options  # not alive while the next option set is built
 
 
@@ -267,6 +280,19 @@ def _unproven_status(plan: ProgramResult, bound: ProgramResult | None) -> str:
     if NODE_LIMIT in statuses:
         return "work-limit"
     return "gap" if statuses == {OPTIMAL} else "solver-failed"
+
+
+def _first_runs_dict(
+    inst: OracleInstance, options: Options, first_runs: np.ndarray | None
+) -> dict[str, tuple[int, float, float]]:
+    """``job_id -> (node, start_s, evicted_at_s)`` for the jobs with an evicted first run."""
+    if first_runs is None:
+        return {}
+    return {
+        inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]), float(options.use_end_s[o]))
+        for j, o in enumerate(first_runs.tolist())
+        if o >= 0
+    }
 
 
 def _plan_dict(inst: OracleInstance, options: Options, chosen: np.ndarray) -> dict[str, tuple[int, float] | None]:

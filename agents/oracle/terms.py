@@ -180,6 +180,31 @@ def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray) -
     counts[:, _WAIT] = 0.0
 
 
+def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
+    """``(n, T)`` counts of a first run of a preemptible job that a spot interruption evicts.
+
+    The job is re-queued, so the eviction counts nothing; the terms judged at the first start
+    are its: the wait until then and, under the ``first-start`` rule, the deadline. The
+    evict-and-rerun plans are built for jobs that are not latency critical (no QoS, no utility).
+    """
+    counts = np.zeros((len(starts), N_TERMS))
+    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    if not inst.deadline_at_completion:
+        counts[:, _DEADLINE] = starts > inst.deadline_s[job]
+    return counts
+
+
+def as_rerun(inst: OracleInstance, counts: np.ndarray) -> None:
+    """Turn a run's counts into those of a rerun after an eviction (in place).
+
+    The wait and the ``first-start`` deadline were judged at the first run
+    (:func:`evicted_run_counts`); the terms judged at the end of a run stay.
+    """
+    counts[:, _WAIT] = 0.0
+    if not inst.deadline_at_completion:
+        counts[:, _DEADLINE] = 0.0
+
+
 def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, later: np.ndarray) -> None:
     """Count what a surely evicted earlier run on a spot node adds to the options ``later`` (in place).
 
@@ -188,6 +213,16 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
     """
     if inst.job_lc[job]:
         counts[later, _QOS] = 1.0
+
+
+def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: float) -> None:
+    """Count ``wait_s`` of waiting before a surely evicted first run in the options ``later`` (in place).
+
+    The options stand for a last run after that eviction, whose own wait is not counted
+    (:func:`relax_for_earlier_runs`); ``wait_s`` is the least the first run can have waited
+    (:func:`agents.oracle.bound._charge_earlier_runs`).
+    """
+    counts[later, _WAIT] = wait_s / 3600.0
 
 
 def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = None) -> np.ndarray:
