@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,19 @@ def test_rerun_families__first_runs_end_at_the_interruption_and_reruns_start_aft
     wait = PENALTY_INDEX["wait"]
     assert (options.counts[reruns, wait] == 0.0).all()  # the wait ended at the first run
     assert np.array_equal(options.counts[firsts, wait], options.start_lo_s[firsts] / 3600.0)
+
+
+@pytest.mark.parametrize("interruptions", [(900.0, 2100.0), (900.0, 1500.0, 2400.0), (450.0, 2000.0)])
+def test_oracle__bound_below_the_exhaustive_optimum_with_chains_of_evictions(interruptions: tuple[float, ...]) -> None:
+    """Several interruptions of the spot node: the job may be evicted more than once before its last run.
+
+    The bound charges the first and the last evicted run (the larger); it must stay below the
+    optimum over every action sequence, and the plan must replay to its value.
+    """
+    spec = dataclasses.replace(_spec(), fixed_interruptions_s=(interruptions, ()))
+    result = _solve(spec)
+    replayed = replay_plan(spec, result)
+    assert abs(replayed - result.plan_objective_usd) <= TOL
+    optimum = brute_force_optimum(spec, replayed)
+    assert optimum is not None
+    assert result.lower_bound_usd <= optimum + TOL <= result.plan_objective_usd + 2 * TOL

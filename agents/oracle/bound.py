@@ -102,11 +102,17 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
     fuzzy_runs = runs(bounds, fuzzy)
     blocks = []
     for j in range(inst.n_jobs):
-        for i in inst.candidates[j] if windows[j] else ():
+        if not windows[j]:
+            continue
+        in_windows = np.zeros(len(points), dtype=bool)
+        for lo, hi in windows[j]:
+            in_windows |= (points >= lo) & (points < hi)
+        decisions = (points[in_windows], intersect(windows[j], fuzzy_runs))  # when the job can be placed
+        for i in inst.candidates[j]:
             allowed = subtract(windows[j], list(inst.down_windows_s[i]))
             group = _group(inst, j, i, allowed, points, intersect(allowed, fuzzy_runs), bounds, evictable[j])
             if group is not None:
-                _charge_earlier_runs(inst, j, group, points, fuzzy_runs)
+                _charge_earlier_runs(inst, j, group, *decisions)
                 blocks.append(group)
     options = Options.concatenate(blocks, *unserved(inst, may_have_started=np.array(evictable, dtype=bool)))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
@@ -300,44 +306,66 @@ def _group(
 
 
 def _charge_earlier_runs(
-    inst: OracleInstance, job: int, group: dict[str, np.ndarray], points: np.ndarray, fuzzy_runs: list[Interval]
+    inst: OracleInstance,
+    job: int,
+    group: dict[str, np.ndarray],
+    points: np.ndarray,
+    fuzzy: list[Interval],
 ) -> None:
-    """Add what an evicted first run surely cost to options that start after the first window.
+    """Add what surely evicted earlier runs cost to options that start after the first window.
 
-    A last run starting at or after ``a + TTL`` means the first run, started at a decision time
-    ``s1`` in ``[a, a + TTL)``, was evicted at an interruption ``t > s1`` of a spot node ``k``.
-    ``s1`` is at most the latest possible decision time before ``min(a + TTL, t)`` (from the
-    decision-time superset, :func:`latest_decision`), so under the pro-rated model that run
-    cost at least ``rate[k] * (t - s1)``, and its wait was ``s1 - a``: their sum is linear in
-    ``s1``, so its least value is at ``s1 = a`` or at that latest time. It also counted the
-    penalties of a run on a spot node (:func:`terms.add_earlier_spot_run`). The minimum over
-    the possible ``(k, t, s1)`` is charged.
+    A last run starting at ``s >= a + TTL`` means earlier runs were evicted at interruptions of
+    spot nodes. Each started at a decision time in the job's windows (``points`` and
+    ``fuzzy``, the decision-time superset there), so under the pro-rated model:
+
+    * the *first* run, started at some ``s1`` in ``[a, a + TTL)`` and evicted at ``t > s1`` on
+      node ``k``, cost at least ``rate[k] * (t - s1)`` with ``s1`` at most the latest decision
+      time before ``min(a + TTL, t)`` (:func:`latest_decision`), and its wait was ``s1 - a``:
+      their sum is linear in ``s1``, least at ``s1 = a`` or at that latest time;
+    * the *last evicted* run was evicted at some ``t`` with ``t <= s < t + TTL`` (the job was
+      re-queued then) and started before ``t``: at least ``rate[k] * (t - s')`` with ``s'`` the
+      latest decision time in the windows before ``t``.
+
+    The two may be one run, so the larger of the two least charges is added (each the minimum
+    over the possible nodes and times), with the first run's wait when that one is larger.
+    A latency-critical job's earlier run on a spot node also counted the QoS violation
+    (:func:`terms.add_earlier_spot_run`).
     """
     if inst.ttl_s is None:
         return
     a, longest = float(inst.arrival_s[job]), float(inst.longest_run_s[job])
     first_end = a + inst.ttl_s
     later = group["start_lo_s"] >= first_end
-    firsts = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if a < t < first_end + longest]
-    if not later.any() or not firsts:
+    evictions = [(k, t) for k in inst.candidates[job] for t in inst.interruptions_s[k] if t > a]
+    if not later.any() or not evictions:
         return
+    rate = {k: 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k]) for k, _ in evictions}
     wait_usd_per_s = inst.weights.wait_usd_per_job_hour / 3600.0
-    best = (math.inf, 0.0)  # (USD, the first start's wait in s)
-    for k, t in firsts:
-        latest = latest_decision(points, fuzzy_runs, a, min(first_end, t))
+    first = (0.0, 0.0)  # (USD, the first start's wait in s); 0 if no eviction is reachable (never: see below)
+    candidates = []
+    for k, t in evictions:
+        latest = latest_decision(points, fuzzy, a, min(first_end, t)) if t < first_end + longest else None
+        if latest is not None:
+            candidates += [(rate[k] * (t - s1) + wait_usd_per_s * (s1 - a), s1 - a) for s1 in (a, latest)]
+    if candidates:
+        first = min(candidates)
+    last_evicted = np.full(len(later), np.inf)
+    lo, hi = group["start_lo_s"], group["start_hi_s"]
+    for k, t in evictions:
+        latest = latest_decision(points, fuzzy, a, t)
         if latest is None:
-            continue  # no first run can have started before t
-        rate = 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k])
-        for s1 in (a, latest):
-            best = min(best, (rate * (t - s1) + wait_usd_per_s * (s1 - a), s1 - a))
-    if not math.isfinite(best[0]):
-        best = (0.0, 0.0)  # unreachable: the arrival is a decision time; charge nothing
-    wait_s = best[1]
+            continue
+        # the start set [lo, hi) (a point: lo == hi) holds an s with t <= s < t + TTL
+        possible = later & (lo < t + inst.ttl_s) & np.where(lo == hi, t <= lo, t < hi)
+        last_evicted = np.where(possible, np.minimum(last_evicted, rate[k] * (t - latest)), last_evicted)
+    last_evicted = np.where(np.isfinite(last_evicted), last_evicted, 0.0)  # no such t: charge the first run only
+    use_first = first[0] >= last_evicted
+    wait_s = np.where(later & use_first, first[1], 0.0)
+    extra = np.where(use_first, first[0] - wait_usd_per_s * first[1], last_evicted)
     counts = group["counts"].copy()
     terms.add_earlier_spot_run(inst, job, counts, later)
-    terms.add_first_run_wait(counts, later, wait_s)
-    cost = best[0] - wait_usd_per_s * wait_s
-    group["cost_usd"] = group["cost_usd"] + cost * later
+    terms.add_first_run_wait(counts, later, wait_s[later])
+    group["cost_usd"] = group["cost_usd"] + extra * later
     penalties = terms.penalty_usd(inst, counts)
     group["coef_usd"] = penalties if inst.active_nodes else penalties + group["cost_usd"]
     group["counts"] = counts

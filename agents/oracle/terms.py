@@ -215,12 +215,12 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
         counts[later, _QOS] = 1.0
 
 
-def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: float) -> None:
+def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: float | np.ndarray) -> None:
     """Count ``wait_s`` of waiting before a surely evicted first run in the options ``later`` (in place).
 
     The options stand for a last run after that eviction, whose own wait is not counted
-    (:func:`relax_for_earlier_runs`); ``wait_s`` is the least the first run can have waited
-    (:func:`agents.oracle.bound._charge_earlier_runs`).
+    (:func:`relax_for_earlier_runs`); ``wait_s`` (one value, or one per option of ``later``)
+    is the least the first run can have waited (:func:`agents.oracle.bound._charge_earlier_runs`).
     """
     counts[later, _WAIT] = wait_s / 3600.0
 
