@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -98,3 +101,21 @@ def test_oracle__bound_below_the_exhaustive_optimum_with_chains_of_evictions(int
     optimum = brute_force_optimum(spec, replayed)
     assert optimum is not None
     assert result.lower_bound_usd <= optimum + TOL <= result.plan_objective_usd + 2 * TOL
+
+
+def test_example_oracle_gap__splits_the_gap_at_the_nominal_program(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/oracle_gap.py on toy3: plan >= nominal program >= bound on each row, and the sums add up."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "oracle_gap.py"
+    module_spec = importlib.util.spec_from_file_location("oracle_gap", path)
+    assert module_spec is not None and module_spec.loader is not None
+    example = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(example)
+    with mock.patch("sys.argv", ["oracle_gap.py", "--scenario", "toy3", "--seeds", "0-1"]):
+        example.main()
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split("|") for line in lines if line.startswith("| ") and "seed" not in line]
+    assert len(rows) == 2
+    for row in rows:
+        plan, program, bound, above, below = (float(row[k]) for k in (2, 3, 4, 6, 7))
+        assert bound <= program + TOL  # the bound is below the nominal plan program's optimum
+        assert above == pytest.approx(plan - program, abs=2e-4) and below == pytest.approx(program - bound, abs=2e-4)
