@@ -104,10 +104,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.bound import grid_bounds_for, start_windows
+from agents.oracle.bound import grid_bounds_for
+from agents.oracle.fates import job_fates
 from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import crossed_within
 
 CELLS_PER_TICK = 1
 """Cells per telemetry tick before any widening (one cell per tick)."""
@@ -299,34 +298,17 @@ def _relaxation(inst: OracleInstance) -> _Relaxation:
     w = inst.weights
     h = inst.horizon_s
     wait_per_s = w.wait_usd_per_job_hour / 3600.0
-    windows = [start_windows(inst, j) for j in range(inst.n_jobs)]
-    evictable = np.array([may_be_evicted for _, may_be_evicted in windows], dtype=bool)
-    unserved = terms.penalty_usd(inst, terms.unserved_counts(inst, may_have_started=evictable))
-    spot = inst.node_spot
-    constant = 0.0
+    constant, runs = job_fates(inst)
     served: list[int] = []
     fixed: list[float] = []
     latest: list[float] = []
-    for j in range(inst.n_jobs):
-        nodes = np.asarray(inst.candidates[j], dtype=np.int64)
-        if not windows[j][0] or len(nodes) == 0:
-            constant += float(unserved[j])
-            continue
-        qos = np.where(spot[nodes], w.qos_violation_usd, 0.0) if inst.job_lc[j] else np.zeros(len(nodes))
-        if evictable[j]:
-            constant += min(float(unserved[j]), float(qos.min()))
-            continue
-        a, d = float(inst.arrival_s[j]), float(inst.duration_s[j])
-        s_max = windows[j][0][0][1]  # S: the single window [a, S) of a job that is not evictable
-        late = w.deadline_miss_usd if not inst.deadline_at_completion and a > inst.deadline_s[j] else 0.0
+    for fates in runs:
         failing = math.inf
-        if not inst.job_preemptible[j]:
-            may_fail = np.array([crossed_within(inst.interruptions_s[i], a, s_max + d) for i in nodes])
-            if may_fail.any():
-                failing = float(np.min(w.eviction_usd + qos[may_fail])) + late
-        served.append(j)
-        fixed.append(min(float(unserved[j]), failing))
-        latest.append(s_max)
+        if fates.may_fail.any():
+            failing = float(np.min(w.eviction_usd + fates.qos_usd[fates.may_fail])) + fates.late_usd
+        served.append(fates.job)
+        fixed.append(min(fates.unserved_usd, failing))
+        latest.append(fates.latest_s)
     js = np.array(served, dtype=np.int64)
     s_max_arr = np.array(latest, dtype=np.float64)
     bounds = _cell_bounds(inst, js, s_max_arr)

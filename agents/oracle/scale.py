@@ -49,8 +49,7 @@ import dataclasses
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.bound import start_windows
+from agents.oracle.fates import job_fates
 from agents.oracle.instance import OracleInstance
 from agents.oracle.intervals import crossed_within
 from agents.oracle.lagrangian import lagrangian_bound
@@ -81,38 +80,22 @@ def capacity_free_bound(inst: OracleInstance) -> float:
     w = inst.weights
     wait_per_s = w.wait_usd_per_job_hour / 3600.0
     h = inst.horizon_s
-    windows = [start_windows(inst, j) for j in range(inst.n_jobs)]
-    evictable = np.array([may_be_evicted for _, may_be_evicted in windows], dtype=bool)
-    unserved = terms.penalty_usd(inst, terms.unserved_counts(inst, may_have_started=evictable))
-    spot = inst.node_spot
     if inst.active_nodes:
         rates = inst.node_price_per_s[None, :] * (inst.job_cpu_m[:, None] / inst.node_cpu_m[None, :])
     else:
         rates = inst.rate_per_s
-    total = 0.0
-    for j in range(inst.n_jobs):
-        nodes = np.asarray(inst.candidates[j], dtype=np.int64)
-        if not windows[j][0] or len(nodes) == 0:
-            total += float(unserved[j])
-            continue
-        qos = np.where(spot[nodes], w.qos_violation_usd, 0.0) if inst.job_lc[j] else np.zeros(len(nodes))
-        if evictable[j]:
-            total += min(float(unserved[j]), float(qos.min()))
-            continue
-        a, d = float(inst.arrival_s[j]), float(inst.duration_s[j])
-        latest = windows[j][0][0][1]  # S: the single window [a, S) of a job that is not evictable
+    total, runs = job_fates(inst)
+    for fates in runs:
+        j = fates.job
+        a, d, latest = float(inst.arrival_s[j]), float(inst.duration_s[j]), fates.latest_s
         starts = np.array([a, min(max(h - d, a), latest), latest])
-        run_and_wait = rates[j, nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :] + wait_per_s * (
+        run_and_wait = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :] + wait_per_s * (
             starts - a
         )[None, :]
         served = run_and_wait.min(axis=1)
-        if not inst.job_preemptible[j]:
-            may_fail = np.array([crossed_within(inst.interruptions_s[i], a, latest + d) for i in nodes])
-            served = np.where(may_fail, np.minimum(served, w.eviction_usd), served)
-        served = served + qos
-        if not inst.deadline_at_completion and a > inst.deadline_s[j]:
-            served = served + w.deadline_miss_usd
-        total += min(float(unserved[j]), float(served.min()))
+        served = np.where(fates.may_fail, np.minimum(served, w.eviction_usd), served)
+        served = served + fates.qos_usd + fates.late_usd
+        total += min(fates.unserved_usd, float(served.min()))
     return total
 
 

@@ -1,0 +1,75 @@
+"""Each job's fates in the bounds at scale, the part the two bounds share.
+
+:func:`agents.oracle.scale.capacity_free_bound` lets every job take its cheapest fate;
+:mod:`agents.oracle.lagrangian` prices node capacity back in over the same fates. Both
+classify the jobs the same way (:mod:`agents.oracle.scale` argues each charge):
+
+* a job that cannot run (unplaceable, or never submitted) is *unserved*;
+* an *evictable* job (its windows hold an interruption that can reach a run) is charged the
+  smaller of being unserved and the QoS penalty of its cheapest node;
+* any other job *may run*, once, starting in its single window ``[a, S)``
+  (:class:`RunFates`), or stay unserved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.oracle import terms
+from agents.oracle.bound import start_windows
+from agents.oracle.instance import OracleInstance
+from agents.oracle.intervals import crossed_within
+
+
+@dataclass(frozen=True, eq=False)
+class RunFates:
+    """A job that may run once: the charges of its fates that do not depend on the start.
+
+    Attributes:
+        job: The job's index.
+        nodes: ``(c,)`` int64, its candidate nodes.
+        qos_usd: ``(c,)`` the QoS penalty of a run on each (a latency-critical job on a spot node).
+        latest_s: ``S``, the end of its single start window ``[a, S)``.
+        late_usd: The ``first-start`` deadline miss it counts however it is served (arrival
+            past the deadline), else 0.
+        may_fail: ``(c,)`` bool, a run there may reach an interruption and fail (a
+            non-preemptible job with an interruption of the node in ``[a, S + d)``).
+        unserved_usd: What leaving it unserved is charged.
+    """
+
+    job: int
+    nodes: np.ndarray
+    qos_usd: np.ndarray
+    latest_s: float
+    late_usd: float
+    may_fail: np.ndarray
+    unserved_usd: float
+
+
+def job_fates(inst: OracleInstance) -> tuple[float, list[RunFates]]:
+    """``(constant_usd, runs)``: the summed charges of the jobs that cannot run once, and the others."""
+    w = inst.weights
+    windows = [start_windows(inst, j) for j in range(inst.n_jobs)]
+    evictable = np.array([may_be_evicted for _, may_be_evicted in windows], dtype=bool)
+    unserved = terms.penalty_usd(inst, terms.unserved_counts(inst, may_have_started=evictable))
+    constant = 0.0
+    runs: list[RunFates] = []
+    for j in range(inst.n_jobs):
+        nodes = np.asarray(inst.candidates[j], dtype=np.int64)
+        if not windows[j][0] or len(nodes) == 0:
+            constant += float(unserved[j])
+            continue
+        qos = np.where(inst.node_spot[nodes], w.qos_violation_usd, 0.0) if inst.job_lc[j] else np.zeros(len(nodes))
+        if evictable[j]:
+            constant += min(float(unserved[j]), float(qos.min()))
+            continue
+        a, d = float(inst.arrival_s[j]), float(inst.duration_s[j])
+        latest = windows[j][0][0][1]  # S: the single window [a, S) of a job that is not evictable
+        late = w.deadline_miss_usd if not inst.deadline_at_completion and a > inst.deadline_s[j] else 0.0
+        may_fail = np.zeros(len(nodes), dtype=bool)
+        if not inst.job_preemptible[j]:
+            may_fail = np.array([crossed_within(inst.interruptions_s[i], a, latest + d) for i in nodes], dtype=bool)
+        runs.append(RunFates(j, nodes, qos, latest, late, may_fail, float(unserved[j])))
+    return constant, runs
