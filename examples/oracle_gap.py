@@ -40,8 +40,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=seed_range, default=seed_range("0-19"))
     args = parser.parse_args()
     env = ClusterSchedulingEnv(scenario=args.scenario)
-    print("| seed | plan (replay) | nominal program | bound | gap | plan - program | program - bound | plan from |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| seed | plan (replay) | nominal program | bound | gap | plan - program | program - bound | plan from "
+          "| status | solve s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     totals = [0.0, 0.0]
     for seed in args.seeds:
         env.reset(seed=seed)
@@ -54,7 +55,8 @@ def main() -> None:
         totals[0] += above
         totals[1] += below
         print(f"| {seed} | {result.plan_objective_usd:.4f} | {program:.4f} | {result.lower_bound_usd:.4f} | "
-              f"{100 * result.gap:.1f} % | {above:+.4f} | {below:+.4f} | {result.plan_source} |", flush=True)
+              f"{100 * result.gap:.1f} % | {above:+.4f} | {below:+.4f} | {result.plan_source} | {result.status} "
+              f"| {result.solve_time_s:.1f} |", flush=True)
     share = totals[0] / (totals[0] + totals[1]) if totals[0] + totals[1] > 0 else math.nan
     print(f"\nsums: plan - program {totals[0]:.4f} USD, program - bound {totals[1]:.4f} USD "
           f"({100 * share:.0f} % of the distance above the nominal program)")
