@@ -91,7 +91,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             "## Oracle solve time (issue 6)",
             "",
             f"`{oracle['scenario']}` episodes, plan and lower bound (HiGHS solves, "
-            f"{oracle.get('limits', 'a wall-time limit each')}), prorated cost.",
+            f"{oracle.get('limits', 'a wall-time limit each')}), prorated cost."
+            + (f" {oracle['note']}" if "note" in oracle else ""),  # a section re-run on its own says so
             "",
             "| seed | solve s | plan USD | bound USD | gap | status | estimated peak MB |",
             "|---|---|---|---|---|---|---|",
