@@ -82,6 +82,7 @@ from agents.oracle.options import (
     crosses,
     filter_options,
     point_terms,
+    recounted,
     run_end,
     symmetry_allowed,
     unserved,
@@ -398,10 +399,7 @@ def _points(
         return exact
     counts = exact["counts"].copy()
     terms.relax_for_earlier_runs(inst, job, counts)
-    return block(
-        inst, job, node, lo=starts, hi=starts, use=(exact["use_start_s"], exact["use_end_s"]),
-        tick_range=(exact["tick_lo"], exact["tick_hi"]), cost=exact["cost_usd"], counts=counts,
-    )
+    return recounted(inst, job, node, exact, counts)
 
 
 def _cells(

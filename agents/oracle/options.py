@@ -239,6 +239,16 @@ def block(
     }
 
 
+def recounted(
+    inst: OracleInstance, job: int, node: int, group: dict[str, np.ndarray], counts: np.ndarray, family: int = -1
+) -> dict[str, np.ndarray]:
+    """``group`` (a block of ``job`` on ``node``) with other penalty counts, in ``family`` (see :func:`block`)."""
+    return block(
+        inst, job, node, lo=group["start_lo_s"], hi=group["start_hi_s"], use=(group["use_start_s"], group["use_end_s"]),
+        tick_range=(group["tick_lo"], group["tick_hi"]), cost=group["cost_usd"], counts=counts, family=family,
+    )
+
+
 def symmetry_allowed(inst: OracleInstance, job: np.ndarray, node: np.ndarray,
                      ordinary: np.ndarray | None = None) -> np.ndarray:
     """``(n,)`` bool mask removing options that symmetric solutions make redundant.

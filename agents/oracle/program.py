@@ -288,11 +288,7 @@ def _structure_rows(bld: _Builder, options: Options) -> None:
 
 
 def solve_program(
-    inst: OracleInstance,
-    options: Options,
-    limits: SolveLimits,
-    mip_rel_gap: float,
-    verbose: bool = False,
+    inst: OracleInstance, options: Options, limits: SolveLimits, mip_rel_gap: float, verbose: bool = False
 ) -> ProgramResult:
     """Build the program over ``options`` and solve it with HiGHS within ``limits``.
 

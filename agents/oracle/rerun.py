@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
-from agents.oracle.options import block, crosses, point_terms
+from agents.oracle.options import block, crosses, point_terms, recounted
 
 MAX_FIRST_RUN_STARTS = 3
 """First-run starts kept per (job, node, interruption): the latest ones."""
@@ -84,10 +84,7 @@ def rerun_blocks(
                 run = point_terms(inst, job, i, later[ok], worst_case=worst_case)
                 counts = run["counts"].copy()
                 terms.as_rerun(inst, counts)
-                reruns.append(block(inst, job, i, lo=run["start_lo_s"], hi=run["start_hi_s"],
-                                    use=(run["use_start_s"], run["use_end_s"]),
-                                    tick_range=(run["tick_lo"], run["tick_hi"]), cost=run["cost_usd"],
-                                    counts=counts, family=family))
+                reruns.append(recounted(inst, job, i, run, counts, family))
         if reruns:
             blocks.extend(firsts + reruns)
             family += 1
