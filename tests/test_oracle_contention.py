@@ -138,3 +138,28 @@ def test_planned_node__waits_for_a_busy_planned_node_or_repairs_to_the_cheapest(
     assert planned_node(plan, "a", 100.0, busy, prices) == 2  # the cheapest of nodes 1 and 2
     assert planned_node(plan, "a", 100.0, [False] * 3, prices) is None  # fits nowhere: waits
     assert planned_node(plan, "b", 100.0, [True] * 3, prices) is None  # left unserved by the plan
+
+
+@pytest.mark.parametrize("gpus", [0, 1])
+def test_oracle_contention__the_bound_charges_an_unavoidable_slowdown(gpus: int) -> None:
+    """One job fills a node whose background is 50 %: rate 2/3, so 1,200 s of work take 1,800 s.
+
+    Nothing avoids it (one node, a constant background, a 600 s TTL), so the twin charges the
+    run 1,800 s. The relaxation charges the nominal 1,200 s plus the slowdown over the run's
+    nominal interval at its load: ``h(C) = C x (1 - C / 1.5 C) = C / 3``, 400 s more. The bound
+    lies between them, well above the nominal cost (on a cpu node and, charged by GPU share, on
+    a GPU node).
+    """
+    gpu = {"gpu_count": 2, "gpu_model": "A100", "gpu_vram_gb": 40.0} if gpus else {}
+    node = NodeSpec("n0", "gpu-node" if gpus else "x86_64", "on-demand", 4, 8, 0.36, **gpu)
+    job = JobSpec("j", 0.0, 1200.0, "batch", 4, 1, gpu_count=gpus)
+    background = np.zeros((12, 1, 2))
+    background[:, 0, 0] = 50.0
+    spec = TwinSpec((node,), (job,), Telemetry(background, 600.0), 7200.0, queue_ttl_s=600.0,
+                    interference=PROCESSOR_SHARING)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    result = solve_oracle(twin.hindsight())
+    usd_per_s = 0.0001 * (0.5 if gpus else 1.0)  # 0.36 USD/h, the whole node or half its GPUs
+    assert result.plan_objective_usd == pytest.approx(usd_per_s * 1800.0, rel=1e-9)
+    assert usd_per_s * 1500.0 <= result.lower_bound_usd <= usd_per_s * 1600.0 * (1 + 1e-9)

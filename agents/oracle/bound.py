@@ -59,7 +59,12 @@ feasible solution of the program whose program objective is no larger):
    >= 0; :mod:`agents.oracle.terms`).
 6. **Contention** only lengthens runs (a rate is at most 1): every term above is charged for
    the nominal run ``[s, s + d_j)``, which the actual run contains, and each such term (cost,
-   eviction, usage, SLA ticks) only grows with the run, so it is still a lower bound.
+   eviction, usage, SLA ticks) only grows with the run, so it is still a lower bound. On top,
+   the program charges the least slowdown of the runs that surely complete (the options'
+   ``stretchable``: even at the slowest rate, before the horizon and the node's next
+   interruption): such a run pays for its whole stretched length, and on the time its core
+   surely holds the node the load is at least the cores' load, so its rate is at most what
+   that load gives (:mod:`agents.oracle.program`, ``_slowdown_rows``).
 7. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 

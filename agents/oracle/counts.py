@@ -20,6 +20,10 @@ per (job, node) group:
   binds only then). SLA rows: the ticks in that range. Activity rows (``active-nodes``): the
   usage starts and ends in that range; ends are ``start + d`` of jobs fitting the node, its
   interruptions and ``H``, counted over grid bins of the start counts shifted by each duration.
+  Slowdown rows (cpu contention, ``prorated``, nominal runs): four per interval of
+  :data:`~agents.oracle.program.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
+  group covers one range of its stretchable options per run of them (at most one more per
+  interruption of the node in the group's range).
 
 Non-zeros follow :mod:`agents.oracle.program`: two per range of step variables, one per ``z``,
 ``v`` or ``y`` entry. The builders drop more (options on down nodes, crossing starts, twin
@@ -38,6 +42,7 @@ from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
 from agents.oracle.fit import mebibytes, millicores, node_shapes
 from agents.oracle.instance import longest_runs, slowest_rates, static_events
 from agents.oracle.intervals import Interval
+from agents.oracle.program import SLOWDOWN_CELL_S
 from agents.oracle.rerun import MAX_FIRST_RUN_STARTS
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
@@ -80,6 +85,8 @@ class EpisodeColumns:
             per shape; ``capacity``: ``(S, 3)`` cpu millicores, MiB and GPUs of the shape.
         a, d, w: Arrival, duration and first window end (seconds).
         longest: ``(J',)`` the longest a run can last under contention (seconds; ``d`` without).
+        slowed: ``(S,)`` bool, a node of the shape can slow down (cpu contention, ``prorated``:
+            the programs' slowdown rows exist).
         need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
         events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
         shape_ints: Per shape, the sorted interruption times of all its nodes.
@@ -110,6 +117,7 @@ class EpisodeColumns:
         shape_rate = np.array([rates[np.asarray(m)].min() for m in shapes.members]).reshape(-1, 1)  # (S, 1)
         slowest = np.where(self.fits, shape_rate, 1.0).min(axis=0, initial=1.0)  # (J',)
         self.longest = longest_runs(self.d, slowest)
+        self.slowed = (shape_rate[:, 0] < 1.0) & (spec.cost_model != ACTIVE_NODES)
         ttl = math.inf if self.ttl is None else self.ttl
         self.w = np.minimum(self.a + ttl, self.horizon)
         self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),
@@ -138,8 +146,10 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
     Args:
         ep: The episode's columns.
         runs: ``(J',)`` how long the program reserves each run, seconds: ``ep.d`` (the default,
-            the nominal plan) or ``ep.longest`` (covering the worst-case plan's reservations).
+            the nominal plan, with slowdown rows) or ``ep.longest`` (covering the worst-case
+            plan's reservations, which have none).
     """
+    nominal = runs is None
     runs = ep.d if runs is None else runs
     starts = 1 + _count(ep.events, np.nextafter(ep.a, np.inf), ep.w)  # arrival + events in (a, W)
     rerun_options, families, rerun_end = _rerun_families(ep)
@@ -158,8 +168,9 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
         span = groups_per_node * (_span_pairs(ep, n_starts, taus, end, runs) + ep.c * int(rerun_options.sum()))
     ticks = _count(ep.ticks, np.nextafter(ep.a, np.inf), end)
     pairs, capacity_rows = _capacity_pairs(ep, ep.events, end)
+    slowdown = _slowdown(ep, ep.a, end, groups_per_node) if nominal else None
     return _program(ep, ep.c * starts + rerun_options, (groups_per_node * pairs, capacity_rows),
-                    groups_per_node * ticks, span, families)
+                    groups_per_node * ticks, span, families, slowdown)
 
 
 def _rerun_families(ep: EpisodeColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -233,7 +244,8 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
 
         span = _span_pairs(ep, n_starts, taus, end, ep.d) + (node_taus * ep.fits).sum(axis=0)
     options = ep.c * (in_windows + own_cuts) + ep.shape_cuts_sum @ ep.fits
-    return _program(ep, options, capacity, _count(ep.ticks, ep.a, end), span)
+    return _program(ep, options, capacity, _count(ep.ticks, ep.a, end), span,
+                    slowdown=_slowdown(ep, ep.a, end, np.ones(len(ep.a), dtype=np.int64)))
 
 
 def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
@@ -256,6 +268,7 @@ def _program(
     ticks: np.ndarray,
     span: np.ndarray | None,
     families: np.ndarray | None = None,
+    slowdown: tuple[int, int] | None = None,
 ) -> ProgramSize:
     """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.program`.
 
@@ -268,6 +281,8 @@ def _program(
         span: ``(J',)`` activity intervals all groups of the job cover (``None``: prorated).
         families: ``(J',)`` evict-and-rerun families of each job (``None``: none): two more
             groups per family and candidate node, and two rows per family.
+        slowdown: Slowdown intervals (two variables and four rows each) and (interval, range)
+            pairs over all groups (:func:`_slowdown`; ``None``: no slowdown rows).
     """
     n_families = 0 if families is None else int(families.sum())
     family_groups = 0 if families is None else 2 * int((ep.c * families).sum())
@@ -282,7 +297,34 @@ def _program(
     rows = (n - groups) + len(ep.a) + min(pairs // 2, capacity_rows) + z + lc_pairs + span_pairs + 2 * n_families
     nonzeros = (2 * (n - groups) + groups + 2 * pairs + 2 * tick_pairs + z + 4 * lc_pairs + 3 * span_pairs
                 + 2 * family_groups)
+    if slowdown is not None:
+        intervals, slow_pairs = slowdown
+        variables, rows = variables + 2 * intervals, rows + 4 * intervals  # load and u; a load row and 3 tangents
+        nonzeros += 7 * intervals + 2 * slow_pairs
     return ProgramSize(n, groups, variables, rows, nonzeros)
+
+
+def _slowdown(
+    ep: EpisodeColumns, lo: np.ndarray, end: np.ndarray, groups_per_node: np.ndarray
+) -> tuple[int, int] | None:
+    """Slowdown intervals of the contended nodes, and (interval, range) pairs over each job's groups.
+
+    A group of a job whose usage lies in ``[lo, end)`` covers at most the intervals that meet that
+    range, each with one range per run of stretchable options (one more per interruption of
+    the node in the range); ``groups_per_node`` (``(J',)``) counts its groups per node.
+    ``None`` when no node can slow down.
+    """
+    if not ep.slowed.any():
+        return None
+    breaks = np.unique(np.concatenate((np.arange(0.0, ep.horizon, SLOWDOWN_CELL_S), ep.ticks, [ep.horizon])))
+    per_node = len(breaks) - 1
+    intervals = int(ep.sizes[ep.slowed].sum()) * per_node
+    meeting = np.minimum(_count(breaks, lo, end) + 1, per_node)  # (J',) intervals meeting [lo, end)
+    pairs = np.zeros(len(lo), dtype=np.int64)
+    for s in np.flatnonzero(ep.slowed):
+        runs = 1 + _count(ep.shape_ints[s], lo, end)
+        pairs += ep.fits[s] * ep.sizes[s] * meeting * runs
+    return intervals, int((groups_per_node * pairs).sum())
 
 
 def _capacity_pairs(ep: EpisodeColumns, taus: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, int]:

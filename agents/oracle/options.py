@@ -58,6 +58,11 @@ class Options:
             and the rerun after it. A program takes a family's first run exactly when it
             takes one of its reruns.
         evicted: ``(n,)`` bool, the option is such a first run (it does not serve the job).
+        stretchable: ``(n,)`` bool, the program charges the option's least slowdown under cpu
+            contention (:mod:`agents.oracle.program`, slowdown rows): its run is charged its
+            nominal duration and surely completes, even at the node's
+            slowest rate, before the horizon and the node's next interruption
+            (:func:`stretchable_runs`). False for every option without contention.
         unserved_counts: ``(J, T)`` what leaving each job unserved (no option) counts.
         unserved_usd: ``(J,)`` the USD of ``unserved_counts``.
     """
@@ -76,6 +81,7 @@ class Options:
     counts: np.ndarray  # (n, T)
     family: np.ndarray  # (n,)
     evicted: np.ndarray  # (n,)
+    stretchable: np.ndarray  # (n,)
     unserved_counts: np.ndarray  # (J, T)
     unserved_usd: np.ndarray  # (J,)
 
@@ -119,7 +125,7 @@ class Options:
         sizes = [len(b["job"]) for b in blocks]
         offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         empty = {"job": np.int64, "node": np.int64, "tick_lo": np.int64, "tick_hi": np.int64, "family": np.int64,
-                 "evicted": np.bool_}
+                 "evicted": np.bool_, "stretchable": np.bool_}
         arrays = {}
         for name in _PER_OPTION:
             if blocks:
@@ -170,6 +176,7 @@ def point_terms(
         tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
         cost=cost,
         counts=terms.point_counts(inst, job, node, starts, t_next, reach if worst_case else None),
+        stretchable=np.zeros(len(starts), dtype=bool) if worst_case else None,
     )
 
 
@@ -193,6 +200,20 @@ def run_end(
     return end
 
 
+def stretchable_runs(inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: a run of ``job`` on ``node`` started anywhere in ``[lo, hi)`` surely completes.
+
+    Surely: its worst-case end (:func:`agents.oracle.stretch.worst_case_ends`, from the latest
+    start ``hi``) is before the horizon and the node's next interruption after ``lo``. Such a
+    run pays (under the ``prorated`` cost model) for its whole stretched length, which the
+    program's slowdown charge relies on; all False on a node that never slows down.
+    """
+    if inst.active_nodes or inst.slowest_rate[:, node].min() >= 1.0:
+        return np.zeros(len(lo), dtype=bool)
+    end = worst_case_ends(inst, node, np.asarray(hi, dtype=np.float64), float(inst.duration_s[job]))
+    return end < np.minimum(inst.horizon_s, inst.next_interruption_s(node, np.asarray(lo, dtype=np.float64)))
+
+
 def crosses(inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False) -> np.ndarray:
     """``(n,)`` bool: a run started at each time would be running at an interruption.
 
@@ -214,10 +235,13 @@ def block(
     counts: np.ndarray,
     family: int = -1,
     evicted: bool = False,
+    stretchable: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """One group's arrays; forms ``coef_usd`` from the ``(n, T)`` penalty counts and the cost.
 
     ``family`` and ``evicted`` mark the options of an evict-and-rerun family (see :class:`Options`).
+    ``stretchable`` defaults to :func:`stretchable_runs` for runs charged their nominal duration
+    (never for an evicted first run); pass it for others (all False for worst-case runs).
     """
     n = len(lo)
     penalties = terms.penalty_usd(inst, counts)
@@ -236,6 +260,8 @@ def block(
         "counts": counts,
         "family": np.full(n, family, dtype=np.int64),
         "evicted": np.full(n, evicted, dtype=bool),
+        "stretchable": (np.zeros(n, dtype=bool) if evicted else stretchable_runs(inst, job, node, lo, hi))
+        if stretchable is None else np.asarray(stretchable, dtype=bool),
     }
 
 
@@ -246,6 +272,7 @@ def recounted(
     return block(
         inst, job, node, lo=group["start_lo_s"], hi=group["start_hi_s"], use=(group["use_start_s"], group["use_end_s"]),
         tick_range=(group["tick_lo"], group["tick_hi"]), cost=group["cost_usd"], counts=counts, family=family,
+        stretchable=group["stretchable"],
     )
 
 

@@ -22,6 +22,9 @@ Variables (all in ``[0, 1]``):
   (between consecutive usage breakpoints), weight ``price * length``; ``y >= x-range`` of each
   job covering ``m``. Intervals covered by a single job's options are charged on its ``P``
   directly.
+* ``u[i, m]`` continuous (``prorated``, under cpu contention): the least slowdown of the
+  stretchable runs on node ``i`` over interval ``m``, above three tangents of a convex function
+  of their load (:func:`_slowdown_rows`).
 
 Capacity (cpu millicores, MiB, GPUs) is checked at each usage start of a node, dropping rows
 whose covering set is contained in the next row's (only maximal sets matter) and rows that
@@ -126,35 +129,49 @@ class _Builder:
         self.add(rows[has], first_of_group[has] + a[has] - 1, -weight[has])
 
 
-def _covering(options: Options, groups: np.ndarray, queries: np.ndarray, kind: str) -> tuple[np.ndarray, ...]:
+def _covering(
+    options: Options, groups: np.ndarray, queries: np.ndarray, kind: str, among: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
     """For each group and query, the range ``a..b`` of its options covering the query.
 
     ``kind``: ``"time"`` (``use_start <= q < use_end``), ``"tick"`` (``tick_lo <= q <
     tick_hi``) or ``"span"`` (``use_start <= q[m]`` and ``use_end >= q[m + 1]``; queries are
-    breakpoints and the result indexes intervals ``m``).
+    breakpoints and the result indexes intervals ``m``). With ``among`` (``(n,)`` bool) only
+    those options count: a group's covering options then form one range per maximal run of
+    ``among`` in the group, and a query may have several ranges in a group.
 
     Returns:
-        ``(query_index, group, a, b)`` for the non-empty ranges.
+        ``(query_index, group, a, b)`` for the non-empty ranges (``a``, ``b`` from the group's
+        first option).
     """
     out: list[list[np.ndarray]] = [[], [], [], []]
     offsets = options.group_offsets
     for g in groups:
-        lo, hi = offsets[g], offsets[g + 1]
-        if kind == "tick":
-            a = np.searchsorted(options.tick_hi[lo:hi], queries, side="right")
-            b = np.searchsorted(options.tick_lo[lo:hi], queries, side="right") - 1
-        elif kind == "time":
-            a = np.searchsorted(options.use_end_s[lo:hi], queries, side="right")
-            b = np.searchsorted(options.use_start_s[lo:hi], queries, side="right") - 1
-        else:
-            a = np.searchsorted(options.use_end_s[lo:hi], queries[1:], side="left")
-            b = np.searchsorted(options.use_start_s[lo:hi], queries[:-1], side="right") - 1
-        q = np.flatnonzero(a <= b)
-        for bucket, values in zip(out, (q, np.full(len(q), g), a[q], b[q]), strict=True):
-            bucket.append(values)
+        for lo, hi in _runs(among, offsets[g], offsets[g + 1]):
+            if kind == "tick":
+                a = np.searchsorted(options.tick_hi[lo:hi], queries, side="right")
+                b = np.searchsorted(options.tick_lo[lo:hi], queries, side="right") - 1
+            elif kind == "time":
+                a = np.searchsorted(options.use_end_s[lo:hi], queries, side="right")
+                b = np.searchsorted(options.use_start_s[lo:hi], queries, side="right") - 1
+            else:
+                a = np.searchsorted(options.use_end_s[lo:hi], queries[1:], side="left")
+                b = np.searchsorted(options.use_start_s[lo:hi], queries[:-1], side="right") - 1
+            q = np.flatnonzero(a <= b)
+            shift = lo - offsets[g]
+            for bucket, values in zip(out, (q, np.full(len(q), g), a[q] + shift, b[q] + shift), strict=True):
+                bucket.append(values)
     if not out[0]:
         return tuple(np.zeros(0, dtype=np.int64) for _ in range(4))
     return tuple(np.concatenate(bucket).astype(np.int64) for bucket in out)
+
+
+def _runs(among: np.ndarray | None, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The maximal runs ``[start, stop)`` of True in ``among[lo:hi]`` (all of ``[lo, hi)`` without ``among``)."""
+    if among is None:
+        return [(lo, hi)]
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], among[lo:hi], [False])).astype(np.int8)))
+    return [(lo + int(a), lo + int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
 
 
 def _capacity_rows(bld: _Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray) -> None:
@@ -252,6 +269,69 @@ def _active_rows(
     bld.add(rows, y_of[m[multi]], -1.0)
 
 
+SLOWDOWN_CELL_S = 60.0
+"""Width of the intervals on which the slowdown charge is taken (coarser only lowers the charge)."""
+
+
+def _slowdown_rows(bld: _Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray) -> None:
+    """The least compute cost that cpu contention adds on ``node`` to the stretchable runs.
+
+    Under processor sharing a run's rate is ``C / max(C, b + R)`` (``C`` the node's
+    millicores, ``b`` the background's, ``R`` ours). A stretchable run
+    (:attr:`Options.stretchable`) completes, so it pays its USD per second ``w`` for its
+    nominal duration plus its stretch, the integral of ``1 - rate`` over its whole run, at least
+    over the time the option surely holds the node. There the cpu of the stretchable runs,
+    ``R_s``, is at most the node's actual load, and their USD per second is at least ``k x R_s``
+    (``k`` the least ``w / cpu`` among them: ``price / C`` on a cpu node), so on an interval of
+    length ``L`` their stretch costs at least ``k x L x h(R_s)`` with ``h(R) = R x max(0, 1 - C
+    / (b + R))``, increasing and convex in ``R``. Per interval, a variable ``load >= R_s / C``
+    (one row over the runs' ranges) and ``u >= 0`` (``h / C``, charged ``k x C x L``) above
+    three tangents of ``h`` (at ``C - b``, where
+    contention begins, at the largest load the interval can have, and half-way), so the charge
+    is a lower bound of the stretch in every episode whose runs the options describe, and nearly
+    ``h`` at every load. The intervals are :data:`SLOWDOWN_CELL_S` wide (split at ticks, where
+    ``b`` changes), and a run counts on those it covers whole. Intervals where the load cannot
+    exceed ``C - b`` get nothing.
+    """
+    among = options.stretchable & (options.node == node) & (options.use_start_s < options.use_end_s)
+    if not among.any():
+        return
+    grid = np.arange(0.0, inst.horizon_s, SLOWDOWN_CELL_S)
+    breaks = np.unique(np.concatenate((grid, inst.tick_times_s, [inst.horizon_s])))
+    breaks = breaks[(breaks >= options.use_start_s[among].min()) & (breaks <= options.use_end_s[among].max())]
+    m, g, a, b = _covering(options, groups, breaks, "span", among)
+    if len(m) == 0:
+        return
+    capacity = float(inst.node_cpu_m[node])
+    cpu = inst.job_cpu_m[options.group_job[g]].astype(np.float64)
+    runs = options.job[among & (inst.job_cpu_m[options.job] > 0)]
+    usd_per_m = float((inst.rate_per_s[runs, node] / inst.job_cpu_m[runs]).min(initial=np.inf))
+    if not np.isfinite(usd_per_m):
+        return
+    tick = np.maximum(np.searchsorted(inst.tick_times_s, breaks[:-1], side="right") - 1, 0)
+    background = capacity / inst.slowest_rate[tick, node] - capacity  # (M,) millicores
+    onset = capacity - background  # load at which contention begins
+    top = np.minimum(np.bincount(m, weights=cpu, minlength=len(tick)), capacity)
+    contended = np.flatnonzero((top > onset) & (background > 0))
+    if len(contended) == 0:
+        return
+    u = bld.new_vars(usd_per_m * capacity * np.diff(breaks)[contended], integral=False)
+    load = bld.new_vars(np.zeros(len(contended)), integral=False)  # >= the stretchable runs' cpu / C
+    load_rows = bld.new_rows(np.zeros(len(contended)))
+    row_of = np.full(len(tick), -1)
+    row_of[contended] = load_rows
+    keep = row_of[m] >= 0
+    bld.add_range(row_of[m[keep]], options.group_offsets[g[keep]], a[keep], b[keep], cpu[keep] / capacity)
+    bld.add(load_rows, load, -1.0)
+    bg, r0, r1 = background[contended], onset[contended], top[contended]
+    for at in (r0, (r0 + r1) / 2, r1):
+        h = at * (1.0 - capacity / (bg + at))
+        slope = 1.0 - capacity * bg / (bg + at) ** 2
+        rows = bld.new_rows((slope * at - h) / capacity)  # slope x R / C - u <= (slope x at - h(at)) / C
+        bld.add(rows, load, slope)
+        bld.add(rows, u, -1.0)
+
+
 def _step_objective(options: Options) -> np.ndarray:
     """Objective on ``P`` of the option constants minus the cost of leaving their job unserved."""
     w = options.coef_usd - np.where(options.evicted, 0.0, options.unserved_usd[options.job])
@@ -320,6 +400,8 @@ def solve_program(
         _sla_rows(bld, inst, options, i, groups, v_col)
         if inst.active_nodes:
             _active_rows(bld, inst, options, i, groups, c_base)
+        else:
+            _slowdown_rows(bld, inst, options, i, groups)
     c = np.concatenate([c_base, *bld.c])
     integrality = np.concatenate([np.ones(options.n, dtype=int), *bld.integral])
     matrix = bld.matrix()
