@@ -11,6 +11,8 @@ The worst-case plan program (runs reserved until their worst-case end) is replay
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pytest
@@ -21,9 +23,9 @@ from agents.oracle.instance import OracleInstance
 from agents.oracle.limits import SolveLimits
 from agents.oracle.plan import evaluate_plan, greedy_plan, plan_options
 from agents.oracle.program import solve_program
-from agents.oracle.replay import FirstRuns, Plan, planned_node
+from agents.oracle.replay import FirstRuns, Plan, planned_node, replayed_runs
 from agents.oracle.replay import replay_plan as replay_plan_objective
-from agents.oracle.stretch import worst_case_ends
+from agents.oracle.stretch import WORST_CASE, RunLengths, replayed_lengths, worst_case_ends
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy
@@ -89,7 +91,7 @@ def test_worst_case_plan__the_twin_replays_it_start_for_start(spec: TwinSpec) ->
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     inst = OracleInstance.from_hindsight(twin.hindsight())
-    options = plan_options(inst, worst_case=True)
+    options = plan_options(inst, runs=WORST_CASE)
     program = solve_program(inst, options, SolveLimits(), 1e-7)
     plans = [(greedy_plan(inst, options), None)]
     if program.chosen is not None:
@@ -140,6 +142,17 @@ def test_planned_node__waits_for_a_busy_planned_node_or_repairs_to_the_cheapest(
     assert planned_node(plan, "b", 100.0, [True] * 3, prices) is None  # left unserved by the plan
 
 
+def _half_loaded_node(gpus: int = 0) -> TwinSpec:
+    """One node (4 cores, 0.36 USD/h) with a 50 % background, and one job that fills its cpu for 1,200 s."""
+    gpu = {"gpu_count": 2, "gpu_model": "A100", "gpu_vram_gb": 40.0} if gpus else {}
+    node = NodeSpec("n0", "gpu-node" if gpus else "x86_64", "on-demand", 4, 8, 0.36, **gpu)
+    job = JobSpec("j", 0.0, 1200.0, "batch", 4, 1, gpu_count=gpus)
+    background = np.zeros((12, 1, 2))
+    background[:, 0, 0] = 50.0
+    return TwinSpec((node,), (job,), Telemetry(background, 600.0), 7200.0, queue_ttl_s=600.0,
+                    interference=PROCESSOR_SHARING)
+
+
 @pytest.mark.parametrize("gpus", [0, 1])
 def test_oracle_contention__the_bound_charges_an_unavoidable_slowdown(gpus: int) -> None:
     """One job fills a node whose background is 50 %: rate 2/3, so 1,200 s of work take 1,800 s.
@@ -150,16 +163,37 @@ def test_oracle_contention__the_bound_charges_an_unavoidable_slowdown(gpus: int)
     lies between them, well above the nominal cost (on a cpu node and, charged by GPU share, on
     a GPU node).
     """
-    gpu = {"gpu_count": 2, "gpu_model": "A100", "gpu_vram_gb": 40.0} if gpus else {}
-    node = NodeSpec("n0", "gpu-node" if gpus else "x86_64", "on-demand", 4, 8, 0.36, **gpu)
-    job = JobSpec("j", 0.0, 1200.0, "batch", 4, 1, gpu_count=gpus)
-    background = np.zeros((12, 1, 2))
-    background[:, 0, 0] = 50.0
-    spec = TwinSpec((node,), (job,), Telemetry(background, 600.0), 7200.0, queue_ttl_s=600.0,
-                    interference=PROCESSOR_SHARING)
-    twin = DigitalTwin(spec)
+    twin = DigitalTwin(_half_loaded_node(gpus))
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight())
     usd_per_s = 0.0001 * (0.5 if gpus else 1.0)  # 0.36 USD/h, the whole node or half its GPUs
     assert result.plan_objective_usd == pytest.approx(usd_per_s * 1800.0, rel=1e-9)
     assert usd_per_s * 1500.0 <= result.lower_bound_usd <= usd_per_s * 1600.0 * (1 + 1e-9)
+
+
+def test_replayed_lengths__measured_in_the_replay_and_spread_over_the_node() -> None:
+    """The replay measures the run (1,800 s for 1,200 s of work); the plan built on it reserves that long.
+
+    A job's own factor where it ran; the node's mean factor for the other jobs there; 1 on a
+    node without completed runs. Factors of 1 give the nominal runs, bit for bit.
+    """
+    twin = DigitalTwin(_half_loaded_node())
+    twin.reset(np.random.default_rng(0))
+    view = twin.hindsight()
+    runs = replayed_runs(view, {"j": (0, 0.0)})
+    assert runs == {"j": (0, pytest.approx(1800.0, rel=1e-9))}
+    inst = OracleInstance.from_hindsight(view)
+    lengths = replayed_lengths(inst, runs, "measured")
+    assert lengths.factors is not None and lengths.factors.tolist() == [[pytest.approx(1.5, rel=1e-9)]]
+    measured = plan_options(inst, runs=lengths)
+    assert measured.use_end_s.tolist() == pytest.approx((measured.start_lo_s + 1800.0).tolist(), rel=1e-9)
+    assert not measured.stretchable.any()  # charged as measured: no slowdown charge on top
+
+    three_jobs = cast(OracleInstance, SimpleNamespace(job_ids=("a", "b", "c"), n_jobs=3, n_nodes=2,
+                                                      duration_s=np.array([100.0, 200.0, 300.0])))
+    spread = replayed_lengths(three_jobs, {"a": (0, 150.0), "b": (0, 500.0)}, "measured")
+    assert spread.factors is not None
+    assert spread.factors.tolist() == [[1.5, 1.0], [2.5, 1.0], [2.0, 1.0]]
+
+    nominal, ones = plan_options(inst), plan_options(inst, runs=RunLengths("ones", np.ones((1, 1))))
+    assert ones.use_end_s.tolist() == nominal.use_end_s.tolist() and ones.coef_usd.tolist() == nominal.coef_usd.tolist()

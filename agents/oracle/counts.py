@@ -20,7 +20,7 @@ per (job, node) group:
   binds only then). SLA rows: the ticks in that range. Activity rows (``active-nodes``): the
   usage starts and ends in that range; ends are ``start + d`` of jobs fitting the node, its
   interruptions and ``H``, counted over grid bins of the start counts shifted by each duration.
-  Slowdown rows (cpu contention, ``prorated``, nominal runs): four per interval of
+  Slowdown rows (cpu contention, ``prorated``, nominal runs): three per interval of
   :data:`~agents.oracle.program.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
   group covers one range of its stretchable options per run of them (at most one more per
   interruption of the node in the group's range).
@@ -281,7 +281,7 @@ def _program(
         span: ``(J',)`` activity intervals all groups of the job cover (``None``: prorated).
         families: ``(J',)`` evict-and-rerun families of each job (``None``: none): two more
             groups per family and candidate node, and two rows per family.
-        slowdown: Slowdown intervals (two variables and four rows each) and (interval, range)
+        slowdown: Slowdown intervals (one ``u`` and three rows each) and (interval, range)
             pairs over all groups (:func:`_slowdown`; ``None``: no slowdown rows).
     """
     n_families = 0 if families is None else int(families.sum())
@@ -299,8 +299,8 @@ def _program(
                 + 2 * family_groups)
     if slowdown is not None:
         intervals, slow_pairs = slowdown
-        variables, rows = variables + 2 * intervals, rows + 4 * intervals  # load and u; a load row and 3 tangents
-        nonzeros += 7 * intervals + 2 * slow_pairs
+        variables, rows = variables + intervals, rows + 3 * intervals  # u, and its three tangent rows
+        nonzeros += 3 * (intervals + 2 * slow_pairs)
     return ProgramSize(n, groups, variables, rows, nonzeros)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
-from agents.oracle.stretch import worst_case_ends
+from agents.oracle.stretch import RunLengths, worst_case_ends
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,20 +149,20 @@ def unserved(inst: OracleInstance, may_have_started: np.ndarray | None = None) -
 
 
 def point_terms(
-    inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, runs: RunLengths | None = None
 ) -> dict[str, np.ndarray]:
     """Terms of starting ``job`` on ``node`` at each of ``starts`` (sorted, all allowed).
 
     Each run lasts its nominal duration (exact without cpu contention; the relaxation's lower
-    bound under it), or with ``worst_case`` until its worst-case end under contention
-    (:mod:`agents.oracle.stretch`: the plan's reservation, charged as that longer run).
+    bound under it), or as long as ``runs`` says under contention (:mod:`agents.oracle.stretch`:
+    the plan's reservation, charged as that longer run).
 
     Returns:
         A group block for :meth:`Options.concatenate` (crossing starts of preemptible jobs must
         have been removed by the caller; see :func:`crosses`).
     """
     t_next = inst.next_interruption_s(node, starts)
-    reach = reach_of(inst, job, node, starts, worst_case=worst_case)
+    reach = reach_of(inst, job, node, starts, runs=runs)
     end = run_end(inst, job, starts, t_next, reach)
     cost = inst.rate_per_s[job, node] * (end - starts)
     ticks = inst.tick_times_s
@@ -175,15 +175,17 @@ def point_terms(
         use=(starts, end),
         tick_range=(np.searchsorted(ticks, starts, side="right"), np.searchsorted(ticks, end, side="left")),
         cost=cost,
-        counts=terms.point_counts(inst, job, node, starts, t_next, reach if worst_case else None),
-        stretchable=np.zeros(len(starts), dtype=bool) if worst_case else None,
+        counts=terms.point_counts(inst, job, node, starts, t_next, None if runs is None else reach),
+        stretchable=None if runs is None else np.zeros(len(starts), dtype=bool),
     )
 
 
-def reach_of(inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False) -> np.ndarray:
-    """``(n,)`` when runs from ``starts`` would complete, uncapped: nominally or at their worst-case end."""
-    if worst_case:
-        return worst_case_ends(inst, node, starts, float(inst.duration_s[job]))
+def reach_of(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, runs: RunLengths | None = None
+) -> np.ndarray:
+    """``(n,)`` when runs from ``starts`` would complete, uncapped: nominally, or as ``runs`` says."""
+    if runs is not None:
+        return runs.ends(inst, job, node, starts)
     return starts + inst.duration_s[job]
 
 
@@ -214,12 +216,14 @@ def stretchable_runs(inst: OracleInstance, job: int, node: int, lo: np.ndarray, 
     return end < np.minimum(inst.horizon_s, inst.next_interruption_s(node, np.asarray(lo, dtype=np.float64)))
 
 
-def crosses(inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, worst_case: bool = False) -> np.ndarray:
+def crosses(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, *, runs: RunLengths | None = None
+) -> np.ndarray:
     """``(n,)`` bool: a run started at each time would be running at an interruption.
 
-    The run lasts its nominal duration, or with ``worst_case`` until its worst-case end.
+    The run lasts its nominal duration, or as long as ``runs`` says.
     """
-    return inst.next_interruption_s(node, starts) < reach_of(inst, job, node, starts, worst_case=worst_case)
+    return inst.next_interruption_s(node, starts) < reach_of(inst, job, node, starts, runs=runs)
 
 
 def block(
@@ -241,7 +245,7 @@ def block(
 
     ``family`` and ``evicted`` mark the options of an evict-and-rerun family (see :class:`Options`).
     ``stretchable`` defaults to :func:`stretchable_runs` for runs charged their nominal duration
-    (never for an evicted first run); pass it for others (all False for worst-case runs).
+    (never for an evicted first run); pass it for others (all False for runs of other lengths).
     """
     n = len(lo)
     penalties = terms.penalty_usd(inst, counts)

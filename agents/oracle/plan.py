@@ -28,6 +28,7 @@ from agents.oracle.options import (
     symmetry_allowed,
     unserved,
 )
+from agents.oracle.stretch import RunLengths
 from digital_twin.objective import ObjectiveBreakdown
 
 
@@ -40,12 +41,13 @@ def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
     return np.concatenate(([a], inside))
 
 
-def plan_options(inst: OracleInstance, *, worst_case: bool = False) -> Options:
+def plan_options(inst: OracleInstance, *, runs: RunLengths | None = None) -> Options:
     """Every option of the plan program (symmetric duplicates removed).
 
-    With ``worst_case`` each run is reserved and charged until its worst-case end under cpu
-    contention (:mod:`agents.oracle.stretch`), so the twin replays every planned start; by
-    default runs last their nominal duration (exact without contention).
+    By default runs last their nominal duration (exact without contention). With ``runs`` each
+    run is reserved and charged as long as it says (:mod:`agents.oracle.stretch`): until its
+    worst-case end under cpu contention (:data:`~agents.oracle.stretch.WORST_CASE`, so the twin
+    replays every planned start), or as long as a replay measured.
     """
     blocks = []
     families = 0
@@ -56,11 +58,11 @@ def plan_options(inst: OracleInstance, *, worst_case: bool = False) -> Options:
         for i in inst.candidates[j]:
             ok = np.array([not inst.is_down(i, float(s)) for s in starts], dtype=bool)
             if inst.job_preemptible[j]:
-                ok &= ~crosses(inst, j, i, starts, worst_case=worst_case)
+                ok &= ~crosses(inst, j, i, starts, runs=runs)
             if ok.any():
-                blocks.append(point_terms(inst, j, i, starts[ok], worst_case=worst_case))
+                blocks.append(point_terms(inst, j, i, starts[ok], runs=runs))
         if rerun.eligible(inst, j):
-            more, n_families = rerun.rerun_blocks(inst, j, starts, families, worst_case=worst_case)
+            more, n_families = rerun.rerun_blocks(inst, j, starts, families, runs=runs)
             blocks.extend(more)
             families += n_families
     options = Options.concatenate(blocks, *unserved(inst))

@@ -284,9 +284,8 @@ def _slowdown_rows(bld: _Builder, inst: OracleInstance, options: Options, node: 
     ``R_s``, is at most the node's actual load, and their USD per second is at least ``k x R_s``
     (``k`` the least ``w / cpu`` among them: ``price / C`` on a cpu node), so on an interval of
     length ``L`` their stretch costs at least ``k x L x h(R_s)`` with ``h(R) = R x max(0, 1 - C
-    / (b + R))``, increasing and convex in ``R``. Per interval, a variable ``load >= R_s / C``
-    (one row over the runs' ranges) and ``u >= 0`` (``h / C``, charged ``k x C x L``) above
-    three tangents of ``h`` (at ``C - b``, where
+    / (b + R))``, increasing and convex in ``R``. A variable ``u >= 0`` per interval (``h /
+    C``, charged ``k x C x L``) stands above three tangents of ``h`` (at ``C - b``, where
     contention begins, at the largest load the interval can have, and half-way), so the charge
     is a lower bound of the stretch in every episode whose runs the options describe, and nearly
     ``h`` at every load. The intervals are :data:`SLOWDOWN_CELL_S` wide (split at ticks, where
@@ -316,19 +315,18 @@ def _slowdown_rows(bld: _Builder, inst: OracleInstance, options: Options, node: 
     if len(contended) == 0:
         return
     u = bld.new_vars(usd_per_m * capacity * np.diff(breaks)[contended], integral=False)
-    load = bld.new_vars(np.zeros(len(contended)), integral=False)  # >= the stretchable runs' cpu / C
-    load_rows = bld.new_rows(np.zeros(len(contended)))
-    row_of = np.full(len(tick), -1)
-    row_of[contended] = load_rows
-    keep = row_of[m] >= 0
-    bld.add_range(row_of[m[keep]], options.group_offsets[g[keep]], a[keep], b[keep], cpu[keep] / capacity)
-    bld.add(load_rows, load, -1.0)
+    u_of = np.full(len(tick), -1)
+    u_of[contended] = u
+    keep = u_of[m] >= 0
+    m, first, a, b, cpu = m[keep], options.group_offsets[g[keep]], a[keep], b[keep], cpu[keep]
     bg, r0, r1 = background[contended], onset[contended], top[contended]
     for at in (r0, (r0 + r1) / 2, r1):
         h = at * (1.0 - capacity / (bg + at))
         slope = 1.0 - capacity * bg / (bg + at) ** 2
         rows = bld.new_rows((slope * at - h) / capacity)  # slope x R / C - u <= (slope x at - h(at)) / C
-        bld.add(rows, load, slope)
+        row_of = np.full(len(tick), -1)
+        row_of[contended] = rows
+        bld.add_range(row_of[m], first, a, b, (slope / capacity)[np.searchsorted(contended, m)] * cpu)
         bld.add(rows, u, -1.0)
 
 

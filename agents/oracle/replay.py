@@ -73,9 +73,35 @@ def replay_plan(
     decision follows :func:`planned_node` (repairing busy planned nodes when ``repair``) with the
     twin's default deferral (as the ``oracle`` agent in the env).
     """
+    return _played(view, plan, repair, first_runs, record_events=False).objective()
+
+
+def replayed_runs(
+    view: HindsightView, plan: Plan, repair: bool = False, first_runs: FirstRuns | None = None
+) -> dict[str, tuple[int, float]]:
+    """``job_id -> (node_index, seconds)``: how long each completed run lasted in :func:`replay_plan`'s episode.
+
+    The last completed run of each job (an evicted or unfinished run is not in it).
+    """
+    twin = _played(view, plan, repair, first_runs, record_events=True)
+    node_index = {node.node_id: i for i, node in enumerate(view.spec.fleet)}
+    started: dict[str, float] = {}
+    runs: dict[str, tuple[int, float]] = {}
+    for time_s, event, job_id, node_id in twin.event_log:
+        if event == "start":
+            started[job_id] = time_s
+        elif event == "completion":
+            runs[job_id] = (node_index[node_id], time_s - started[job_id])
+    return runs
+
+
+def _played(
+    view: HindsightView, plan: Plan, repair: bool, first_runs: FirstRuns | None, record_events: bool
+) -> DigitalTwin:
+    """The twin after playing the episode by :func:`planned_node` (see :func:`replay_plan`)."""
     spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
     prices = [node.price_per_hour_usd for node in spec.fleet] if repair else None
-    twin = DigitalTwin(spec)
+    twin = DigitalTwin(spec, record_events=record_events)
     twin.reset(np.random.default_rng(0))  # the interruptions are fixed: nothing is drawn
     while not twin.done:
         job = twin.current_job
@@ -85,4 +111,4 @@ def replay_plan(
             twin.defer()
         else:
             twin.place(node)
-    return twin.objective()
+    return twin

@@ -33,6 +33,7 @@ import numpy as np
 from agents.oracle import terms
 from agents.oracle.instance import OracleInstance
 from agents.oracle.options import block, crosses, point_terms, recounted
+from agents.oracle.stretch import RunLengths
 
 MAX_FIRST_RUN_STARTS = 3
 """First-run starts kept per (job, node, interruption): the latest ones."""
@@ -49,7 +50,7 @@ def eligible(inst: OracleInstance, job: int) -> bool:
 
 
 def rerun_blocks(
-    inst: OracleInstance, job: int, starts: np.ndarray, first_family: int, *, worst_case: bool = False
+    inst: OracleInstance, job: int, starts: np.ndarray, first_family: int, *, runs: RunLengths | None = None
 ) -> tuple[list[dict[str, np.ndarray]], int]:
     """The groups of ``job``'s evict-and-rerun families, numbered from ``first_family``.
 
@@ -58,7 +59,7 @@ def rerun_blocks(
         job: An :func:`eligible` job.
         starts: The job's plan starts (sorted), where first runs may start.
         first_family: The first family id to use.
-        worst_case: Reruns are reserved until their worst-case end (the worst-case plan).
+        runs: How long reruns are reserved (:class:`~agents.oracle.stretch.RunLengths`; ``None``: nominal).
 
     Returns:
         ``(blocks, n_families)``: one group per (family, node, kind), ordered by start.
@@ -79,9 +80,9 @@ def rerun_blocks(
         reruns = []
         for i in inst.candidates[job]:
             ok = np.array([not inst.is_down(i, float(s)) for s in later], dtype=bool)
-            ok &= ~crosses(inst, job, i, later, worst_case=worst_case)
+            ok &= ~crosses(inst, job, i, later, runs=runs)
             if ok.any():
-                run = point_terms(inst, job, i, later[ok], worst_case=worst_case)
+                run = point_terms(inst, job, i, later[ok], runs=runs)
                 counts = run["counts"].copy()
                 terms.as_rerun(inst, counts)
                 reruns.append(recounted(inst, job, i, run, counts, family))

@@ -25,12 +25,15 @@ from agents.oracle.limits import (
 from agents.oracle.options import Options
 from agents.oracle.plan import advance_starts, greedy_plan, plan_options
 from agents.oracle.program import ProgramResult, solve_program
-from agents.oracle.replay import replay_plan
+from agents.oracle.replay import replay_plan, replayed_runs
 from agents.oracle.scale import hindsight_greedy_plan, scale_bound
 from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
+from agents.oracle.stretch import WORST_CASE, RunLengths, replayed_lengths
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
+REPLAYED_ROUNDS = 2
+"""Under contention, plan programs whose runs last as long as the previous plan's replay measured."""
 PROVEN_RTOL = 1e-6
 """Plan and bound within this relative distance count as a proven optimum."""
 DECOMPOSE, REFUSE = "decompose", "refuse"
@@ -69,7 +72,8 @@ class OracleResult:
             when decomposed).
         bound_program: HiGHS outcome of the relaxation (``None`` when not computed or decomposed).
         plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none),
-            with ``" (worst-case runs)"`` when it comes from the worst-case plan program;
+            with ``" (worst-case runs)"`` when it comes from the worst-case plan program and
+            ``" (replayed runs, round k)"`` from one whose runs last as a replay measured;
             ``"hindsight greedy"`` when decomposed.
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
             (only under contention): ``True`` = start the job on the cheapest node that can take
@@ -242,29 +246,58 @@ def _plan_candidates(
 ) -> Iterator[_Candidate]:
     """The plans to choose from, in order of preference: the MILP's, then the greedy fallback.
 
-    Under cpu contention both again from the worst-case plan program (every run reserved until
-    its worst-case end, :mod:`agents.oracle.stretch`): the nominal plan packs tighter, but its
-    planned starts may find a node still busy and its jobs wait off-plan, up to their TTL.
-    Each plan is scored by its replay in the twin, under contention both waiting for a busy
-    planned node and repairing (:mod:`agents.oracle.replay`); one option set is alive at a time.
+    Under cpu contention runs last longer than the nominal plan assumes, and its planned
+    starts may find a node still busy (its jobs then wait off-plan, up to their TTL). So both
+    again from programs whose runs last longer (:mod:`agents.oracle.stretch`): until their
+    worst-case end (the twin replays every planned start, but the runs are reserved long), and
+    :data:`REPLAYED_ROUNDS` times as long as the replay of the previous MILP plan measured them
+    (from the nominal one; a measured plan packs about as its replay runs, and its own replay
+    checks the guess). Each plan is scored by its replay in the twin, under contention both
+    waiting for a busy planned node and repairing (:mod:`agents.oracle.replay`); one option set
+    is alive at a time.
     """
     contended = bool((inst.slowest_rate < 1.0).any())
-    for worst_case in (False, True) if contended else (False,):
-        suffix = " (worst-case runs)" if worst_case else ""
-        options = plan_options(inst, worst_case=worst_case)
-        program = solve_program(inst, options, limits, mip_rel_gap)
-        plans: list[tuple[str, np.ndarray, np.ndarray | None]] = []
-        if program.chosen is not None:
-            chosen = advance_starts(inst, options, program.chosen, program.first_runs)
-            plans.append(("milp", chosen, program.first_runs))
-        plans.append(("greedy", greedy_plan(inst, options), None))
-        for source, chosen, first_runs in plans:
-            plan = _plan_dict(inst, options, chosen)
-            firsts = _first_runs_dict(inst, options, first_runs)
-            for repair in (False, True) if contended else (False,):
-                replay = replay_plan(hindsight, plan, repair, firsts)
-                yield _Candidate(source + suffix, plan, repair, replay, program, firsts)
-        del options  # not alive while the next option set is built
+    previous = _program_candidates(inst, hindsight, None, limits, mip_rel_gap, contended)
+    yield from previous
+    if not contended:
+        return
+    yield from _program_candidates(inst, hindsight, WORST_CASE, limits, mip_rel_gap, contended)
+    for round_ in range(1, REPLAYED_ROUNDS + 1):
+        milp = [candidate for candidate in previous if candidate.source.startswith("milp")]
+        if not milp:
+            return
+        measured = min(milp, key=lambda candidate: candidate.breakdown.total_usd)
+        runs = replayed_runs(hindsight, measured.plan, measured.repair, measured.first_runs)
+        lengths = replayed_lengths(inst, runs, f"replayed runs, round {round_}")
+        previous = _program_candidates(inst, hindsight, lengths, limits, mip_rel_gap, contended)
+        yield from previous
+
+
+def _program_candidates(
+    inst: OracleInstance,
+    hindsight: HindsightView,
+    runs: RunLengths | None,
+    limits: SolveLimits,
+    mip_rel_gap: float,
+    contended: bool,
+) -> list[_Candidate]:
+    """The plan program with runs as long as ``runs`` says (``None``: nominal): its MILP and greedy plans, replayed."""
+    options = plan_options(inst, runs=runs)
+    program = solve_program(inst, options, limits, mip_rel_gap)
+    plans: list[tuple[str, np.ndarray, np.ndarray | None]] = []
+    if program.chosen is not None:
+        chosen = advance_starts(inst, options, program.chosen, program.first_runs)
+        plans.append(("milp", chosen, program.first_runs))
+    plans.append(("greedy", greedy_plan(inst, options), None))
+    suffix = "" if runs is None else f" ({runs.label})"
+    candidates = []
+    for source, chosen, first_runs in plans:
+        plan = _plan_dict(inst, options, chosen)
+        firsts = _first_runs_dict(inst, options, first_runs)
+        for repair in (False, True) if contended else (False,):
+            replay = replay_plan(hindsight, plan, repair, firsts)
+            candidates.append(_Candidate(source + suffix, plan, repair, replay, program, firsts))
+    return candidates
 
 
 def _unproven_status(plan: ProgramResult, bound: ProgramResult | None) -> str:

@@ -20,6 +20,9 @@ in the twin instead.) The plan's reported objective is always the replay's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
 from agents.oracle.instance import OracleInstance
@@ -51,3 +54,51 @@ def worst_case_ends(inst: OracleInstance, node: int, starts: np.ndarray, work_s:
     k = np.maximum(np.searchsorted(work_at_tick, target, side="right") - 1, 0)
     end = ticks[k] + (target - work_at_tick[k]) / rates[k]
     return starts + np.maximum(end - starts, work_s) * (1.0 + WORST_CASE_MARGIN)
+
+
+@dataclass(frozen=True, eq=False)
+class RunLengths:
+    """How long a plan program reserves and charges each run, when not its nominal duration.
+
+    ``factors is None``: until the run's worst-case end (:func:`worst_case_ends`, the plan the
+    twin replays start for start). Otherwise ``factors[j, i]`` (``(J, N)``, >= 1) stretches
+    job ``j``'s nominal duration on node ``i``: lengths measured in a replay
+    (:func:`replayed_lengths`), a guess the replay of the new plan then checks.
+
+    Attributes:
+        label: What the plan's source says of its runs (``OracleResult.plan_source``).
+        factors: ``(J, N)`` stretch factors, or ``None`` for the worst case.
+    """
+
+    label: str
+    factors: np.ndarray | None = None
+
+    def ends(self, inst: OracleInstance, job: int, node: int, starts: np.ndarray) -> np.ndarray:
+        """``(n,)`` when runs of ``job`` on ``node`` from ``starts`` complete, uncapped."""
+        duration = float(inst.duration_s[job])
+        if self.factors is None:
+            return worst_case_ends(inst, node, starts, duration)
+        return starts + duration * float(self.factors[job, node])
+
+
+WORST_CASE = RunLengths("worst-case runs")
+"""Every run reserved until its worst-case end."""
+
+
+def replayed_lengths(inst: OracleInstance, runs: Mapping[str, tuple[int, float]], label: str) -> RunLengths:
+    """Stretch factors from the runs of a replayed plan (``job_id -> (node, seconds)``, completed runs).
+
+    A job's factor on the node it completed on is its run's length over its nominal duration;
+    elsewhere, on a node with completed runs, the mean of their factors; else 1 (nominal).
+    """
+    index = {job_id: j for j, job_id in enumerate(inst.job_ids)}
+    factors = np.ones((inst.n_jobs, inst.n_nodes))
+    observed = [(index[job_id], node, max(seconds / float(inst.duration_s[index[job_id]]), 1.0))
+                for job_id, (node, seconds) in runs.items()]
+    for node in range(inst.n_nodes):
+        on_node = [f for _, i, f in observed if i == node]
+        if on_node:
+            factors[:, node] = float(np.mean(on_node))
+    for j, node, f in observed:
+        factors[j, node] = f
+    return RunLengths(label, factors)
