@@ -5,12 +5,13 @@
 
 For each episode the oracle (:func:`agents.oracle.solve_oracle`) reports its plan's objective
 (the replay in the twin) and its lower bound. Between them lies the *nominal plan program*'s
-optimum (every run at full speed, starts at events that surely happen): the plan's excess over
-it is what the programs do not model (runs slowed by cpu contention; the worst-case and greedy
-plans are other ways to pay for it), and its excess over the bound is the relaxation's freedom
-(starts anywhere in a cell where a completion may fall, runs evicted before the last one). A
-proven optimum needs both to be 0. docs/design.md ("Why plan and bound still differ") reads
-the output of this script on seeds 0-19.
+optimum (runs charged their nominal length plus the least slowdown cpu contention adds, starts
+at events that surely happen): the plan's excess over it is what the programs do not model
+(runs slowed more than that charge, and the later starts and waits a longer run causes; the
+worst-case, replayed-length and greedy plans are other ways to pay for it), and its excess over
+the bound is the relaxation's freedom (starts anywhere in a cell where a completion may fall,
+runs evicted before the last one). A proven optimum needs both to be 0. docs/design.md ("Why
+plan and bound still differ") reads the output of this script on seeds 0-19.
 """
 
 from __future__ import annotations
