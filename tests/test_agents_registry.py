@@ -19,7 +19,7 @@ from tests.helpers import check_agent_protocol, run_episode
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = agent_names()
-QUICK_OPTIONS = {"oracle": {"time_limit_s": 2.0, "compute_bound": False}}
+QUICK_OPTIONS = {"oracle": {"time_limit_s": 2.0, "compute_bound": False, "replayed_rounds": 0}}
 """Options for tests that check what an agent answers, not how good it is: an oracle episode that
 hits HiGHS's 60 s limit would make a dozen random states cost minutes."""
 

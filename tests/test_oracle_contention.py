@@ -197,3 +197,15 @@ def test_replayed_lengths__measured_in_the_replay_and_spread_over_the_node() -> 
 
     nominal, ones = plan_options(inst), plan_options(inst, runs=RunLengths("ones", np.ones((1, 1))))
     assert ones.use_end_s.tolist() == nominal.use_end_s.tolist() and ones.coef_usd.tolist() == nominal.coef_usd.tolist()
+
+
+def test_solve_oracle__replayed_rounds_can_be_turned_off_and_bad_values_are_refused() -> None:
+    """``replayed_rounds=0`` keeps the nominal and worst-case plans only; a negative count is named in the error."""
+    twin = DigitalTwin(_half_loaded_node())
+    twin.reset(np.random.default_rng(0))
+    view = twin.hindsight()
+    quick = solve_oracle(view, replayed_rounds=0, compute_bound=False)
+    assert "replayed" not in quick.plan_source
+    assert quick.plan_objective_usd == pytest.approx(solve_oracle(view, compute_bound=False).plan_objective_usd)
+    with pytest.raises(ValueError, match="replayed_rounds"):
+        solve_oracle(view, replayed_rounds=-1)

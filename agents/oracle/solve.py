@@ -33,7 +33,7 @@ from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
 REPLAYED_ROUNDS = 2
-"""Under contention, plan programs whose runs last as long as the previous plan's replay measured."""
+"""Under contention, plan programs whose runs last as long as the previous plan's replay measured (the default)."""
 PROVEN_RTOL = 1e-6
 """Plan and bound within this relative distance count as a proven optimum."""
 DECOMPOSE, REFUSE = "decompose", "refuse"
@@ -114,6 +114,7 @@ def solve_oracle(
     memory_budget_bytes: float | None = None,
     too_large: str = DECOMPOSE,
     lagrangian_iterations: int = DEFAULT_LAGRANGIAN_ITERATIONS,
+    replayed_rounds: int = REPLAYED_ROUNDS,
 ) -> OracleResult:
     """Solve the plan program and the relaxation of one episode.
 
@@ -138,6 +139,8 @@ def solve_oracle(
         too_large: ``"decompose"`` (the default) or ``"refuse"`` an episode above the budget.
         lagrangian_iterations: Subgradient steps of the Lagrangian bound of a decomposed episode
             (:mod:`agents.oracle.lagrangian`; 0 = the capacity-free bound alone): its work limit.
+        replayed_rounds: Under cpu contention, plan programs whose runs last as long as the
+            previous plan's replay measured (0 = none: faster, and the plan may be dearer).
 
     Raises:
         OracleTooLargeError: The estimated peak memory is above the budget and ``too_large``
@@ -152,6 +155,8 @@ def solve_oracle(
     if too_large not in (DECOMPOSE, REFUSE):
         raise ValueError(f"too_large must be {DECOMPOSE!r} or {REFUSE!r}, got {too_large!r}")
     check_iterations(lagrangian_iterations)
+    if not (isinstance(replayed_rounds, int) and replayed_rounds >= 0):
+        raise ValueError(f"replayed_rounds must be an integer >= 0, got {replayed_rounds!r}")
     estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
                                       bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
     decompose = too_large == DECOMPOSE and estimate.peak_bytes > budget
@@ -165,7 +170,7 @@ def solve_oracle(
         if compute_bound:  # the plan's objective is the ascent's target
             lower = scale_bound(inst, best.breakdown.total_usd, lagrangian_iterations)
     else:
-        best = _cheapest(_plan_candidates(inst, hindsight, limits, mip_rel_gap))
+        best = _cheapest(_plan_candidates(inst, hindsight, limits, mip_rel_gap, replayed_rounds))
         if compute_bound:
             bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
                                           limits, mip_rel_gap)
@@ -242,7 +247,7 @@ class _Candidate:
 
 
 def _plan_candidates(
-    inst: OracleInstance, hindsight: HindsightView, limits: SolveLimits, mip_rel_gap: float
+    inst: OracleInstance, hindsight: HindsightView, limits: SolveLimits, mip_rel_gap: float, replayed_rounds: int
 ) -> Iterator[_Candidate]:
     """The plans to choose from, in order of preference: the MILP's, then the greedy fallback.
 
@@ -250,7 +255,7 @@ def _plan_candidates(
     starts may find a node still busy (its jobs then wait off-plan, up to their TTL). So both
     again from programs whose runs last longer (:mod:`agents.oracle.stretch`): until their
     worst-case end (the twin replays every planned start, but the runs are reserved long), and
-    :data:`REPLAYED_ROUNDS` times as long as the replay of the previous MILP plan measured them
+    ``replayed_rounds`` times as long as the replay of the previous MILP plan measured them
     (from the nominal one; a measured plan packs about as its replay runs, and its own replay
     checks the guess). Each plan is scored by its replay in the twin, under contention both
     waiting for a busy planned node and repairing (:mod:`agents.oracle.replay`); one option set
@@ -262,7 +267,7 @@ def _plan_candidates(
     if not contended:
         return
     yield from _program_candidates(inst, hindsight, WORST_CASE, limits, mip_rel_gap, contended)
-    for round_ in range(1, REPLAYED_ROUNDS + 1):
+    for round_ in range(1, replayed_rounds + 1):
         milp = [candidate for candidate in previous if candidate.source.startswith("milp")]
         if not milp:
             return
