@@ -44,7 +44,7 @@ from typing import Any
 
 from agents.base import register_agent
 from agents.oracle.agent import OracleAgent, make_oracle
-from agents.oracle.budget import OracleTooLargeError
+from agents.oracle.sizing.budget import OracleTooLargeError
 
 register_agent("oracle", make_oracle)
 
@@ -65,7 +65,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(solve, name)
     if name in ("OracleSizeEstimate", "estimate_oracle_memory"):
-        from agents.oracle import size
+        from agents.oracle.sizing import size
 
         return getattr(size, name)
     raise AttributeError(f"module 'agents.oracle' has no attribute {name!r}")

@@ -8,9 +8,9 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import AgentState
-from agents.oracle.budget import budget_bytes
-from agents.oracle.limits import DEFAULT_LAGRANGIAN_ITERATIONS, DEFAULT_NODE_LIMIT, SolveLimits, check_iterations
-from agents.oracle.replay import planned_node
+from agents.oracle.milp.limits import DEFAULT_LAGRANGIAN_ITERATIONS, DEFAULT_NODE_LIMIT, SolveLimits, check_iterations
+from agents.oracle.plans.replay import planned_node
+from agents.oracle.sizing.budget import budget_bytes
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
     from agents.oracle.solve import OracleResult

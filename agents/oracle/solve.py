@@ -10,10 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import bound_options
-from agents.oracle.budget import budget_bytes, check_memory
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import (
+from agents.oracle.bounds.capacity_free import hindsight_greedy_plan, scale_bound
+from agents.oracle.bounds.exact import bound_options
+from agents.oracle.milp.limits import (
     DEFAULT_LAGRANGIAN_ITERATIONS,
     DEFAULT_NODE_LIMIT,
     NODE_LIMIT,
@@ -22,13 +21,14 @@ from agents.oracle.limits import (
     SolveLimits,
     check_iterations,
 )
-from agents.oracle.options import Options
-from agents.oracle.plan import advance_starts, greedy_plan, plan_options
-from agents.oracle.program import ProgramResult, solve_program
-from agents.oracle.replay import replay_plan, replayed_runs
-from agents.oracle.scale import hindsight_greedy_plan, scale_bound
-from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
-from agents.oracle.stretch import WORST_CASE, RunLengths, replayed_lengths
+from agents.oracle.milp.options import Options
+from agents.oracle.milp.program import ProgramResult, solve_program
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths
+from agents.oracle.plans.options import advance_starts, greedy_plan, plan_options
+from agents.oracle.plans.replay import replay_plan, replayed_runs
+from agents.oracle.sizing.budget import budget_bytes, check_memory
+from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle import rerun, terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.options import (
+from agents.oracle.milp.options import (
     Options,
     crosses,
     filter_options,
@@ -28,7 +26,10 @@ from agents.oracle.options import (
     symmetry_allowed,
     unserved,
 )
-from agents.oracle.stretch import RunLengths
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import RunLengths
+from agents.oracle.plans import rerun
 from digital_twin.objective import ObjectiveBreakdown
 
 

@@ -44,9 +44,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array, csc_array
 
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import SolveLimits
-from agents.oracle.options import Options
+from agents.oracle.milp.limits import SolveLimits
+from agents.oracle.milp.options import Options
+from agents.oracle.model.instance import OracleInstance
 
 
 @dataclass(frozen=True)

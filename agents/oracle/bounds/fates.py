@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.bound import start_windows
-from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import crossed_within
+from agents.oracle.bounds.exact import start_windows
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.intervals import crossed_within
 
 
 @dataclass(frozen=True, eq=False)

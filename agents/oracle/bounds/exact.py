@@ -78,10 +78,7 @@ import math
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import Interval, intersect, merge, runs, split, subtract
-from agents.oracle.options import (
+from agents.oracle.milp.options import (
     Options,
     block,
     crosses,
@@ -92,6 +89,9 @@ from agents.oracle.options import (
     symmetry_allowed,
     unserved,
 )
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.intervals import Interval, intersect, merge, runs, split, subtract
 
 
 def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: int = 3) -> Options:

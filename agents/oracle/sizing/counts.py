@@ -38,12 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
-from agents.oracle.fit import mebibytes, millicores, node_shapes
-from agents.oracle.instance import longest_runs, slowest_rates, static_events
-from agents.oracle.intervals import Interval
-from agents.oracle.program import SLOWDOWN_CELL_S
-from agents.oracle.rerun import MAX_FIRST_RUN_STARTS
+from agents.oracle.bounds.exact import grid_bounds_for, superset_of, windows_of
+from agents.oracle.milp.program import SLOWDOWN_CELL_S
+from agents.oracle.model.fit import mebibytes, millicores, node_shapes
+from agents.oracle.model.instance import longest_runs, slowest_rates, static_events
+from agents.oracle.model.intervals import Interval
+from agents.oracle.plans.rerun import MAX_FIRST_RUN_STARTS
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.options import block, crosses, point_terms, recounted
-from agents.oracle.stretch import RunLengths
+from agents.oracle.milp.options import block, crosses, point_terms, recounted
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import RunLengths
 
 MAX_FIRST_RUN_STARTS = 3
 """First-run starts kept per (job, node, interruption): the latest ones."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance
 
 WORST_CASE_MARGIN = 1e-9
 """Relative margin on a stretched run's length, covering the rounding of the twin's piecewise progress."""

@@ -64,8 +64,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from agents.oracle.budget import format_bytes
-from agents.oracle.counts import EpisodeColumns, ProgramSize, bound_size, plan_size
+from agents.oracle.sizing.budget import format_bytes
+from agents.oracle.sizing.counts import EpisodeColumns, ProgramSize, bound_size, plan_size
 from digital_twin import HindsightView
 
 SOLVER_BYTES_PER_NONZERO = 200

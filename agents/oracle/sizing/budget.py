@@ -30,7 +30,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agents.oracle.size import OracleSizeEstimate
+    from agents.oracle.sizing.size import OracleSizeEstimate
 
 DEFAULT_MEMORY_BUDGET_GB = 4.0
 """Budget when neither the option nor the environment variable sets one."""

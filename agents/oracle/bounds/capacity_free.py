@@ -49,11 +49,11 @@ import dataclasses
 
 import numpy as np
 
-from agents.oracle.fates import job_fates
-from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import crossed_within
-from agents.oracle.lagrangian import lagrangian_bound
-from agents.oracle.replay import Plan
+from agents.oracle.bounds.fates import job_fates
+from agents.oracle.bounds.lagrangian import lagrangian_bound
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.intervals import crossed_within
+from agents.oracle.plans.replay import Plan
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, HindsightView
 
 _LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")

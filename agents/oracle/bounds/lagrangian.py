@@ -81,8 +81,8 @@ Nedic and Bertsekas). A fixed number of steps (work, not time): deterministic.
 
 Example:
     >>> import numpy as np
-    >>> from agents.oracle.instance import OracleInstance
-    >>> from agents.oracle.scale import capacity_free_bound
+    >>> from agents.oracle.model.instance import OracleInstance
+    >>> from agents.oracle.bounds.capacity_free import capacity_free_bound
     >>> from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
     >>> fleet = (NodeSpec("cheap", "x86_64", "on-demand", 2, 8, 0.36),
     ...          NodeSpec("dear", "x86_64", "on-demand", 2, 8, 3.6))
@@ -104,9 +104,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import grid_bounds_for
-from agents.oracle.fates import job_fates
-from agents.oracle.instance import OracleInstance
+from agents.oracle.bounds.exact import grid_bounds_for
+from agents.oracle.bounds.fates import job_fates
+from agents.oracle.model.instance import OracleInstance
 
 CELLS_PER_TICK = 1
 """Cells per telemetry tick before any widening (one cell per tick)."""

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.fit import candidates as fit_candidates
-from agents.oracle.fit import mebibytes, millicores, node_shapes
+from agents.oracle.model.fit import candidates as fit_candidates
+from agents.oracle.model.fit import mebibytes, millicores, node_shapes
 from digital_twin import HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
 from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION, ObjectiveWeights

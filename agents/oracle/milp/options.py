@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.stretch import RunLengths, worst_case_ends
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import RunLengths, worst_case_ends
 
 
 @dataclass(frozen=True, eq=False)
