@@ -23,7 +23,8 @@ from agents.oracle.milp.limits import SolveLimits
 from agents.oracle.milp.program import solve_program
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths, worst_case_ends
-from agents.oracle.plans.options import evaluate_plan, greedy_plan, plan_options
+from agents.oracle.plans.evaluate import evaluate_plan, greedy_plan
+from agents.oracle.plans.options import plan_options
 from agents.oracle.plans.replay import FirstRuns, Plan, planned_node, replayed_runs
 from agents.oracle.plans.replay import replay_plan as replay_plan_objective
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec

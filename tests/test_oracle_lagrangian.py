@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from agents.oracle import OracleAgent, solve_oracle
-from agents.oracle.bounds.capacity_free import capacity_free_bound, hindsight_greedy_plan, scale_bound
+from agents.oracle.bounds.capacity_free import capacity_free_bound, scale_bound
 from agents.oracle.bounds.lagrangian import lagrangian_bound
 from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING

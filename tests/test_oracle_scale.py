@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import OracleAgent, OracleTooLargeError, solve_oracle
-from agents.oracle.bounds.capacity_free import capacity_free_bound, hindsight_greedy_plan
+from agents.oracle.bounds.capacity_free import capacity_free_bound
 from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING

@@ -8,7 +8,8 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import AgentState
-from agents.oracle.milp.limits import DEFAULT_LAGRANGIAN_ITERATIONS, DEFAULT_NODE_LIMIT, SolveLimits, check_iterations
+from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
+from agents.oracle.milp.limits import DEFAULT_NODE_LIMIT, SolveLimits
 from agents.oracle.plans.replay import planned_node
 from agents.oracle.sizing.budget import budget_bytes
 

@@ -10,22 +10,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bounds.capacity_free import hindsight_greedy_plan, scale_bound
+from agents.oracle.bounds.capacity_free import scale_bound
 from agents.oracle.bounds.exact import bound_options
+from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
 from agents.oracle.milp.limits import (
-    DEFAULT_LAGRANGIAN_ITERATIONS,
     DEFAULT_NODE_LIMIT,
     NODE_LIMIT,
     OPTIMAL,
     TIME_LIMIT,
     SolveLimits,
-    check_iterations,
 )
 from agents.oracle.milp.options import Options
 from agents.oracle.milp.program import ProgramResult, solve_program
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths
-from agents.oracle.plans.options import advance_starts, greedy_plan, plan_options
+from agents.oracle.plans.evaluate import advance_starts, greedy_plan
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.oracle.plans.options import plan_options
 from agents.oracle.plans.replay import replay_plan, replayed_runs
 from agents.oracle.sizing.budget import budget_bytes, check_memory
 from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory

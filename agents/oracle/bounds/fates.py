@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bounds.exact import start_windows
+from agents.oracle.bounds.decision_times import start_windows
 from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.intervals import crossed_within

@@ -65,7 +65,8 @@ import math
 from dataclasses import dataclass
 
 from agents.oracle.sizing.budget import format_bytes
-from agents.oracle.sizing.counts import EpisodeColumns, ProgramSize, bound_size, plan_size
+from agents.oracle.sizing.columns import EpisodeColumns
+from agents.oracle.sizing.counts import ProgramSize, bound_size, plan_size
 from digital_twin import HindsightView
 
 SOLVER_BYTES_PER_NONZERO = 200
