@@ -12,15 +12,8 @@ import agents.aco
 import agents.heuristics
 import agents.lookahead
 import agents.oracle  # noqa: F401  (scipy.optimize loads on the oracle's first solve)
-from agents.base import (
-    Agent,
-    AgentSpecError,
-    agent_deferral,
-    agent_names,
-    check_agent_name,
-    make_agent,
-    register_agent,
-)
+from agents.base import Agent, AgentSpecError, agent_names, register_agent
+from agents.build import agent_deferral, check_agent_name, make_agent
 
 __all__ = [
     "Agent",

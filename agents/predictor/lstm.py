@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.predictor.base import HISTORY_CAP, Forecast, Predictor
-from agents.predictor.cache import PredictionCache, cache_key
+from agents.predictor.base import HISTORY_CAP, ArrayCache, Forecast, Predictor
+from agents.predictor.cache import cache_key
 
 
 class LstmPredictor(Predictor):
@@ -113,7 +113,7 @@ class LstmPredictor(Predictor):
         return Forecast(predicted, mae, ready)
 
     def forecast_rows(
-        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: ArrayCache | None
     ) -> Forecast:
         """The rows after ``before`` up to tick k, from ``seen`` only (module docstring).
 
@@ -144,7 +144,7 @@ class LstmPredictor(Predictor):
             torch.set_num_threads(threads)
         return Forecast(predicted, mae, ready)
 
-    def _cached_fit(self, history: np.ndarray, seed: int, tick: int, cache: PredictionCache | None) -> dict[str, Any]:
+    def _cached_fit(self, history: np.ndarray, seed: int, tick: int, cache: ArrayCache | None) -> dict[str, Any]:
         """:meth:`fit` of ``history`` with seed ``(seed, tick)``, through ``cache`` (as arrays on disk)."""
         if cache is None:
             return self.fit(history, seed=(int(seed), tick))

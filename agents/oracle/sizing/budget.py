@@ -27,16 +27,26 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from agents.oracle.sizing.size import OracleSizeEstimate
+from typing import Protocol
 
 DEFAULT_MEMORY_BUDGET_GB = 4.0
 """Budget when neither the option nor the environment variable sets one."""
 MEMORY_BUDGET_ENV = "ACO_ENV_ORACLE_MEMORY_GB"
 """Environment variable holding the budget in GB (read at each solve)."""
 BYTES_PER_GB = 1e9
+
+
+class SizeEstimate(Protocol):
+    """What the budget reads of a size estimate (:class:`agents.oracle.sizing.size.OracleSizeEstimate`)."""
+
+    @property
+    def peak_bytes(self) -> int:
+        """Estimated peak memory of the solve, in bytes."""
+        ...
+
+    def describe(self) -> str:
+        """One line: what would be built and its estimated peak."""
+        ...
 
 
 class OracleTooLargeError(ValueError):
@@ -50,7 +60,7 @@ class OracleTooLargeError(ValueError):
         budget_bytes: The budget that refused them.
     """
 
-    def __init__(self, message: str, estimate: OracleSizeEstimate | None = None,
+    def __init__(self, message: str, estimate: SizeEstimate | None = None,
                  budget_bytes: float | None = None) -> None:
         super().__init__(message)
         self.estimate = estimate
@@ -79,7 +89,7 @@ def budget_bytes(budget_gb: float | None = None) -> float:
     return float(budget_gb) * BYTES_PER_GB
 
 
-def check_memory(estimate: OracleSizeEstimate, budget: float) -> None:
+def check_memory(estimate: SizeEstimate, budget: float) -> None:
     """Raise :class:`OracleTooLargeError` if ``estimate.peak_bytes`` is above ``budget`` bytes."""
     if estimate.peak_bytes <= budget:
         return
