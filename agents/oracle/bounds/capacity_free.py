@@ -44,6 +44,7 @@ import numpy as np
 
 from agents.oracle.bounds.fates import job_fates
 from agents.oracle.bounds.lagrangian import lagrangian_bound
+from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
 
 
@@ -65,23 +66,18 @@ def capacity_free_bound(inst: OracleInstance) -> float:
     Cost: ``O(sum over jobs of candidate nodes x log interruptions)``; memory ``O(J + N)``
     beyond the instance.
     """
-    w = inst.weights
-    wait_per_s = w.wait_usd_per_job_hour / 3600.0
+    charges = inst.charges
     h = inst.horizon_s
-    if inst.active_nodes:
-        rates = inst.node_price_per_s[None, :] * (inst.job_cpu_m[:, None] / inst.node_cpu_m[None, :])
-    else:
-        rates = inst.rate_per_s
+    rates = terms.run_usd_per_s(inst, np.arange(inst.n_jobs), np.arange(inst.n_nodes))
     total, runs = job_fates(inst)
     for fates in runs:
         j = fates.job
         a, d, latest = float(inst.arrival_s[j]), float(inst.duration_s[j]), fates.latest_s
         starts = np.array([a, min(max(h - d, a), latest), latest])
-        run_and_wait = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :] + wait_per_s * (
-            starts - a
-        )[None, :]
+        run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
+        run_and_wait = run + charges.wait((starts - a)[None, :])
         served = run_and_wait.min(axis=1)
-        served = np.where(fates.may_fail, np.minimum(served, w.eviction_usd), served)
+        served = np.where(fates.may_fail, np.minimum(served, charges.eviction(1.0)), served)
         served = served + fates.qos_usd + fates.late_usd
         total += min(fates.unserved_usd, float(served.min()))
     return total

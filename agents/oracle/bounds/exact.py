@@ -192,13 +192,13 @@ def _charge_earlier_runs(
     if not later.any() or not evictions:
         return
     rate = {k: 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k]) for k, _ in evictions}
-    wait_usd_per_s = inst.weights.wait_usd_per_job_hour / 3600.0
+    charges = inst.charges
     first = (0.0, 0.0)  # (USD, the first start's wait in s); 0 if no eviction is reachable (never: see below)
     candidates = []
     for k, t in evictions:
         latest = latest_decision(points, fuzzy, a, min(first_end, t)) if t < first_end + longest else None
         if latest is not None:
-            candidates += [(rate[k] * (t - s1) + wait_usd_per_s * (s1 - a), s1 - a) for s1 in (a, latest)]
+            candidates += [(rate[k] * (t - s1) + charges.wait(s1 - a), s1 - a) for s1 in (a, latest)]
     if candidates:
         first = min(candidates)
     last_evicted = np.full(len(later), np.inf)
@@ -213,7 +213,7 @@ def _charge_earlier_runs(
     last_evicted = np.where(np.isfinite(last_evicted), last_evicted, 0.0)  # no such t: charge the first run only
     use_first = first[0] >= last_evicted
     wait_s = np.where(later & use_first, first[1], 0.0)
-    extra = np.where(use_first, first[0] - wait_usd_per_s * first[1], last_evicted)
+    extra = np.where(use_first, first[0] - charges.wait(first[1]), last_evicted)
     counts = group["counts"].copy()
     terms.add_earlier_spot_run(inst, job, counts, later)
     terms.add_first_run_wait(counts, later, wait_s[later])

@@ -15,6 +15,7 @@ import numpy as np
 
 from agents.oracle.bounds.decision_times import grid_bounds_for
 from agents.oracle.bounds.fates import job_fates
+from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
 
 CELLS_PER_TICK = 1
@@ -57,9 +58,6 @@ class RelaxedProblem:
 
 def relaxed_problem(inst: OracleInstance) -> RelaxedProblem:
     """The fates of ``inst``, their charges, usages and candidate starts (see the module docstring)."""
-    w = inst.weights
-    h = inst.horizon_s
-    wait_per_s = w.wait_usd_per_job_hour / 3600.0
     constant, runs = job_fates(inst)
     served: list[int] = []
     fixed: list[float] = []
@@ -67,7 +65,7 @@ def relaxed_problem(inst: OracleInstance) -> RelaxedProblem:
     for fates in runs:
         failing = math.inf
         if fates.may_fail.any():
-            failing = float(np.min(w.eviction_usd + fates.qos_usd[fates.may_fail])) + fates.late_usd
+            failing = float(np.min(inst.charges.eviction(1.0) + fates.qos_usd[fates.may_fail])) + fates.late_usd
         served.append(fates.job)
         fixed.append(min(fates.unserved_usd, failing))
         latest.append(fates.latest_s)
@@ -76,7 +74,7 @@ def relaxed_problem(inst: OracleInstance) -> RelaxedProblem:
     bounds = _cell_bounds(inst, js, s_max_arr)
     points = _starts(inst, js, s_max_arr, bounds)
     groups, rep = _groups(inst, js)
-    return _assemble(inst, js, np.array(fixed), constant, points, bounds, groups, rep, wait_per_s, h)
+    return _assemble(inst, js, np.array(fixed), constant, points, bounds, groups, rep)
 
 
 
@@ -142,15 +140,13 @@ def _assemble(
     bounds: np.ndarray,
     group: np.ndarray,
     rep: np.ndarray,
-    wait_per_s: float,
-    h: float,
 ) -> RelaxedProblem:
     """Pack the served jobs' points, charges and the groups' capacity rows into a :class:`RelaxedProblem`."""
     counts = np.array([len(p) for p in points], dtype=np.int64)
     ptr = np.concatenate(([0], np.cumsum(counts)))
     job_of_point = np.repeat(np.arange(len(js), dtype=np.int64), counts)
     start = np.concatenate(points) if points else np.zeros(0)
-    end = np.minimum(start + inst.duration_s[js][job_of_point], h)
+    end = np.minimum(start + inst.duration_s[js][job_of_point], inst.horizon_s)
     n_cells = len(bounds) - 1
 
     def cell(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,18 +156,15 @@ def _assemble(
     usage = np.stack([inst.job_cpu_m[js], inst.job_mem_mib[js], inst.job_gpus[js]]).astype(np.float64)
     k_start, off_start = cell(start)
     k_end, off_end = cell(end)
-    if inst.active_nodes:
-        rate = inst.node_price_per_s[None, rep] * (inst.job_cpu_m[js][:, None] / inst.node_cpu_m[None, rep])
-    else:
-        rate = inst.rate_per_s[np.ix_(js, rep)]
+    rate = terms.run_usd_per_s(inst, js, rep)
     candidate = np.zeros((len(js), len(rep)), dtype=bool)
     for q, j in enumerate(js):
         candidate[q, np.unique(group[list(inst.candidates[j])])] = True
     rate = np.where(candidate, rate, 0.0)
-    w = inst.weights
-    qos = np.where(inst.job_lc[js][:, None] & inst.node_spot[None, rep], w.qos_violation_usd, 0.0)
-    late = (~inst.deadline_at_completion) & (inst.arrival_s[js] > inst.deadline_s[js])
-    extra = qos + np.where(late, w.deadline_miss_usd, 0.0)[:, None]
+    charges = inst.charges
+    qos = charges.qos(inst.job_lc[js][:, None] & inst.node_spot[None, rep])
+    late = (inst.arrival_s[js] > inst.deadline_s[js]) & (not inst.deadline_at_completion)
+    extra = qos + charges.deadline(late)[:, None]
     nominal, avail = _capacity(inst, group, len(rep), bounds)
     row = nominal > 0.0
     return RelaxedProblem(
@@ -181,7 +174,7 @@ def _assemble(
         ptr=ptr,
         start_s=start,
         end_s=end,
-        base_usd=wait_per_s * (start - inst.arrival_s[js][job_of_point]),
+        base_usd=charges.wait(start - inst.arrival_s[js][job_of_point]),
         k_start=k_start,
         off_start=off_start,
         k_end=k_end,

@@ -103,7 +103,7 @@ def solve_program(
     c_base = step_objective(options)
     lc_jobs = np.unique(options.job[inst.job_lc[options.job]])
     v_col = np.full(inst.n_jobs, -1)
-    v_col[lc_jobs] = bld.new_vars(np.full(len(lc_jobs), inst.weights.sla_violation_usd), integral=False)
+    v_col[lc_jobs] = bld.new_vars(np.full(len(lc_jobs), inst.charges.sla(1.0)), integral=False)
     structure_rows(bld, options)
     group_node = options.group_node
     for i in range(inst.n_nodes):

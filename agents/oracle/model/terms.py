@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.charges import share_usd_per_s, wait_job_hours
 from agents.oracle.model.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
@@ -78,7 +79,7 @@ def point_counts(
         )
     else:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
-    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)
     return counts
 
@@ -124,7 +125,7 @@ def cell_counts(
         counts[:, _DEADLINE] = _late_at_completion(inst, job, lo, t_next, deadline, infimum=infimum)
     else:
         counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
-    counts[:, _WAIT] = (start - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
+    counts[:, _WAIT] = wait_job_hours(start - inst.arrival_s[job])  # the wait rises with the start
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)  # the loss rises with the end
     return counts
 
@@ -188,7 +189,7 @@ def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np
     evict-and-rerun plans are built for jobs that are not latency critical (no QoS, no utility).
     """
     counts = np.zeros((len(starts), N_TERMS))
-    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     return counts
@@ -215,14 +216,14 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
         counts[later, _QOS] = 1.0
 
 
-def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: float | np.ndarray) -> None:
+def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: np.ndarray) -> None:
     """Count ``wait_s`` of waiting before a surely evicted first run in the options ``later`` (in place).
 
     The options stand for a last run after that eviction, whose own wait is not counted
-    (:func:`relax_for_earlier_runs`); ``wait_s`` (one value, or one per option of ``later``)
+    (:func:`relax_for_earlier_runs`); ``wait_s`` (one per option of ``later``, seconds)
     is the least the first run can have waited (:func:`agents.oracle.bound._charge_earlier_runs`).
     """
-    counts[later, _WAIT] = wait_s / 3600.0
+    counts[later, _WAIT] = wait_job_hours(wait_s)
 
 
 def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = None) -> np.ndarray:
@@ -246,17 +247,27 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
         never_started &= ~may_have_started  # a started job's wait ended at its first start: bound by 0
     a = inst.arrival_s[never_started]
     left = np.full(len(a), inst.horizon_s) if inst.ttl_s is None else np.minimum(a + inst.ttl_s, inst.horizon_s)
-    counts[never_started, _WAIT] = (left - a) / 3600.0
+    counts[never_started, _WAIT] = wait_job_hours(left - a)
     return counts
+
+
+def run_usd_per_s(inst: OracleInstance, jobs: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``(len(jobs), len(nodes))`` USD per second of a run of each job on each node, as the bounds charge it.
+
+    The pro-rated rate (:attr:`OracleInstance.rate_per_s`); under ``active-nodes`` the node's
+    price times the job's cpu share (:func:`agents.charges.share_usd_per_s`): the shares of the
+    jobs on a node sum to at most 1, so these charges sum to at most the node's active cost.
+    The hindsight greedy plan charges its runs the same.
+    """
+    if inst.active_nodes:
+        return share_usd_per_s(inst.node_price_per_s[None, nodes], inst.job_cpu_m[jobs][:, None],
+                               inst.node_cpu_m[None, nodes])
+    return inst.rate_per_s[np.ix_(jobs, nodes)]
 
 
 def penalty_usd(inst: OracleInstance, counts: np.ndarray) -> np.ndarray:
     """``(n,)`` USD of each row of ``(n, T)`` counts, summed in table order."""
-    weights = inst.weights.per_term()
-    total = np.zeros(len(counts))
-    for t in range(N_TERMS):
-        total = total + weights[t] * counts[:, t]
-    return total
+    return inst.charges.penalties(counts)
 
 
 def plan_counts(option_counts: np.ndarray, unserved: np.ndarray, sla_violations: int) -> list[int | float]:

@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.intervals import crossed_within
 from agents.oracle.plans.replay import Plan
@@ -51,7 +52,7 @@ def hindsight_greedy_plan(view: HindsightView, inst: OracleInstance) -> Plan:
     that never start are left out of the plan (unserved).
     """
     spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
-    w = inst.weights
+    charges = inst.charges
     index_of = {job_id: j for j, job_id in enumerate(inst.job_ids)}
     plan: dict[str, tuple[int, float] | None] = dict.fromkeys(inst.job_ids)
     twin = DigitalTwin(spec)
@@ -65,18 +66,14 @@ def hindsight_greedy_plan(view: HindsightView, inst: OracleInstance) -> Plan:
             continue
         j, now = index_of[job.job_id], twin.time_s
         d = float(inst.duration_s[j])
-        if inst.active_nodes:
-            rate = inst.node_price_per_s[fits] * inst.job_cpu_m[j] / inst.node_cpu_m[fits]
-        else:
-            rate = inst.rate_per_s[j, fits]
-        charge = rate * (min(now + d, inst.horizon_s) - now)
+        charge = terms.run_usd_per_s(inst, np.array([j]), fits)[0] * (min(now + d, inst.horizon_s) - now)
         if inst.job_lc[j]:
-            charge = charge + np.where(inst.node_spot[fits], w.qos_violation_usd, 0.0)
+            charge = charge + charges.qos(inst.node_spot[fits])
         if not inst.job_preemptible[j]:
             cut = np.array([crossed_within(inst.interruptions_s[i], now, now + float(inst.longest_run_s[j]))
                             for i in fits])
-            charge = charge + np.where(cut, w.eviction_usd, 0.0)
-        charge = charge + w.sla_violation_usd * _sla_victims(twin, inst, j, fits)
+            charge = charge + charges.eviction(cut)
+        charge = charge + charges.sla(_sla_victims(twin, inst, j, fits))
         node = int(fits[int(np.argmin(charge))])
         if plan[job.job_id] is None:
             plan[job.job_id] = (node, now)
