@@ -68,7 +68,7 @@ class AgentEntry:
             (:mod:`digital_twin.deferral`): ``NEW_FIT`` declares that the agent defers only
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
-            rule (:func:`agent_deferral`); the episode is the same, with fewer decisions.
+            rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
     """
 
     factory: AgentFactory

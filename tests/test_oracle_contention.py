@@ -4,7 +4,7 @@ The random small instances of :mod:`tests.test_oracle_random` (backgrounds of 10
 node is slowed) with processor sharing on: runs last longer than the programs' nominal
 durations, completions fall between the tick-grid points, and the bound must still hold against
 every decision sequence of the twin. The plan's objective is what the twin charges when it
-replays the plan (:func:`agents.oracle.replay.replay_plan`), also through the env's agent rule.
+replays the plan (:func:`agents.oracle.plans.replay.replay_plan`), also through the env's agent rule.
 The worst-case plan program (runs reserved until their worst-case end) is replayed start for start.
 """
 

@@ -1,4 +1,4 @@
-"""The Lagrangian bound at scale (agents.oracle.lagrangian): valid, never weaker, tighter where capacity binds.
+"""The Lagrangian bound at scale (agents.oracle.bounds.lagrangian): valid, never weaker, tighter where capacity binds.
 
 Invariants, on random small instances (interruptions, TTLs, both cost models, both deadline
 rules, every weight set, with and without cpu contention) and on the default scenario: ``L(0)``

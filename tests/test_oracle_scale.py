@@ -1,4 +1,6 @@
-"""The oracle at scale: the capacity-free bound and the hindsight greedy plan (agents.oracle.scale).
+"""The oracle at scale: the capacity-free bound and the hindsight greedy plan.
+
+(:mod:`agents.oracle.bounds.capacity_free`, :mod:`agents.oracle.plans.hindsight_greedy`.)
 
 On small random instances (interruptions, TTLs, both cost models, both deadline rules, with and
 without cpu contention) the bound is below the exhaustive optimum and every policy, and the

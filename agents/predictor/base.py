@@ -9,7 +9,7 @@ time (:meth:`Predictor.forecast_rows`, :mod:`agents.predictor.online`).
 
 Template method: subclasses implement :meth:`Predictor.forecast` (the raw next-tick forecast
 and the model's error); :meth:`Predictor.predict_trace` adds the reference's shared rules,
-all in percent units (our decision 3 in ``reference/aco_reference.md``):
+all in percent units (decision 3 in ``docs/reference.md``, "Decisions"):
 
 * a node's stored history is its last ``HISTORY_CAP = 500`` samples;
 * cold start (fewer than 10 samples, or no model yet): predicted = mean of the stored history,

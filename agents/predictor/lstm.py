@@ -1,6 +1,6 @@
 """The reference's per-node LSTM forecaster.
 
-Per node, as the reference (``reference/aco_reference.md``, "Per-node predictor"): an LSTM
+Per node, as the reference (``docs/reference.md``, "Per-node predictor"): an LSTM
 (input 1, hidden 32, one layer) and a linear head on the last step read a window of the last
 10 z-scored samples (std floored at 1e-6) and predict the next one. Each fit is a fresh model:
 Adam (lr 0.01), MSE, 50 full-batch epochs on every window of the stored history (the last 500

@@ -1,41 +1,42 @@
 """The bound at scale: each job's cheapest fate, for episodes whose programs would not fit in memory.
 
 At 500 nodes and 5,000 jobs the plan program would have billions of variables
-(:mod:`agents.oracle.size`). :func:`solve_oracle` then bounds it here (and plans it with
-:mod:`agents.oracle.plans.hindsight_greedy`), in memory ``O(jobs x nodes)`` for the instance and
-``O(jobs + nodes)`` beyond it:
+(:mod:`agents.oracle.sizing.size`). :func:`~agents.oracle.solve_oracle` then bounds the episode
+here and plans it with :mod:`agents.oracle.plans.hindsight_greedy`, in memory
+``O(jobs x nodes)`` for the instance and ``O(jobs + nodes)`` beyond it.
 
-* **Bound** (:func:`capacity_free_bound`): the relaxation with every coupling between jobs
-  dropped (node capacity, the SLA's node loads, the FIFO queue), so each job independently
-  takes its cheapest fate. Why it is below the objective of every policy of the twin, job by
-  job (the objective is the cost plus the penalty terms, each summed over jobs, except
-  ``unfairness`` and ``sla``, which are >= 0 and charged 0 here):
+:func:`capacity_free_bound` is the relaxation with every coupling between jobs dropped (node
+capacity, the SLA's node loads, the FIFO queue), so each job independently takes its cheapest
+fate (:mod:`agents.oracle.bounds.fates`), charged through :class:`agents.charges.Charges`. Why it
+is below the objective of every policy of the twin, job by job (the objective is the cost plus
+the penalty terms, each summed over jobs, except ``unfairness`` and ``sla``, which are >= 0 and
+charged 0 here):
 
-  1. A job that is never started (or, if preemptible, may have been evicted on its last run)
-     counts at least what :func:`agents.oracle.terms.unserved_counts` charges it (the
-     relaxation's "no option", argued in :mod:`agents.oracle.bound`).
-  2. A job that is not evictable (its windows hold no interruption that can reach a run,
-     :func:`agents.oracle.bound.start_windows`) starts once, at some ``s`` in ``[a, S)``,
-     ``S = min(a + TTL, H)``, on a candidate node ``i``. Its run lasts at least its nominal
-     duration ``d`` (contention only slows it), so it costs at least ``r x (min(s + d, H) - s)``
-     with ``r`` the job's prorated USD/s on ``i`` (``active-nodes``: the node's price times the
-     job's cpu share; at any time the cpu shares of the jobs on a node sum to at most 1, so
-     these charges sum to at most the node's active cost). It waits ``s - a``. Cost plus wait
-     is piecewise linear in ``s`` with one kink at ``H - d``, so its infimum over ``[a, S)`` is
-     its least value at ``a``, the kink and ``S``. A non-preemptible run on a node with an
-     interruption in ``[a, S + d)`` may instead fail at it: then it pays at least the eviction
-     penalty, so the node's charge is the smaller of the two. A latency-critical job on a spot
-     node counts the QoS penalty (exact); under the ``first-start`` deadline rule a job that
-     arrives after its deadline counts the miss however it is served. Every other term is >= 0
-     and charged 0.
-  3. An evictable job's last run may start as late as the horizon, after re-queues whose waits
-     are not tracked here: it is charged only the QoS penalty of its cheapest node.
+1. A job that is never started (or, if preemptible, may have been evicted on its last run)
+   counts at least what :func:`agents.oracle.model.terms.unserved_counts` charges it (the
+   relaxation's "no option", argued in :mod:`agents.oracle.bounds.exact`).
+2. A job that is not evictable (its windows hold no interruption that can reach a run,
+   :func:`agents.oracle.bounds.decision_times.start_windows`) starts once, at some ``s`` in
+   ``[a, S)``, ``S = min(a + TTL, H)``, on a candidate node ``i``. Its run lasts at least its
+   nominal duration ``d`` (contention only slows it), so it costs at least ``r x (min(s + d, H)
+   - s)`` with ``r`` the job's prorated USD/s on ``i`` (``active-nodes``: the node's price times
+   the job's cpu share; at any time the cpu shares of the jobs on a node sum to at most 1, so
+   these charges sum to at most the node's active cost; :func:`agents.oracle.model.terms.run_usd_per_s`).
+   It waits ``s - a``. Cost plus wait is piecewise linear in ``s`` with one kink at ``H - d``,
+   so its infimum over ``[a, S)`` is its least value at ``a``, the kink and ``S``. A
+   non-preemptible run on a node with an interruption in ``[a, S + d)`` may instead fail at it:
+   then it pays at least the eviction penalty, so the node's charge is the smaller of the two.
+   A latency-critical job on a spot node counts the QoS penalty (exact); under the
+   ``first-start`` deadline rule a job that arrives after its deadline counts the miss however
+   it is served. Every other term is >= 0 and charged 0.
+3. An evictable job's last run may start as late as the horizon, after re-queues whose waits
+   are not tracked here: it is charged only the QoS penalty of its cheapest node.
 
-  Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it
-  is deterministic and needs no limit. It is weak where capacity binds, so the bound reported
-  (:func:`scale_bound`) is the larger of it and a Lagrangian relaxation of node capacity
-  (:mod:`agents.oracle.lagrangian`: the same fates, with capacity priced back in over time
-  cells), after a fixed number of subgradient steps.
+Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it is
+deterministic and needs no limit. It is weak where capacity binds, so the bound reported
+(:func:`scale_bound`) is the larger of it and a Lagrangian relaxation of node capacity
+(:mod:`agents.oracle.bounds.lagrangian`: the same fates, with capacity priced back in over time
+cells), after a fixed number of subgradient steps.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def scale_bound(inst: OracleInstance, target_usd: float, iterations: int) -> flo
         inst: The episode.
         target_usd: An objective a policy reaches (the hindsight greedy plan's): the ascent aims
             no higher.
-        iterations: Subgradient steps of :func:`agents.oracle.lagrangian.lagrangian_bound`.
+        iterations: Subgradient steps of :func:`agents.oracle.bounds.lagrangian.lagrangian_bound`.
     """
     return max(capacity_free_bound(inst), lagrangian_bound(inst, target_usd, iterations).bound_usd)
 

@@ -56,7 +56,7 @@ feasible solution of the program whose program objective is no larger):
    non-preemptible run that its node's next interruption may reach within ``longest_run_s``
    may fail, and a failed job is never late, so no miss is charged. An unserved
    latency-critical job loses 1. ``unfairness`` is not a sum over jobs and is charged 0 (it is
-   >= 0; :mod:`agents.oracle.terms`).
+   >= 0; :mod:`agents.oracle.model.terms`).
 6. **Contention** only lengthens runs (a rate is at most 1): every term above is charged for
    the nominal run ``[s, s + d_j)``, which the actual run contains, and each such term (cost,
    eviction, usage, SLA ticks) only grows with the run, so it is still a lower bound. On top,
@@ -64,7 +64,7 @@ feasible solution of the program whose program objective is no larger):
    ``stretchable``: even at the slowest rate, before the horizon and the node's next
    interruption): such a run pays for its whole stretched length, and on the time its core
    surely holds the node the load is at least the cores' load, so its rate is at most what
-   that load gives (:mod:`agents.oracle.program`, ``_slowdown_rows``).
+   that load gives (:func:`agents.oracle.milp.rows.slowdown_rows`).
 7. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 

@@ -1,8 +1,8 @@
 """Each job's fates in the bounds at scale, the part the two bounds share.
 
-:func:`agents.oracle.scale.capacity_free_bound` lets every job take its cheapest fate;
-:mod:`agents.oracle.lagrangian` prices node capacity back in over the same fates. Both
-classify the jobs the same way (:mod:`agents.oracle.scale` argues each charge):
+:func:`agents.oracle.bounds.capacity_free.capacity_free_bound` lets every job take its cheapest fate;
+:mod:`agents.oracle.bounds.lagrangian` prices node capacity back in over the same fates. Both
+classify the jobs the same way (:mod:`agents.oracle.bounds.capacity_free` argues each charge):
 
 * a job that cannot run (unplaceable, or never submitted) is *unserved*;
 * an *evictable* job (its windows hold an interruption that can reach a run) is charged the

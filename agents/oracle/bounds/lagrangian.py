@@ -1,6 +1,6 @@
 """A tighter bound at scale: node capacity relaxed into the objective with Lagrange multipliers.
 
-:func:`agents.oracle.scale.capacity_free_bound` lets every job take its cheapest fate on its
+:func:`agents.oracle.bounds.capacity_free.capacity_free_bound` lets every job take its cheapest fate on its
 own, so where capacity binds (many jobs want the few cheap nodes at the same time) it is weak.
 This module puts node capacity back, aggregated over time cells, and moves it into the
 objective with multipliers (Lagrangian relaxation); :func:`lagrangian_bound` maximises the
@@ -9,7 +9,7 @@ resulting dual function by projected subgradient ascent and reports the best val
 **Why every value reported is <= the objective of every policy of the twin.**
 
 1. **The fates and their charges** are exactly those of
-   :func:`~agents.oracle.scale.capacity_free_bound`, whose docstring argues each one: a job is
+   :func:`~agents.oracle.bounds.capacity_free.capacity_free_bound`, whose docstring argues each one: a job is
    mapped, from any episode, to one fate whose charge is at most what the episode counts for
    it (cost, penalties and waiting, summed over jobs; ``sla`` and ``unfairness`` are >= 0 and
    charged 0). The fates: *unserved*; for a job that cannot be evicted, a *run* on a candidate
@@ -60,8 +60,10 @@ resulting dual function by projected subgradient ascent and reports the best val
    larger of the two), and ``L(0)`` equals it up to rounding.
 
 The multipliers live on a grid of cells (one per telemetry tick, widened when the episode has
-more possible starts than the work budget, :data:`MAX_POINTS`); memory is ``O(groups x cells)``
-for them and ``O(points)`` for the starts, each point a (job, start) pair. A group holds every
+more possible starts than the work budget,
+:data:`~agents.oracle.bounds.lagrangian_problem.MAX_POINTS`); memory is ``O(groups x cells)``
+for them and ``O(points)`` for the starts, each point a (job, start) pair
+(:mod:`agents.oracle.bounds.lagrangian_problem` builds both). A group holds every
 node whose runs charge alike, so a fleet generated from a few node types has a few groups;
 with one node per group this is the per-node relaxation. For groups of nodes whose fates are
 interchangeable the aggregated and per-node dual optima are equal (a job's convex combination

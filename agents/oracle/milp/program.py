@@ -6,12 +6,12 @@ Variables (all in ``[0, 1]``):
   (job, node) group up to ``o``, where ``x[o] = P[o] - P[o - 1]`` says "the job takes option
   ``o``". A contiguous range ``a..b`` of a group is ``P[b] - P[a - 1]``: two non-zeros whatever
   its length (the options covering a time or a tick always form such a range, see
-  :mod:`agents.oracle.options`). Rows: ``P[o - 1] <= P[o]`` in a group, and the last ``P`` of a
+  :mod:`agents.oracle.milp.options`). Rows: ``P[o - 1] <= P[o]`` in a group, and the last ``P`` of a
   job's groups sum to at most 1 (no option = never started: ``Options.unserved_usd``, the
-  rejection penalty and what else :mod:`agents.oracle.terms` counts for an unserved job).
+  rejection penalty and what else :mod:`agents.oracle.model.terms` counts for an unserved job).
   First runs that an interruption evicts (``Options.evicted``) are not in that sum: per
   evict-and-rerun family, the last ``P`` of its first-run groups sum to that of its rerun
-  groups (:mod:`agents.oracle.rerun`).
+  groups (:mod:`agents.oracle.plans.rerun`).
 * ``v[j]`` continuous: latency-critical job ``j`` violated the SLA (weight
   ``sla_violation_usd``).
 * ``z[i, k]`` binary: node ``i`` is over the SLA threshold at tick ``k``:
@@ -24,7 +24,7 @@ Variables (all in ``[0, 1]``):
   directly.
 * ``u[i, m]`` continuous (``prorated``, under cpu contention): the least slowdown of the
   stretchable runs on node ``i`` over interval ``m``, above three tangents of a convex function
-  of their load (:func:`slowdown_rows`).
+  of their load (:func:`agents.oracle.milp.rows.slowdown_rows`).
 
 Capacity (cpu millicores, MiB, GPUs) is checked at each usage start of a node, dropping rows
 whose covering set is contained in the next row's (only maximal sets matter) and rows that
@@ -32,7 +32,7 @@ cannot bind.
 
 Memory: the matrix is collected as int32 row and column indices, assembled column-wise (the
 layout HiGHS takes, so ``milp`` uses it without a copy) and the pieces are released before
-HiGHS runs; :mod:`agents.oracle.size` estimates the peak.
+HiGHS runs; :mod:`agents.oracle.sizing.size` estimates the peak.
 """
 
 from __future__ import annotations

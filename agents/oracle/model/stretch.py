@@ -14,7 +14,7 @@ the plan start for start, and what it charges for a run's length (compute time, 
 ticks, lateness and lost utility judged at the end) is at most what the program charged. (Not
 every term: a non-preemptible run the program expects an interruption to fail may complete
 in the twin instead.) The plan's reported objective is always the replay's
-(:mod:`agents.oracle.replay`). Without interference the worst-case end is exactly ``s + d``
+(:mod:`agents.oracle.plans.replay`). Without interference the worst-case end is exactly ``s + d``
 (bit for bit), and the program's accounting is exact.
 """
 

@@ -1,9 +1,9 @@
-"""The objective's penalty terms as the oracle charges them: the one place that knows each term.
+"""What each penalty term counts in the oracle's programs: the one oracle module that knows each term's rule.
 
 The twin counts every term of :data:`~digital_twin.objective.PENALTIES` where its rule is met
 (:mod:`digital_twin.event_handlers`). The oracle's programs must charge a plan exactly what the
 twin will count, and charge the relaxation no more than any episode counts
-(:mod:`agents.oracle.bound` argues why). A term is charged in one or more of four ways:
+(:mod:`agents.oracle.bounds.exact` argues why). A term is charged in one or more of four ways:
 
 * **per option**, decided by the run an option stands for (QoS, eviction, deadline, waiting,
   lost utility): a count per term in each row of ``Options.counts`` (``(n, T)``, ``T =
@@ -14,12 +14,12 @@ twin will count, and charge the relaxation no more than any episode counts
 * **per job not served**, the program's "no option" choice (rejection, waiting until the job
   left the queue, a latency-critical job's whole utility): :func:`unserved_counts`;
 * **by the program** (the SLA: a variable per latency-critical job and rows over node loads,
-  :mod:`agents.oracle.program`), whose count a plan reports through :func:`plan_counts`;
+  :mod:`agents.oracle.milp.program`), whose count a plan reports through :func:`plan_counts`;
 * **not at all**: ``unfairness`` is a function of the whole episode (Jain's index over the
   workload classes), not a sum over jobs, so no option can carry it. It is charged 0 (its
   count column stays 0 everywhere): the relaxation stays a lower bound because the term is
   >= 0, the plan program does not optimise it, and the plan's value counts it by replaying the
-  plan in the twin (:mod:`agents.oracle.replay`).
+  plan in the twin (:mod:`agents.oracle.plans.replay`).
 
 The terms judged at the end of a run (lost utility, the deadline under the ``completion``
 rule) are charged at the run's *nominal* end ``e = min(s + d, H)`` (completion, or the horizon
@@ -31,7 +31,10 @@ the ``completion`` rule such a run (one the node's next interruption falls withi
 loses all its utility (1), at least what any completed run loses, so utility needs no such care.
 Without contention ``longest_run_s`` is the nominal duration and every charge is exact.
 
-USD amounts are always summed in table order (:func:`penalty_usd`), as the twin sums them.
+Counts become USD only through :class:`agents.charges.Charges` (:func:`penalty_usd`: weight x
+count per term, summed in table order, as the twin sums them), and so does every other charge of
+the oracle (the bounds at scale, the hindsight greedy plan): a new weight reaches all of them
+there. :func:`run_usd_per_s` is the compute rate the bounds at scale charge a run.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def point_counts(
 
     With ``reach=None`` the run is nominal: exact without cpu contention, a lower bound under
     it (see the module docstring). With ``reach``, the runs complete then (the plan's
-    worst-case ends, :mod:`agents.oracle.stretch`) and are counted exactly as such runs.
+    worst-case ends, :mod:`agents.oracle.model.stretch`) and are counted exactly as such runs.
 
     Args:
         inst: The episode.
@@ -210,7 +213,7 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
     """Count what a surely evicted earlier run on a spot node adds to the options ``later`` (in place).
 
     A latency-critical job's earlier run on a spot node counted the QoS violation, whatever
-    node the last run uses (:func:`agents.oracle.bound._charge_earlier_runs` proves the run).
+    node the last run uses (:func:`agents.oracle.bounds.exact._charge_earlier_runs` proves the run).
     """
     if inst.job_lc[job]:
         counts[later, _QOS] = 1.0
@@ -221,7 +224,7 @@ def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: np.ndarray
 
     The options stand for a last run after that eviction, whose own wait is not counted
     (:func:`relax_for_earlier_runs`); ``wait_s`` (one per option of ``later``, seconds)
-    is the least the first run can have waited (:func:`agents.oracle.bound._charge_earlier_runs`).
+    is the least the first run can have waited (:func:`agents.oracle.bounds.exact._charge_earlier_runs`).
     """
     counts[later, _WAIT] = wait_job_hours(wait_s)
 
@@ -266,7 +269,7 @@ def run_usd_per_s(inst: OracleInstance, jobs: np.ndarray, nodes: np.ndarray) -> 
 
 
 def penalty_usd(inst: OracleInstance, counts: np.ndarray) -> np.ndarray:
-    """``(n,)`` USD of each row of ``(n, T)`` counts, summed in table order."""
+    """``(n,)`` USD of each row of ``(n, T)`` counts in table order (:meth:`agents.charges.Charges.penalties`)."""
     return inst.charges.penalties(counts)
 
 

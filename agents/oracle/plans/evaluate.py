@@ -23,7 +23,7 @@ def evaluate_plan(
 
     Args:
         inst: The episode.
-        options: Point options (as from :func:`plan_options`).
+        options: Point options (as from :func:`agents.oracle.plans.options.plan_options`).
         chosen: ``(J,)`` option index per job, ``-1`` = never started.
         first_runs: ``(J,)`` the evicted first run of each job run twice (an ``evicted``
             option of its rerun's family), ``-1`` = none; ``None`` = no job.

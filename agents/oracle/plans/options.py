@@ -1,14 +1,14 @@
 """The plan program's options: starts at guaranteed decision points, and evict-and-rerun families.
 
 A job ``j`` may start at ``S_j = {a_j}`` plus every *static event* time ``t`` with
-``a_j < t < min(a_j + TTL, H)``: telemetry ticks (the brief's minimum), other arrivals, first
+``a_j < t < min(a_j + TTL, H)``: telemetry ticks, other arrivals, first
 TTL expiries, interruptions and recoveries. The twin handles an event at each of these times in
 every episode (a stale TTL entry still pops), and asks every pending job that fits somewhere,
 so a job planned there on a node with room is asked and can be placed. Starts on a down node
 are excluded; so are preemptible runs that would cross an interruption (a restriction, still
 achievable). Because usage only rises at starts, capacity checked at each start time is exact.
 A preemptible job may also be planned to run twice: evicted by a known spot interruption,
-then rerun past its first TTL (:mod:`agents.oracle.rerun`).
+then rerun past its first TTL (:mod:`agents.oracle.plans.rerun`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def plan_options(inst: OracleInstance, *, runs: RunLengths | None = None) -> Opt
     """Every option of the plan program (symmetric duplicates removed).
 
     By default runs last their nominal duration (exact without contention). With ``runs`` each
-    run is reserved and charged as long as it says (:mod:`agents.oracle.stretch`): until its
-    worst-case end under cpu contention (:data:`~agents.oracle.stretch.WORST_CASE`, so the twin
+    run is reserved and charged as long as it says (:mod:`agents.oracle.model.stretch`): until its
+    worst-case end under cpu contention (:data:`~agents.oracle.model.stretch.WORST_CASE`, so the twin
     replays every planned start), or as long as a replay measured.
     """
     blocks = []

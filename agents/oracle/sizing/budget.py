@@ -1,12 +1,12 @@
 """The oracle's memory budget: an episode whose programs would not fit is refused before they are built.
 
 :func:`~agents.oracle.solve_oracle` estimates the peak memory of its two programs
-(:func:`agents.oracle.size.estimate_oracle_memory`) and raises :class:`OracleTooLargeError`
+(:func:`agents.oracle.sizing.size.estimate_oracle_memory`) and raises :class:`OracleTooLargeError`
 when the estimate is above the budget, before it allocates anything large. The budget, in
 decimal GB (``1 GB = 10**9`` bytes), is the first of:
 
 1. the ``memory_budget_gb`` option of the ``oracle`` agent (``memory_budget_bytes`` of
-   :func:`solve_oracle`);
+   :func:`~agents.oracle.solve_oracle`);
 2. the environment variable :data:`MEMORY_BUDGET_ENV` (``ACO_ENV_ORACLE_MEMORY_GB=16``, so a
    command-line user can raise it without code; ``inf`` turns the check off);
 3. :data:`DEFAULT_MEMORY_BUDGET_GB`.
@@ -52,7 +52,7 @@ class SizeEstimate(Protocol):
 class OracleTooLargeError(ValueError):
     """The episode's programs would need more memory than the oracle's budget.
 
-    Raised by :func:`solve_oracle` (and so at the ``oracle`` agent's ``reset``) before any
+    Raised by :func:`~agents.oracle.solve_oracle` (and so at the ``oracle`` agent's ``reset``) before any
     program is built. The message is one line: the estimate, the budget, and how to raise it.
 
     Attributes:

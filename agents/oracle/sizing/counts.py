@@ -1,13 +1,13 @@
 """Upper bounds on the size of the oracle's two programs, from the episode's columns alone.
 
 Nothing here builds options: the counts come from per-job arrays (``J`` entries), per node
-shape arrays (``S`` entries, see :mod:`agents.oracle.fit`) and small ``(chunk, edges)`` blocks.
+shape arrays (``S`` entries, see :mod:`agents.oracle.model.fit`) and small ``(chunk, edges)`` blocks.
 For a job arriving at ``a`` with duration ``d`` and first window end ``W = min(a + TTL, H)``,
 per (job, node) group:
 
 * **plan options**: the arrival and the static events in ``(a, W)``
-  (:func:`agents.oracle.plan.plan_starts`), and for a job with evict-and-rerun families
-  (:mod:`agents.oracle.rerun`) their first runs and reruns, whose groups enter rows up to the
+  (:func:`agents.oracle.plans.options.plan_starts`), and for a job with evict-and-rerun families
+  (:mod:`agents.oracle.plans.rerun`) their first runs and reruns, whose groups enter rows up to the
   last rerun window's end;
 * **relaxation options**: the relaxation's own decision-time superset is computed (the sweep
   costs cells x windows, not options), then each group has its points and fuzzy cells inside
@@ -21,11 +21,11 @@ per (job, node) group:
   usage starts and ends in that range; ends are ``start + d`` of jobs fitting the node, its
   interruptions and ``H``, counted over grid bins of the start counts shifted by each duration.
   Slowdown rows (cpu contention, ``prorated``, nominal runs): three per interval of
-  :data:`~agents.oracle.program.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
+  :data:`~agents.oracle.milp.rows.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
   group covers one range of its stretchable options per run of them (at most one more per
   interruption of the node in the group's range).
 
-Non-zeros follow :mod:`agents.oracle.program`: two per range of step variables, one per ``z``,
+Non-zeros follow :mod:`agents.oracle.milp.program`: two per range of step variables, one per ``z``,
 ``v`` or ``y`` entry. The builders drop more (options on down nodes, crossing starts, twin
 nodes; rows whose demand cannot bind at that time), so the counts are upper bounds.
 """
@@ -104,11 +104,11 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
 
 
 def _rerun_families(ep: EpisodeColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Upper bounds on each job's evict-and-rerun families (:mod:`agents.oracle.rerun`).
+    """Upper bounds on each job's evict-and-rerun families (:mod:`agents.oracle.plans.rerun`).
 
     A family per interruption ``t`` of a node the job fits, ``a < t < H``: reruns at ``t`` and
     at the static events in ``(t, min(t + TTL, H))`` on each candidate, and up to
-    :data:`~agents.oracle.rerun.MAX_FIRST_RUN_STARTS` first runs on each.
+    :data:`~agents.oracle.plans.rerun.MAX_FIRST_RUN_STARTS` first runs on each.
 
     Returns:
         ``(options, families, window_end)``, each ``(J',)``: options over all families,
@@ -179,7 +179,7 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
 
 
 def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
-    """Start windows of every placeable job (as :func:`agents.oracle.bound.start_windows`)."""
+    """Start windows of every placeable job (as :func:`agents.oracle.bounds.decision_times.start_windows`)."""
     out = []
     for j in range(len(ep.a)):
         times: list[float] = []
@@ -200,7 +200,7 @@ def _program(
     families: np.ndarray | None = None,
     slowdown: tuple[int, int] | None = None,
 ) -> ProgramSize:
-    """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.program`.
+    """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.milp.program`.
 
     Args:
         ep: The episode.
