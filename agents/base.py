@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-import gymnasium as gym
 import numpy as np
 
 from digital_twin import DEFERRALS, NEXT_EVENT
@@ -69,7 +68,7 @@ class AgentEntry:
             (:mod:`digital_twin.deferral`): ``NEW_FIT`` declares that the agent defers only
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
-            rule (:func:`agent_deferral`); the episode is the same, with fewer decisions.
+            rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
     """
 
     factory: AgentFactory
@@ -97,38 +96,6 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def check_agent_name(name: str) -> None:
-    """Check that ``name`` is a registered agent or a usable ``sb3:`` spec, without building it.
-
-    Raises:
-        AgentSpecError: An unknown name or algorithm (the message lists the known ones).
-        agents.sb3_agent.ModelFileError: The ``sb3:`` model file is missing, truncated or corrupt.
-    """
-    if name.startswith("sb3:"):
-        from agents.sb3_agent import parse_sb3_spec  # no torch at import
-
-        parse_sb3_spec(name[4:])
-    elif name not in _REGISTRY:
-        raise AgentSpecError(f"unknown agent {name!r}; registered: {', '.join(agent_names())}, or sb3:PATH")
-
-
-def agent_deferral(name: str) -> str:
-    """The deferral rule to build ``name``'s env with (``NEXT_EVENT`` for ``sb3:`` models)."""
-    check_agent_name(name)
-    return _REGISTRY[name].deferral if name in _REGISTRY else NEXT_EVENT
-
-
-def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
-    """Build the agent ``name`` bound to ``env``.
-
-    ``name`` is a registered name or ``sb3:PATH`` for a saved Stable-Baselines3 model.
-
-    Raises:
-        AgentSpecError: An unknown name or algorithm.
-    """
-    if name.startswith("sb3:"):
-        from agents.sb3_agent import load_sb3_agent  # torch is imported only here
-
-        return load_sb3_agent(name[4:], env, **options)
-    check_agent_name(name)
-    return _REGISTRY[name].factory(env, **options)
+def registered_agent(name: str) -> AgentEntry | None:
+    """The entry registered as ``name`` (``None``: no agent has that name)."""
+    return _REGISTRY.get(name)

@@ -37,6 +37,7 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.base import register_agent
+from agents.charges import Charges, nominal_run_usd
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, TwinSpec
 from digital_twin.deferral import NEXT_EVENT
@@ -165,14 +166,13 @@ def cheapest_charge(twin: DigitalTwin) -> int | None:
     """
     job = twin.current_job
     assert job is not None
-    qos = twin.spec.weights.qos_violation_usd
+    qos = Charges(twin.spec.weights).qos(1.0)
     best, best_charge = None, math.inf
     for i, fits in enumerate(twin.feasible_mask()):
         if not fits:
             continue
         node = twin.spec.fleet[i]
-        share = job.gpu_count / node.gpu_count if job.gpu_count else job.cpu_cores / node.cpu_cores
-        charge = node.price_per_hour_usd * share * job.duration_s / 3600.0
+        charge = nominal_run_usd(node, job)
         if job.workload == "latency-critical" and node.is_spot:
             charge += qos
         if charge < best_charge:

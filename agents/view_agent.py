@@ -1,6 +1,6 @@
 """A base class for agents that decide from the env's public :class:`aco_env.ClusterView`.
 
-Template method (STYLE.md principle 11): :meth:`ViewAgent.predict` does the bookkeeping
+Template method: :meth:`ViewAgent.predict` does the bookkeeping
 (read the view, find the valid nodes, shape the action like SB3 does) and calls one hook,
 :meth:`ViewAgent._choose`, that subclasses override; :meth:`ViewAgent.reset` calls
 :meth:`ViewAgent._reset`.

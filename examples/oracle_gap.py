@@ -21,10 +21,10 @@ import math
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import SolveLimits
-from agents.oracle.plan import plan_options
-from agents.oracle.program import solve_program
+from agents.oracle.milp.limits import SolveLimits
+from agents.oracle.milp.program import solve_program
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.options import plan_options
 from agents.oracle.solve import PROVEN_RTOL
 
 

@@ -18,7 +18,7 @@ import pytest
 import scenarios
 import tests.failing_agents as failing
 from agents import agent_names, make_agent
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from training.backends import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
 from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
 from training.reproduce import t1_1_cost

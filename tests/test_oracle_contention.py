@@ -4,7 +4,7 @@ The random small instances of :mod:`tests.test_oracle_random` (backgrounds of 10
 node is slowed) with processor sharing on: runs last longer than the programs' nominal
 durations, completions fall between the tick-grid points, and the bound must still hold against
 every decision sequence of the twin. The plan's objective is what the twin charges when it
-replays the plan (:func:`agents.oracle.replay.replay_plan`), also through the env's agent rule.
+replays the plan (:func:`agents.oracle.plans.replay.replay_plan`), also through the env's agent rule.
 The worst-case plan program (runs reserved until their worst-case end) is replayed start for start.
 """
 
@@ -19,13 +19,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
 from agents.oracle import solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import SolveLimits
-from agents.oracle.plan import evaluate_plan, greedy_plan, plan_options
-from agents.oracle.program import solve_program
-from agents.oracle.replay import FirstRuns, Plan, planned_node, replayed_runs
-from agents.oracle.replay import replay_plan as replay_plan_objective
-from agents.oracle.stretch import WORST_CASE, RunLengths, replayed_lengths, worst_case_ends
+from agents.oracle.milp.limits import SolveLimits
+from agents.oracle.milp.program import solve_program
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths, worst_case_ends
+from agents.oracle.plans.evaluate import evaluate_plan, greedy_plan
+from agents.oracle.plans.options import plan_options
+from agents.oracle.plans.replay import FirstRuns, Plan, planned_node, replayed_runs
+from agents.oracle.plans.replay import replay_plan as replay_plan_objective
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.oracle.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from tests.strategies import twin_specs
 

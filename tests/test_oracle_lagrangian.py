@@ -1,4 +1,4 @@
-"""The Lagrangian bound at scale (agents.oracle.lagrangian): valid, never weaker, tighter where capacity binds.
+"""The Lagrangian bound at scale (agents.oracle.bounds.lagrangian): valid, never weaker, tighter where capacity binds.
 
 Invariants, on random small instances (interruptions, TTLs, both cost models, both deadline
 rules, every weight set, with and without cpu contention) and on the default scenario: ``L(0)``
@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from agents.oracle import OracleAgent, solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.lagrangian import lagrangian_bound
-from agents.oracle.replay import replay_plan
-from agents.oracle.scale import capacity_free_bound, hindsight_greedy_plan, scale_bound
+from agents.oracle.bounds.capacity_free import capacity_free_bound, scale_bound
+from agents.oracle.bounds.lagrangian import lagrangian_bound
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, run_episode, seeded_random_policy

@@ -12,7 +12,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import OracleAgent, solve_oracle
-from agents.oracle.limits import DEFAULT_NODE_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveLimits
+from agents.oracle.milp.limits import DEFAULT_NODE_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveLimits
 
 
 def _knapsack(limits: SolveLimits) -> tuple[str, np.ndarray, float, float, int]:

@@ -20,15 +20,16 @@ from hypothesis import HealthCheck, given, settings
 import agents
 import scenarios
 from aco_env import ClusterSchedulingEnv
-from agents.oracle import OracleTooLargeError, counts, estimate_oracle_memory, solve_oracle
-from agents.oracle import budget as budget_module
-from agents.oracle.bound import bound_options
-from agents.oracle.budget import MEMORY_BUDGET_ENV, budget_bytes, check_memory
-from agents.oracle.fit import candidates, mebibytes, millicores, node_shapes
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import SolveLimits
-from agents.oracle.plan import plan_options
-from agents.oracle.program import solve_program
+from agents.oracle import OracleTooLargeError, estimate_oracle_memory, solve_oracle
+from agents.oracle.bounds.exact import bound_options
+from agents.oracle.milp.limits import SolveLimits
+from agents.oracle.milp.program import solve_program
+from agents.oracle.model.fit import candidates, mebibytes, millicores, node_shapes
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.options import plan_options
+from agents.oracle.sizing import budget as budget_module
+from agents.oracle.sizing import counts
+from agents.oracle.sizing.budget import MEMORY_BUDGET_ENV, budget_bytes, check_memory
 from digital_twin import DigitalTwin, HindsightView, JobSpec, NodeSpec, TwinSpec
 from tests.strategies import twin_specs
 

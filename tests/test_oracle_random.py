@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agents.oracle import OracleResult, solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.replay import planned_node
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.replay import planned_node
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.objective import DEADLINE_RULES, PENALTIES
 from tests.helpers import Policy, first_fit, run_twin, seeded_random_policy

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from agents.oracle import solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.plan import plan_options
-from agents.oracle.rerun import MAX_FIRST_RUN_STARTS, eligible
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.options import plan_options
+from agents.oracle.plans.rerun import MAX_FIRST_RUN_STARTS, eligible
 from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.objective import PENALTY_INDEX
 from tests.test_oracle_random import TOL, brute_force_optimum, replay_plan

@@ -1,4 +1,6 @@
-"""The oracle at scale: the capacity-free bound and the hindsight greedy plan (agents.oracle.scale).
+"""The oracle at scale: the capacity-free bound and the hindsight greedy plan.
+
+(:mod:`agents.oracle.bounds.capacity_free`, :mod:`agents.oracle.plans.hindsight_greedy`.)
 
 On small random instances (interruptions, TTLs, both cost models, both deadline rules, with and
 without cpu contention) the bound is below the exhaustive optimum and every policy, and the
@@ -17,9 +19,10 @@ from hypothesis import strategies as st
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import OracleAgent, OracleTooLargeError, solve_oracle
-from agents.oracle.instance import OracleInstance
-from agents.oracle.replay import replay_plan
-from agents.oracle.scale import capacity_free_bound, hindsight_greedy_plan
+from agents.oracle.bounds.capacity_free import capacity_free_bound
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy

@@ -14,7 +14,7 @@ import pytest
 
 from agents import make_agent
 from agents.aco import COST_ONLY
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from digital_twin import JobSpec, default_fleet
 from training.reproduce import TIERS, data, t1_1_cost, t1_3_latency, t4_1_gpu, t5_2_predictor
 from training.reproduce.empty_cluster import fleet_env, place_each

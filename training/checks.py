@@ -189,7 +189,7 @@ def backend(name: str, address: str | None) -> None:
 
 def oracle_budget() -> float:
     """The oracle's memory budget in bytes (a bad ``ACO_ENV_ORACLE_MEMORY_GB`` is a usage error)."""
-    from agents.oracle.budget import budget_bytes
+    from agents.oracle.sizing.budget import budget_bytes
 
     try:
         return budget_bytes()

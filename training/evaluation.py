@@ -3,7 +3,7 @@
 Every agent plays the same seeds. When ``oracle`` is among the agents, each episode's oracle
 lower bound (valid for every policy) and plan objective are kept, and every agent's results
 carry optimality gaps against them (:mod:`training.results`). An episode whose exact programs
-would not fit the oracle's memory budget is decomposed (:mod:`agents.oracle.scale`: a weaker,
+would not fit the oracle's memory budget is decomposed (:mod:`agents.oracle.bounds.capacity_free`: a weaker,
 still valid bound and a greedy plan with hindsight), with a warning; an oracle told to refuse
 such episodes (``too_large="refuse"``) is left out of the results with a note (``skipped``).
 

@@ -4,7 +4,7 @@ Registered names:
 
 | name | carried pheromone fed to the colony | prediction factor |
 |---|---|---|
-| ``aco`` | yes (the paper's intent; our decision 1) | none |
+| ``aco`` | yes (the paper's intent; decision 1 in ``docs/reference.md``) | none |
 | ``aco-reference`` | no (the reference code: computed, never read) | none |
 | ``aco-lstm`` | yes | the reference per-node LSTM |
 | ``aco-ema`` | yes | EMA, alpha 0.5 |

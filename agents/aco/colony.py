@@ -1,7 +1,7 @@
 """The ant colony for one job, and the per-node pheromone carried across decisions.
 
-A re-implementation of the reference's colony (``aco_core``; ``reference/aco_reference.md``,
-"ACO colony") for its production path, one job per decision:
+A re-implementation of the reference's colony (``aco_core``; ``docs/reference.md``,
+"Colony") for its production path, one job per decision:
 
 * Each iteration, every ant picks a node by roulette selection with probability
   ``tau^alpha * eta^beta / sum(...)``; its solution cost is the pro-rated price of that node.

@@ -1,6 +1,6 @@
 """The four-factor cost engine: the heuristic desirability eta of placing a job on each node.
 
-A re-implementation of the reference's ``CostEngine`` (``reference/aco_reference.md``):
+A re-implementation of the reference's ``CostEngine`` (``docs/reference.md``, "Cost engine"):
 ``eta = r * c * s * p`` with
 
 * reliability ``r``: 1 on on-demand nodes; on spot nodes ``1 - p_int`` for latency-critical

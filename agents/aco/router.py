@@ -1,6 +1,6 @@
 """The intent router: six placement strategies and the deadline override.
 
-A re-implementation of the reference system's router (``reference/aco_reference.md``, "Intent
+A re-implementation of the reference system's router (``docs/reference.md``, "Intent
 router"). Stateless: :func:`route` maps a job (and the simulated time, for the deadline
 override) to a :class:`Strategy`. Rules are tried in order; the first match wins:
 

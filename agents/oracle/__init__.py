@@ -3,28 +3,71 @@
 Two numbers per episode, from two mixed-integer programs solved by HiGHS
 (``scipy.optimize.milp``):
 
-* an achievable **plan** (:mod:`agents.oracle.plan`): each job starts at its arrival or at a
+* an achievable **plan** (:mod:`agents.oracle.plans`): each job starts at its arrival or at a
   later event time that occurs in every episode (ticks, arrivals, TTL expiries, interruptions,
   recoveries), on one of its nodes, or is rejected; a preemptible job may first be run to be
   evicted by a known spot interruption, which re-queues it with a fresh TTL
-  (:mod:`agents.oracle.rerun`). The :class:`OracleAgent` replays it through the env, and the
+  (:mod:`agents.oracle.plans.rerun`). The :class:`OracleAgent` replays it through the env, and the
   replay's objective is the plan's;
-* a **lower bound** valid for every policy (:mod:`agents.oracle.bound`, whose docstring proves
-  it): a relaxation over every possible start time.
+* a **lower bound** valid for every policy (:mod:`agents.oracle.bounds.exact`, whose docstring
+  proves it): a relaxation over every possible start time.
 
 When the two meet (``OracleResult.proven_optimal``) the plan is the optimum of the episode.
 
-Before building anything, :func:`solve_oracle` estimates the programs' peak memory and refuses
-an episode above its memory budget (4 GB unless the ``memory_budget_gb`` option or the
-``ACO_ENV_ORACLE_MEMORY_GB`` environment variable raises it) with :class:`OracleTooLargeError`.
+Before building anything, :func:`solve_oracle` estimates the programs' peak memory; an episode
+above its memory budget (4 GB unless the ``memory_budget_gb`` option or the
+``ACO_ENV_ORACLE_MEMORY_GB`` environment variable raises it) is decomposed (a bound and a plan at
+scale, in ``O(jobs x nodes)`` memory) or, if asked, refused with :class:`OracleTooLargeError`.
 
-Modules: ``instance`` (the episode as arrays), ``fit`` (which nodes each job fits), ``terms``
-(how each objective term is charged: the only oracle module a new term touches), ``options``
-(placement options), ``plan`` / ``bound`` (the two option sets), ``rerun`` (the plan's
-evict-and-rerun options), ``program``
-(the sparse MILP), ``counts`` / ``size`` (the programs' size and memory, estimated before they
-are built), ``budget`` (the memory budget and :class:`OracleTooLargeError`), ``solve``
-(:func:`solve_oracle`), ``agent`` (the registered ``"oracle"`` agent).
+Modules and sub-packages, each importing only those listed after it (an import-linter contract
+in ``pyproject.toml``; ``plans`` and ``bounds`` never import each other):
+``agent`` > ``solve`` > ``sizing`` > ``plans`` | ``bounds`` > ``milp`` > ``model``; any of them may
+import :mod:`agents.charges` (what each objective term charges).
+
+* :mod:`agents.oracle.agent`: the registered ``"oracle"`` agent (:class:`OracleAgent`), which
+  solves the episode at reset and replays the plan.
+* :mod:`agents.oracle.solve`: :func:`solve_oracle` and :class:`OracleResult`: the size check, the
+  plan candidates, the bound, the gap and status.
+* ``model/``, the episode as the programs read it:
+
+  * :mod:`~agents.oracle.model.instance`: :class:`~agents.oracle.model.instance.OracleInstance`,
+    the episode as arrays (read once from the hindsight view);
+  * :mod:`~agents.oracle.model.fit`: which nodes each job fits, by node shape;
+  * :mod:`~agents.oracle.model.intervals`: sorted disjoint time intervals;
+  * :mod:`~agents.oracle.model.stretch`: how long a run can last under cpu contention;
+  * :mod:`~agents.oracle.model.terms`: what each penalty term counts per option and per unserved
+    job (the only oracle module a new term touches; USD through :mod:`agents.charges`).
+* ``milp/``, the mixed-integer programs both the plan and the exact bound solve:
+
+  * :mod:`~agents.oracle.milp.options`: placement options (a job on a node over a start set);
+  * :mod:`~agents.oracle.milp.builder`: the sparse program under construction;
+  * :mod:`~agents.oracle.milp.rows`: its rows (structure, capacity, SLA, active nodes, slowdown);
+  * :mod:`~agents.oracle.milp.program`: building and solving it with HiGHS;
+  * :mod:`~agents.oracle.milp.limits`: HiGHS's work limit and optional wall-time cap.
+* ``plans/``, the achievable plans:
+
+  * :mod:`~agents.oracle.plans.options`: the plan program's options (starts at guaranteed
+    decision points);
+  * :mod:`~agents.oracle.plans.rerun`: evict-and-rerun families;
+  * :mod:`~agents.oracle.plans.evaluate`: a plan's exact objective, the greedy fallback, earlier
+    equal starts;
+  * :mod:`~agents.oracle.plans.replay`: the plan played through the twin (and the agent's rule);
+  * :mod:`~agents.oracle.plans.hindsight_greedy`: the plan at scale.
+* ``bounds/``, lower bounds valid for every policy:
+
+  * :mod:`~agents.oracle.bounds.decision_times`: start windows, the time grid and the
+    decision-time superset;
+  * :mod:`~agents.oracle.bounds.exact`: the relaxation's options (its docstring proves the bound);
+  * :mod:`~agents.oracle.bounds.fates`: each job's fates, shared by the two bounds at scale;
+  * :mod:`~agents.oracle.bounds.capacity_free`: the capacity-free bound and the bound at scale;
+  * :mod:`~agents.oracle.bounds.lagrangian_problem` and :mod:`~agents.oracle.bounds.lagrangian`:
+    node capacity priced back in with Lagrange multipliers, and the ascent.
+* ``sizing/``, the memory check before anything is built:
+
+  * :mod:`~agents.oracle.sizing.columns`: what the estimate reads from the episode;
+  * :mod:`~agents.oracle.sizing.counts`: upper bounds on each program's size;
+  * :mod:`~agents.oracle.sizing.size`: :func:`estimate_oracle_memory` and its peak-memory model;
+  * :mod:`~agents.oracle.sizing.budget`: the memory budget and :class:`OracleTooLargeError`.
 
 Example:
     >>> import numpy as np
@@ -44,7 +87,7 @@ from typing import Any
 
 from agents.base import register_agent
 from agents.oracle.agent import OracleAgent, make_oracle
-from agents.oracle.budget import OracleTooLargeError
+from agents.oracle.sizing.budget import OracleTooLargeError
 
 register_agent("oracle", make_oracle)
 
@@ -65,7 +108,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(solve, name)
     if name in ("OracleSizeEstimate", "estimate_oracle_memory"):
-        from agents.oracle import size
+        from agents.oracle.sizing import size
 
         return getattr(size, name)
     raise AttributeError(f"module 'agents.oracle' has no attribute {name!r}")

@@ -8,9 +8,10 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import AgentState
-from agents.oracle.budget import budget_bytes
-from agents.oracle.limits import DEFAULT_LAGRANGIAN_ITERATIONS, DEFAULT_NODE_LIMIT, SolveLimits, check_iterations
-from agents.oracle.replay import planned_node
+from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
+from agents.oracle.milp.limits import DEFAULT_NODE_LIMIT, SolveLimits
+from agents.oracle.plans.replay import planned_node
+from agents.oracle.sizing.budget import budget_bytes
 
 if TYPE_CHECKING:  # the solver (scipy.optimize) is imported on first reset
     from agents.oracle.solve import OracleResult
@@ -22,7 +23,7 @@ class OracleAgent:
     At each decision, if the current job's planned start has come and its planned node is
     valid in the mask, that node is the action; if the planned node cannot take it, the
     cheapest valid node when the plan is repaired (``plan_repairs``, under contention);
-    otherwise the job is deferred (action ``N``; :func:`agents.oracle.replay.planned_node`).
+    otherwise the job is deferred (action ``N``; :func:`agents.oracle.plans.replay.planned_node`).
     The episode's objective is then the plan's objective (:meth:`episode_result`
     ``.plan_objective_usd``, the objective of this same replay).
     Evaluations read the episode's plan objective, lower bound and solve time from
@@ -40,15 +41,15 @@ class OracleAgent:
         time_limit_s: Wall-time cap of each HiGHS solve, seconds (``None``: none, the default,
             so that every machine gets the same plan and bound).
         node_limit: Branch-and-bound nodes of each HiGHS solve (the deterministic limit,
-            :mod:`agents.oracle.limits`).
+            :mod:`agents.oracle.milp.limits`).
         bound_grid_divisor: Grid refinement of the relaxation (see :func:`solve_oracle`).
         compute_bound: Also solve the relaxation (for the evaluator's bound and gaps).
         memory_budget_gb: Largest estimated peak memory of the programs, in GB (``1e9`` bytes);
             ``None`` = ``$ACO_ENV_ORACLE_MEMORY_GB`` or 4 GB (read at each ``reset``).
         too_large: An episode above the budget is ``"decompose"``-d (the default: a bound and a
-            plan at scale, :mod:`agents.oracle.scale`) or ``"refuse"``-d.
+            plan at scale, :func:`agents.oracle.bounds.capacity_free.scale_bound`) or ``"refuse"``-d.
         lagrangian_iterations: Subgradient steps of the bound at scale (its work limit,
-            :mod:`agents.oracle.lagrangian`; 0 = the capacity-free bound alone).
+            :mod:`agents.oracle.bounds.lagrangian`; 0 = the capacity-free bound alone).
         **solver_options: Passed to :func:`solve_oracle` (``mip_rel_gap``, ...).
     """
 

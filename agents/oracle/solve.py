@@ -10,25 +10,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import bound_options
-from agents.oracle.budget import budget_bytes, check_memory
-from agents.oracle.instance import OracleInstance
-from agents.oracle.limits import (
-    DEFAULT_LAGRANGIAN_ITERATIONS,
+from agents.oracle.bounds.capacity_free import scale_bound
+from agents.oracle.bounds.exact import bound_options
+from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
+from agents.oracle.milp.limits import (
     DEFAULT_NODE_LIMIT,
     NODE_LIMIT,
     OPTIMAL,
     TIME_LIMIT,
     SolveLimits,
-    check_iterations,
 )
-from agents.oracle.options import Options
-from agents.oracle.plan import advance_starts, greedy_plan, plan_options
-from agents.oracle.program import ProgramResult, solve_program
-from agents.oracle.replay import replay_plan, replayed_runs
-from agents.oracle.scale import hindsight_greedy_plan, scale_bound
-from agents.oracle.size import OracleSizeEstimate, estimate_oracle_memory
-from agents.oracle.stretch import WORST_CASE, RunLengths, replayed_lengths
+from agents.oracle.milp.options import Options
+from agents.oracle.milp.program import ProgramResult, solve_program
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths
+from agents.oracle.plans.evaluate import advance_starts, greedy_plan
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.oracle.plans.options import plan_options
+from agents.oracle.plans.replay import replay_plan, replayed_runs
+from agents.oracle.sizing.budget import budget_bytes, check_memory
+from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
 
@@ -48,7 +49,7 @@ class OracleResult:
         plan: ``job_id -> (node_index, start_s)`` for every job the plan starts, ``None`` for
             the others (rejected by TTL or at the horizon, unplaceable, or never submitted).
         plan_objective_usd: The plan's objective: what the twin charges when it replays the
-            plan (:func:`agents.oracle.replay.replay_plan`). Without cpu contention this is the
+            plan (:func:`agents.oracle.plans.replay.replay_plan`). Without cpu contention this is the
             program value of the chosen solution; under contention runs last longer than the
             nominal plan's durations (and less than the worst-case plan's reservations), and the
             replay says what that costs.
@@ -58,10 +59,11 @@ class OracleResult:
             stopped at its node limit), ``"time-limit"`` (a solve stopped at the wall-time cap)
             or ``"solver-failed"`` (HiGHS failed otherwise: the greedy plan and a trivial bound
             stand in); ``"decomposed"`` for an episode too large for the programs, solved by
-            :mod:`agents.oracle.scale` (a capacity-free bound tightened by a Lagrangian
-            relaxation of node capacity, and a hindsight greedy plan). Plan
+            a capacity-free bound tightened by a Lagrangian relaxation of node capacity
+            (:mod:`agents.oracle.bounds.capacity_free`) and a hindsight greedy plan
+            (:mod:`agents.oracle.plans.hindsight_greedy`). Plan
             and bound are achievable and valid in every case, and the same on every machine
-            except after a ``"time-limit"`` (:mod:`agents.oracle.limits`).
+            except after a ``"time-limit"`` (:mod:`agents.oracle.milp.limits`).
         solve_time_s: Wall time of the whole call (both programs): reported, never a limit
             unless a wall-time cap was asked for.
         gap: ``(plan - bound) / |plan|`` (0 when both are 0).
@@ -77,11 +79,11 @@ class OracleResult:
             ``"hindsight greedy"`` when decomposed.
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
             (only under contention): ``True`` = start the job on the cheapest node that can take
-            it, ``False`` = wait for the planned node (:func:`agents.oracle.replay.planned_node`).
+            it, ``False`` = wait for the planned node (:func:`agents.oracle.plans.replay.planned_node`).
         plan_first_runs: ``job_id -> (node_index, start_s, evicted_at_s)`` for each preemptible
             job the plan runs twice: a first run that the spot interruption at
             ``evicted_at_s`` evicts, re-queueing the job with a fresh TTL, before its run in
-            ``plan`` (:mod:`agents.oracle.rerun`). Empty for most plans.
+            ``plan`` (:mod:`agents.oracle.plans.rerun`). Empty for most plans.
         memory_estimate: The size estimate checked against the memory budget before solving
             (above the budget when decomposed).
     """
@@ -118,9 +120,10 @@ def solve_oracle(
 ) -> OracleResult:
     """Solve the plan program and the relaxation of one episode.
 
-    The programs' peak memory is estimated first (:func:`agents.oracle.size.estimate_oracle_memory`);
+    The programs' peak memory is estimated first (:func:`agents.oracle.sizing.size.estimate_oracle_memory`);
     an episode above the memory budget is never built: it is decomposed (a bound and a plan
-    in ``O(jobs x nodes)`` memory, :mod:`agents.oracle.scale`) or refused (``too_large``).
+    in ``O(jobs x nodes)`` memory, :func:`agents.oracle.bounds.capacity_free.scale_bound` and
+    :mod:`agents.oracle.plans.hindsight_greedy`) or refused (``too_large``).
 
     Args:
         hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
@@ -135,10 +138,10 @@ def solve_oracle(
             deterministic limit.
         memory_budget_bytes: Refuse above this estimated peak; ``None`` = the
             ``ACO_ENV_ORACLE_MEMORY_GB`` environment variable if set, else 4 GB
-            (:mod:`agents.oracle.budget`); ``math.inf`` = no limit.
+            (:mod:`agents.oracle.sizing.budget`); ``math.inf`` = no limit.
         too_large: ``"decompose"`` (the default) or ``"refuse"`` an episode above the budget.
         lagrangian_iterations: Subgradient steps of the Lagrangian bound of a decomposed episode
-            (:mod:`agents.oracle.lagrangian`; 0 = the capacity-free bound alone): its work limit.
+            (:mod:`agents.oracle.bounds.lagrangian`; 0 = the capacity-free bound alone): its work limit.
         replayed_rounds: Under cpu contention, plan programs whose runs last as long as the
             previous plan's replay measured (0 = none: faster, and the plan may be dearer).
 
@@ -165,7 +168,7 @@ def solve_oracle(
     inst = OracleInstance.from_hindsight(hindsight)
     bound_program = None
     lower = -math.inf
-    if decompose:  # the programs would not fit: no program is built (agents.oracle.scale)
+    if decompose:  # the programs would not fit: no program is built
         best = _decomposed_plan(inst, hindsight)
         if compute_bound:  # the plan's objective is the ascent's target
             lower = scale_bound(inst, best.breakdown.total_usd, lagrangian_iterations)
@@ -215,7 +218,7 @@ def _gap(plan_usd: float, bound_usd: float) -> tuple[float, bool]:
 
 
 def _decomposed_plan(inst: OracleInstance, hindsight: HindsightView) -> _Candidate:
-    """The plan at scale (:mod:`agents.oracle.scale`), replayed waiting and repairing; the cheaper."""
+    """The plan at scale (:mod:`agents.oracle.plans.hindsight_greedy`), replayed waiting and repairing; the cheaper."""
     plan = hindsight_greedy_plan(hindsight, inst)
     replays = [(replay_plan(hindsight, plan, repair), repair) for repair in (False, True)]
     breakdown, repair = min(replays, key=lambda replay: replay[0].total_usd)
@@ -253,12 +256,12 @@ def _plan_candidates(
 
     Under cpu contention runs last longer than the nominal plan assumes, and its planned
     starts may find a node still busy (its jobs then wait off-plan, up to their TTL). So both
-    again from programs whose runs last longer (:mod:`agents.oracle.stretch`): until their
+    again from programs whose runs last longer (:mod:`agents.oracle.model.stretch`): until their
     worst-case end (the twin replays every planned start, but the runs are reserved long), and
     ``replayed_rounds`` times as long as the replay of the previous MILP plan measured them
     (from the nominal one; a measured plan packs about as its replay runs, and its own replay
     checks the guess). Each plan is scored by its replay in the twin, under contention both
-    waiting for a busy planned node and repairing (:mod:`agents.oracle.replay`); one option set
+    waiting for a busy planned node and repairing (:mod:`agents.oracle.plans.replay`); one option set
     is alive at a time.
     """
     contended = bool((inst.slowest_rate < 1.0).any())

@@ -9,7 +9,7 @@ time (:meth:`Predictor.forecast_rows`, :mod:`agents.predictor.online`).
 
 Template method: subclasses implement :meth:`Predictor.forecast` (the raw next-tick forecast
 and the model's error); :meth:`Predictor.predict_trace` adds the reference's shared rules,
-all in percent units (our decision 3 in ``reference/aco_reference.md``):
+all in percent units (decision 3 in ``docs/reference.md``, "Decisions"):
 
 * a node's stored history is its last ``HISTORY_CAP = 500`` samples;
 * cold start (fewer than 10 samples, or no model yet): predicted = mean of the stored history,
@@ -25,13 +25,13 @@ all in percent units (our decision 3 in ``reference/aco_reference.md``):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol, TypeVar
 
 import numpy as np
 
-if TYPE_CHECKING:  # cache.py imports this module
-    from agents.predictor.cache import PredictionCache
+_T = TypeVar("_T")
 
 HISTORY_CAP = 500
 """Samples kept per node (FIFO), as the reference's ``WorkloadProfile.max_samples``."""
@@ -100,6 +100,22 @@ class Predictions:
         return self.spike_probability[tick], self.confidence[tick]
 
 
+class ArrayCache(Protocol):
+    """Where a predictor keeps what is expensive to recompute, by key, as named arrays.
+
+    :class:`agents.predictor.cache.PredictionCache` is the one the agents use.
+    """
+
+    def arrays(
+        self,
+        key: str,
+        compute: Callable[[], dict[str, np.ndarray]],
+        build: Callable[[dict[str, np.ndarray]], _T],
+    ) -> _T:
+        """The value of ``key``: built from its stored arrays, else from ``compute()``'s (then stored)."""
+        ...
+
+
 class Predictor(ABC):
     """A per-node forecaster of background cpu %.
 
@@ -118,7 +134,7 @@ class Predictor(ABC):
         """The raw forecast over ``series`` ``(T, N)``; row t may only use rows ``0..t``."""
 
     def forecast_rows(
-        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: ArrayCache | None
     ) -> Forecast:
         """Rows ``len(before)..k`` of the raw forecast of a trace of ``n_ticks`` ticks that begins with ``seen``.
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.predictor.base import Forecast, Predictor, one_step_mae
-from agents.predictor.cache import PredictionCache
+from agents.predictor.base import ArrayCache, Forecast, Predictor, one_step_mae
 
 
 class EmaPredictor(Predictor):
@@ -42,7 +41,7 @@ class EmaPredictor(Predictor):
         return Forecast(predicted, one_step_mae(series, predicted), np.ones(series.shape, dtype=bool))
 
     def forecast_rows(
-        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: ArrayCache | None
     ) -> Forecast:
         """The recurrence continued from ``before``'s rows: Python work for the new rows only."""
         del n_ticks, seed, cache

@@ -1,6 +1,6 @@
 """The reference's per-node LSTM forecaster.
 
-Per node, as the reference (``reference/aco_reference.md``, "Per-node predictor"): an LSTM
+Per node, as the reference (``docs/reference.md``, "Per-node predictor"): an LSTM
 (input 1, hidden 32, one layer) and a linear head on the last step read a window of the last
 10 z-scored samples (std floored at 1e-6) and predict the next one. Each fit is a fresh model:
 Adam (lr 0.01), MSE, 50 full-batch epochs on every window of the stored history (the last 500
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.predictor.base import HISTORY_CAP, Forecast, Predictor
-from agents.predictor.cache import PredictionCache, cache_key
+from agents.predictor.base import HISTORY_CAP, ArrayCache, Forecast, Predictor
+from agents.predictor.cache import cache_key
 
 
 class LstmPredictor(Predictor):
@@ -113,7 +113,7 @@ class LstmPredictor(Predictor):
         return Forecast(predicted, mae, ready)
 
     def forecast_rows(
-        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: PredictionCache | None
+        self, seen: np.ndarray, before: Forecast, n_ticks: int, seed: int, cache: ArrayCache | None
     ) -> Forecast:
         """The rows after ``before`` up to tick k, from ``seen`` only (module docstring).
 
@@ -144,7 +144,7 @@ class LstmPredictor(Predictor):
             torch.set_num_threads(threads)
         return Forecast(predicted, mae, ready)
 
-    def _cached_fit(self, history: np.ndarray, seed: int, tick: int, cache: PredictionCache | None) -> dict[str, Any]:
+    def _cached_fit(self, history: np.ndarray, seed: int, tick: int, cache: ArrayCache | None) -> dict[str, Any]:
         """:meth:`fit` of ``history`` with seed ``(seed, tick)``, through ``cache`` (as arrays on disk)."""
         if cache is None:
             return self.fit(history, seed=(int(seed), tick))

@@ -7,7 +7,7 @@ from typing import Any
 
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import solve_oracle
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 
 
 def bench_oracle(seeds: int = 3, limits: SolveLimits | None = None) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         ]
         lines += [
             "",
-            "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
+            "The estimate (`agents/oracle/sizing/size.py`) is checked against the budget (4 GB, "
             "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
         ]
         lines.append("")

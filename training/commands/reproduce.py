@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from training import checks
 from training.checks import count, writable_dir
 from training.errors import CommandError, UsageError

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from training.backends import Backend
 
 TIERS: dict[str, str] = {

@@ -26,7 +26,7 @@ from aco_env import ClusterSchedulingEnv
 from agents import Agent, make_agent
 from agents.base import AgentState
 from agents.oracle import OracleAgent
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from digital_twin.scenario import Scenario
 from training.backends import Backend, SerialBackend
 from training.reproduce.stats import paired_savings, summarize

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 
 NA = "n/a"
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
-from agents.oracle.limits import DEFAULT_LIMITS, SolveLimits
+from agents.oracle.milp.limits import DEFAULT_LIMITS, SolveLimits
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario
 from digital_twin.workloads import AZURE_JOB_SIZES

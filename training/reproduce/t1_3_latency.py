@@ -41,7 +41,7 @@ from agents import Agent, make_agent
 from agents.aco import FleetArrays, NodePheromone, schedule
 from agents.aco.bench import LATENCY_JOB
 from agents.base import AgentState
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from digital_twin import default_fleet
 from digital_twin.scenario import Scenario
 from training.backends import Backend

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
-from agents.oracle.limits import DEFAULT_LIMITS, SolveLimits
+from agents.oracle.milp.limits import DEFAULT_LIMITS, SolveLimits
 from digital_twin import JobSpec, NodeSpec, fleet_from_alibaba_gpu_csv
 from digital_twin.scenario import Scenario
 from digital_twin.scenario.sources import sample_per_group

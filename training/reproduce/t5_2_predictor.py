@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.aco import FleetArrays, schedule
-from agents.oracle.limits import SolveLimits
+from agents.oracle.milp.limits import SolveLimits
 from agents.predictor import EmaPredictor, LstmPredictor, PersistencePredictor, Predictor
 from digital_twin import JobSpec, NodeSpec
 from digital_twin.scenario import Scenario

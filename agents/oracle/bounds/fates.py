@@ -1,8 +1,8 @@
 """Each job's fates in the bounds at scale, the part the two bounds share.
 
-:func:`agents.oracle.scale.capacity_free_bound` lets every job take its cheapest fate;
-:mod:`agents.oracle.lagrangian` prices node capacity back in over the same fates. Both
-classify the jobs the same way (:mod:`agents.oracle.scale` argues each charge):
+:func:`agents.oracle.bounds.capacity_free.capacity_free_bound` lets every job take its cheapest fate;
+:mod:`agents.oracle.bounds.lagrangian` prices node capacity back in over the same fates. Both
+classify the jobs the same way (:mod:`agents.oracle.bounds.capacity_free` argues each charge):
 
 * a job that cannot run (unplaceable, or never submitted) is *unserved*;
 * an *evictable* job (its windows hold an interruption that can reach a run) is charged the
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.bound import start_windows
-from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import crossed_within
+from agents.oracle.bounds.decision_times import start_windows
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.intervals import crossed_within
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +50,7 @@ class RunFates:
 
 def job_fates(inst: OracleInstance) -> tuple[float, list[RunFates]]:
     """``(constant_usd, runs)``: the summed charges of the jobs that cannot run once, and the others."""
-    w = inst.weights
+    charges = inst.charges
     windows = [start_windows(inst, j) for j in range(inst.n_jobs)]
     evictable = np.array([may_be_evicted for _, may_be_evicted in windows], dtype=bool)
     unserved = terms.penalty_usd(inst, terms.unserved_counts(inst, may_have_started=evictable))
@@ -61,13 +61,13 @@ def job_fates(inst: OracleInstance) -> tuple[float, list[RunFates]]:
         if not windows[j][0] or len(nodes) == 0:
             constant += float(unserved[j])
             continue
-        qos = np.where(inst.node_spot[nodes], w.qos_violation_usd, 0.0) if inst.job_lc[j] else np.zeros(len(nodes))
+        qos = charges.qos(inst.node_spot[nodes] & bool(inst.job_lc[j]))
         if evictable[j]:
             constant += min(float(unserved[j]), float(qos.min()))
             continue
         a, d = float(inst.arrival_s[j]), float(inst.duration_s[j])
         latest = windows[j][0][0][1]  # S: the single window [a, S) of a job that is not evictable
-        late = w.deadline_miss_usd if not inst.deadline_at_completion and a > inst.deadline_s[j] else 0.0
+        late = charges.deadline(float(not inst.deadline_at_completion and a > inst.deadline_s[j]))
         may_fail = np.zeros(len(nodes), dtype=bool)
         if not inst.job_preemptible[j]:
             may_fail = np.array([crossed_within(inst.interruptions_s[i], a, latest + d) for i in nodes], dtype=bool)

@@ -7,7 +7,7 @@ job then either waits for its planned node (often a short wait, on the node the 
 is *repaired*: started on the cheapest node that can take it (waiting can delay the jobs
 planned after it, in cascade, until some hit their TTL). The oracle replays each plan both
 ways and keeps the cheaper (:attr:`~agents.oracle.solve.OracleResult.plan_repairs`); the
-worst-case plan (:mod:`agents.oracle.stretch`) never finds its node busy. The objective the
+worst-case plan (:mod:`agents.oracle.model.stretch`) never finds its node busy. The objective the
 oracle reports for its plan is always this replay's: what the twin charges.
 """
 
@@ -45,7 +45,7 @@ def planned_node(
     :func:`aco_env.fit_rules.cheapest_fit`). ``None`` for a job the plan leaves unserved, one
     not yet due, or one that waits.
 
-    A job with a planned first run (``first_runs``, :mod:`agents.oracle.rerun`) takes that
+    A job with a planned first run (``first_runs``, :mod:`agents.oracle.plans.rerun`) takes that
     run's node from its start until the interruption that evicts it (never repaired: the run
     is only worth its eviction), and its planned node, as above, after the eviction.
     """

@@ -1,7 +1,7 @@
 """The memory the oracle would take on an episode, estimated before anything is built.
 
 :func:`estimate_oracle_memory` counts each program's options, variables, constraints and
-non-zeros from the episode's columns (:mod:`agents.oracle.counts`: upper bounds, computed
+non-zeros from the episode's columns (:mod:`agents.oracle.sizing.counts`: upper bounds, computed
 from ``J``-long arrays and the relaxation's grid, never from the options themselves), and turns
 them into the peak memory of :func:`~agents.oracle.solve_oracle`. On a 500-node fleet with
 5,000 jobs it takes under a second and about 3 MB (tracemalloc), against the terabytes the
@@ -26,7 +26,7 @@ generated fleets of the default's five node types (``fleet: generate``) with the
 synthetic background at spread offsets and synthetic jobs over 4 hours, under both cost models.
 HiGHS took from 220 bytes per non-zero (16M non-zeros: 3.6 GB) to 1,700 (small ``active-nodes``
 programs, whose search grew by 1-5 MB/s for the whole minute); each constant covers every phase
-measured. Whole solves, measured the same way from just before :func:`solve_oracle` (seed 0):
+measured. Whole solves, measured the same way from just before :func:`~agents.oracle.solve_oracle` (seed 0):
 
 =====================  =========  ====  =====  ============  ============  =====
 scenario               cost       N     J      estimate MB   measured MB   ratio
@@ -64,8 +64,9 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from agents.oracle.budget import format_bytes
-from agents.oracle.counts import EpisodeColumns, ProgramSize, bound_size, plan_size
+from agents.oracle.sizing.budget import format_bytes
+from agents.oracle.sizing.columns import EpisodeColumns
+from agents.oracle.sizing.counts import ProgramSize, bound_size, plan_size
 from digital_twin import HindsightView
 
 SOLVER_BYTES_PER_NONZERO = 200
@@ -96,7 +97,7 @@ def solver_bytes(size: ProgramSize, time_limit_s: float) -> int:
 
 @dataclass(frozen=True)
 class OracleSizeEstimate:
-    """What :func:`solve_oracle` would build for one episode, and the memory it would take.
+    """What :func:`~agents.oracle.solve_oracle` would build for one episode, and the memory it would take.
 
     Attributes:
         n_nodes, n_jobs, n_ticks: The fleet, the workload (submitted or not), the SLA ticks.
@@ -151,14 +152,14 @@ def estimate_oracle_memory(
     *,
     compute_bound: bool = True,
 ) -> OracleSizeEstimate:
-    """Estimate what :func:`solve_oracle` builds for this episode, without building it.
+    """Estimate what :func:`~agents.oracle.solve_oracle` builds for this episode, without building it.
 
     Args:
         hindsight: The episode (``env.unwrapped.hindsight()`` after ``reset``).
         time_limit_s: Wall-time cap of each HiGHS solve (``math.inf``, the default: none; the
             search's memory is then estimated at its cap).
-        bound_grid_divisor: As for :func:`solve_oracle` (the relaxation's grid).
-        max_points_per_cell: As for :func:`solve_oracle`.
+        bound_grid_divisor: As for :func:`~agents.oracle.solve_oracle` (the relaxation's grid).
+        max_points_per_cell: As for :func:`~agents.oracle.solve_oracle`.
         compute_bound: False leaves the relaxation out (``bound`` is ``None``).
     """
     ep = EpisodeColumns(hindsight, bound_grid_divisor)

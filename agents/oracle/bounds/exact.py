@@ -56,7 +56,7 @@ feasible solution of the program whose program objective is no larger):
    non-preemptible run that its node's next interruption may reach within ``longest_run_s``
    may fail, and a failed job is never late, so no miss is charged. An unserved
    latency-critical job loses 1. ``unfairness`` is not a sum over jobs and is charged 0 (it is
-   >= 0; :mod:`agents.oracle.terms`).
+   >= 0; :mod:`agents.oracle.model.terms`).
 6. **Contention** only lengthens runs (a rate is at most 1): every term above is charged for
    the nominal run ``[s, s + d_j)``, which the actual run contains, and each such term (cost,
    eviction, usage, SLA ticks) only grows with the run, so it is still a lower bound. On top,
@@ -64,7 +64,7 @@ feasible solution of the program whose program objective is no larger):
    ``stretchable``: even at the slowest rate, before the horizon and the node's next
    interruption): such a run pays for its whole stretched length, and on the time its core
    surely holds the node the load is at least the cores' load, so its rate is at most what
-   that load gives (:mod:`agents.oracle.program`, ``_slowdown_rows``).
+   that load gives (:func:`agents.oracle.milp.rows.slowdown_rows`).
 7. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 
@@ -78,10 +78,8 @@ import math
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.intervals import Interval, intersect, merge, runs, split, subtract
-from agents.oracle.options import (
+from agents.oracle.bounds.decision_times import decision_time_superset, grid_bounds, start_windows
+from agents.oracle.milp.options import (
     Options,
     block,
     crosses,
@@ -92,6 +90,9 @@ from agents.oracle.options import (
     symmetry_allowed,
     unserved,
 )
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.intervals import Interval, intersect, runs, split, subtract
 
 
 def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: int = 3) -> Options:
@@ -122,161 +123,6 @@ def bound_options(inst: OracleInstance, divisor: int = 5, max_points_per_cell: i
                 blocks.append(group)
     options = Options.concatenate(blocks, *unserved(inst, may_have_started=np.array(evictable, dtype=bool)))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
-
-
-def grid_bounds(inst: OracleInstance, divisor: int) -> np.ndarray:
-    """``(G + 1,)`` cell boundaries ``0 .. H``; tick times are exact boundaries."""
-    return grid_bounds_for(inst.horizon_s, inst.tick_s, divisor)
-
-
-def grid_bounds_for(horizon_s: float, tick_s: float, divisor: int) -> np.ndarray:
-    """:func:`grid_bounds` of an episode of ``horizon_s`` with ``tick_s`` ticks (float64, sorted)."""
-    if divisor < 1:
-        raise ValueError(f"bound_grid_divisor must be >= 1, got {divisor}")
-    n_ticks = math.ceil(horizon_s / tick_s)
-    step = tick_s / divisor
-    points = (np.arange(n_ticks, dtype=np.float64)[:, None] * tick_s + np.arange(divisor)[None, :] * step).ravel()
-    return np.unique(np.concatenate((points[points < horizon_s], [horizon_s])))
-
-
-def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]:
-    """Where the job's last run can start, and whether any run of it can be evicted.
-
-    The first run starts in ``[a, min(a + TTL, H))``. A preemptible job can be evicted at an
-    interruption ``t`` of a candidate node only by a run started at some ``s`` in its windows
-    with ``s < t < s + d``; it is then re-queued and may start again in ``[t, t + TTL)``.
-    Interruptions are taken in time order, so the windows are a fixed point.
-
-    Returns:
-        ``(windows, may_be_evicted)``: sorted disjoint intervals, and True when some run of a
-        preemptible job can be evicted (its deadline is then not charged per start).
-    """
-    if not inst.placeable(job):
-        return [], False
-    times = [t for i in inst.candidates[job] for t in inst.interruptions_s[i]] if inst.job_preemptible[job] else []
-    return windows_of(float(inst.arrival_s[job]), float(inst.longest_run_s[job]), inst.horizon_s, inst.ttl_s,
-                      preemptible=bool(inst.job_preemptible[job]), interruptions_s=times)
-
-
-def windows_of(
-    arrival_s: float, longest_run_s: float, horizon_s: float, ttl_s: float | None, *, preemptible: bool,
-    interruptions_s: list[float],
-) -> tuple[list[Interval], bool]:
-    """:func:`start_windows` of a placeable job, given the interruptions of its candidate nodes.
-
-    ``longest_run_s`` is the longest a run can last (the nominal duration without contention).
-    """
-    a, d, horizon, ttl = arrival_s, longest_run_s, horizon_s, ttl_s
-    windows = [(a, horizon if ttl is None else min(a + ttl, horizon))]
-    if not preemptible:
-        return windows, False
-    evictable = False
-    times = sorted(t for t in interruptions_s if t > a)
-    for t in times:
-        if t - d >= windows[-1][1]:  # no window (sorted, disjoint) reaches t - d, now or later
-            break
-        if any(lo < t and hi > t - d for lo, hi in windows):
-            evictable = True
-            if ttl is not None:
-                windows = merge([*windows, (t, min(t + ttl, horizon))])
-    return windows, evictable
-
-
-def decision_time_superset(
-    inst: OracleInstance, windows: tuple[list[Interval], ...], bounds: np.ndarray, max_points: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Possible decision times: exact points, plus fuzzy grid cells (see the module docstring).
-
-    Returns:
-        ``(points, fuzzy)``: sorted ``(P,)`` times outside fuzzy cells, ``(G,)`` bool per cell.
-    """
-    interruptions = [t for times in inst.interruptions_s for t in times]
-    return superset_of(inst.horizon_s, inst.ttl_s, (inst.duration_s, inst.longest_run_s), interruptions,
-                       inst.static_events_s, windows, bounds, max_points)
-
-
-def superset_of(
-    horizon_s: float,
-    ttl_s: float | None,
-    runs_s: tuple[np.ndarray, np.ndarray],
-    interruptions_s: list[float],
-    static_events_s: np.ndarray,
-    windows: tuple[list[Interval], ...],
-    bounds: np.ndarray,
-    max_points: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`decision_time_superset` from arrays.
-
-    ``runs_s`` holds the ``(J,)`` shortest (nominal) and longest run times; ``interruptions_s``
-    every node's interruption times.
-    """
-    sweep = _Sweep(horizon_s, runs_s, windows, bounds, max_points)
-    requeue = [t + ttl_s for t in interruptions_s] if ttl_s else []
-    sweep.add(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64))
-    for g in range(len(bounds) - 1):
-        sweep.process(g)
-    points = sorted(t for c in sweep.cells for t in c)
-    return np.array(points, dtype=np.float64), sweep.fuzzy
-
-
-class _Sweep:
-    """State of the sweep over grid cells that builds the decision-time superset."""
-
-    def __init__(self, horizon_s: float, runs_s: tuple[np.ndarray, np.ndarray], windows: tuple[list[Interval], ...],
-                 bounds: np.ndarray, max_points: int) -> None:
-        self.horizon = horizon_s
-        self.bounds = bounds
-        self.max_points = max_points
-        self.n_cells = len(bounds) - 1
-        self.fuzzy = np.zeros(self.n_cells, dtype=bool)
-        self.cells: list[set[float]] = [set() for _ in range(self.n_cells)]
-        flat = [(j, lo, hi) for j, w in enumerate(windows) for lo, hi in w]
-        self.wj = np.array([f[0] for f in flat], dtype=np.int64)
-        self.wl = np.array([f[1] for f in flat], dtype=np.float64)
-        self.wh = np.array([f[2] for f in flat], dtype=np.float64)
-        self.d, self.longest = runs_s
-
-    def cells_of(self, times: np.ndarray) -> np.ndarray:
-        """``(n,)`` grid cell of each time (times at or past the horizon: the last cell)."""
-        return np.minimum(np.searchsorted(self.bounds, times, side="right") - 1, self.n_cells - 1)
-
-    def add(self, times: np.ndarray) -> None:
-        """Possible events at ``times``, in order (ignored past the horizon or inside a fuzzy cell)."""
-        for t, c in zip(times.tolist(), self.cells_of(times).tolist(), strict=True):
-            if t < self.horizon and not self.fuzzy[c]:
-                self.cells[c].add(t)
-                if len(self.cells[c]) > self.max_points:
-                    self.mark([c], [c])
-
-    def mark(self, first: list[int], last: list[int]) -> None:
-        """Cells ``first[r]..last[r]`` of each range ``r`` may hold an event at any time."""
-        for lo, hi in zip(first, last, strict=True):
-            for c in range(lo, hi + 1):
-                if not self.fuzzy[c]:  # fuzzy cells hold no points already
-                    self.fuzzy[c] = True
-                    self.cells[c].clear()
-
-    def process(self, g: int) -> None:
-        """Add the completions of every start possible in cell ``g`` (all earlier cells are done)."""
-        done: set[float] = set()
-        while not self.fuzzy[g] and self.cells[g] - done:
-            t = min(self.cells[g] - done)  # completions come later, so ascending order is safe
-            done.add(t)
-            jobs = self.wj[(self.wl <= t) & (t < self.wh)]
-            d, longest = self.d[jobs], self.longest[jobs]
-            exact = longest == d
-            self.add(t + d[exact])
-            self._mark_completions(t + d[~exact], t + longest[~exact])
-        if self.fuzzy[g]:
-            lo_g, hi_g = self.bounds[g], self.bounds[g + 1]
-            sel = (self.wl < hi_g) & (self.wh > lo_g)
-            lo, hi = np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g)
-            self._mark_completions(lo + self.d[self.wj[sel]], hi + self.longest[self.wj[sel]])
-
-    def _mark_completions(self, first: np.ndarray, last: np.ndarray) -> None:
-        """Completions may fall anywhere in each ``[first, last]`` (closed for rounding): those cells are fuzzy."""
-        ends = first < self.horizon
-        self.mark(self.cells_of(first[ends]).tolist(), self.cells_of(np.minimum(last[ends], self.horizon)).tolist())
 
 
 def _group(
@@ -346,13 +192,13 @@ def _charge_earlier_runs(
     if not later.any() or not evictions:
         return
     rate = {k: 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k]) for k, _ in evictions}
-    wait_usd_per_s = inst.weights.wait_usd_per_job_hour / 3600.0
+    charges = inst.charges
     first = (0.0, 0.0)  # (USD, the first start's wait in s); 0 if no eviction is reachable (never: see below)
     candidates = []
     for k, t in evictions:
         latest = latest_decision(points, fuzzy, a, min(first_end, t)) if t < first_end + longest else None
         if latest is not None:
-            candidates += [(rate[k] * (t - s1) + wait_usd_per_s * (s1 - a), s1 - a) for s1 in (a, latest)]
+            candidates += [(rate[k] * (t - s1) + charges.wait(s1 - a), s1 - a) for s1 in (a, latest)]
     if candidates:
         first = min(candidates)
     last_evicted = np.full(len(later), np.inf)
@@ -367,7 +213,7 @@ def _charge_earlier_runs(
     last_evicted = np.where(np.isfinite(last_evicted), last_evicted, 0.0)  # no such t: charge the first run only
     use_first = first[0] >= last_evicted
     wait_s = np.where(later & use_first, first[1], 0.0)
-    extra = np.where(use_first, first[0] - wait_usd_per_s * first[1], last_evicted)
+    extra = np.where(use_first, first[0] - charges.wait(first[1]), last_evicted)
     counts = group["counts"].copy()
     terms.add_earlier_spot_run(inst, job, counts, later)
     terms.add_first_run_wait(counts, later, wait_s[later])

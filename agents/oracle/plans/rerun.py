@@ -4,36 +4,36 @@ A preemptible job evicted by a spot interruption returns to the queue with a fre
 the eviction costs nothing but the run so far. With hindsight a plan can use that: start the
 job on a spot node shortly before the node's interruption at ``t`` (paying ``t - s1`` of the
 node), and run it for real in ``[t, t + TTL)``, when a cheaper node may be free again, past
-the job's first TTL. The relaxation knows such episodes (:mod:`agents.oracle.bound`, item 1);
+the job's first TTL. The relaxation knows such episodes (:mod:`agents.oracle.bounds.exact`, item 1);
 without them the plan cannot reach it.
 
 For each preemptible job that is not latency critical (a QoS violation or lost utility would
 follow the job across its runs: left out), with a TTL, and each time ``t`` at which a spot
-candidate node is interrupted, one *family* of options (:class:`agents.oracle.options.Options`,
+candidate node is interrupted, one *family* of options (:class:`agents.oracle.milp.options.Options`,
 ``family``):
 
 * first runs (``evicted``) on each spot candidate ``k`` interrupted at ``t``, starting at one of
-  the job's plan starts ``s1`` (:func:`agents.oracle.plan.plan_starts`) with ``t - d < s1 < t``
+  the job's plan starts ``s1`` (:func:`agents.oracle.plans.options.plan_starts`) with ``t - d < s1 < t``
   (the run is still going at ``t``: a run only lasts longer under contention) and no earlier
   interruption of ``k`` after ``s1``; the last :data:`MAX_FIRST_RUN_STARTS` such starts per
   node (the later, the less of the node it pays for). Usage ``[s1, t)``, the cost of that
-  time, and the terms judged at the first start (:func:`agents.oracle.terms.evicted_run_counts`);
+  time, and the terms judged at the first start (:func:`agents.oracle.model.terms.evicted_run_counts`);
 * reruns on each candidate node at ``t`` (the re-queued job is asked at once) or a static
   event in ``(t, min(t + TTL, H))``, as ordinary runs (never crossing an interruption) without
-  the terms judged at the first start (:func:`agents.oracle.terms.as_rerun`).
+  the terms judged at the first start (:func:`agents.oracle.model.terms.as_rerun`).
 
 The program takes a first run of a family exactly when it takes one of its reruns
-(:mod:`agents.oracle.program`), and the replay starts both (:mod:`agents.oracle.replay`).
+(:mod:`agents.oracle.milp.program`), and the replay starts both (:mod:`agents.oracle.plans.replay`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.options import block, crosses, point_terms, recounted
-from agents.oracle.stretch import RunLengths
+from agents.oracle.milp.options import block, crosses, point_terms, recounted
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import RunLengths
 
 MAX_FIRST_RUN_STARTS = 3
 """First-run starts kept per (job, node, interruption): the latest ones."""
@@ -59,7 +59,7 @@ def rerun_blocks(
         job: An :func:`eligible` job.
         starts: The job's plan starts (sorted), where first runs may start.
         first_family: The first family id to use.
-        runs: How long reruns are reserved (:class:`~agents.oracle.stretch.RunLengths`; ``None``: nominal).
+        runs: How long reruns are reserved (:class:`~agents.oracle.model.stretch.RunLengths`; ``None``: nominal).
 
     Returns:
         ``(blocks, n_families)``: one group per (family, node, kind), ordered by start.

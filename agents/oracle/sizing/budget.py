@@ -1,12 +1,12 @@
 """The oracle's memory budget: an episode whose programs would not fit is refused before they are built.
 
 :func:`~agents.oracle.solve_oracle` estimates the peak memory of its two programs
-(:func:`agents.oracle.size.estimate_oracle_memory`) and raises :class:`OracleTooLargeError`
+(:func:`agents.oracle.sizing.size.estimate_oracle_memory`) and raises :class:`OracleTooLargeError`
 when the estimate is above the budget, before it allocates anything large. The budget, in
 decimal GB (``1 GB = 10**9`` bytes), is the first of:
 
 1. the ``memory_budget_gb`` option of the ``oracle`` agent (``memory_budget_bytes`` of
-   :func:`solve_oracle`);
+   :func:`~agents.oracle.solve_oracle`);
 2. the environment variable :data:`MEMORY_BUDGET_ENV` (``ACO_ENV_ORACLE_MEMORY_GB=16``, so a
    command-line user can raise it without code; ``inf`` turns the check off);
 3. :data:`DEFAULT_MEMORY_BUDGET_GB`.
@@ -27,10 +27,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from agents.oracle.size import OracleSizeEstimate
+from typing import Protocol
 
 DEFAULT_MEMORY_BUDGET_GB = 4.0
 """Budget when neither the option nor the environment variable sets one."""
@@ -39,10 +36,23 @@ MEMORY_BUDGET_ENV = "ACO_ENV_ORACLE_MEMORY_GB"
 BYTES_PER_GB = 1e9
 
 
+class SizeEstimate(Protocol):
+    """What the budget reads of a size estimate (:class:`agents.oracle.sizing.size.OracleSizeEstimate`)."""
+
+    @property
+    def peak_bytes(self) -> int:
+        """Estimated peak memory of the solve, in bytes."""
+        ...
+
+    def describe(self) -> str:
+        """One line: what would be built and its estimated peak."""
+        ...
+
+
 class OracleTooLargeError(ValueError):
     """The episode's programs would need more memory than the oracle's budget.
 
-    Raised by :func:`solve_oracle` (and so at the ``oracle`` agent's ``reset``) before any
+    Raised by :func:`~agents.oracle.solve_oracle` (and so at the ``oracle`` agent's ``reset``) before any
     program is built. The message is one line: the estimate, the budget, and how to raise it.
 
     Attributes:
@@ -50,7 +60,7 @@ class OracleTooLargeError(ValueError):
         budget_bytes: The budget that refused them.
     """
 
-    def __init__(self, message: str, estimate: OracleSizeEstimate | None = None,
+    def __init__(self, message: str, estimate: SizeEstimate | None = None,
                  budget_bytes: float | None = None) -> None:
         super().__init__(message)
         self.estimate = estimate
@@ -79,7 +89,7 @@ def budget_bytes(budget_gb: float | None = None) -> float:
     return float(budget_gb) * BYTES_PER_GB
 
 
-def check_memory(estimate: OracleSizeEstimate, budget: float) -> None:
+def check_memory(estimate: SizeEstimate, budget: float) -> None:
     """Raise :class:`OracleTooLargeError` if ``estimate.peak_bytes`` is above ``budget`` bytes."""
     if estimate.peak_bytes <= budget:
         return

@@ -4,8 +4,8 @@ Whether a job fits an empty node depends only on the node's *shape*: arch, GPU c
 model, and cpu millicores and MiB. Fleets are built from a few node types, so a fleet of
 hundreds of nodes has a handful of shapes, and the fit test runs once per shape over the
 columns of the workload (``(S, J)`` booleans) instead of once per (job, node) pair in Python.
-:class:`~agents.oracle.instance.OracleInstance` reads its candidates from here, and so does the
-size estimate of :mod:`agents.oracle.size`, before anything big is built.
+:class:`~agents.oracle.model.instance.OracleInstance` reads its candidates from here, and so does the
+size estimate of :mod:`agents.oracle.sizing.size`, before anything big is built.
 
 Example:
     >>> from digital_twin import JobSpec, TwinSpec, Telemetry, default_fleet

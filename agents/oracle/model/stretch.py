@@ -14,7 +14,7 @@ the plan start for start, and what it charges for a run's length (compute time, 
 ticks, lateness and lost utility judged at the end) is at most what the program charged. (Not
 every term: a non-preemptible run the program expects an interruption to fail may complete
 in the twin instead.) The plan's reported objective is always the replay's
-(:mod:`agents.oracle.replay`). Without interference the worst-case end is exactly ``s + d``
+(:mod:`agents.oracle.plans.replay`). Without interference the worst-case end is exactly ``s + d``
 (bit for bit), and the program's accounting is exact.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance
 
 WORST_CASE_MARGIN = 1e-9
 """Relative margin on a stretched run's length, covering the rounding of the twin's piecewise progress."""

@@ -1,13 +1,13 @@
 """Upper bounds on the size of the oracle's two programs, from the episode's columns alone.
 
 Nothing here builds options: the counts come from per-job arrays (``J`` entries), per node
-shape arrays (``S`` entries, see :mod:`agents.oracle.fit`) and small ``(chunk, edges)`` blocks.
+shape arrays (``S`` entries, see :mod:`agents.oracle.model.fit`) and small ``(chunk, edges)`` blocks.
 For a job arriving at ``a`` with duration ``d`` and first window end ``W = min(a + TTL, H)``,
 per (job, node) group:
 
 * **plan options**: the arrival and the static events in ``(a, W)``
-  (:func:`agents.oracle.plan.plan_starts`), and for a job with evict-and-rerun families
-  (:mod:`agents.oracle.rerun`) their first runs and reruns, whose groups enter rows up to the
+  (:func:`agents.oracle.plans.options.plan_starts`), and for a job with evict-and-rerun families
+  (:mod:`agents.oracle.plans.rerun`) their first runs and reruns, whose groups enter rows up to the
   last rerun window's end;
 * **relaxation options**: the relaxation's own decision-time superset is computed (the sweep
   costs cells x windows, not options), then each group has its points and fuzzy cells inside
@@ -21,11 +21,11 @@ per (job, node) group:
   usage starts and ends in that range; ends are ``start + d`` of jobs fitting the node, its
   interruptions and ``H``, counted over grid bins of the start counts shifted by each duration.
   Slowdown rows (cpu contention, ``prorated``, nominal runs): three per interval of
-  :data:`~agents.oracle.program.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
+  :data:`~agents.oracle.milp.rows.SLOWDOWN_CELL_S` or tick of a contended node, and per interval a
   group covers one range of its stretchable options per run of them (at most one more per
   interruption of the node in the group's range).
 
-Non-zeros follow :mod:`agents.oracle.program`: two per range of step variables, one per ``z``,
+Non-zeros follow :mod:`agents.oracle.milp.program`: two per range of step variables, one per ``z``,
 ``v`` or ``y`` entry. The builders drop more (options on down nodes, crossing starts, twin
 nodes; rows whose demand cannot bind at that time), so the counts are upper bounds.
 """
@@ -38,18 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import grid_bounds_for, superset_of, windows_of
-from agents.oracle.fit import mebibytes, millicores, node_shapes
-from agents.oracle.instance import longest_runs, slowest_rates, static_events
-from agents.oracle.intervals import Interval
-from agents.oracle.program import SLOWDOWN_CELL_S
-from agents.oracle.rerun import MAX_FIRST_RUN_STARTS
-from digital_twin import HindsightView
-from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
-from digital_twin.objective import ACTIVE_NODES
+from agents.oracle.bounds.decision_times import superset_of, windows_of
+from agents.oracle.milp.rows import SLOWDOWN_CELL_S
+from agents.oracle.model.intervals import Interval
+from agents.oracle.plans.rerun import MAX_FIRST_RUN_STARTS
+from agents.oracle.sizing.columns import EpisodeColumns
 
-_MAX_BIN_EDGES = 2048
-"""Grid edges used to bin usage ends (a coarser binning only loosens the bound)."""
 _CHUNK_JOBS = 512
 """Jobs per block of the ``(jobs, edges)`` and ``(jobs, interruptions)`` tables."""
 _MAX_SWEEP_CELLS = 200_000
@@ -74,70 +68,6 @@ class ProgramSize:
     n_variables: int
     n_constraints: int
     n_nonzeros: int
-
-
-class EpisodeColumns:
-    """What the counts read from an episode; job arrays (``(J',)``) cover the placeable jobs.
-
-    Attributes:
-        n_nodes, n_jobs: Fleet size and workload size (submitted or not).
-        fits: ``(S, J')`` bool, job fits an empty node of shape ``s``; ``sizes``: ``(S,)`` nodes
-            per shape; ``capacity``: ``(S, 3)`` cpu millicores, MiB and GPUs of the shape.
-        a, d, w: Arrival, duration and first window end (seconds).
-        longest: ``(J',)`` the longest a run can last under contention (seconds; ``d`` without).
-        slowed: ``(S,)`` bool, a node of the shape can slow down (cpu contention, ``prorated``:
-            the programs' slowdown rows exist).
-        need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
-        events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
-        shape_ints: Per shape, the sorted interruption times of all its nodes.
-        shape_cuts_sum, shape_cuts_max: ``(S,)`` interruptions plus twice the down windows,
-            summed over and maximal among the shape's nodes.
-    """
-
-    def __init__(self, view: HindsightView, divisor: int) -> None:
-        spec, jobs = view.spec, view.spec.jobs
-        self.n_nodes, self.n_jobs = len(spec.fleet), len(jobs)
-        self.horizon = float(spec.horizon_s)
-        self.ttl = None if spec.queue_ttl_s is None else float(spec.queue_ttl_s)
-        self.active = spec.cost_model == ACTIVE_NODES
-        self.ticks = np.asarray(view.tick_times_s, dtype=np.float64)
-        shapes = node_shapes(spec.fleet, jobs)
-        submitted = jobs.arrival_s < self.horizon
-        placeable = submitted & (shapes.n_candidates > 0)
-        self.events = static_events(view, self.ticks, submitted, placeable)
-        self.edges = grid_bounds_for(self.horizon, float(spec.tick_s), divisor)
-        self.fits = shapes.fits[:, placeable]
-        self.sizes = shapes.sizes
-        self.c = shapes.n_candidates[placeable]
-        first = [spec.fleet[int(m[0])] for m in shapes.members]
-        self.capacity = np.array([[millicores(n.cpu_cores), mebibytes(n.mem_gb), n.gpu_count] for n in first],
-                                 dtype=np.float64).reshape(-1, 3)
-        self.a, self.d = jobs.arrival_s[placeable], jobs.duration_s[placeable]
-        rates = slowest_rates(view)
-        shape_rate = np.array([rates[np.asarray(m)].min() for m in shapes.members]).reshape(-1, 1)  # (S, 1)
-        slowest = np.where(self.fits, shape_rate, 1.0).min(axis=0, initial=1.0)  # (J',)
-        self.longest = longest_runs(self.d, slowest)
-        self.slowed = (shape_rate[:, 0] < 1.0) & (spec.cost_model != ACTIVE_NODES)
-        ttl = math.inf if self.ttl is None else self.ttl
-        self.w = np.minimum(self.a + ttl, self.horizon)
-        self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),
-                              jobs.gpu_count[placeable].astype(np.float64)))
-        self.lc = jobs.workload_index[placeable] == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
-        self.preemptible = jobs.preemptible[placeable]
-        self.deadlines = jobs.deadline_s[placeable]
-        self.shape_ints = [np.sort(np.array([t for i in m for t in view.interruptions_s[i]], dtype=np.float64))
-                           for m in shapes.members]
-        per_node = [np.array([len(view.interruptions_s[i]) + 2 * len(view.down_windows_s[i]) for i in m])
-                    for m in shapes.members]
-        self.shape_cuts_sum = np.array([int(p.sum()) for p in per_node], dtype=np.int64)
-        self.shape_cuts_max = np.array([int(p.max()) for p in per_node], dtype=np.int64)
-        self.downs = np.sort(np.array([t for w in view.down_windows_s for pair in w for t in pair], dtype=np.float64))
-
-    @property
-    def bin_edges(self) -> np.ndarray:
-        """Grid edges (at most :data:`_MAX_BIN_EDGES`, always 0 and H) for binning usage ends."""
-        step = max(1, math.ceil(len(self.edges) / _MAX_BIN_EDGES))
-        return np.unique(np.concatenate((self.edges[::step], self.edges[-1:])))
 
 
 def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize:
@@ -174,11 +104,11 @@ def plan_size(ep: EpisodeColumns, runs: np.ndarray | None = None) -> ProgramSize
 
 
 def _rerun_families(ep: EpisodeColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Upper bounds on each job's evict-and-rerun families (:mod:`agents.oracle.rerun`).
+    """Upper bounds on each job's evict-and-rerun families (:mod:`agents.oracle.plans.rerun`).
 
     A family per interruption ``t`` of a node the job fits, ``a < t < H``: reruns at ``t`` and
     at the static events in ``(t, min(t + TTL, H))`` on each candidate, and up to
-    :data:`~agents.oracle.rerun.MAX_FIRST_RUN_STARTS` first runs on each.
+    :data:`~agents.oracle.plans.rerun.MAX_FIRST_RUN_STARTS` first runs on each.
 
     Returns:
         ``(options, families, window_end)``, each ``(J',)``: options over all families,
@@ -249,7 +179,7 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
 
 
 def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
-    """Start windows of every placeable job (as :func:`agents.oracle.bound.start_windows`)."""
+    """Start windows of every placeable job (as :func:`agents.oracle.bounds.decision_times.start_windows`)."""
     out = []
     for j in range(len(ep.a)):
         times: list[float] = []
@@ -270,7 +200,7 @@ def _program(
     families: np.ndarray | None = None,
     slowdown: tuple[int, int] | None = None,
 ) -> ProgramSize:
-    """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.program`.
+    """Variables, rows and non-zeros of the builders in :mod:`agents.oracle.milp.program`.
 
     Args:
         ep: The episode.

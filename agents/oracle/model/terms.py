@@ -1,9 +1,9 @@
-"""The objective's penalty terms as the oracle charges them: the one place that knows each term.
+"""What each penalty term counts in the oracle's programs: the one oracle module that knows each term's rule.
 
 The twin counts every term of :data:`~digital_twin.objective.PENALTIES` where its rule is met
 (:mod:`digital_twin.event_handlers`). The oracle's programs must charge a plan exactly what the
 twin will count, and charge the relaxation no more than any episode counts
-(:mod:`agents.oracle.bound` argues why). A term is charged in one or more of four ways:
+(:mod:`agents.oracle.bounds.exact` argues why). A term is charged in one or more of four ways:
 
 * **per option**, decided by the run an option stands for (QoS, eviction, deadline, waiting,
   lost utility): a count per term in each row of ``Options.counts`` (``(n, T)``, ``T =
@@ -14,12 +14,12 @@ twin will count, and charge the relaxation no more than any episode counts
 * **per job not served**, the program's "no option" choice (rejection, waiting until the job
   left the queue, a latency-critical job's whole utility): :func:`unserved_counts`;
 * **by the program** (the SLA: a variable per latency-critical job and rows over node loads,
-  :mod:`agents.oracle.program`), whose count a plan reports through :func:`plan_counts`;
+  :mod:`agents.oracle.milp.program`), whose count a plan reports through :func:`plan_counts`;
 * **not at all**: ``unfairness`` is a function of the whole episode (Jain's index over the
   workload classes), not a sum over jobs, so no option can carry it. It is charged 0 (its
   count column stays 0 everywhere): the relaxation stays a lower bound because the term is
   >= 0, the plan program does not optimise it, and the plan's value counts it by replaying the
-  plan in the twin (:mod:`agents.oracle.replay`).
+  plan in the twin (:mod:`agents.oracle.plans.replay`).
 
 The terms judged at the end of a run (lost utility, the deadline under the ``completion``
 rule) are charged at the run's *nominal* end ``e = min(s + d, H)`` (completion, or the horizon
@@ -31,14 +31,18 @@ the ``completion`` rule such a run (one the node's next interruption falls withi
 loses all its utility (1), at least what any completed run loses, so utility needs no such care.
 Without contention ``longest_run_s`` is the nominal duration and every charge is exact.
 
-USD amounts are always summed in table order (:func:`penalty_usd`), as the twin sums them.
+Counts become USD only through :class:`agents.charges.Charges` (:func:`penalty_usd`: weight x
+count per term, summed in table order, as the twin sums them), and so does every other charge of
+the oracle (the bounds at scale, the hindsight greedy plan): a new weight reaches all of them
+there. :func:`run_usd_per_s` is the compute rate the bounds at scale charge a run.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle.instance import OracleInstance
+from agents.charges import share_usd_per_s, wait_job_hours
+from agents.oracle.model.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)
@@ -54,7 +58,7 @@ def point_counts(
 
     With ``reach=None`` the run is nominal: exact without cpu contention, a lower bound under
     it (see the module docstring). With ``reach``, the runs complete then (the plan's
-    worst-case ends, :mod:`agents.oracle.stretch`) and are counted exactly as such runs.
+    worst-case ends, :mod:`agents.oracle.model.stretch`) and are counted exactly as such runs.
 
     Args:
         inst: The episode.
@@ -78,7 +82,7 @@ def point_counts(
         )
     else:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
-    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)
     return counts
 
@@ -124,7 +128,7 @@ def cell_counts(
         counts[:, _DEADLINE] = _late_at_completion(inst, job, lo, t_next, deadline, infimum=infimum)
     else:
         counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
-    counts[:, _WAIT] = (start - inst.arrival_s[job]) / 3600.0  # the wait rises with the start
+    counts[:, _WAIT] = wait_job_hours(start - inst.arrival_s[job])  # the wait rises with the start
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)  # the loss rises with the end
     return counts
 
@@ -188,7 +192,7 @@ def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np
     evict-and-rerun plans are built for jobs that are not latency critical (no QoS, no utility).
     """
     counts = np.zeros((len(starts), N_TERMS))
-    counts[:, _WAIT] = (starts - inst.arrival_s[job]) / 3600.0
+    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     return counts
@@ -209,20 +213,20 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
     """Count what a surely evicted earlier run on a spot node adds to the options ``later`` (in place).
 
     A latency-critical job's earlier run on a spot node counted the QoS violation, whatever
-    node the last run uses (:func:`agents.oracle.bound._charge_earlier_runs` proves the run).
+    node the last run uses (:func:`agents.oracle.bounds.exact._charge_earlier_runs` proves the run).
     """
     if inst.job_lc[job]:
         counts[later, _QOS] = 1.0
 
 
-def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: float | np.ndarray) -> None:
+def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: np.ndarray) -> None:
     """Count ``wait_s`` of waiting before a surely evicted first run in the options ``later`` (in place).
 
     The options stand for a last run after that eviction, whose own wait is not counted
-    (:func:`relax_for_earlier_runs`); ``wait_s`` (one value, or one per option of ``later``)
-    is the least the first run can have waited (:func:`agents.oracle.bound._charge_earlier_runs`).
+    (:func:`relax_for_earlier_runs`); ``wait_s`` (one per option of ``later``, seconds)
+    is the least the first run can have waited (:func:`agents.oracle.bounds.exact._charge_earlier_runs`).
     """
-    counts[later, _WAIT] = wait_s / 3600.0
+    counts[later, _WAIT] = wait_job_hours(wait_s)
 
 
 def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = None) -> np.ndarray:
@@ -246,17 +250,27 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
         never_started &= ~may_have_started  # a started job's wait ended at its first start: bound by 0
     a = inst.arrival_s[never_started]
     left = np.full(len(a), inst.horizon_s) if inst.ttl_s is None else np.minimum(a + inst.ttl_s, inst.horizon_s)
-    counts[never_started, _WAIT] = (left - a) / 3600.0
+    counts[never_started, _WAIT] = wait_job_hours(left - a)
     return counts
 
 
+def run_usd_per_s(inst: OracleInstance, jobs: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    """``(len(jobs), len(nodes))`` USD per second of a run of each job on each node, as the bounds charge it.
+
+    The pro-rated rate (:attr:`OracleInstance.rate_per_s`); under ``active-nodes`` the node's
+    price times the job's cpu share (:func:`agents.charges.share_usd_per_s`): the shares of the
+    jobs on a node sum to at most 1, so these charges sum to at most the node's active cost.
+    The hindsight greedy plan charges its runs the same.
+    """
+    if inst.active_nodes:
+        return share_usd_per_s(inst.node_price_per_s[None, nodes], inst.job_cpu_m[jobs][:, None],
+                               inst.node_cpu_m[None, nodes])
+    return inst.rate_per_s[np.ix_(jobs, nodes)]
+
+
 def penalty_usd(inst: OracleInstance, counts: np.ndarray) -> np.ndarray:
-    """``(n,)`` USD of each row of ``(n, T)`` counts, summed in table order."""
-    weights = inst.weights.per_term()
-    total = np.zeros(len(counts))
-    for t in range(N_TERMS):
-        total = total + weights[t] * counts[:, t]
-    return total
+    """``(n,)`` USD of each row of ``(n, T)`` counts in table order (:meth:`agents.charges.Charges.penalties`)."""
+    return inst.charges.penalties(counts)
 
 
 def plan_counts(option_counts: np.ndarray, unserved: np.ndarray, sla_violations: int) -> list[int | float]:

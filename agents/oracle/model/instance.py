@@ -11,11 +11,13 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from agents.oracle.fit import candidates as fit_candidates
-from agents.oracle.fit import mebibytes, millicores, node_shapes
+from agents.charges import Charges, share_usd_per_s
+from agents.oracle.model.fit import candidates as fit_candidates
+from agents.oracle.model.fit import mebibytes, millicores, node_shapes
 from digital_twin import HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
 from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION, ObjectiveWeights
@@ -95,6 +97,11 @@ class OracleInstance:
     rate_per_s: np.ndarray  # (J, N)
     static_events_s: np.ndarray  # (E,)
     node_classes: tuple[tuple[int, ...], ...]
+
+    @cached_property
+    def charges(self) -> Charges:
+        """What each penalty term charges under the episode's weights (:class:`agents.charges.Charges`)."""
+        return Charges(self.weights)
 
     @property
     def n_nodes(self) -> int:
@@ -223,9 +230,9 @@ def _rates(
     for j, job in enumerate(jobs):
         for i in candidates[j]:
             if job.gpu_count > 0:
-                rates[j, i] = float(price[i]) * job.gpu_count / int(node_gpus[i])
+                rates[j, i] = share_usd_per_s(float(price[i]), job.gpu_count, int(node_gpus[i]))
             else:
-                rates[j, i] = float(price[i]) * millicores(job.cpu_cores) / int(node_cpu[i])
+                rates[j, i] = share_usd_per_s(float(price[i]), millicores(job.cpu_cores), int(node_cpu[i]))
     return rates
 
 

@@ -1,6 +1,6 @@
 """A tighter bound at scale: node capacity relaxed into the objective with Lagrange multipliers.
 
-:func:`agents.oracle.scale.capacity_free_bound` lets every job take its cheapest fate on its
+:func:`agents.oracle.bounds.capacity_free.capacity_free_bound` lets every job take its cheapest fate on its
 own, so where capacity binds (many jobs want the few cheap nodes at the same time) it is weak.
 This module puts node capacity back, aggregated over time cells, and moves it into the
 objective with multipliers (Lagrangian relaxation); :func:`lagrangian_bound` maximises the
@@ -9,7 +9,7 @@ resulting dual function by projected subgradient ascent and reports the best val
 **Why every value reported is <= the objective of every policy of the twin.**
 
 1. **The fates and their charges** are exactly those of
-   :func:`~agents.oracle.scale.capacity_free_bound`, whose docstring argues each one: a job is
+   :func:`~agents.oracle.bounds.capacity_free.capacity_free_bound`, whose docstring argues each one: a job is
    mapped, from any episode, to one fate whose charge is at most what the episode counts for
    it (cost, penalties and waiting, summed over jobs; ``sla`` and ``unfairness`` are >= 0 and
    charged 0). The fates: *unserved*; for a job that cannot be evicted, a *run* on a candidate
@@ -60,8 +60,10 @@ resulting dual function by projected subgradient ascent and reports the best val
    larger of the two), and ``L(0)`` equals it up to rounding.
 
 The multipliers live on a grid of cells (one per telemetry tick, widened when the episode has
-more possible starts than the work budget, :data:`MAX_POINTS`); memory is ``O(groups x cells)``
-for them and ``O(points)`` for the starts, each point a (job, start) pair. A group holds every
+more possible starts than the work budget,
+:data:`~agents.oracle.bounds.lagrangian_problem.MAX_POINTS`); memory is ``O(groups x cells)``
+for them and ``O(points)`` for the starts, each point a (job, start) pair
+(:mod:`agents.oracle.bounds.lagrangian_problem` builds both). A group holds every
 node whose runs charge alike, so a fleet generated from a few node types has a few groups;
 with one node per group this is the per-node relaxation. For groups of nodes whose fates are
 interchangeable the aggregated and per-node dual optima are equal (a job's convex combination
@@ -81,8 +83,8 @@ Nedic and Bertsekas). A fixed number of steps (work, not time): deterministic.
 
 Example:
     >>> import numpy as np
-    >>> from agents.oracle.instance import OracleInstance
-    >>> from agents.oracle.scale import capacity_free_bound
+    >>> from agents.oracle.model.instance import OracleInstance
+    >>> from agents.oracle.bounds.capacity_free import capacity_free_bound
     >>> from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
     >>> fleet = (NodeSpec("cheap", "x86_64", "on-demand", 2, 8, 0.36),
     ...          NodeSpec("dear", "x86_64", "on-demand", 2, 8, 3.6))
@@ -104,14 +106,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle.bound import grid_bounds_for
-from agents.oracle.fates import job_fates
-from agents.oracle.instance import OracleInstance
+from agents.oracle.bounds.lagrangian_problem import RelaxedProblem, relaxed_problem
+from agents.oracle.model.instance import OracleInstance
 
-CELLS_PER_TICK = 1
-"""Cells per telemetry tick before any widening (one cell per tick)."""
-MAX_POINTS = 2_000_000
-"""Largest number of (job, start) points: cells widen until the starts to evaluate fit."""
+DEFAULT_LAGRANGIAN_ITERATIONS = 500
+"""Subgradient steps of the Lagrangian bound at scale (:func:`lagrangian_bound`): its work
+limit. About 5-15 s at 500 nodes and 5,000 jobs where capacity binds; none where it does not."""
+
 CHUNK_VALUES = 4_000_000
 """Group x point values computed at once (memory per temporary array: 8 bytes each)."""
 FIRST_LEVEL = 0.2
@@ -122,7 +123,6 @@ after one that does not, never below 1e-6 x the best value (USD)."""
 DEFLECTION = 1.5
 """Camerini-Fratta-Maffioli deflection: each direction adds this much of the previous one
 where the new subgradient turns back against it (fewer zigzags)."""
-_RESOURCES = 3  # millicores, MiB, GPUs
 
 
 @dataclass(frozen=True)
@@ -147,35 +147,15 @@ class LagrangianBound:
     n_groups: int
 
 
-@dataclass(frozen=True, eq=False)
-class _Relaxation:
-    """The fates of one episode with their usages, independent of the multipliers.
+def check_iterations(iterations: int) -> int:
+    """``iterations`` if it is an integer >= 0 (the Lagrangian bound's steps), else raise ``ValueError``.
 
-    ``J'`` counts the jobs with run fates ("served" below), ``P`` their candidate starts,
-    ``G`` the node groups, ``K`` the time cells.
+    >>> check_iterations(0)
+    0
     """
-
-    constant_usd: float  # sum of the charges of jobs without a run fate
-    fixed_usd: np.ndarray  # (J',) a served job's cheapest fate that uses nothing (unserved, failed)
-    job_of_point: np.ndarray  # (P,) index into the served jobs; points sorted by job, then start
-    ptr: np.ndarray  # (J' + 1,) points of served job q: ptr[q] .. ptr[q + 1]
-    start_s: np.ndarray  # (P,) the start s
-    end_s: np.ndarray  # (P,) the nominal end min(s + d, H)
-    base_usd: np.ndarray  # (P,) wait w (s - a)
-    k_start: np.ndarray  # (P,) cell of s (clipped to the last cell)
-    off_start: np.ndarray  # (P,) s - the start of that cell
-    k_end: np.ndarray  # (P,) cell of the end
-    off_end: np.ndarray  # (P,) end - the start of that cell
-    usage: np.ndarray  # (C, J') requests of each served job: millicores, MiB, GPUs
-    usage_p: np.ndarray  # (C, P) the same per point
-    dur_s: np.ndarray  # (P,) end - start
-    rate: np.ndarray  # (J', G) USD per second of a run on the group (0 off-candidate)
-    extra_usd: np.ndarray  # (J', G) QoS and deadline of a run on the group
-    candidate: np.ndarray  # (J', G) bool, the job may run on the group
-    bounds_s: np.ndarray  # (K + 1,) cell boundaries 0 .. H
-    nominal: np.ndarray  # (G, C, K) group capacity x cell width (1 where the resource is absent)
-    avail_ratio: np.ndarray  # (G, C, K) up capacity / nominal (0 where the resource is absent)
-    row: np.ndarray  # (G, C, K) bool, a capacity row with capacity (the others stay at 0)
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
+        raise ValueError(f"lagrangian_iterations must be an integer >= 0, got {iterations!r}")
+    return iterations
 
 
 def lagrangian_bound(inst: OracleInstance, target_usd: float, iterations: int) -> LagrangianBound:
@@ -187,7 +167,7 @@ def lagrangian_bound(inst: OracleInstance, target_usd: float, iterations: int) -
             plan's): no level is aimed above it. Any value keeps the bound valid.
         iterations: Subgradient steps (>= 0; 0 returns ``L(0)``).
     """
-    rel = _relaxation(inst)
+    rel = relaxed_problem(inst)
     mu = np.zeros_like(rel.nominal)
     value, g = _evaluate(rel, mu)
     initial, best, best_at, taken = value, value, 0, 0
@@ -213,7 +193,7 @@ def lagrangian_bound(inst: OracleInstance, target_usd: float, iterations: int) -
     return LagrangianBound(best, initial, taken, best_at, cell_s, rel.rate.shape[1])
 
 
-def _evaluate(rel: _Relaxation, mu: np.ndarray) -> tuple[float, np.ndarray]:
+def _evaluate(rel: RelaxedProblem, mu: np.ndarray) -> tuple[float, np.ndarray]:
     """``(L(mu), g)``: the dual value and a supergradient ``(use - avail) / nominal``, ``(G, C, K)``.
 
     Each served job's bracket is minimised over its groups and points; rows whose multipliers
@@ -260,7 +240,7 @@ def _integral(cum: np.ndarray, lam: np.ndarray, cell: np.ndarray, offset: np.nda
     return cum[cell] + lam[cell] * offset
 
 
-def _usage(rel: _Relaxation, runs: np.ndarray, group: np.ndarray, at_best: np.ndarray) -> np.ndarray:
+def _usage(rel: RelaxedProblem, runs: np.ndarray, group: np.ndarray, at_best: np.ndarray) -> np.ndarray:
     """``(G, C, K)`` resource-seconds used in each cell by the minimising runs of the jobs in ``runs``.
 
     A job's minimising run is on its best group, at the first of its points reaching the least
@@ -291,165 +271,3 @@ def _usage(rel: _Relaxation, runs: np.ndarray, group: np.ndarray, at_best: np.nd
         rate -= np.bincount(flat[middle] + ke[middle], u[middle], size + 1)
         use += (np.cumsum(rate[:size]).reshape(-1, n_cells) * widths).reshape(-1)
     return use.reshape(n_groups, n_res, n_cells)
-
-
-def _relaxation(inst: OracleInstance) -> _Relaxation:
-    """The fates of ``inst``, their charges, usages and candidate starts (see the module docstring)."""
-    w = inst.weights
-    h = inst.horizon_s
-    wait_per_s = w.wait_usd_per_job_hour / 3600.0
-    constant, runs = job_fates(inst)
-    served: list[int] = []
-    fixed: list[float] = []
-    latest: list[float] = []
-    for fates in runs:
-        failing = math.inf
-        if fates.may_fail.any():
-            failing = float(np.min(w.eviction_usd + fates.qos_usd[fates.may_fail])) + fates.late_usd
-        served.append(fates.job)
-        fixed.append(min(fates.unserved_usd, failing))
-        latest.append(fates.latest_s)
-    js = np.array(served, dtype=np.int64)
-    s_max_arr = np.array(latest, dtype=np.float64)
-    bounds = _cell_bounds(inst, js, s_max_arr)
-    points = _starts(inst, js, s_max_arr, bounds)
-    groups, rep = _groups(inst, js)
-    return _assemble(inst, js, np.array(fixed), constant, points, bounds, groups, rep, wait_per_s, h)
-
-
-
-def _cell_bounds(inst: OracleInstance, js: np.ndarray, s_max: np.ndarray) -> np.ndarray:
-    """``(K + 1,)`` cell boundaries: ``tick_s / CELLS_PER_TICK`` wide, doubled from a tick until the points fit.
-
-    The points (:data:`MAX_POINTS`) are estimated as two per cell boundary in each job's window.
-    """
-    spans = s_max - inst.arrival_s[js]
-    widths = [inst.tick_s / CELLS_PER_TICK] + [inst.tick_s * 2.0**m for m in range(1 if CELLS_PER_TICK == 1 else 0, 20)]
-    for width in widths:
-        if width >= inst.horizon_s or float(np.sum(2.0 * spans / width + 5.0)) <= MAX_POINTS:
-            break
-    if width < inst.tick_s:
-        return grid_bounds_for(inst.horizon_s, inst.tick_s, round(inst.tick_s / width))
-    edges = np.arange(0.0, inst.horizon_s, width, dtype=np.float64)
-    return np.concatenate((edges, [inst.horizon_s]))
-
-
-def _starts(inst: OracleInstance, js: np.ndarray, s_max: np.ndarray, bounds: np.ndarray) -> list[np.ndarray]:
-    """Per served job, its sorted candidate starts: ``a``, ``S``, ``H - d`` and the kinks inside ``(a, S)``."""
-    h = inst.horizon_s
-    out = []
-    for q, j in enumerate(js):
-        a, d, s = float(inst.arrival_s[j]), float(inst.duration_s[j]), float(s_max[q])
-        inner = bounds[(bounds > a) & (bounds < s)]
-        shifted = bounds[(bounds > a + d) & (bounds < s + d)] - d
-        shifted = shifted[(shifted > a) & (shifted < s)]
-        out.append(np.unique(np.concatenate(([a, min(max(h - d, a), s), s], inner, shifted))))
-    return out
-
-
-def _groups(inst: OracleInstance, js: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(group of each node (N,), a representative node of each group (G,))``.
-
-    Nodes share a group when a run charges the same on each: equal capacity, price and
-    spot-ness, and the same served jobs among their candidates (groups in order of first node).
-    """
-    n = inst.n_nodes
-    member = np.zeros((n, len(js)), dtype=bool)
-    for q, j in enumerate(js):
-        member[list(inst.candidates[j]), q] = True
-    signature = np.packbits(member, axis=1)
-    keys: dict[tuple[object, ...], int] = {}
-    group = np.empty(n, dtype=np.int64)
-    rep: list[int] = []
-    for i in range(n):
-        key = (int(inst.node_cpu_m[i]), int(inst.node_mem_mib[i]), int(inst.node_gpus[i]),
-               float(inst.node_price_per_s[i]), bool(inst.node_spot[i]), signature[i].tobytes())
-        if key not in keys:
-            keys[key] = len(rep)
-            rep.append(i)
-        group[i] = keys[key]
-    return group, np.array(rep, dtype=np.int64)
-
-
-def _assemble(
-    inst: OracleInstance,
-    js: np.ndarray,
-    fixed: np.ndarray,
-    constant: float,
-    points: list[np.ndarray],
-    bounds: np.ndarray,
-    group: np.ndarray,
-    rep: np.ndarray,
-    wait_per_s: float,
-    h: float,
-) -> _Relaxation:
-    """Pack the served jobs' points, charges and the groups' capacity rows into a :class:`_Relaxation`."""
-    counts = np.array([len(p) for p in points], dtype=np.int64)
-    ptr = np.concatenate(([0], np.cumsum(counts)))
-    job_of_point = np.repeat(np.arange(len(js), dtype=np.int64), counts)
-    start = np.concatenate(points) if points else np.zeros(0)
-    end = np.minimum(start + inst.duration_s[js][job_of_point], h)
-    n_cells = len(bounds) - 1
-
-    def cell(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        k = np.clip(np.searchsorted(bounds, t, side="right") - 1, 0, n_cells - 1)
-        return k, t - bounds[k]
-
-    usage = np.stack([inst.job_cpu_m[js], inst.job_mem_mib[js], inst.job_gpus[js]]).astype(np.float64)
-    k_start, off_start = cell(start)
-    k_end, off_end = cell(end)
-    if inst.active_nodes:
-        rate = inst.node_price_per_s[None, rep] * (inst.job_cpu_m[js][:, None] / inst.node_cpu_m[None, rep])
-    else:
-        rate = inst.rate_per_s[np.ix_(js, rep)]
-    candidate = np.zeros((len(js), len(rep)), dtype=bool)
-    for q, j in enumerate(js):
-        candidate[q, np.unique(group[list(inst.candidates[j])])] = True
-    rate = np.where(candidate, rate, 0.0)
-    w = inst.weights
-    qos = np.where(inst.job_lc[js][:, None] & inst.node_spot[None, rep], w.qos_violation_usd, 0.0)
-    late = (~inst.deadline_at_completion) & (inst.arrival_s[js] > inst.deadline_s[js])
-    extra = qos + np.where(late, w.deadline_miss_usd, 0.0)[:, None]
-    nominal, avail = _capacity(inst, group, len(rep), bounds)
-    row = nominal > 0.0
-    return _Relaxation(
-        constant_usd=constant,
-        fixed_usd=fixed,
-        job_of_point=job_of_point,
-        ptr=ptr,
-        start_s=start,
-        end_s=end,
-        base_usd=wait_per_s * (start - inst.arrival_s[js][job_of_point]),
-        k_start=k_start,
-        off_start=off_start,
-        k_end=k_end,
-        off_end=off_end,
-        usage=usage,
-        usage_p=usage[:, job_of_point],
-        dur_s=end - start,
-        rate=rate,
-        extra_usd=extra,
-        candidate=candidate,
-        bounds_s=bounds,
-        nominal=np.where(row, nominal, 1.0),
-        avail_ratio=np.where(row, avail / np.where(row, nominal, 1.0), 0.0),
-        row=row,
-    )
-
-
-def _capacity(
-    inst: OracleInstance, group: np.ndarray, n_groups: int, bounds: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(nominal, avail)``, each ``(G, C, K)``: the group's capacity x cell width, and x the time each node is up."""
-    widths = np.diff(bounds)
-    up = np.tile(widths, (inst.n_nodes, 1))  # (N, K) seconds each node is up in each cell
-    for i, windows in enumerate(inst.down_windows_s):
-        for lo, hi in windows:
-            up[i] -= np.clip(np.minimum(bounds[1:], hi) - np.maximum(bounds[:-1], lo), 0.0, None)
-    caps = np.stack([inst.node_cpu_m, inst.node_mem_mib, inst.node_gpus], axis=1).astype(np.float64)  # (N, C)
-    nominal = np.zeros((n_groups, _RESOURCES, len(widths)))
-    avail = np.zeros_like(nominal)
-    for c in range(_RESOURCES):
-        np.add.at(nominal[:, c], group, caps[:, c, None] * widths[None, :])
-        np.add.at(avail[:, c], group, caps[:, c, None] * np.maximum(up, 0.0))
-    return nominal, avail

@@ -4,7 +4,7 @@ Both programs (the achievable plan and the lower-bound relaxation) choose at mos
 per job. An option is either a *point* (one start time ``s``) or a *cell* (any start in
 ``[lo, hi)``). Within a (job, node) *group*, options are ordered by start and their usage
 intervals and tick ranges are non-decreasing at both ends, so the options covering any time (or
-tick) form a contiguous range of the group: :mod:`agents.oracle.program` exploits this.
+tick) form a contiguous range of the group: :mod:`agents.oracle.milp.program` exploits this.
 
 For a start ``s`` on node ``i`` the twin's semantics give (``t_next`` = first interruption of
 ``i`` after ``s``, ``H`` = horizon, ``d`` = duration):
@@ -15,11 +15,11 @@ For a start ``s`` on node ``i`` the twin's semantics give (``t_next`` = first in
 * usage ``[s, e(s))``; SLA ticks ``T`` with ``s < T < e(s)`` (ticks come before decisions and
   after completions and interruptions at equal times);
 * pro-rated cost ``rate * (e(s) - s)``; the penalty terms a start decides are counted by
-  :mod:`agents.oracle.terms` (eviction when ``s < t_next < s + d``, deadline when ``s >
+  :mod:`agents.oracle.model.terms` (eviction when ``s < t_next < s + d``, deadline when ``s >
   deadline``, QoS for a latency-critical job on a spot node, ...).
 
 A cell's *core* is what every start in it shares: usage ``[hi, e(lo))``, ticks ``hi <= T <
-e(lo)``, and each penalty/cost term at its minimum over the cell (see :mod:`agents.oracle.bound`).
+e(lo)``, and each penalty/cost term at its minimum over the cell (see :mod:`agents.oracle.bounds.exact`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.oracle import terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.stretch import RunLengths, worst_case_ends
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.stretch import RunLengths, worst_case_ends
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,15 +51,15 @@ class Options:
         cost_usd: ``(n,)`` pro-rated compute cost (whatever the cost model; for a cell, the
             cost at the start that attains its minimum).
         counts: ``(n, T)`` what the option counts of each penalty term, in ``PENALTIES`` order
-            (exact for points; :mod:`agents.oracle.terms`).
+            (exact for points; :mod:`agents.oracle.model.terms`).
         family: ``(n,)`` int64, ``-1`` for an ordinary option (the job's one run); otherwise
             the option belongs to an *evict-and-rerun* family (one per job and spot
-            interruption, :mod:`agents.oracle.rerun`): a first run the interruption evicts,
+            interruption, :mod:`agents.oracle.plans.rerun`): a first run the interruption evicts,
             and the rerun after it. A program takes a family's first run exactly when it
             takes one of its reruns.
         evicted: ``(n,)`` bool, the option is such a first run (it does not serve the job).
         stretchable: ``(n,)`` bool, the program charges the option's least slowdown under cpu
-            contention (:mod:`agents.oracle.program`, slowdown rows): its run is charged its
+            contention (:func:`agents.oracle.milp.rows.slowdown_rows`): its run is charged its
             nominal duration and surely completes, even at the node's
             slowest rate, before the horizon and the node's next interruption
             (:func:`stretchable_runs`). False for every option without contention.
@@ -154,7 +154,7 @@ def point_terms(
     """Terms of starting ``job`` on ``node`` at each of ``starts`` (sorted, all allowed).
 
     Each run lasts its nominal duration (exact without cpu contention; the relaxation's lower
-    bound under it), or as long as ``runs`` says under contention (:mod:`agents.oracle.stretch`:
+    bound under it), or as long as ``runs`` says under contention (:mod:`agents.oracle.model.stretch`:
     the plan's reservation, charged as that longer run).
 
     Returns:
@@ -205,7 +205,7 @@ def run_end(
 def stretchable_runs(inst: OracleInstance, job: int, node: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``(n,)`` bool: a run of ``job`` on ``node`` started anywhere in ``[lo, hi)`` surely completes.
 
-    Surely: its worst-case end (:func:`agents.oracle.stretch.worst_case_ends`, from the latest
+    Surely: its worst-case end (:func:`agents.oracle.model.stretch.worst_case_ends`, from the latest
     start ``hi``) is before the horizon and the node's next interruption after ``lo``. Such a
     run pays (under the ``prorated`` cost model) for its whole stretched length, which the
     program's slowdown charge relies on; all False on a node that never slows down.

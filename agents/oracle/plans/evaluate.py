@@ -1,72 +1,19 @@
-"""The achievable plan: options at guaranteed decision points, exact evaluation, greedy fallback.
-
-A job ``j`` may start at ``S_j = {a_j}`` plus every *static event* time ``t`` with
-``a_j < t < min(a_j + TTL, H)``: telemetry ticks (the brief's minimum), other arrivals, first
-TTL expiries, interruptions and recoveries. The twin handles an event at each of these times in
-every episode (a stale TTL entry still pops), and asks every pending job that fits somewhere,
-so a job planned there on a node with room is asked and can be placed. Starts on a down node
-are excluded; so are preemptible runs that would cross an interruption (a restriction, still
-achievable). Because usage only rises at starts, capacity checked at each start time is exact.
-A preemptible job may also be planned to run twice: evicted by a known spot interruption,
-then rerun past its first TTL (:mod:`agents.oracle.rerun`).
+"""A chosen set of plan options: its exact objective, the greedy fallback, and earlier equal starts.
 
 :func:`evaluate_plan` recomputes the objective of a chosen set of options exactly as the twin
-accounts it (SLA from the loads at ticks, active-node cost from the union of runs).
+accounts it (SLA from the loads at ticks, active-node cost from the union of runs);
+:func:`greedy_plan` is the fallback plan when HiGHS has none, and :func:`advance_starts` moves
+each planned start to the earliest one on the same node that changes nothing else.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle import rerun, terms
-from agents.oracle.instance import OracleInstance
-from agents.oracle.options import (
-    Options,
-    crosses,
-    filter_options,
-    point_terms,
-    symmetry_allowed,
-    unserved,
-)
-from agents.oracle.stretch import RunLengths
+from agents.oracle.milp.options import Options
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
 from digital_twin.objective import ObjectiveBreakdown
-
-
-def plan_starts(inst: OracleInstance, job: int) -> np.ndarray:
-    """``S_j``: arrival plus the static events inside the job's queue window (sorted)."""
-    a = float(inst.arrival_s[job])
-    end = inst.horizon_s if inst.ttl_s is None else min(a + inst.ttl_s, inst.horizon_s)
-    events = inst.static_events_s
-    inside = events[(events > a) & (events < end)]
-    return np.concatenate(([a], inside))
-
-
-def plan_options(inst: OracleInstance, *, runs: RunLengths | None = None) -> Options:
-    """Every option of the plan program (symmetric duplicates removed).
-
-    By default runs last their nominal duration (exact without contention). With ``runs`` each
-    run is reserved and charged as long as it says (:mod:`agents.oracle.stretch`): until its
-    worst-case end under cpu contention (:data:`~agents.oracle.stretch.WORST_CASE`, so the twin
-    replays every planned start), or as long as a replay measured.
-    """
-    blocks = []
-    families = 0
-    for j in range(inst.n_jobs):
-        if not inst.placeable(j):
-            continue
-        starts = plan_starts(inst, j)
-        for i in inst.candidates[j]:
-            ok = np.array([not inst.is_down(i, float(s)) for s in starts], dtype=bool)
-            if inst.job_preemptible[j]:
-                ok &= ~crosses(inst, j, i, starts, runs=runs)
-            if ok.any():
-                blocks.append(point_terms(inst, j, i, starts[ok], runs=runs))
-        if rerun.eligible(inst, j):
-            more, n_families = rerun.rerun_blocks(inst, j, starts, families, runs=runs)
-            blocks.extend(more)
-            families += n_families
-    options = Options.concatenate(blocks, *unserved(inst))
-    return filter_options(options, symmetry_allowed(inst, options.job, options.node, options.family < 0))
 
 
 def evaluate_plan(
@@ -76,7 +23,7 @@ def evaluate_plan(
 
     Args:
         inst: The episode.
-        options: Point options (as from :func:`plan_options`).
+        options: Point options (as from :func:`agents.oracle.plans.options.plan_options`).
         chosen: ``(J,)`` option index per job, ``-1`` = never started.
         first_runs: ``(J,)`` the evicted first run of each job run twice (an ``evicted``
             option of its rerun's family), ``-1`` = none; ``None`` = no job.

@@ -27,10 +27,6 @@ from typing import Any
 DEFAULT_NODE_LIMIT = 1000
 """Branch-and-bound nodes per HiGHS solve unless the caller says otherwise."""
 
-DEFAULT_LAGRANGIAN_ITERATIONS = 500
-"""Subgradient steps of the Lagrangian bound at scale (:mod:`agents.oracle.lagrangian`): its work
-limit. About 5-15 s at 500 nodes and 5,000 jobs where capacity binds; none where it does not."""
-
 OPTIMAL, NODE_LIMIT, TIME_LIMIT = "optimal", "node-limit", "time-limit"
 """Outcomes of a solve that returned (``ProgramResult.status``), besides HiGHS's failures."""
 
@@ -93,17 +89,6 @@ class SolveLimits:
         work = "no node limit" if self.node_limit is None else f"{self.node_limit:,} branch-and-bound nodes"
         cap = "" if self.time_limit_s is None else f", capped at {self.time_limit_s:g} s wall time"
         return f"{work} per HiGHS solve{cap}"
-
-
-def check_iterations(iterations: int) -> int:
-    """``iterations`` if it is an integer >= 0 (the Lagrangian bound's steps), else raise ``ValueError``.
-
-    >>> check_iterations(0)
-    0
-    """
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 0:
-        raise ValueError(f"lagrangian_iterations must be an integer >= 0, got {iterations!r}")
-    return iterations
 
 
 DEFAULT_LIMITS = SolveLimits()

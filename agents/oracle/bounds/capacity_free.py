@@ -1,0 +1,84 @@
+"""The bound at scale: each job's cheapest fate, for episodes whose programs would not fit in memory.
+
+At 500 nodes and 5,000 jobs the plan program would have billions of variables
+(:mod:`agents.oracle.sizing.size`). :func:`~agents.oracle.solve_oracle` then bounds the episode
+here and plans it with :mod:`agents.oracle.plans.hindsight_greedy`, in memory
+``O(jobs x nodes)`` for the instance and ``O(jobs + nodes)`` beyond it.
+
+:func:`capacity_free_bound` is the relaxation with every coupling between jobs dropped (node
+capacity, the SLA's node loads, the FIFO queue), so each job independently takes its cheapest
+fate (:mod:`agents.oracle.bounds.fates`), charged through :class:`agents.charges.Charges`. Why it
+is below the objective of every policy of the twin, job by job (the objective is the cost plus
+the penalty terms, each summed over jobs, except ``unfairness`` and ``sla``, which are >= 0 and
+charged 0 here):
+
+1. A job that is never started (or, if preemptible, may have been evicted on its last run)
+   counts at least what :func:`agents.oracle.model.terms.unserved_counts` charges it (the
+   relaxation's "no option", argued in :mod:`agents.oracle.bounds.exact`).
+2. A job that is not evictable (its windows hold no interruption that can reach a run,
+   :func:`agents.oracle.bounds.decision_times.start_windows`) starts once, at some ``s`` in
+   ``[a, S)``, ``S = min(a + TTL, H)``, on a candidate node ``i``. Its run lasts at least its
+   nominal duration ``d`` (contention only slows it), so it costs at least ``r x (min(s + d, H)
+   - s)`` with ``r`` the job's prorated USD/s on ``i`` (``active-nodes``: the node's price times
+   the job's cpu share; at any time the cpu shares of the jobs on a node sum to at most 1, so
+   these charges sum to at most the node's active cost; :func:`agents.oracle.model.terms.run_usd_per_s`).
+   It waits ``s - a``. Cost plus wait is piecewise linear in ``s`` with one kink at ``H - d``,
+   so its infimum over ``[a, S)`` is its least value at ``a``, the kink and ``S``. A
+   non-preemptible run on a node with an interruption in ``[a, S + d)`` may instead fail at it:
+   then it pays at least the eviction penalty, so the node's charge is the smaller of the two.
+   A latency-critical job on a spot node counts the QoS penalty (exact); under the
+   ``first-start`` deadline rule a job that arrives after its deadline counts the miss however
+   it is served. Every other term is >= 0 and charged 0.
+3. An evictable job's last run may start as late as the horizon, after re-queues whose waits
+   are not tracked here: it is charged only the QoS penalty of its cheapest node.
+
+Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it is
+deterministic and needs no limit. It is weak where capacity binds, so the bound reported
+(:func:`scale_bound`) is the larger of it and a Lagrangian relaxation of node capacity
+(:mod:`agents.oracle.bounds.lagrangian`: the same fates, with capacity priced back in over time
+cells), after a fixed number of subgradient steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.oracle.bounds.fates import job_fates
+from agents.oracle.bounds.lagrangian import lagrangian_bound
+from agents.oracle.model import terms
+from agents.oracle.model.instance import OracleInstance
+
+
+def scale_bound(inst: OracleInstance, target_usd: float, iterations: int) -> float:
+    """The bound at scale: the larger of :func:`capacity_free_bound` and the Lagrangian bound.
+
+    Args:
+        inst: The episode.
+        target_usd: An objective a policy reaches (the hindsight greedy plan's): the ascent aims
+            no higher.
+        iterations: Subgradient steps of :func:`agents.oracle.bounds.lagrangian.lagrangian_bound`.
+    """
+    return max(capacity_free_bound(inst), lagrangian_bound(inst, target_usd, iterations).bound_usd)
+
+
+def capacity_free_bound(inst: OracleInstance) -> float:
+    """A lower bound on every policy's objective, with no coupling between jobs (see the module docstring).
+
+    Cost: ``O(sum over jobs of candidate nodes x log interruptions)``; memory ``O(J + N)``
+    beyond the instance.
+    """
+    charges = inst.charges
+    h = inst.horizon_s
+    rates = terms.run_usd_per_s(inst, np.arange(inst.n_jobs), np.arange(inst.n_nodes))
+    total, runs = job_fates(inst)
+    for fates in runs:
+        j = fates.job
+        a, d, latest = float(inst.arrival_s[j]), float(inst.duration_s[j]), fates.latest_s
+        starts = np.array([a, min(max(h - d, a), latest), latest])
+        run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
+        run_and_wait = run + charges.wait((starts - a)[None, :])
+        served = run_and_wait.min(axis=1)
+        served = np.where(fates.may_fail, np.minimum(served, charges.eviction(1.0)), served)
+        served = served + fates.qos_usd + fates.late_usd
+        total += min(fates.unserved_usd, float(served.min()))
+    return total

@@ -1,0 +1,1 @@
+"""How large the oracle's programs would be, estimated before they are built, and the memory budget."""
