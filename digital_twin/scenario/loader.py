@@ -49,16 +49,10 @@ its data loaders are plain frozen dataclasses naming module-level functions, nev
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from functools import cached_property
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
-
-import numpy as np
 
 from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCESSOR_SHARING
-from digital_twin.errors import SpecError, TraceError, short_repr
-from digital_twin.fleet import NodeSpec
+from digital_twin.errors import SpecError, short_repr
 from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import (
     COST_MODELS,
@@ -68,196 +62,18 @@ from digital_twin.objective import (
     PRORATED,
     ObjectiveWeights,
 )
-from digital_twin.scenario.fleet_section import FLEET_PRESETS, FleetLoader, fleet_loader
-from digital_twin.scenario.paths import VAR, resolve_path
+from digital_twin.scenario.fleet_section import fleet_loader
+from digital_twin.scenario.parsed import Scenario
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
-from digital_twin.scenario.telemetry_section import TelemetryLoader, telemetry_loader
-from digital_twin.scenario.workload_section import JobsLoader, jobs_loader
+from digital_twin.scenario.telemetry_section import telemetry_loader
+from digital_twin.scenario.workload_section import jobs_loader
 from digital_twin.scenario.yaml_file import read_scenario_file
-from digital_twin.spec import TwinSpec
-from digital_twin.telemetry import CPU, Telemetry
-from digital_twin.workload import Workload
 
-__all__ = ["FLEET_PRESETS", "SCHEMA_VERSION", "Scenario", "load_scenario", "parse_scenario", "resolve_path"]
+__all__ = ["SCHEMA_VERSION", "load_scenario", "parse_scenario"]
 
 SCHEMA_VERSION = 2
 """The version this aco-env writes. Version 1 (before interference) is read as ``interference: none``."""
 READABLE_SCHEMA_VERSIONS = (1, 2)
-P = ParamSpec("P")
-T = TypeVar("T")
-_CHANGEABLE_SETTINGS = frozenset(
-    {
-        "cost_model",
-        "interference",
-        "deadline_rule",
-        "latency_slo_factor",
-        "weights",
-        "sla_threshold_pct",
-        "queue_ttl_s",
-        "spot_recovery_s",
-        "spot_interruptions",
-        "fixed_interruptions_s",
-        "seed",
-        "description",
-    }
-)
-_CACHED = ("fleet", "telemetry")  # cached data that no changeable setting affects
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Scenario:
-    """A parsed scenario. Data is read on first use and cached; the object is otherwise immutable.
-
-    Attributes:
-        name, description: From the file.
-        source: The file path (``None`` for scenarios built in code).
-        content_hash: SHA-256 of the file's bytes (what a recording pins).
-        seed: Default episode seed.
-        horizon_s, start_hour, job_budget, queue_ttl_s, sla_threshold_pct, spot_recovery_s,
-        spot_interruptions, cost_model, interference, deadline_rule, latency_slo_factor, weights:
-        Episode settings (see the module docstring).
-        per_episode_workload: True when each episode draws its own jobs from its seed.
-        telemetry_source: The telemetry reader's name (for listings).
-        data_files: Files under an environment-variable path (real traces) the scenario reads.
-        limits: The size limits it was checked against (defaults raised by its ``limits:``).
-    """
-
-    name: str
-    description: str
-    source: Path | None
-    content_hash: str
-    seed: int
-    horizon_s: float
-    start_hour: float
-    job_budget: int | None
-    queue_ttl_s: float | None
-    sla_threshold_pct: float
-    spot_recovery_s: float
-    spot_interruptions: bool
-    fixed_interruptions_s: tuple[tuple[float, ...], ...] | None
-    cost_model: str
-    interference: str
-    deadline_rule: str
-    latency_slo_factor: float
-    weights: ObjectiveWeights
-    per_episode_workload: bool
-    telemetry_source: str
-    data_files: tuple[Path, ...]
-    _fleet_loader: FleetLoader = dataclasses.field(repr=False)
-    _telemetry_loader: TelemetryLoader = dataclasses.field(repr=False)
-    _jobs_loader: JobsLoader = dataclasses.field(repr=False)
-    limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
-
-    @cached_property
-    def fleet(self) -> tuple[NodeSpec, ...]:
-        """The nodes, in action order (read on first use)."""
-        return self._built(self._fleet_loader)
-
-    @cached_property
-    def telemetry(self) -> Telemetry:
-        """Background load for the fleet over the horizon (read on first use)."""
-        return self._built(self._telemetry_loader, len(self.fleet))
-
-    @cached_property
-    def _fixed_jobs(self) -> Workload:
-        return self._built(self._jobs_loader, np.random.default_rng(self.seed))
-
-    def jobs(self, rng: np.random.Generator) -> Workload:
-        """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""
-        if self.per_episode_workload:
-            return self._built(self._jobs_loader, rng)
-        return self._fixed_jobs
-
-    def make_spec(self, rng: np.random.Generator) -> TwinSpec:
-        """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode)."""
-        jobs = self.jobs(rng)
-        return self._built(
-            TwinSpec,
-            fleet=self.fleet,
-            jobs=jobs,
-            telemetry=self.telemetry,
-            horizon_s=self.horizon_s,
-            queue_ttl_s=self.queue_ttl_s,
-            sla_threshold_pct=self.sla_threshold_pct,
-            spot_recovery_s=self.spot_recovery_s,
-            cost_model=self.cost_model,
-            interference=self.interference,
-            deadline_rule=self.deadline_rule,
-            latency_slo_factor=self.latency_slo_factor,
-            weights=self.weights,
-            spot_interruptions=self.spot_interruptions,
-            fixed_interruptions_s=self.fixed_interruptions_s,
-        )
-
-    def missing_data(self) -> list[Path]:
-        """Real-data files the scenario needs that are not present (``${VAR}/...`` when VAR is unset)."""
-        return [p for p in self.data_files if not p.exists()]
-
-    def _require_data(self) -> None:
-        missing = self.missing_data()
-        if missing:
-            unset = sorted({m.group(1) for p in missing if (m := VAR.match(str(p)))})
-            hint = (
-                f"set {', '.join(unset)} to the folder holding the traces"
-                if unset
-                else "check the path (and the folder of the traces)"
-            )
-            raise ScenarioError(f"{self.source or self.name}: needs data that is not present: {missing[0]} ({hint})")
-
-    def with_settings(self, **changes: Any) -> Scenario:
-        """A copy with some episode settings changed (e.g. ``cost_model="active-nodes"``).
-
-        Only settings that do not change what the data loaders read may change (not the
-        horizon or the job budget: edit the file for those). Data already loaded (fleet,
-        telemetry, and the fixed jobs when the seed is unchanged) is shared with the copy, so
-        it is not read again.
-        """
-        unknown = sorted(set(changes) - _CHANGEABLE_SETTINGS)
-        if unknown:
-            raise ValueError(
-                f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}"
-            )
-        copy = dataclasses.replace(self, **changes)
-        shared = (*_CACHED, "_fixed_jobs") if copy.seed == self.seed else _CACHED
-        copy.__dict__.update({name: self.__dict__[name] for name in shared if name in self.__dict__})
-        return copy
-
-    def with_background_cpu(self, cpu_pct: float) -> Scenario:
-        """A copy whose background cpu is ``cpu_pct`` on every node at every tick.
-
-        The trace's memory column and tick are kept (the trace is read once, if not already);
-        everything else is this scenario's. For "does the replayed load matter" comparisons.
-
-        Raises:
-            ValueError: ``cpu_pct`` is not a number in [0, 100].
-        """
-        if isinstance(cpu_pct, bool) or not isinstance(cpu_pct, int | float) or not 0.0 <= cpu_pct <= 100.0:
-            raise ValueError(f"background cpu must be a percent in [0, 100], got {cpu_pct!r}")
-        trace = self.telemetry
-        array = np.array(trace.background_pct)
-        array[..., CPU] = cpu_pct
-        telemetry = Telemetry(array, trace.tick_s, source=f"{trace.source}, cpu replaced by a constant {cpu_pct:g} %")
-        copy = dataclasses.replace(
-            self,
-            description=f"{self.description} (background cpu {cpu_pct:g} % everywhere)",
-            telemetry_source=f"constant cpu {cpu_pct:g} %",
-        )
-        shared = ("fleet", "_fixed_jobs") if "_fixed_jobs" in self.__dict__ else ("fleet",)
-        copy.__dict__.update({name: self.__dict__[name] for name in shared})
-        copy.__dict__["telemetry"] = telemetry
-        return copy
-
-    def _built(self, build: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """``build(*args, **kwargs)`` once the data is known present; errors name the scenario file."""
-        self._require_data()
-        try:
-            return build(*args, **kwargs)
-        except ScenarioError:
-            raise
-        except (SpecError, TraceError) as exc:
-            raise ScenarioError(f"{self.source or self.name}: {exc}") from None
-
-
 def load_scenario(path: str | Path, limits: Limits | None = None) -> Scenario:
     """Parse and validate a scenario file (data files are read later, on first use).
 
