@@ -222,7 +222,7 @@ def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: o
     ema.reset(seed=0)
     plain.act(view)
     ema.act(view)
-    assert view.settings.n_ticks == 48  # 14,400 s horizon / 300 s ticks
+    assert view.grid.n_ticks == 48  # 14,400 s horizon / 300 s ticks
     whole_trace = env.unwrapped.hindsight().background_cpu_pct[:48]
     spike, confidence = EmaPredictor().predict_trace(whole_trace).at(view.tick_index)
     nodes = ema.last_decision.candidates
@@ -242,7 +242,7 @@ class WholeTraceAcoAgent(AcoAgent):
     """
 
     def prediction(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
-        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.settings.n_ticks]
+        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.grid.n_ticks]
         table = TABLES.get(self.predictor, series, self.predictor_seed)
         return table.at(min(view.tick_index, table.n_ticks - 1))
 

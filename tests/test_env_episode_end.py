@@ -80,7 +80,7 @@ def test_long_episode__runs_past_10000_decisions_to_its_horizon(many_decisions: 
     metrics = info["episode_metrics"]
     assert steps > 10_000 and truncated and not terminated
     assert metrics["decisions"] == steps and metrics["invalid_actions"] == 0
-    assert metrics["sim_time_s"] == env.unwrapped.scenario.horizon_s
+    assert metrics["sim_time_s"] == env.unwrapped.scenario.settings.horizon_s
     assert total == pytest.approx(-metrics["objective_usd"], rel=1e-9, abs=1e-9)
 
 

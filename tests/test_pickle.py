@@ -27,7 +27,7 @@ def roundtrip(value: object) -> object:
 def assert_same_spec(one: Scenario, other: Scenario, seed: int) -> None:
     """Both scenarios give the same episode inputs for ``seed``."""
     a, b = one.make_spec(np.random.default_rng(seed)), other.make_spec(np.random.default_rng(seed))
-    assert a.fleet == b.fleet and a.jobs == b.jobs and a.horizon_s == b.horizon_s
+    assert a.fleet == b.fleet and a.jobs == b.jobs and a.settings == b.settings
     np.testing.assert_array_equal(a.telemetry.background_pct, b.telemetry.background_pct)
 
 

@@ -42,8 +42,7 @@ def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     expected = toy3_spec()
     assert spec.fleet == expected.fleet and spec.jobs == expected.jobs
     np.testing.assert_array_equal(spec.telemetry.background_pct, expected.telemetry.background_pct)
-    assert (spec.horizon_s, spec.queue_ttl_s, spec.weights, spec.fixed_interruptions_s) == (
-        expected.horizon_s, expected.queue_ttl_s, expected.weights, expected.fixed_interruptions_s)
+    assert (spec.settings, spec.fixed_interruptions_s) == (expected.settings, expected.fixed_interruptions_s)
 
 
 def test_default_scenario__same_seed_same_jobs_and_contention() -> None:
@@ -110,7 +109,7 @@ BAD_SCENARIOS = [
     (_with(("spot", "recovery"), 5), r"spot: unknown key\(s\) \['recovery'\]"),
     (_with(("weights", "sla_usd"), 1), r"weights: unknown key\(s\) \['sla_usd'\]"),
     (_with(("horizon_s",), "long"), r"horizon_s: expected a number, got str"),
-    (_with(("horizon_s",), -5), r"horizon_s: must be > 0"),
+    (_with(("horizon_s",), -5), r"horizon_s: must be a finite number > 0, got -5"),
     (_with(("horizon_s",), ...), r"horizon_s: is required"),
     (_with(("schema_version",), 3), r"schema_version: unsupported version 3"),
     (_with(("name",), ...), r"name: is required"),

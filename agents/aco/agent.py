@@ -123,7 +123,7 @@ class AcoAgent(ViewAgent):
             return None, None
         if self._online is None:
             cache = self._cache if self._cache is not None else default_cache()
-            self._online = OnlinePredictions(self.predictor, view.settings.n_ticks, self.predictor_seed, cache)
+            self._online = OnlinePredictions(self.predictor, view.grid.n_ticks, self.predictor_seed, cache)
         return self._online.at(view.telemetry)
 
     def _reset(self, seed: int | None) -> None:

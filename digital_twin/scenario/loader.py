@@ -2,7 +2,7 @@
 
 A scenario fixes everything an episode needs::
 
-    schema_version: 2               # 1 is still read: it has no `interference` (always none)
+    schema_version: 2               # 1 is read too: it has no `interference` (always none)
     name: fleet5-synthetic          # required
     description: ...
     seed: 0                         # default episode seed; also seeds `resample: fixed` workloads
@@ -25,6 +25,12 @@ A scenario fixes everything an episode needs::
               | {source: jobs, jobs: [...]}
               | {source: <JOB_FILE_SOURCES name>, path: .., options: {..}}
     limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
+
+The episode settings (``horizon_s``, ``start_hour``, ``queue_ttl_s``, ``sla_threshold_pct``,
+``cost_model``, ``interference``, ``deadline_rule``, ``latency_slo_factor``, ``weights`` and
+``spot.recovery_s``/``interruptions``) become one
+:class:`~digital_twin.episode_settings.EpisodeSettings`: the file gives their types, that class
+checks their values (its errors name the key), and absent keys take its defaults.
 
 Paths are relative to the scenario file, or start with ``${VAR}`` (e.g. ``${ACO_ENV_TRACES}``)
 to point at data kept elsewhere. Unknown keys anywhere are errors naming the file and key.
@@ -50,18 +56,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
-from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCESSOR_SHARING
-from digital_twin.errors import SpecError, short_repr
+from digital_twin.contention import NO_INTERFERENCE, PROCESSOR_SHARING
+from digital_twin.episode_settings import EpisodeSettings
+from digital_twin.errors import SettingError, SpecError
 from digital_twin.limits import FILE_LIMITS, Limits, count
-from digital_twin.objective import (
-    COST_MODELS,
-    DEADLINE_AT_FIRST_START,
-    DEADLINE_RULES,
-    DEFAULT_LATENCY_SLO_FACTOR,
-    PRORATED,
-    ObjectiveWeights,
-)
+from digital_twin.objective import ObjectiveWeights
 from digital_twin.scenario.fleet_section import fleet_loader
 from digital_twin.scenario.parsed import Scenario
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
@@ -72,8 +73,10 @@ from digital_twin.scenario.yaml_file import read_scenario_file
 __all__ = ["SCHEMA_VERSION", "load_scenario", "parse_scenario"]
 
 SCHEMA_VERSION = 2
-"""The version this aco-env writes. Version 1 (before interference) is read as ``interference: none``."""
+"""The version this aco-env writes. Version 1 has no ``interference`` key and is read as ``interference: none``."""
 READABLE_SCHEMA_VERSIONS = (1, 2)
+
+
 def load_scenario(path: str | Path, limits: Limits | None = None) -> Scenario:
     """Parse and validate a scenario file (data files are read later, on first use).
 
@@ -108,24 +111,14 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         readable = " and ".join(map(str, READABLE_SCHEMA_VERSIONS))
         raise top.error("schema_version", f"unsupported version {version}; this aco-env reads {readable}")
     limits = _limits(top.section("limits", required=False), limits or Limits())
-    horizon_s = top.positive("horizon_s")
+    settings, fixed = _settings(top, version)
+    horizon_s = settings.horizon_s
     check_limit(top, "horizon_s", limits, "max_horizon_s", horizon_s, f"horizon_s = {count(horizon_s)} s")
     job_budget = top.get("job_budget", int, None, nullable=True)
     if job_budget is not None and job_budget < 1:
         raise top.error("job_budget", f"must be >= 1, got {job_budget}")
     if job_budget is not None:
         check_limit(top, "job_budget", limits, "max_jobs", job_budget, f"job_budget = {job_budget:,}")
-    cost_model = top.get("cost_model", str, PRORATED)
-    if cost_model not in COST_MODELS:
-        raise top.error("cost_model", f"must be one of {COST_MODELS}, got {short_repr(cost_model)}")
-    interference = _interference(top, version)
-    deadline_rule = top.get("deadline_rule", str, DEADLINE_AT_FIRST_START)
-    if deadline_rule not in DEADLINE_RULES:
-        raise top.error("deadline_rule", f"must be one of {DEADLINE_RULES}, got {short_repr(deadline_rule)}")
-    latency_slo_factor = top.positive("latency_slo_factor", DEFAULT_LATENCY_SLO_FACTOR)
-    weights = _weights(top)
-    spot = top.section("spot", required=False)
-    recovery_s, interruptions, fixed = _spot(spot) if spot is not None else (600.0, True, None)
     data_files: list[Path] = []
     fleet = fleet_loader(top.section("fleet"), data_files, limits)
     telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
@@ -136,19 +129,9 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         source=file,
         content_hash=content_hash,
         seed=top.get("seed", int, 0),
-        horizon_s=horizon_s,
-        start_hour=top.get("start_hour", float, 0.0),
+        settings=settings,
         job_budget=job_budget,
-        queue_ttl_s=top.positive("queue_ttl_s", 1800.0, nullable=True),
-        sla_threshold_pct=top.positive("sla_threshold_pct", 90.0),
-        spot_recovery_s=recovery_s,
-        spot_interruptions=interruptions,
         fixed_interruptions_s=fixed,
-        cost_model=cost_model,
-        interference=interference,
-        deadline_rule=deadline_rule,
-        latency_slo_factor=latency_slo_factor,
-        weights=weights,
         per_episode_workload=per_episode,
         telemetry_source=str(top.data["telemetry"].get("reader", "?"))
         if isinstance(top.data["telemetry"], dict)
@@ -179,18 +162,55 @@ def _limits(section: Section | None, base: Limits) -> Limits:
         raise ScenarioError(f"{section.file}: {exc}") from None
 
 
-def _spot(spot: Section) -> tuple[float, bool, tuple[tuple[float, ...], ...] | None]:
-    """The ``spot`` mapping: recovery time (s), whether interruptions happen, the fixed interruption times."""
-    recovery_s = spot.positive("recovery_s", 600.0)
-    interruptions = spot.get("interruptions", bool, True)
+_TOP_LEVEL_SETTINGS: dict[str, tuple[type, bool]] = {
+    "start_hour": (float, False),
+    "queue_ttl_s": (float, True),
+    "sla_threshold_pct": (float, False),
+    "cost_model": (str, False),
+    "deadline_rule": (str, False),
+    "latency_slo_factor": (float, False),
+}
+"""The :class:`EpisodeSettings` fields written as top-level keys of the same name: ``(type, nullable)``
+(``horizon_s``, ``interference``, ``weights`` and ``spot`` are read by their own rules)."""
+_KEY_OF_SETTING = {"spot_recovery_s": "spot.recovery_s", "spot_interruptions": "spot.interruptions"}
+"""Where a setting not written under its own name is in the file."""
+
+
+def _settings(top: Section, version: int) -> tuple[EpisodeSettings, tuple[tuple[float, ...], ...] | None]:
+    """The episode settings the file states, and the ``spot.fixed_interruptions_s`` times.
+
+    Absent keys take :class:`EpisodeSettings`' defaults. The file gives the types (a number, a
+    string, ...); the values are checked by :class:`EpisodeSettings` alone, its errors naming
+    the key.
+    """
+    values: dict[str, Any] = {"horizon_s": top.get("horizon_s", float, required=True)}
+    for name, (kind, nullable) in _TOP_LEVEL_SETTINGS.items():
+        if top.has(name):
+            values[name] = top.get(name, kind, nullable=nullable)
+    values["interference"] = _interference(top, version)
+    if top.has("weights"):
+        values["weights"] = _weights(top)
+    fixed = None
+    spot = top.section("spot", required=False)
+    if spot is not None:
+        if spot.has("recovery_s"):
+            values["spot_recovery_s"] = spot.get("recovery_s", float)
+        if spot.has("interruptions"):
+            values["spot_interruptions"] = spot.get("interruptions", bool)
+        fixed = _fixed_interruptions(spot)
+        spot.finish()
+    try:
+        return EpisodeSettings(**values), fixed
+    except SettingError as exc:
+        raise top.error(_KEY_OF_SETTING.get(exc.name, exc.name), exc.problem) from None
+
+
+def _fixed_interruptions(spot: Section) -> tuple[tuple[float, ...], ...] | None:
+    """``spot.fixed_interruptions_s``: per node, its interruption times (``None``: drawn per episode)."""
     times = spot.get("fixed_interruptions_s", list, None)
-    fixed = (
-        None
-        if times is None
-        else checked(spot, "fixed_interruptions_s", lambda: tuple(tuple(float(t) for t in node) for node in times))
-    )
-    spot.finish()
-    return recovery_s, interruptions, fixed
+    if times is None:
+        return None
+    return checked(spot, "fixed_interruptions_s", lambda: tuple(tuple(float(t) for t in node) for node in times))
 
 
 def _interference(top: Section, version: int) -> str:
@@ -199,17 +219,14 @@ def _interference(top: Section, version: int) -> str:
         if "interference" in top.data:
             raise top.error("interference", "needs schema_version: 2 (version 1 files always run without interference)")
         return NO_INTERFERENCE
-    interference = top.get("interference", str, PROCESSOR_SHARING)
-    if interference not in INTERFERENCE_MODELS:
-        raise top.error("interference", f"must be one of {INTERFERENCE_MODELS}, got {short_repr(interference)}")
+    interference: str = top.get("interference", str, PROCESSOR_SHARING)
     return interference
 
 
 def _weights(top: Section) -> ObjectiveWeights:
-    weights_section = top.section("weights", required=False)
+    """The ``weights:`` mapping (absent keys: :class:`ObjectiveWeights`' defaults)."""
+    weights_section = top.section("weights")
     weights = ObjectiveWeights()
-    if weights_section is None:
-        return weights
     values = {f.name: weights_section.get(f.name, float, getattr(weights, f.name)) for f in dataclasses.fields(weights)}
     weights_section.finish()
     try:

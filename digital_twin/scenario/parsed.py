@@ -14,10 +14,10 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits
-from digital_twin.objective import ObjectiveWeights
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
 from digital_twin.scenario.schema import ScenarioError
@@ -29,22 +29,9 @@ from digital_twin.workload import Workload
 
 P = ParamSpec("P")
 T = TypeVar("T")
-_CHANGEABLE_SETTINGS = frozenset(
-    {
-        "cost_model",
-        "interference",
-        "deadline_rule",
-        "latency_slo_factor",
-        "weights",
-        "sla_threshold_pct",
-        "queue_ttl_s",
-        "spot_recovery_s",
-        "spot_interruptions",
-        "fixed_interruptions_s",
-        "seed",
-        "description",
-    }
-)
+_CHANGEABLE_SETTINGS = frozenset(f.name for f in dataclasses.fields(EpisodeSettings)) - {"horizon_s", "start_hour"}
+"""The episode settings :meth:`Scenario.with_settings` may change (not what the data loaders read)."""
+_CHANGEABLE = _CHANGEABLE_SETTINGS | {"fixed_interruptions_s", "seed", "description"}
 _CACHED = ("fleet", "telemetry")  # cached data that no changeable setting affects
 
 
@@ -57,9 +44,11 @@ class Scenario:
         source: The file path (``None`` for scenarios built in code).
         content_hash: SHA-256 of the file's bytes (what a recording pins).
         seed: Default episode seed.
-        horizon_s, start_hour, job_budget, queue_ttl_s, sla_threshold_pct, spot_recovery_s,
-        spot_interruptions, cost_model, interference, deadline_rule, latency_slo_factor, weights:
-        Episode settings (see :mod:`digital_twin.scenario.loader`).
+        settings: The episode settings every spec it builds holds (horizon, TTL, SLA
+            threshold, spot, cost model, interference, objective rules and weights, start hour).
+        job_budget: At most this many jobs per episode (the first by arrival; ``None``: all).
+        fixed_interruptions_s: Per node, given spot interruption times instead of random draws
+            (``None``: drawn per episode).
         per_episode_workload: True when each episode draws its own jobs from its seed.
         telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
@@ -71,19 +60,9 @@ class Scenario:
     source: Path | None
     content_hash: str
     seed: int
-    horizon_s: float
-    start_hour: float
+    settings: EpisodeSettings
     job_budget: int | None
-    queue_ttl_s: float | None
-    sla_threshold_pct: float
-    spot_recovery_s: float
-    spot_interruptions: bool
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None
-    cost_model: str
-    interference: str
-    deadline_rule: str
-    latency_slo_factor: float
-    weights: ObjectiveWeights
     per_episode_workload: bool
     telemetry_source: str
     data_files: tuple[Path, ...]
@@ -115,23 +94,7 @@ class Scenario:
     def make_spec(self, rng: np.random.Generator) -> TwinSpec:
         """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode)."""
         jobs = self.jobs(rng)
-        return self._built(
-            TwinSpec,
-            fleet=self.fleet,
-            jobs=jobs,
-            telemetry=self.telemetry,
-            horizon_s=self.horizon_s,
-            queue_ttl_s=self.queue_ttl_s,
-            sla_threshold_pct=self.sla_threshold_pct,
-            spot_recovery_s=self.spot_recovery_s,
-            cost_model=self.cost_model,
-            interference=self.interference,
-            deadline_rule=self.deadline_rule,
-            latency_slo_factor=self.latency_slo_factor,
-            weights=self.weights,
-            spot_interruptions=self.spot_interruptions,
-            fixed_interruptions_s=self.fixed_interruptions_s,
-        )
+        return self._built(TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s)
 
     def missing_data(self) -> list[Path]:
         """Real-data files the scenario needs that are not present (``${VAR}/...`` when VAR is unset)."""
@@ -156,11 +119,12 @@ class Scenario:
         telemetry, and the fixed jobs when the seed is unchanged) is shared with the copy, so
         it is not read again.
         """
-        unknown = sorted(set(changes) - _CHANGEABLE_SETTINGS)
+        unknown = sorted(set(changes) - _CHANGEABLE)
         if unknown:
-            raise ValueError(
-                f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE_SETTINGS)}"
-            )
+            raise ValueError(f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE)}")
+        settings = {name: changes.pop(name) for name in list(changes) if name in _CHANGEABLE_SETTINGS}
+        if settings:
+            changes["settings"] = dataclasses.replace(self.settings, **settings)
         copy = dataclasses.replace(self, **changes)
         shared = (*_CACHED, "_fixed_jobs") if copy.seed == self.seed else _CACHED
         copy.__dict__.update({name: self.__dict__[name] for name in shared if name in self.__dict__})
