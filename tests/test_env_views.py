@@ -10,6 +10,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env import ClusterSchedulingEnv, PlacementEnv, TelemetrySoFar
+from aco_env.registration import FLEET5_ID
 from aco_env.types import StepInfo
 from digital_twin import EpisodeSettings, Telemetry
 
@@ -82,7 +83,7 @@ def test_cluster_view__settings_are_the_scenarios() -> None:
 
 def test_step_info__keys_are_those_documented_by_step_info() -> None:
     """reset, step and the final step return only StepInfo's keys, with its types."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, info = env.reset(seed=3)
     infos = [info]
     while True:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import scenarios
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin
 from digital_twin.scenario import Scenario, ScenarioError, load_scenario
 from tests.helpers import first_fit, run_twin
@@ -233,7 +234,7 @@ def test_real_data_scenario__full_episode_through_the_env(name: str) -> None:
     scenario = scenarios.load(name)
     if scenario.missing_data():
         pytest.skip(f"data not present: {scenario.missing_data()[0]}")
-    env = gym.make("aco_env/ClusterScheduling-v0", scenario=name)
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=name)
     obs, _ = env.reset(seed=0)
     while True:
         obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scenarios
+from aco_env.registration import FLEET5_ID
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING, progress_rate
 from tests.helpers import first_fit, run_twin, seeded_random_policy
@@ -206,7 +207,7 @@ def test_contention__work_is_conserved_and_rates_stay_in_range(spec: TwinSpec, p
 def test_contention__env_return_is_minus_the_objective_and_seeds_repeat(seed: int) -> None:
     """On the default scenario (contention on): return = -objective, and one seed gives one episode."""
     def play() -> tuple[float, list[int], float]:
-        env = gym.make("aco_env/Fleet5-v0")
+        env = gym.make(FLEET5_ID)
         observation, _ = env.reset(seed=seed)
         rng = np.random.default_rng(seed)
         total, actions = 0.0, []
