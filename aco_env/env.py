@@ -141,17 +141,17 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
-    * v0: initial version.
-    * v0 (issue 12): the registered ids no longer cut episodes at 10,000 steps (long trace
-      episodes ended without ``episode_metrics``); ``max_invalid_streak`` truncates an episode
-      stuck on invalid actions instead. Episodes that ended before end the same way.
-      ``EnvConfig.deferral`` adds the ``new-fit`` deferral rule; the default (``next-event``)
-      is the rule v0 always had.
-    * v0 (issue 13): no change to the MDP. This docstring's ``nodes`` columns were listed in the
-      wrong order (column 3 is ``up``; the background columns are 7 and 8): the tables now match
-      the encoder, and a test keeps them so. ``twin_spec`` (which held the future jobs) is gone:
-      agents see the settings and the telemetry so far in :meth:`cluster_view`; the oracle reads
-      :meth:`hindsight`.
+    * v1: the bundled scenarios of the ids (``fleet5-synthetic``, ``fleet5-alibaba2018``,
+      ``gpu32-alibaba2023``) slow jobs by cpu contention with the background load
+      (``interference: processor-sharing``) and price waiting (``wait_usd_per_job_hour``);
+      ``gpu32-alibaba2023`` scales its penalties to GPU prices. Jobs still queued at the horizon
+      pay the rejection penalty; a deadline is missed when a job first starts after it; the
+      observation boxes have finite bounds; there is no step limit (``max_invalid_streak``
+      truncates an episode stuck on invalid actions, and every end carries
+      ``episode_metrics``). ``EnvConfig.deferral`` offers the ``new-fit`` deferral rule (the
+      default, ``next-event``, is v0's). Online agents see the settings and the telemetry so
+      far in :meth:`cluster_view`; the oracle reads :meth:`hindsight`.
+    * v0: initial version (no contention, no waiting price, episodes cut at 10,000 steps).
     """
 
     def __init__(

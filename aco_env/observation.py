@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from aco_env.types import EnvConfig
-from digital_twin import WORKLOAD_TYPES, DigitalTwin, NodeSpec, Telemetry, TwinSpec
+from digital_twin import WORKLOAD_TYPES, DigitalTwin, EpisodeSettings, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
 from digital_twin.scenario import Scenario
 from digital_twin.workload import Workload
@@ -98,24 +98,16 @@ class ObservationEncoder:
     Args:
         fleet: The nodes in action order.
         config: Window sizes.
-        horizon_s: Episode horizon, for the ``progress`` clock feature.
-        queue_ttl_s: Queue TTL (``None`` = none), for the job's ``wait_frac``.
-        start_hour: Hour of day at simulated time 0, for the hour-of-day clock.
+        settings: The episode settings it reads: the horizon (the ``progress`` clock feature),
+            the queue TTL (the job's ``wait_frac``) and the start hour (the hour-of-day clock).
     """
 
-    def __init__(
-        self,
-        fleet: tuple[NodeSpec, ...],
-        config: EnvConfig,
-        horizon_s: float,
-        queue_ttl_s: float | None,
-        start_hour: float = 0.0,
-    ) -> None:
+    def __init__(self, fleet: tuple[NodeSpec, ...], config: EnvConfig, settings: EpisodeSettings) -> None:
         self.n_nodes = len(fleet)
         self.config = config
-        self._horizon_s = horizon_s
-        self._ttl_s = queue_ttl_s
-        self._start_s = start_hour * 3600.0
+        self._horizon_s = settings.horizon_s
+        self._ttl_s = settings.queue_ttl_s
+        self._start_s = settings.start_hour * 3600.0
         self._cpu = np.array([n.cpu_cores for n in fleet])
         self._mem = np.array([n.mem_gb for n in fleet])
         self._gpus = np.array([n.gpu_count for n in fleet], dtype=np.float64)
@@ -178,8 +170,8 @@ class ObservationEncoder:
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, config: EnvConfig) -> ObservationEncoder:
-        """The encoder of a scenario's fleet, horizon, queue TTL and start hour."""
-        return cls(scenario.fleet, config, scenario.horizon_s, scenario.queue_ttl_s, scenario.start_hour)
+        """The encoder of a scenario's fleet and settings."""
+        return cls(scenario.fleet, config, scenario.settings)
 
     def space(self) -> spaces.Dict:
         """The observation space (shapes depend on the fleet size and the config only)."""

@@ -102,12 +102,13 @@ class PlacementEnv(TwinEnv):
     always labelled by deferring until the next event, whatever ``config.deferral`` says.
 
     ## Version History
+    * v1: the labels and regrets are those of the v1 dynamics of ``aco_env/Fleet5-v1`` (cpu
+      contention, a price on waiting: see :class:`aco_env.ClusterSchedulingEnv`), with its
+      spaces; actions tied for optimal (within :data:`TIE_USD`) get regret exactly 0;
+      ``render_mode`` is accepted as by the other ids; built like ``ClusterSchedulingEnv``
+      (``(scenario, config, render_mode, **config_overrides)``, the policies and
+      ``max_warmup_decisions`` keyword-only).
     * v0: initial version.
-    * v0 (issue 12): actions tied for optimal get regret exactly 0 (was up to ~2e-15 USD);
-      ``render_mode`` accepted like the other ids.
-    * v0 (issue 13): built like ``ClusterSchedulingEnv`` (``(scenario, config, render_mode,
-      **config_overrides)``; the policies and ``max_warmup_decisions`` are keyword-only);
-      ``twin_spec`` is gone. Labels and rewards unchanged.
     """
 
     def __init__(

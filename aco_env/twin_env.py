@@ -21,7 +21,7 @@ from aco_env.actions import action_mask
 from aco_env.observation import ObservationEncoder
 from aco_env.render import render_ansi, render_rgb_array
 from aco_env.types import EnvConfig
-from aco_env.views import ClusterView, EpisodeSettings, cluster_view_of
+from aco_env.views import ClusterView, cluster_view_of
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.scenario import Scenario
 
@@ -72,7 +72,6 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.action_space = spaces.Discrete(self.n_nodes + 1)
         self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
-        self._settings: EpisodeSettings | None = None  # the current episode's, built at _start_episode
 
     def action_masks(self) -> np.ndarray:
         """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""
@@ -90,7 +89,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def cluster_view(self) -> ClusterView:
         """The present state as online agents may see it: never the future (:mod:`aco_env.views`)."""
-        return cluster_view_of(self._require_twin(), self.config.history_ticks, self._settings)
+        return cluster_view_of(self._require_twin(), self.config.history_ticks)
 
     def decisions(self) -> list[tuple[str, int | None]]:
         """The episode's decisions so far, in order: ``(job_id, node)``, ``None`` for a deferral.
@@ -111,7 +110,6 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _start_episode(self, twin: DigitalTwin) -> None:
         """Make ``twin`` (reset, standing at its first decision) the episode the env poses."""
         self._twin = twin
-        self._settings = EpisodeSettings.of(twin.spec)
         self._encoder.start_episode(twin.spec)
 
     def _require_twin(self) -> DigitalTwin:

@@ -1,75 +1,23 @@
 """What an online agent may know at a decision point: the present and the past, never the future.
 
 :class:`ClusterView` is the whole of it: the fleet, the episode's settings
-(:class:`EpisodeSettings`), the telemetry recorded so far (:class:`TelemetrySoFar`), the node
-state now, the current job and the queue. :func:`cluster_view_of` builds it from a twin at its
-current decision. What will happen later (future arrivals, future telemetry, spot
-interruptions) is hindsight: :meth:`aco_env.ClusterSchedulingEnv.hindsight`, for the oracle
-only.
+(:class:`digital_twin.EpisodeSettings`) and tick grid (:class:`digital_twin.TickGrid`), the
+telemetry recorded so far (:class:`TelemetrySoFar`), the node state now, the current job and
+the queue. :func:`cluster_view_of` builds it from a twin at its current decision. What will
+happen later (future arrivals, future telemetry, spot interruptions) is hindsight:
+:meth:`aco_env.ClusterSchedulingEnv.hindsight`, for the oracle only.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from aco_env.actions import action_mask
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
-from digital_twin.objective import DEADLINE_AT_FIRST_START, DEFAULT_LATENCY_SLO_FACTOR
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
 from digital_twin.telemetry import CPU, MEM
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeSettings:
-    """The episode's settings, fixed before it starts (from the scenario).
-
-    Attributes:
-        horizon_s: The episode covers simulated time ``[0, horizon_s)``.
-        tick_s: Telemetry tick length in seconds (the twin samples the SLA at each tick).
-        n_ticks: Ticks that start before the horizon: ``ceil(horizon_s / tick_s)`` (at least 1,
-            at most the telemetry's length). Every decision's tick index is below it.
-        queue_ttl_s: A job waiting this long in the queue is rejected (``None``: no TTL).
-        sla_threshold_pct: Node utilisation above which a running latency-critical job violates
-            the SLA at a tick, in %.
-        spot_recovery_s: How long an interrupted spot node stays down, in seconds.
-        cost_model: ``"prorated"`` or ``"active-nodes"`` (:mod:`digital_twin.objective`).
-        weights: The penalty of each objective term, in USD.
-        deadline_rule: When a job is late: ``"first-start"`` or ``"completion"``
-            (:data:`digital_twin.objective.DEADLINE_RULES`).
-        latency_slo_factor: A latency-critical job's latency SLO over its nominal duration (the
-            ``utility`` term).
-    """
-
-    horizon_s: float
-    tick_s: float
-    n_ticks: int
-    queue_ttl_s: float | None
-    sla_threshold_pct: float
-    spot_recovery_s: float
-    cost_model: str
-    weights: ObjectiveWeights
-    deadline_rule: str = DEADLINE_AT_FIRST_START
-    latency_slo_factor: float = DEFAULT_LATENCY_SLO_FACTOR
-
-    @classmethod
-    def of(cls, spec: TwinSpec) -> EpisodeSettings:
-        """The settings of an episode's spec (none of its jobs or telemetry)."""
-        telemetry = spec.telemetry
-        return cls(
-            horizon_s=spec.horizon_s,
-            tick_s=telemetry.tick_s,
-            n_ticks=min(telemetry.n_ticks, max(1, math.ceil(spec.horizon_s / telemetry.tick_s))),
-            queue_ttl_s=spec.queue_ttl_s,
-            sla_threshold_pct=spec.sla_threshold_pct,
-            spot_recovery_s=spec.spot_recovery_s,
-            cost_model=spec.cost_model,
-            weights=spec.weights,
-            deadline_rule=spec.deadline_rule,
-            latency_slo_factor=spec.latency_slo_factor,
-        )
 
 
 class TelemetrySoFar:
@@ -145,8 +93,11 @@ class ClusterView:
         utilization_pct: ``(N,)`` background cpu % + allocated cpu / node cpu x 100.
         running_by_type: ``(N, 3)`` running jobs per workload type (latency-critical, batch, stream).
         action_mask: ``(N + 1,)`` bool, valid actions; the last entry (defer) is always True.
-        tick_index: Index of the current telemetry tick. ``tick_s``: tick length in seconds.
-        settings: The episode's settings (horizon, tick, TTL, SLA threshold, cost model, weights).
+        tick_index: Index of the current telemetry tick.
+        grid: The episode's ticks: ``grid.tick_s`` (tick length, seconds) and ``grid.n_ticks``
+            (the ticks that start before the horizon; every decision's tick index is below it).
+        settings: The episode's settings (horizon, TTL, SLA threshold, spot, cost model,
+            interference, objective rules and weights, start hour).
         telemetry: The background telemetry up to the current tick (e.g. for load predictors).
     """
 
@@ -165,18 +116,17 @@ class ClusterView:
     running_by_type: np.ndarray  # (N, 3)
     action_mask: np.ndarray  # (N + 1,) bool
     tick_index: int
-    tick_s: float
+    grid: TickGrid
     settings: EpisodeSettings
     telemetry: TelemetrySoFar
 
 
-def cluster_view_of(twin: DigitalTwin, history_ticks: int, settings: EpisodeSettings | None = None) -> ClusterView:
+def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:
     """The :class:`ClusterView` of a twin at its current decision point.
 
     Args:
         twin: A twin after ``reset``.
         history_ticks: W, the window of ``background_cpu_history_pct``.
-        settings: The episode's settings, if already built (default: from ``twin.spec``).
     """
     spec = twin.spec
     telemetry = TelemetrySoFar(spec.telemetry, twin.tick_index)
@@ -198,7 +148,7 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, settings: EpisodeSett
         running_by_type=twin.running_by_type(),
         action_mask=action_mask(twin),
         tick_index=telemetry.tick_index,
-        tick_s=telemetry.tick_s,
-        settings=settings if settings is not None else EpisodeSettings.of(spec),
+        grid=spec.grid,
+        settings=spec.settings,
         telemetry=telemetry,
     )

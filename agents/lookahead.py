@@ -126,7 +126,7 @@ def sample_future(known: TwinSpec, now_s: float, rng: np.random.Generator) -> Tw
     ``interruption_prob_per_hour``. The telemetry is ``known``'s (held after the current tick).
     """
     past = tuple(known.jobs)
-    horizon = float(known.horizon_s)
+    horizon = float(known.settings.horizon_s)
     rate_per_s = len(past) / max(now_s, known.tick_s)
     arrivals = _poisson_times(rng, rate_per_s, now_s, horizon)
     templates = rng.integers(len(past), size=len(arrivals)) if past else np.zeros(0, dtype=np.int64)
@@ -166,7 +166,7 @@ def cheapest_charge(twin: DigitalTwin) -> int | None:
     """
     job = twin.current_job
     assert job is not None
-    qos = Charges(twin.spec.weights).qos(1.0)
+    qos = Charges(twin.spec.settings.weights).qos(1.0)
     best, best_charge = None, math.inf
     for i, fits in enumerate(twin.feasible_mask()):
         if not fits:

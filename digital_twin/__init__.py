@@ -1,7 +1,8 @@
 """The digital twin: the physics of a heterogeneous fleet (no RL, no deep learning here).
 
 Public API: specs (:class:`NodeSpec`, :class:`JobSpec`, :class:`Telemetry`,
-:class:`TwinSpec`, :class:`ObjectiveWeights`), fleets, the simulator :class:`DigitalTwin`,
+:class:`TwinSpec`, :class:`EpisodeSettings`, :class:`ObjectiveWeights`), the tick grid
+(:class:`TickGrid`), fleets, the simulator :class:`DigitalTwin`,
 its snapshot, the deferral rules (:mod:`digital_twin.deferral`) and the oracle's
 :class:`HindsightView`.
 
@@ -14,7 +15,8 @@ from digital_twin import native
 native.activate(__path__)
 
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
-from digital_twin.errors import InvalidPlacementError, SpecError, TraceError
+from digital_twin.episode_settings import EpisodeSettings
+from digital_twin.errors import InvalidPlacementError, SettingError, SpecError, TraceError
 from digital_twin.fleet import (
     NodeSpec,
     default_fleet,
@@ -27,6 +29,7 @@ from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, job_from_dict
 from digital_twin.objective import ACTIVE_NODES, COST_MODELS, PRORATED, ObjectiveBreakdown, ObjectiveWeights
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import Telemetry
+from digital_twin.tick_grid import TickGrid
 from digital_twin.twin import DigitalTwin, TwinSnapshot
 
 __all__ = [
@@ -38,14 +41,17 @@ __all__ = [
     "PRORATED",
     "WORKLOAD_TYPES",
     "DigitalTwin",
+    "EpisodeSettings",
     "HindsightView",
     "InvalidPlacementError",
     "JobSpec",
     "NodeSpec",
     "ObjectiveBreakdown",
     "ObjectiveWeights",
+    "SettingError",
     "SpecError",
     "Telemetry",
+    "TickGrid",
     "TraceError",
     "TwinSnapshot",
     "TwinSpec",

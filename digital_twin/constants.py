@@ -18,11 +18,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from digital_twin.contention import PROCESSOR_SHARING
+from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import WORKLOAD_TYPES
-from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 
@@ -55,8 +54,8 @@ class TwinConstants:
         duration_s: ``(M,)`` run times, seconds.
         deadline_s: ``(M,)`` deadlines, seconds (``None``: no deadline): the latest first start,
             or the latest completion when ``deadline_at_completion``.
-        deadline_at_completion: True when lateness is judged at completion (or the horizon),
-            False when at the first start (the spec's ``deadline_rule``).
+        deadline_at_completion: ``settings.deadline_at_completion``: lateness is judged at
+            completion (or the horizon), not at the first start.
         slo_s: ``(M,)`` latency SLO, seconds: ``latency_slo_factor x duration_s`` (read for
             latency-critical jobs only, by the ``utility`` term).
         preemptible: ``(M,)`` whether a spot interruption requeues the job (else it fails).
@@ -74,16 +73,24 @@ class TwinConstants:
         no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
         background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
         background_cpu_m: ``(T, N)`` the same as a cpu demand, millicores (``pct x cpu_m / 100``).
-        contention: Whether jobs are slowed by cpu contention (processor sharing,
-            :mod:`digital_twin.contention`); False runs every job at its nominal speed.
-        queue_ttl_s: Time a job may wait in the queue before it is rejected (``None``: no TTL).
-        horizon_s: The episode covers ``[0, horizon_s)``.
+        settings: The episode's settings (``spec.settings``). The hot loop reads the scalars
+            below, each derived from them here and nowhere else.
+        contention: ``settings.contention``: jobs are slowed by cpu contention (processor
+            sharing, :mod:`digital_twin.contention`); False runs every job at its nominal speed.
+        queue_ttl_s: ``settings.queue_ttl_s``: time a job may wait in the queue before it is
+            rejected (``None``: no TTL).
+        horizon_s: ``settings.horizon_s`` as a float: the episode covers ``[0, horizon_s)``.
         tick_s: Telemetry tick length, seconds (tick ``k`` is at ``k * tick_s``).
+        n_ticks: The ticks of the episode (``spec.grid.n_ticks``): the twin fires ticks
+            ``k < n_ticks`` only.
         last_tick: ``T - 1``.
-        active_nodes: True for the active-nodes cost model, False for the prorated one.
-        penalty_weights: USD per counted unit of each penalty term, in ``PENALTIES`` order.
-        sla_threshold_pct: Utilisation above which latency-critical jobs violate the SLA, percent.
-        spot_recovery_s: How long an interrupted spot node stays down, seconds.
+        active_nodes: ``settings.active_nodes``: the active-nodes cost model, not the prorated one.
+        penalty_weights: ``settings.penalty_weights``: USD per counted unit of each penalty
+            term, in ``PENALTIES`` order.
+        sla_threshold_pct: ``settings.sla_threshold_pct``: utilisation above which
+            latency-critical jobs violate the SLA, percent.
+        spot_recovery_s: ``settings.spot_recovery_s``: how long an interrupted spot node stays
+            down, seconds.
     """
 
     n_nodes: int
@@ -112,10 +119,12 @@ class TwinConstants:
     no_fit: Sequence[bool]
     background_cpu_pct: Sequence[Sequence[float]]
     background_cpu_m: Sequence[Sequence[float]]
+    settings: EpisodeSettings
     contention: bool
     queue_ttl_s: float | None
     horizon_s: float
     tick_s: float
+    n_ticks: int
     last_tick: int
     active_nodes: bool
     penalty_weights: tuple[float, ...]
@@ -129,7 +138,7 @@ class TwinConstants:
         Cost: O(distinct job shapes x nodes + jobs); the per-node and per-tick lists are built
         once per fleet and telemetry (env episodes share them; nothing changes them).
         """
-        jobs = spec.jobs
+        jobs, settings = spec.jobs, spec.settings
         fleet = _fleet_columns(spec.fleet)
         req_cpu_m = whole_units(jobs.cpu_cores, 1000)
         req_mem_mib = whole_units(jobs.mem_gb, 1024)
@@ -158,8 +167,8 @@ class TwinConstants:
             arrival_s=jobs.arrival_s.tolist(),
             duration_s=jobs.duration_s.tolist(),
             deadline_s=jobs.deadlines(),
-            deadline_at_completion=spec.deadline_rule == DEADLINE_AT_COMPLETION,
-            slo_s=(jobs.duration_s * float(spec.latency_slo_factor)).tolist(),
+            deadline_at_completion=settings.deadline_at_completion,
+            slo_s=(jobs.duration_s * float(settings.latency_slo_factor)).tolist(),
             preemptible=jobs.preemptible.tolist(),
             req_cpu_m=req_cpu_m,
             req_mem_mib=req_mem_mib,
@@ -172,15 +181,17 @@ class TwinConstants:
             no_fit=fleet.no_fit,
             background_cpu_pct=background_cpu_pct,
             background_cpu_m=background_cpu_m,
-            contention=spec.interference == PROCESSOR_SHARING,
-            queue_ttl_s=spec.queue_ttl_s,
-            horizon_s=float(spec.horizon_s),
+            settings=settings,
+            contention=settings.contention,
+            queue_ttl_s=settings.queue_ttl_s,
+            horizon_s=float(settings.horizon_s),
             tick_s=float(spec.telemetry.tick_s),
+            n_ticks=spec.grid.n_ticks,
             last_tick=spec.telemetry.n_ticks - 1,
-            active_nodes=spec.cost_model == ACTIVE_NODES,
-            penalty_weights=spec.weights.per_term(),
-            sla_threshold_pct=spec.sla_threshold_pct,
-            spot_recovery_s=spec.spot_recovery_s,
+            active_nodes=settings.active_nodes,
+            penalty_weights=settings.penalty_weights,
+            sla_threshold_pct=settings.sla_threshold_pct,
+            spot_recovery_s=settings.spot_recovery_s,
         )
 
 

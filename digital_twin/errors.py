@@ -9,6 +9,7 @@ itself expensive to build or to print.
 
 from __future__ import annotations
 
+import math
 import reprlib
 
 MAX_SHOWN_CHARS = 200
@@ -23,6 +24,25 @@ _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozens
 
 class SpecError(ValueError):
     """A fleet, job or twin specification is invalid (bad size, unknown type, ...)."""
+
+
+class SettingError(SpecError):
+    """One setting has a bad value: ``"<name> <problem>"``, e.g. ``"tick_s must be a finite number > 0, got 0"``.
+
+    Attributes:
+        name: The setting (``"tick_s"``, ``"cost_model"``).
+        problem: What is wrong with its value (``"must be a finite number > 0, got 0"``): a
+            scenario file's error puts it after the key's path in the file.
+    """
+
+    def __init__(self, name: str, problem: str) -> None:
+        super().__init__(f"{name} {problem}")
+        self.name = name
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[SettingError], tuple[str, str]]:
+        """Pickle with both arguments (an exception otherwise pickles with its message alone)."""
+        return (type(self), (self.name, self.problem))
 
 
 class InvalidPlacementError(ValueError):
@@ -54,3 +74,21 @@ def short_repr(value: object, limit: int = MAX_SHOWN_CHARS) -> str:
     except ValueError:  # an int beyond Python's int-to-text digit limit
         return f"<{type(value).__name__} too large to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def positive_number(value: object, name: str) -> float:
+    """``value`` as a float, if it is a finite int or float > 0 (a bool is not a number here).
+
+    >>> positive_number(300, "tick_s")
+    300.0
+    >>> positive_number(0, "tick_s")
+    Traceback (most recent call last):
+    ...
+    digital_twin.errors.SettingError: tick_s must be a finite number > 0, got 0
+
+    Raises:
+        SettingError: ``"<name> must be a finite number > 0, got <value>"``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+        raise SettingError(name, f"must be a finite number > 0, got {short_repr(value)}")
+    return float(value)

@@ -6,8 +6,9 @@ ends:
 1. **Pass**: examine the pending jobs in FIFO order from the pass's cursor, waking parked
    jobs that may fit where room appeared (:mod:`digital_twin.job_queue`); the first one that
    fits on some node is the decision. A job that fits nowhere is parked.
-2. **Next event time**: a telemetry tick, a scheduled event or an arrival, whichever is first
-   (the episode ends when that is at or after the horizon, or when every job is terminal).
+2. **Next event time**: a telemetry tick of the episode's grid (ticks ``k < n_ticks``,
+   :mod:`digital_twin.tick_grid`), a scheduled event or an arrival, whichever is first (the
+   episode ends when that is at or after the horizon, or when every job is terminal).
    Under cpu contention a node's completion event replaced by a rate change is dropped here:
    it is not an event (:mod:`digital_twin.contention`).
 3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
@@ -35,7 +36,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     """
     queue, status_counts, heap = s.queue, s.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
-    arrival_s, n_jobs, tick_s, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.horizon_s
+    arrival_s, n_jobs, tick_s, n_ticks, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.n_ticks, c.horizon_s
     contention, completion_token = c.contention, s.completion_token
     while True:
         # Stage 1: the pass.
@@ -60,7 +61,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         if contention:
             while heap and heap[0][1] == COMPLETION and heap[0][4] != completion_token[heap[0][3]]:
                 heapq.heappop(heap)
-        t = s.next_tick * tick_s
+        t = s.next_tick * tick_s if s.next_tick < n_ticks else horizon_s  # the grid's ticks only
         if heap and heap[0][0] < t:
             t = heap[0][0]
         if s.next_arrival < n_jobs and arrival_s[s.next_arrival] < t:
@@ -100,7 +101,7 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
             recover(s, c, index)
         else:
             interrupt(s, c, index)
-    if s.next_tick * c.tick_s == t:
+    if s.next_tick < c.n_ticks and s.next_tick * c.tick_s == t:
         tick(s, c, s.next_tick)
         s.next_tick += 1
     arrival_s, n_jobs = c.arrival_s, c.n_jobs

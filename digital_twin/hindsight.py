@@ -24,15 +24,15 @@ class HindsightView:
 
     Attributes:
         spec: The episode's fixed inputs (fleet, all jobs with arrivals and durations,
-            telemetry, horizon, TTL, SLA threshold, cost model, weights).
+            telemetry, and its settings: horizon, TTL, SLA threshold, cost model, weights).
         interruptions_s: Per node, the sorted times at which it is interrupted (only
             effective interruptions: each hits an up node). Empty for on-demand nodes.
         down_windows_s: Per node, ``(start, end)`` intervals during which it is down
             (``end = start + spot_recovery_s``; may extend past the horizon).
         background_cpu_pct: ``(n_ticks, n_nodes)`` read-only array of background cpu %.
         background_mem_pct: ``(n_ticks, n_nodes)`` read-only array of background mem %.
-        tick_times_s: ``(n_sla_ticks,)`` read-only array of the SLA sampling times
-            ``k * tick_s < horizon_s``.
+        tick_times_s: ``(n_sla_ticks,)`` read-only array of the SLA sampling times: the
+            episode's ticks ``k * tick_s`` (``spec.grid``, :mod:`digital_twin.tick_grid`).
     """
 
     spec: TwinSpec
@@ -45,12 +45,10 @@ class HindsightView:
     @classmethod
     def build(cls, spec: TwinSpec, interruptions_s: tuple[tuple[float, ...], ...]) -> HindsightView:
         """Assemble the view from a spec and the effective interruption times."""
-        recovery = spec.spot_recovery_s
+        recovery = spec.settings.spot_recovery_s
         windows = tuple(tuple((t, t + recovery) for t in times) for times in interruptions_s)
         background = spec.telemetry.background_pct  # already read-only
-        n_sla_ticks = int(np.ceil(spec.horizon_s / spec.tick_s))
-        ticks = np.arange(n_sla_ticks, dtype=np.float64) * spec.tick_s
-        ticks = ticks[ticks < spec.horizon_s]
+        ticks = spec.grid.times_s()
         ticks.setflags(write=False)
         return cls(spec, interruptions_s, windows, background[:, :, 0], background[:, :, 1], ticks)
 

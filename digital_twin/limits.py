@@ -60,7 +60,8 @@ class Limits:
     """The episode horizon in seconds (ten years; public traces span days to a few years). Spot
     interruptions are drawn over all of it, however coarse the telemetry ticks."""
     max_ticks: int = 1_000_000
-    """Telemetry ticks over the horizon, ``ceil(horizon_s / tick_s)`` (a year of 30 s ticks)."""
+    """Telemetry ticks over the horizon (:mod:`digital_twin.tick_grid`), checked as
+    ``horizon_s / tick_s <= max_ticks`` (a year of 30 s ticks)."""
     max_telemetry_cells: int = 10_000_000
     """Telemetry ticks x nodes (160 MB of float64 cpu and mem values)."""
 

@@ -6,12 +6,12 @@ The twin reads background load from a :class:`Telemetry`; the trace readers in
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.errors import SpecError, short_repr
+from digital_twin.errors import SpecError, positive_number
+from digital_twin.tick_grid import check_tick_s, count_ticks
 
 CPU = 0  # index of cpu % in the last axis of ``background_pct``
 MEM = 1  # index of mem % in the last axis of ``background_pct``
@@ -22,8 +22,8 @@ class Telemetry:
     """Per-node background utilisation on a regular grid.
 
     Tick ``k`` covers simulated time ``[k * tick_s, (k + 1) * tick_s)``; the twin samples the
-    SLA at each tick time ``k * tick_s`` (k = 0, 1, ...) and a node's background during tick
-    ``k`` is ``background_pct[k, node]``.
+    SLA at each tick time ``k * tick_s`` of the episode's grid (:mod:`digital_twin.tick_grid`)
+    and a node's background during tick ``k`` is ``background_pct[k, node]``.
 
     Attributes:
         background_pct: ``(n_ticks, n_nodes, 2)`` float64, cpu % and mem % in [0, 100].
@@ -37,7 +37,10 @@ class Telemetry:
     source: str = "array"
 
     def __post_init__(self) -> None:
-        _check_tick(self.tick_s, self.source)
+        try:
+            check_tick_s(self.tick_s)
+        except SpecError as exc:
+            raise SpecError(f"telemetry ({self.source}): {exc}") from None
         array = np.array(self.background_pct, dtype=np.float64)  # a private copy
         if array.ndim != 3 or array.shape[2] != 2 or array.shape[0] == 0 or array.shape[1] == 0:
             raise SpecError(
@@ -73,30 +76,23 @@ class Telemetry:
 
     @classmethod
     def constant(cls, n_nodes: int, cpu_pct: float, mem_pct: float, span_s: float, tick_s: float) -> Telemetry:
-        """A flat background (handy for toy instances and tests) of ``ceil(span_s / tick_s)`` ticks.
+        """A flat background (handy for toy instances and tests) of the ticks that start before ``span_s``.
+
+        ``count_ticks(span_s, tick_s)`` ticks (:func:`~digital_twin.tick_grid.count_ticks`), so a
+        span equal to an episode's horizon covers it exactly.
 
         Raises:
             SpecError: ``tick_s`` or ``span_s`` is not a finite number > 0.
         """
         source = f"constant cpu={cpu_pct}% mem={mem_pct}%"
-        _check_tick(tick_s, source)
-        if not _positive(span_s):
-            raise SpecError(f"telemetry ({source}): span_s must be a finite number > 0, got {short_repr(span_s)}")
-        n_ticks = max(1, math.ceil(span_s / tick_s))
+        try:
+            check_tick_s(tick_s)
+            positive_number(span_s, "span_s")
+        except SpecError as exc:
+            raise SpecError(f"telemetry ({source}): {exc}") from None
+        n_ticks = count_ticks(span_s, tick_s)
         array = np.empty((n_ticks, n_nodes, 2))
         array[..., CPU] = cpu_pct
         array[..., MEM] = mem_pct
         return cls(array, tick_s, source=source)
 
-
-def _positive(value: object) -> bool:
-    """Whether ``value`` is a finite number > 0 (a bool is not a number here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value) and value > 0
-
-
-def _check_tick(tick_s: object, source: str) -> None:
-    """Refuse a tick that is not a finite number > 0 (every time is divided by it)."""
-    if not _positive(tick_s):
-        raise SpecError(f"telemetry ({source}): tick_s must be a finite number > 0, got {short_repr(tick_s)}")

@@ -30,10 +30,10 @@ views in :class:`~digital_twin.twin_views.TwinViews`. :class:`DigitalTwin` is th
 
 Example:
     >>> import numpy as np
-    >>> from digital_twin import DigitalTwin, JobSpec, Telemetry, TwinSpec, default_fleet
+    >>> from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, Telemetry, TwinSpec, default_fleet
     >>> fleet = default_fleet()
     >>> jobs = [JobSpec("j0", 0.0, 600.0, "batch", 4, 8)]
-    >>> spec = TwinSpec(fleet, tuple(jobs), Telemetry.constant(5, 30, 40, 3600, 300), 3600)
+    >>> spec = TwinSpec(fleet, tuple(jobs), Telemetry.constant(5, 30, 40, 3600, 300), EpisodeSettings(3600))
     >>> twin = DigitalTwin(spec)
     >>> twin.reset(np.random.default_rng(0))
     >>> twin.current_job.job_id
@@ -108,11 +108,11 @@ class DigitalTwin:
         spec, c = self.spec, self._c
         if spec.fixed_interruptions_s is not None:
             interruptions_s = tuple(
-                effective_interruptions(times, c.horizon_s, spec.spot_recovery_s)
+                effective_interruptions(times, c.horizon_s, c.spot_recovery_s)
                 for times in spec.fixed_interruptions_s
             )
-        elif spec.spot_interruptions:
-            interruptions_s = draw_interruptions(spec.fleet, c.horizon_s, spec.spot_recovery_s, rng)
+        elif spec.settings.spot_interruptions:
+            interruptions_s = draw_interruptions(spec.fleet, c.horizon_s, c.spot_recovery_s, rng)
         else:
             interruptions_s = tuple(() for _ in spec.fleet)
         self._s = s = TwinState.initial(c, interruptions_s, self.record_events)
@@ -318,7 +318,7 @@ class DigitalTwin:
             spec,
             jobs=Workload.of(spec.jobs[: s.next_arrival]),
             telemetry=telemetry,
-            spot_interruptions=False,
+            settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,
         )
 

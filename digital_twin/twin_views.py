@@ -48,14 +48,22 @@ class TwinViews:
         self._items: dict[str, float] = dict.fromkeys((COST_KEY, *_PENALTY_KEYS, OBJECTIVE_KEY), 0.0)
 
     def tick_index(self, s: TwinState) -> int:
-        """Index of the telemetry tick that contains ``s.time_s`` (the last tick after the trace)."""
+        """Index of the telemetry tick that contains ``s.time_s`` (the last tick after the trace).
+
+        The largest k with ``k * tick_s <= time_s``, the product the twin fires tick k at
+        (:mod:`digital_twin.tick_grid`): ``time_s // tick_s`` can be one less (``0.9 - 1 ulp``
+        is tick 3 of 0.3 s ticks, but ``// 0.3`` gives 2).
+        """
         c = self.constants
-        k = int(s.time_s // c.tick_s)
+        t, tick_s = s.time_s, c.tick_s
+        k = int(t // tick_s)
+        if (k + 1) * tick_s <= t:
+            k += 1
         return k if k < c.last_tick else c.last_tick
 
     def objective(self, s: TwinState) -> ObjectiveBreakdown:
         """The objective accrued up to ``s.time_s``, by term."""
-        return ObjectiveBreakdown.of(s.cost_usd, self.spec.weights, s.penalty_counts())
+        return ObjectiveBreakdown.of(s.cost_usd, self.spec.settings.weights, s.penalty_counts())
 
     def objective_dict(self, s: TwinState) -> dict[str, float]:
         """:meth:`objective` as ``ObjectiveBreakdown.as_dict()`` gives it, built directly (hot path).

@@ -2,7 +2,7 @@
 
 >>> "fleet5-synthetic" in names()
 True
->>> load("fleet5-synthetic").horizon_s
+>>> load("fleet5-synthetic").settings.horizon_s
 14400.0
 """
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 
 TWO_CORES = NodeSpec("n0", "x86_64", "on-demand", 2, 8, 0.72)
 """On-demand, 2 cores: a 1-core job costs 0.0001 USD/s; our load alone never passes the SLA threshold."""
@@ -32,11 +32,15 @@ def spec_of(
     cpu_pct: float | tuple[float, ...] = 20.0,
     **settings: Any,
 ) -> TwinSpec:
-    """A spec with 300 s ticks, a flat background (one cpu % for all nodes, or one per node) and ``settings``."""
+    """A spec with 300 s ticks, a flat background (one cpu % for all nodes, or one per node) and ``settings``.
+
+    ``settings`` are :class:`EpisodeSettings` fields, and ``fixed_interruptions_s``.
+    """
     n_ticks = int(np.ceil(horizon_s / 300.0))
     background = np.full((n_ticks, len(fleet), 2), 30.0)
     background[:, :, 0] = cpu_pct
-    return TwinSpec(fleet, jobs, Telemetry(background, 300.0), horizon_s, **settings)
+    fixed = settings.pop("fixed_interruptions_s", None)
+    return TwinSpec(fleet, jobs, Telemetry(background, 300.0), EpisodeSettings(horizon_s, **settings), fixed)
 
 
 def play(spec: TwinSpec, plan: Plan) -> tuple[DigitalTwin, list[float]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from digital_twin import JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin import EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 
 GPU_MODELS = ("A100", "T4")
 
@@ -64,10 +64,12 @@ def twin_specs(draw: st.DrawFn, max_nodes: int = 5, max_jobs: int = 25) -> TwinS
         fleet,
         workload,
         Telemetry(background, tick_s),
-        horizon_s=horizon_s,
-        queue_ttl_s=draw(st.sampled_from((None, 120.0, 900.0))),
-        sla_threshold_pct=draw(st.sampled_from((50.0, 90.0))),
-        spot_recovery_s=draw(st.sampled_from((60.0, 600.0))),
-        cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
-        weights=ObjectiveWeights(),
+        EpisodeSettings(
+            horizon_s,
+            queue_ttl_s=draw(st.sampled_from((None, 120.0, 900.0))),
+            sla_threshold_pct=draw(st.sampled_from((50.0, 90.0))),
+            spot_recovery_s=draw(st.sampled_from((60.0, 600.0))),
+            cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
+            weights=ObjectiveWeights(),
+        ),
     )

@@ -11,6 +11,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the env ids)
 from aco_env import ClusterView
+from aco_env.registration import FLEET5_ID
 from agents import make_agent
 from agents.aco import AcoAgent
 from agents.aco import cost_engine as ce
@@ -169,7 +170,7 @@ def test_node_pheromone__decays_deposits_and_clips() -> None:
 
 # ---------------------------------------------------------------------------------- agents
 def _actions(name: str, initial: np.ndarray, seed: int = 0) -> list[int]:
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, _ = env.reset(seed=seed)
     agent = make_agent(name, env, initial_pheromone=initial)
     agent.reset(seed=seed)
@@ -193,7 +194,7 @@ def test_aco_agent__carried_pheromone_changes_decisions_only_when_fed_to_the_col
 
 def test_aco_agent__defers_when_the_strategy_leaves_no_candidate() -> None:
     """An LC GPU job fitting only on the spot GPU node is deferred (the reference: pending)."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     env.reset(seed=0)
     agent = make_agent("aco", env)
     agent.reset(seed=0)
@@ -211,7 +212,7 @@ def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: o
     """
     from agents.predictor import EmaPredictor, PredictionCache
 
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     env.reset(seed=2)
     for _ in range(20):  # move past the cold start (10 ticks of 300 s)
         env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
@@ -222,7 +223,7 @@ def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: o
     ema.reset(seed=0)
     plain.act(view)
     ema.act(view)
-    assert view.settings.n_ticks == 48  # 14,400 s horizon / 300 s ticks
+    assert view.grid.n_ticks == 48  # 14,400 s horizon / 300 s ticks
     whole_trace = env.unwrapped.hindsight().background_cpu_pct[:48]
     spike, confidence = EmaPredictor().predict_trace(whole_trace).at(view.tick_index)
     nodes = ema.last_decision.candidates
@@ -242,7 +243,7 @@ class WholeTraceAcoAgent(AcoAgent):
     """
 
     def prediction(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
-        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.settings.n_ticks]
+        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.grid.n_ticks]
         table = TABLES.get(self.predictor, series, self.predictor_seed)
         return table.at(min(view.tick_index, table.n_ticks - 1))
 
@@ -263,7 +264,7 @@ def _episode(env: gym.Env, agent: AcoAgent, seed: int) -> tuple[list[int], float
 @pytest.mark.parametrize("make_predictor", [EmaPredictor, lambda: LstmPredictor(epochs=2)], ids=["ema", "lstm"])
 def test_aco_agent__online_predictions_play_the_whole_trace_tables_episodes(make_predictor: Any) -> None:
     """Predicting from the ticks seen so far changes no decision and no objective."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     online = AcoAgent(env, predictor=make_predictor(), cache=PredictionCache(None))
     whole_trace = WholeTraceAcoAgent(env, predictor=make_predictor())
     for seed in range(3):

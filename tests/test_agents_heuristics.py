@@ -11,6 +11,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the env ids)
 from aco_env import ClusterView
+from aco_env.registration import FLEET5_ID
 from agents import make_agent
 from agents.heuristics import HEURISTICS
 from digital_twin import JobSpec
@@ -22,7 +23,7 @@ CPU_JOB = JobSpec("j", 0.0, 600.0, "batch", 4.0, 8.0)
 
 @pytest.fixture(scope="module")
 def env() -> gym.Env:
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     env.reset(seed=0)
     return env
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aco_env  # noqa: F401  (registers the env ids)
+from aco_env.registration import FLEET5_ID
 from agents import agent_names, make_agent
 from tests.helpers import check_agent_protocol, run_episode
 
@@ -63,14 +64,14 @@ def test_registry__has_the_reference_agents() -> None:
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__implements_the_protocol(name: str) -> None:
     """Each agent is an Agent, and its first action on Fleet5 is a valid int64 scalar array."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     check_agent_protocol(make_agent(name, env), env)
 
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
     """gym.make, reset(seed), agent.reset(seed), predict/step to the end, only valid actions."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     metrics = run_episode(env, make_agent(name, env), seed=1)
     assert metrics["decisions"] > 0 and metrics["invalid_actions"] == 0
     assert metrics["return"] == pytest.approx(-metrics["objective_usd"])
@@ -79,7 +80,7 @@ def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__same_seed_same_episode(name: str) -> None:
     """Two runs with the same seed give the same episode metrics (all randomness is seeded)."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     agent = make_agent(name, env)
     assert run_episode(env, agent, seed=4) == run_episode(env, agent, seed=4)
 
@@ -93,7 +94,7 @@ def test_agent__only_valid_actions_on_states_reached_by_random_play(
     name: str, episode_seed: int, steps: int, agent_seed: int
 ) -> None:
     """Along random play (defers included), every answer of the agent is a valid action."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, _ = env.reset(seed=episode_seed)
     agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
     agent.reset(seed=agent_seed)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from agents.algorithms import ALGORITHMS, TrainingOptions
 from agents.base import AgentSpecError
 from agents.sb3_agent import parse_sb3_spec
@@ -66,4 +67,4 @@ def _toy_env() -> object:
 
     import aco_env  # noqa: F401  (registers the ids)
 
-    return gym.make("aco_env/ClusterScheduling-v0", scenario="toy3")
+    return gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3")

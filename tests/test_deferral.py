@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from aco_env import ClusterSchedulingEnv, EnvConfig
 from agents import agent_deferral, make_agent
-from digital_twin import NEW_FIT, NEXT_EVENT, DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import NEW_FIT, NEXT_EVENT, DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from tests.helpers import assert_twin_invariants
 from tests.strategies import twin_specs
 
@@ -93,7 +93,7 @@ def two_node_spec() -> TwinSpec:
         JobSpec("big", 0.0, 1000.0, "batch", 2, 4),
         JobSpec("lc", 10.0, 100.0, "latency-critical", 2, 4),
     )
-    return TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 2000, 100), 2000, queue_ttl_s=None)
+    return TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 2000, 100), EpisodeSettings(2000, queue_ttl_s=None))
 
 
 @pytest.mark.parametrize(("until", "asked_at"), [

@@ -15,6 +15,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import aco_env
 import scenarios
 from aco_env import ClusterSchedulingEnv, EnvConfig, InvalidActionError
+from aco_env.registration import CLUSTER_SCHEDULING_ID, ENV_IDS, FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
 from digital_twin.objective import USD_KEYS
 from tests.toy3 import TOY3_ACTIONS
@@ -61,14 +62,14 @@ def test_registered_env__passes_gymnasium_and_sb3_checkers(env_id: str) -> None:
 
 def test_registry__covers_the_issue_ids() -> None:
     """The default, the scenario-parameterised and the one-step ids exist."""
-    assert {"aco_env/Fleet5-v0", "aco_env/ClusterScheduling-v0", "aco_env/Placement-v0"} <= set(ACO_ENV_IDS)
+    assert {FLEET5_ID, CLUSTER_SCHEDULING_ID, PLACEMENT_ID} <= set(ACO_ENV_IDS)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("scale", [1.0, 25.0])
 def test_return__equals_minus_the_episode_objective(seed: int, scale: float) -> None:
     """The sum of rewards is exactly -objective * reward_scale (no invalid actions taken)."""
-    env = gym.make("aco_env/Fleet5-v0", reward_scale=scale)
+    env = gym.make(FLEET5_ID, reward_scale=scale)
     total, info, _ = play(env, seed)
     metrics = info["episode_metrics"]
     assert total == pytest.approx(-metrics["objective_usd"] * scale, rel=1e-9, abs=1e-9)
@@ -78,7 +79,7 @@ def test_return__equals_minus_the_episode_objective(seed: int, scale: float) -> 
 
 def test_toy3_through_the_env__return_is_the_hand_computed_objective() -> None:
     """The toy's scripted decisions through the env give return -(0.435 + 1.5)."""
-    env = gym.make("aco_env/ClusterScheduling-v0", scenario="toy3")
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3")
     env.reset(seed=0)
     total = 0.0
     for action in TOY3_ACTIONS:
@@ -92,7 +93,7 @@ def test_same_seed_and_actions__give_identical_trajectories() -> None:
     """Two runs with the same seed and action stream match observation for observation."""
     runs = []
     for _ in range(2):
-        env = gym.make("aco_env/Fleet5-v0")
+        env = gym.make(FLEET5_ID)
         obs, _ = env.reset(seed=7)
         rng = np.random.default_rng(3)
         trajectory = [obs]
@@ -112,7 +113,7 @@ def test_same_seed_and_actions__give_identical_trajectories() -> None:
 
 def test_different_seeds__give_different_episodes() -> None:
     """The per-episode workload depends on the seed."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     env.reset(seed=1)
     first = [j.job_id + str(j.arrival_s) for j in env.unwrapped.hindsight().jobs]
     env.reset(seed=2)
@@ -121,7 +122,7 @@ def test_different_seeds__give_different_episodes() -> None:
 
 def test_invalid_action__penalty_mode_keeps_the_job_and_state() -> None:
     """An invalid action costs exactly the documented penalty and changes nothing else."""
-    env = gym.make("aco_env/Fleet5-v0", reward_scale=2.0, invalid_action_penalty_usd=0.3)
+    env = gym.make(FLEET5_ID, reward_scale=2.0, invalid_action_penalty_usd=0.3)
     obs, _ = env.reset(seed=0)
     invalid = [i for i, ok in enumerate(obs["action_mask"]) if not ok] or [99]
     for action in (invalid[0], 99, -1, "x"):
@@ -149,7 +150,7 @@ def test_invalid_action__strict_mode_raises_and_changes_nothing() -> None:
 
 def test_observations__stay_inside_the_observation_space() -> None:
     """Every observation of a random episode is contained in the declared space."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, _ = env.reset(seed=5)
     rng = np.random.default_rng(0)
     while True:
@@ -162,11 +163,11 @@ def test_observations__stay_inside_the_observation_space() -> None:
 
 def test_render__ansi_text_and_rgb_array_shape() -> None:
     """ansi gives a node table; rgb_array gives a (480, 800, 3) uint8 image."""
-    text_env = gym.make("aco_env/Fleet5-v0", render_mode="ansi")
+    text_env = gym.make(FLEET5_ID, render_mode="ansi")
     text_env.reset(seed=0)
     text = text_env.render()
     assert isinstance(text, str) and "node-gpu-05" in text and "objective so far" in text
-    image_env = gym.make("aco_env/Fleet5-v0", render_mode="rgb_array")
+    image_env = gym.make(FLEET5_ID, render_mode="rgb_array")
     image_env.reset(seed=0)
     image = image_env.render()
     assert image.shape == RGB_SHAPE and image.dtype == np.uint8 and image.std() > 0
@@ -175,8 +176,32 @@ def test_render__ansi_text_and_rgb_array_shape() -> None:
 def test_import_aco_env__does_not_import_torch_or_sb3() -> None:
     """`import aco_env` (and gym.make of the default id) stays free of torch and SB3."""
     code = (
-        "import sys, gymnasium as gym, aco_env; env = gym.make('aco_env/Fleet5-v0'); env.reset(seed=0); "
+        "import sys, gymnasium as gym, aco_env; env = gym.make('aco_env/Fleet5-v1'); env.reset(seed=0); "
         "print([m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_registry__is_the_registration_modules_ids() -> None:
+    """Exactly the ids of aco_env.registration are registered, one version of each."""
+    assert sorted(ENV_IDS) == ACO_ENV_IDS
+    names = [env_id.rsplit("-v", 1)[0] for env_id in ENV_IDS]
+    assert len(set(names)) == len(names)
+
+
+OLD_IDS = [
+    (f"{name}-v{old}", env_id)
+    for env_id in ENV_IDS
+    for name, version in [env_id.rsplit("-v", 1)]
+    for old in range(int(version))
+]
+
+
+@pytest.mark.parametrize(("old_id", "new_id"), OLD_IDS)
+def test_registry__an_older_version_fails_naming_the_current_id(old_id: str, new_id: str) -> None:
+    """gym.make of an older version raises Gymnasium's DeprecatedEnv, whose message names the id to use."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # gymnasium also warns "out of date"
+        with pytest.raises(gym.error.DeprecatedEnv, match=f"Please use `{new_id}` instead"):
+            gym.make(old_id)

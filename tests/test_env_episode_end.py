@@ -10,6 +10,7 @@ import pytest
 
 import aco_env
 from aco_env import EnvConfig
+from aco_env.registration import CLUSTER_SCHEDULING_ID, FLEET5_ID
 from training.rollout import play_episode
 
 # About 160 jobs over an hour with no queue TTL and a 60 s telemetry tick: an agent that always
@@ -68,7 +69,7 @@ def test_registry__puts_no_step_limit_on_the_episodes() -> None:
 
 def test_long_episode__runs_past_10000_decisions_to_its_horizon(many_decisions: str) -> None:
     """Through gym.make, an always-defer episode of >10,000 steps ends at the horizon with its metrics."""
-    env = gym.make("aco_env/ClusterScheduling-v0", scenario=many_decisions)
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=many_decisions)
     env.reset(seed=0)
     defer = env.action_space.n - 1
     steps, total = 0, 0.0
@@ -80,13 +81,13 @@ def test_long_episode__runs_past_10000_decisions_to_its_horizon(many_decisions: 
     metrics = info["episode_metrics"]
     assert steps > 10_000 and truncated and not terminated
     assert metrics["decisions"] == steps and metrics["invalid_actions"] == 0
-    assert metrics["sim_time_s"] == env.unwrapped.scenario.horizon_s
+    assert metrics["sim_time_s"] == env.unwrapped.scenario.settings.horizon_s
     assert total == pytest.approx(-metrics["objective_usd"], rel=1e-9, abs=1e-9)
 
 
 def test_invalid_streak__an_agent_that_always_errs_is_truncated_with_metrics() -> None:
     """Invalid actions forever end the episode, truncated, after the documented default streak."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, _ = env.reset(seed=0)
     steps = 0
     while True:
@@ -102,7 +103,7 @@ def test_invalid_streak__an_agent_that_always_errs_is_truncated_with_metrics() -
 
 def test_invalid_streak__a_valid_action_starts_the_count_again() -> None:
     """Only invalid actions in a row count: a valid one in between resets the streak."""
-    env = gym.make("aco_env/Fleet5-v0", max_invalid_streak=3)
+    env = gym.make(FLEET5_ID, max_invalid_streak=3)
     obs, _ = env.reset(seed=0)
     defer = env.action_space.n - 1
     flags = []
@@ -114,7 +115,7 @@ def test_invalid_streak__a_valid_action_starts_the_count_again() -> None:
 
 def test_step_after_the_end__repeats_the_final_step_with_reward_zero() -> None:
     """After the safety net ends an episode, step() changes nothing and still reports the end."""
-    env = gym.make("aco_env/Fleet5-v0", max_invalid_streak=2)
+    env = gym.make(FLEET5_ID, max_invalid_streak=2)
     obs, _ = env.reset(seed=0)
     for _ in range(2):
         final, _, _, truncated, info = env.step(_invalid_action(env, obs))
@@ -128,7 +129,7 @@ def test_step_after_the_end__repeats_the_final_step_with_reward_zero() -> None:
 
 def test_strict_mode__has_no_streak_to_cut() -> None:
     """In raise mode every invalid action raises; the env never counts a streak."""
-    env = gym.make("aco_env/Fleet5-v0", invalid_action="raise", max_invalid_streak=1)
+    env = gym.make(FLEET5_ID, invalid_action="raise", max_invalid_streak=1)
     env.reset(seed=0)
     for _ in range(3):
         with pytest.raises(aco_env.InvalidActionError):
@@ -139,7 +140,7 @@ def test_strict_mode__has_no_streak_to_cut() -> None:
 def test_play_episode__takes_the_metrics_from_the_final_step(ending: str, many_decisions: str) -> None:
     """play_episode returns the env's own episode metrics however the episode ends."""
     scenario = {"terminated": "toy3", "horizon": many_decisions, "invalid streak": "fleet5-synthetic"}[ending]
-    env = gym.make("aco_env/ClusterScheduling-v0", scenario=scenario, max_invalid_streak=50)
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=scenario, max_invalid_streak=50)
     defer = env.action_space.n - 1
     result = play_episode(env, ConstantAgent(99 if ending == "invalid streak" else defer), seed=0)
     assert set(result.metrics) == set(aco_env.EPISODE_METRICS)

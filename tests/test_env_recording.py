@@ -14,11 +14,12 @@ import pytest
 import aco_env  # noqa: F401  (registers the ids)
 import scenarios
 from aco_env.recording import RecordEpisode, RecordingError, load_recording, replay_recording
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 
 
 def record_episode(path: Path, scenario: str = "toy3", seed: int = 0) -> dict[str, Any]:
     """Record one episode (first valid node, else defer) and return the file's content."""
-    env = RecordEpisode(gym.make("aco_env/ClusterScheduling-v0", scenario=scenario), path)
+    env = RecordEpisode(gym.make(CLUSTER_SCHEDULING_ID, scenario=scenario), path)
     obs, _ = env.reset(seed=seed)
     while True:
         obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
-from aco_env import ClusterSchedulingEnv, EpisodeSettings, PlacementEnv, TelemetrySoFar
+from aco_env import ClusterSchedulingEnv, PlacementEnv, TelemetrySoFar
+from aco_env.registration import FLEET5_ID
 from aco_env.types import StepInfo
-from digital_twin import Telemetry
+from digital_twin import EpisodeSettings, Telemetry
 
 
 def _played(seed: int, steps: int) -> ClusterSchedulingEnv:
@@ -61,26 +62,28 @@ def test_telemetry_so_far__repeats_tick_0_before_the_start_and_returns_copies() 
 
 
 def test_cluster_view__settings_are_the_scenarios() -> None:
-    """Horizon, tick, TTL, SLA threshold, weights and the ticks an episode reaches."""
+    """The view holds the scenario's one settings object, and the tick grid the episode reaches."""
     env = _played(seed=0, steps=0)
-    settings, scenario = env.cluster_view().settings, env.scenario
-    assert settings == EpisodeSettings(
-        horizon_s=scenario.horizon_s,
-        tick_s=300.0,
-        n_ticks=48,  # 14,400 s / 300 s
-        queue_ttl_s=scenario.queue_ttl_s,
-        sla_threshold_pct=scenario.sla_threshold_pct,
-        spot_recovery_s=scenario.spot_recovery_s,
-        cost_model=scenario.cost_model,
-        weights=scenario.weights,
+    view, scenario = env.cluster_view(), env.scenario
+    assert view.settings is scenario.settings
+    assert view.settings == EpisodeSettings(
+        horizon_s=14_400.0,
+        queue_ttl_s=1800.0,
+        sla_threshold_pct=90.0,
+        spot_recovery_s=600.0,
+        cost_model="prorated",
+        interference="processor-sharing",
+        weights=scenario.settings.weights,
+        start_hour=6.0,
     )
+    assert (view.grid.tick_s, view.grid.n_ticks) == (300.0, 48)  # 14,400 s / 300 s
     with pytest.raises(dataclasses.FrozenInstanceError):
-        settings.horizon_s = 1.0  # type: ignore[misc]  # checking that it is frozen
+        view.settings.horizon_s = 1.0  # type: ignore[misc]  # checking that it is frozen
 
 
 def test_step_info__keys_are_those_documented_by_step_info() -> None:
     """reset, step and the final step return only StepInfo's keys, with its types."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     obs, info = env.reset(seed=3)
     infos = [info]
     while True:

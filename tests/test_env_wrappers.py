@@ -10,6 +10,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import aco_env  # noqa: F401  (registers the ids)
+from aco_env.registration import FLEET5_ID
 
 
 def _first_valid(obs: dict) -> int:
@@ -18,7 +19,7 @@ def _first_valid(obs: dict) -> int:
 
 def test_flatten_and_episode_statistics__work_together() -> None:
     """FlattenObservation gives a flat box; RecordEpisodeStatistics reports the episode return."""
-    env = RecordEpisodeStatistics(FlattenObservation(gym.make("aco_env/Fleet5-v0")))
+    env = RecordEpisodeStatistics(FlattenObservation(gym.make(FLEET5_ID)))
     obs, _ = env.reset(seed=0)
     assert obs.ndim == 1 and env.observation_space.contains(obs)
     total = 0.0
@@ -33,7 +34,7 @@ def test_flatten_and_episode_statistics__work_together() -> None:
 
 def test_sb3_monitor_and_dummy_vec_env__step_through_an_episode() -> None:
     """Monitor + DummyVecEnv run to an episode end and auto-reset."""
-    vec = DummyVecEnv([lambda: Monitor(gym.make("aco_env/Fleet5-v0"))])
+    vec = DummyVecEnv([lambda: Monitor(gym.make(FLEET5_ID))])
     vec.seed(0)
     obs = vec.reset()
     for _ in range(400):
@@ -48,7 +49,7 @@ def test_sb3_monitor_and_dummy_vec_env__step_through_an_episode() -> None:
 
 def test_sb3_subproc_vec_env__runs_two_workers() -> None:
     """SubprocVecEnv with two spawned processes (the "module:id" form imports aco_env there)."""
-    vec = SubprocVecEnv([lambda: gym.make("aco_env:aco_env/Fleet5-v0") for _ in range(2)], start_method="spawn")
+    vec = SubprocVecEnv([lambda: gym.make(f"aco_env:{FLEET5_ID}") for _ in range(2)], start_method="spawn")
     try:
         obs = vec.reset()
         masks = np.stack(vec.env_method("action_masks"))
@@ -63,7 +64,7 @@ def test_sb3_subproc_vec_env__runs_two_workers() -> None:
 @pytest.mark.parametrize("vector_cls", [gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv])
 def test_gymnasium_vector_envs__autoreset_next_step(vector_cls: type) -> None:
     """Gymnasium's vector envs run with the declared NEXT_STEP autoreset mode."""
-    envs = vector_cls([lambda: gym.make("aco_env/Fleet5-v0") for _ in range(2)])
+    envs = vector_cls([lambda: gym.make(FLEET5_ID) for _ in range(2)])
     try:
         assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
         obs, _ = envs.reset(seed=[0, 1])
@@ -79,7 +80,7 @@ def test_maskable_ppo__learns_a_few_thousand_steps() -> None:
     """sb3-contrib MaskablePPO trains on Fleet5-v0 through action_masks() without error."""
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MultiInputPolicy", gym.make("aco_env/Fleet5-v0"), n_steps=512, batch_size=128,
+    model = MaskablePPO("MultiInputPolicy", gym.make(FLEET5_ID), n_steps=512, batch_size=128,
                         n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=2048)
     assert model.num_timesteps >= 2048
@@ -89,7 +90,7 @@ def test_ppo__learns_a_few_thousand_steps() -> None:
     """Plain PPO trains on Fleet5-v0 (invalid actions are penalised, not fatal)."""
     from stable_baselines3 import PPO
 
-    model = PPO("MultiInputPolicy", gym.make("aco_env/Fleet5-v0"), n_steps=512, batch_size=128,
+    model = PPO("MultiInputPolicy", gym.make(FLEET5_ID), n_steps=512, batch_size=128,
                 n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=2048)
     assert model.num_timesteps >= 2048

@@ -16,13 +16,8 @@ from digital_twin import DigitalTwin
 from digital_twin.constants import TwinConstants
 from digital_twin.job_queue import JobQueue
 from digital_twin.workload import Workload
-from digital_twin.workloads.synthetic import (
-    AZURE_JOB_SIZES,
-    CpuSizeDistribution,
-    SyntheticWorkloadConfig,
-    _cannot_overflow,
-    generate_jobs,
-)
+from digital_twin.workloads.job_mix import AZURE_JOB_SIZES, CpuSizeDistribution
+from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, _cannot_overflow, generate_jobs
 
 _COLUMNS = (
     "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority",

@@ -78,7 +78,7 @@ def test_sample_future__adds_only_later_arrivals_and_interruptions() -> None:
     sampled = sample_future(known, view.time_s, np.random.default_rng(0))
     assert tuple(sampled.jobs)[: len(known.jobs)] == tuple(known.jobs)
     later = tuple(sampled.jobs)[len(known.jobs) :]
-    assert later and all(view.time_s < job.arrival_s < sampled.horizon_s for job in later)
+    assert later and all(view.time_s < job.arrival_s < sampled.settings.horizon_s for job in later)
     assert sampled.fixed_interruptions_s is not None and known.fixed_interruptions_s is not None
     for times, past in zip(sampled.fixed_interruptions_s, known.fixed_interruptions_s, strict=True):
         assert times[: len(past)] == past and all(t > view.time_s for t in times[len(past) :])

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin, native
 from digital_twin.deferral import NEW_FIT
 
@@ -28,7 +29,7 @@ def play_digest(episodes: int = 3) -> str:
     """
     digest = hashlib.sha256()
     for name in _SCENARIOS:
-        env = gym.make("aco_env/ClusterScheduling-v0", scenario=name)
+        env = gym.make(CLUSTER_SCHEDULING_ID, scenario=name)
         rng = np.random.default_rng(0)
         for seed in range(episodes):
             observation, info = env.reset(seed=seed)

@@ -10,6 +10,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env.metrics import EPISODE_METRICS
+from aco_env.registration import FLEET5_ID
 from digital_twin import ObjectiveBreakdown, ObjectiveWeights
 from digital_twin.objective import BREAKDOWN_KEYS, COUNT_KEYS, PENALTIES, USD_KEYS
 
@@ -48,7 +49,7 @@ def test_breakdown__total_is_cost_plus_count_times_weight_in_table_order() -> No
 @pytest.mark.parametrize("seed", [0, 1])
 def test_twin__objective_dict_equals_the_breakdown_bit_for_bit(seed: int) -> None:
     """The twin's hot-path dict, the breakdown and objective_usd() agree exactly at every step."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     observation, _ = env.reset(seed=seed)
     twin = env.unwrapped._twin
     rng = np.random.default_rng(seed)

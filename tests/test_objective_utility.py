@@ -122,4 +122,4 @@ def test_env__return_is_minus_the_objective_with_utility_fairness_and_completion
     assert total == pytest.approx(-metrics["objective_usd"], rel=1e-9, abs=1e-9)
     assert metrics["utility_usd"] == metrics["utility_lost"] * 1.0
     assert metrics["unfairness_usd"] == metrics["unfairness"] * 2.0
-    assert env.scenario.deadline_rule == "completion"
+    assert env.scenario.settings.deadline_rule == "completion"

@@ -10,7 +10,6 @@ The worst-case plan program (runs reserved until their worst-case end) is replay
 
 from __future__ import annotations
 
-import dataclasses
 from types import SimpleNamespace
 from typing import cast
 
@@ -27,14 +26,14 @@ from agents.oracle.plans.evaluate import evaluate_plan, greedy_plan
 from agents.oracle.plans.options import plan_options
 from agents.oracle.plans.replay import FirstRuns, Plan, planned_node, replayed_runs
 from agents.oracle.plans.replay import replay_plan as replay_plan_objective
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, seeded_random_policy
 from tests.test_oracle_random import TOL, brute_force_optimum, cheapest, policy_objective, replay_plan, small_specs
 
 
 def _check(spec: TwinSpec) -> None:
-    spec = dataclasses.replace(spec, interference=PROCESSOR_SHARING)
+    spec = spec.with_settings(interference=PROCESSOR_SHARING)
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight(), time_limit_s=20.0)
@@ -88,7 +87,7 @@ def _starts(spec: TwinSpec, plan: Plan, first_runs: FirstRuns | None = None) -> 
 @given(small_specs(exact_grid=False))
 def test_worst_case_plan__the_twin_replays_it_start_for_start(spec: TwinSpec) -> None:
     """Runs reserved until their worst-case end: every planned start happens as planned, and costs no more."""
-    spec = dataclasses.replace(spec, interference=PROCESSOR_SHARING)
+    spec = spec.with_settings(interference=PROCESSOR_SHARING)
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     inst = OracleInstance.from_hindsight(twin.hindsight())
@@ -118,7 +117,7 @@ def test_worst_case_ends__exact_without_contention_and_never_before_the_twin() -
     for interference, expected in ((PROCESSOR_SHARING, 300.0 + 300.0), ("none", 450.0)):
         background = np.zeros((3, 1, 2))
         background[0, 0, 0] = 100.0  # tick 0: rate 1/2 for 300 s (150 s of work), then 300 s at rate 1
-        spec = TwinSpec((node,), jobs, Telemetry(background, 300.0), 900.0, interference=interference)
+        spec = TwinSpec((node,), jobs, Telemetry(background, 300.0), EpisodeSettings(900.0, interference=interference))
         twin = DigitalTwin(spec)
         twin.reset(np.random.default_rng(0))
         inst = OracleInstance.from_hindsight(twin.hindsight())
@@ -150,8 +149,12 @@ def _half_loaded_node(gpus: int = 0) -> TwinSpec:
     job = JobSpec("j", 0.0, 1200.0, "batch", 4, 1, gpu_count=gpus)
     background = np.zeros((12, 1, 2))
     background[:, 0, 0] = 50.0
-    return TwinSpec((node,), (job,), Telemetry(background, 600.0), 7200.0, queue_ttl_s=600.0,
-                    interference=PROCESSOR_SHARING)
+    return TwinSpec(
+        (node,),
+        (job,),
+        Telemetry(background, 600.0),
+        EpisodeSettings(7200.0, queue_ttl_s=600.0, interference=PROCESSOR_SHARING),
+    )
 
 
 @pytest.mark.parametrize("gpus", [0, 1])

@@ -24,7 +24,7 @@ from agents.oracle.bounds.lagrangian import lagrangian_bound
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
-from digital_twin import DigitalTwin, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.helpers import first_fit, run_episode, seeded_random_policy
 from tests.strategies import twin_specs
@@ -60,14 +60,19 @@ def crowded_specs(draw: st.DrawFn) -> TwinSpec:
     background = np.zeros((int(horizon // TICK_S), len(fleet), 2))
     background[:, :, 0] = draw(st.sampled_from((10.0, 60.0, 90.0)))
     return TwinSpec(
-        fleet, jobs, Telemetry(background, TICK_S), horizon_s=horizon,
-        queue_ttl_s=draw(st.sampled_from((None, 300.0, 900.0))),
-        spot_recovery_s=300.0,
-        cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
-        weights=draw(st.sampled_from(WEIGHTS)),
+        fleet,
+        jobs,
+        Telemetry(background, TICK_S),
+        EpisodeSettings(
+            horizon,
+            queue_ttl_s=draw(st.sampled_from((None, 300.0, 900.0))),
+            spot_recovery_s=300.0,
+            cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
+            weights=draw(st.sampled_from(WEIGHTS)),
+            deadline_rule=draw(st.sampled_from(("first-start", "completion"))),
+            interference=draw(st.sampled_from(("none", PROCESSOR_SHARING))),
+        ),
         fixed_interruptions_s=interruptions,
-        deadline_rule=draw(st.sampled_from(("first-start", "completion"))),
-        interference=draw(st.sampled_from(("none", PROCESSOR_SHARING))),
     )
 
 
@@ -97,7 +102,7 @@ def _assert_starts_at_the_capacity_free_bound(inst: OracleInstance, target_usd: 
 def test_lagrangian__below_every_policy_and_the_exhaustive_optimum(spec: TwinSpec, contended: bool) -> None:
     """Random small instances: capacity-free <= Lagrangian <= every policy, the plan and the exhaustive optimum."""
     if contended:
-        spec = dataclasses.replace(spec, interference=PROCESSOR_SHARING)
+        spec = spec.with_settings(interference=PROCESSOR_SHARING)
     _, inst, plan_usd = _episode(spec)
     bound = _assert_starts_at_the_capacity_free_bound(inst, plan_usd)
     assert bound <= plan_usd + TOL
@@ -171,7 +176,7 @@ def test_lagrangian__strictly_tighter_where_two_jobs_want_one_cheap_node() -> No
     """
     fleet = (NodeSpec("cheap", "x86_64", "on-demand", 2, 8, 0.36), NodeSpec("dear", "x86_64", "on-demand", 2, 8, 3.6))
     jobs = tuple(JobSpec(f"j{k}", 0.0, 3600.0, "batch", 2, 2) for k in range(2))
-    spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 7200, 300), 7200.0, queue_ttl_s=600.0)
+    spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 7200, 300), EpisodeSettings(7200.0, queue_ttl_s=600.0))
     _, inst, plan_usd = _episode(spec)
     free = capacity_free_bound(inst)
     result = lagrangian_bound(inst, plan_usd, ITERATIONS)

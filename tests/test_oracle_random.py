@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from agents.oracle import OracleResult, solve_oracle
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.replay import planned_node
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.objective import DEADLINE_RULES, PENALTIES
 from tests.helpers import Policy, first_fit, run_twin, seeded_random_policy
 
@@ -66,14 +66,16 @@ def small_specs(draw: st.DrawFn, exact_grid: bool, tiny_cpu: bool = False) -> Tw
         fleet,
         jobs,
         Telemetry(background, TICK_S),
-        horizon_s=horizon,
-        queue_ttl_s=ttl,
-        spot_recovery_s=draw(st.sampled_from((300.0, 600.0))),
-        cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
-        weights=draw(st.sampled_from(WEIGHTS)),
+        EpisodeSettings(
+            horizon,
+            queue_ttl_s=ttl,
+            spot_recovery_s=draw(st.sampled_from((300.0, 600.0))),
+            cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
+            weights=draw(st.sampled_from(WEIGHTS)),
+            deadline_rule=draw(st.sampled_from(DEADLINE_RULES)),
+            latency_slo_factor=draw(st.sampled_from((1.0, 2.0))),
+        ),
         fixed_interruptions_s=interruptions,
-        deadline_rule=draw(st.sampled_from(DEADLINE_RULES)),
-        latency_slo_factor=draw(st.sampled_from((1.0, 2.0))),
     )
 
 
@@ -149,7 +151,7 @@ def brute_force_optimum(spec: TwinSpec, upper_usd: float, max_visits: int = 200_
     twin.reset(np.random.default_rng(0))
     best = [upper_usd]
     visits = [0]
-    weights = spec.weights.per_term()
+    weights = spec.settings.weights.per_term()
     falling = [(k, weights[k]) for k, term in enumerate(PENALTIES) if not term.monotone and weights[k]]
 
     def visit() -> None:
@@ -228,7 +230,7 @@ def _check_instance(spec: TwinSpec, exact_grid: bool) -> None:
     assert result.plan_objective_usd >= optimum - TOL
     if result.proven_optimal:  # "proven" means the exhaustive optimum
         assert abs(result.plan_objective_usd - optimum) <= TOL + 1e-6 * abs(optimum), result.plan_objective_usd
-    falling = any(getattr(spec.weights, term.weight_key) for term in PENALTIES if not term.monotone)
+    falling = any(getattr(spec.settings.weights, term.weight_key) for term in PENALTIES if not term.monotone)
     if exact_grid and not falling:  # the programs charge the terms that may fall 0: no equality then
         assert abs(result.plan_objective_usd - optimum) <= TOL, (result.plan_objective_usd, optimum)
         assert abs(result.lower_bound_usd - optimum) <= 1e-7, (result.lower_bound_usd, optimum)
@@ -276,7 +278,7 @@ def test_oracle__a_gpu_job_is_charged_after_a_sub_millicore_job_completes(gpu_jo
         JobSpec("gpu-job", 0.0, 1800.0, "batch", gpu_job_cpu, 2, gpu_count=1),
         JobSpec("tiny", 0.0, 600.0, "batch", 0.0001, 2, required_arch="gpu-node"),
     )
-    spec = TwinSpec(fleet, jobs, Telemetry.constant(1, 10, 10, 1800, 600), 1800.0)
+    spec = TwinSpec(fleet, jobs, Telemetry.constant(1, 10, 10, 1800, 600), EpisodeSettings(1800.0))
     twin = DigitalTwin(spec)
     run_twin(twin, first_fit, seed=0, check=False)
     assert twin.objective().total_usd == pytest.approx(3.6 / 3600 / 2 * 1800, rel=1e-12)
@@ -297,7 +299,12 @@ def test_oracle__symmetry_breaking_on_identical_nodes_keeps_the_optimum(cost_mod
     )
     background = np.zeros((3, 4, 2))
     background[:, :, 0] = 40.0
-    spec = TwinSpec(fleet, jobs, Telemetry(background, TICK_S), 1800.0, queue_ttl_s=600.0, cost_model=cost_model)
+    spec = TwinSpec(
+        fleet,
+        jobs,
+        Telemetry(background, TICK_S),
+        EpisodeSettings(1800.0, queue_ttl_s=600.0, cost_model=cost_model),
+    )
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     assert OracleInstance.from_hindsight(twin.hindsight()).node_classes == ((0, 1, 2),)
@@ -321,8 +328,13 @@ def test_oracle__a_deliberate_eviction_is_planned_and_replays_exactly() -> None:
         JobSpec("big", 0.0, 1200.0, "batch", 4, 8, required_arch="arm64"),
         JobSpec("small", 300.0, 600.0, "batch", 1, 2, required_arch="arm64", preemptible=True),
     )
-    spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 2400, 300), 2400.0, queue_ttl_s=1200.0,
-                    spot_recovery_s=300.0, fixed_interruptions_s=((900.0,), ()))
+    spec = TwinSpec(
+        fleet,
+        jobs,
+        Telemetry.constant(2, 10, 10, 2400, 300),
+        EpisodeSettings(2400.0, queue_ttl_s=1200.0, spot_recovery_s=300.0),
+        fixed_interruptions_s=((900.0,), ()),
+    )
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight())

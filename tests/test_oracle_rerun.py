@@ -14,7 +14,7 @@ from agents.oracle import solve_oracle
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.options import plan_options
 from agents.oracle.plans.rerun import MAX_FIRST_RUN_STARTS, eligible
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.objective import PENALTY_INDEX
 from tests.test_oracle_random import TOL, brute_force_optimum, replay_plan
 
@@ -30,8 +30,13 @@ def _spec(**job_fields: object) -> TwinSpec:
     )
     fields = {"preemptible": True, **job_fields}
     jobs = (JobSpec("p", 0.0, 1200.0, "batch", 1, 2, **fields),)  # type: ignore[arg-type]
-    return TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 3600, 300), 3600.0, queue_ttl_s=600.0,
-                    spot_recovery_s=300.0, fixed_interruptions_s=((900.0,), ()))
+    return TwinSpec(
+        fleet,
+        jobs,
+        Telemetry.constant(2, 10, 10, 3600, 300),
+        EpisodeSettings(3600.0, queue_ttl_s=600.0, spot_recovery_s=300.0),
+        fixed_interruptions_s=((900.0,), ()),
+    )
 
 
 def _solve(spec: TwinSpec):  # type: ignore[no-untyped-def]

@@ -35,7 +35,7 @@ TOL = 1e-9
 @given(small_specs(exact_grid=False), st.booleans())
 def test_scale__bound_below_the_exhaustive_optimum_below_the_plan(spec: TwinSpec, contended: bool) -> None:
     if contended:
-        spec = dataclasses.replace(spec, interference=PROCESSOR_SHARING)
+        spec = spec.with_settings(interference=PROCESSOR_SHARING)
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     view = twin.hindsight()

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from agents.oracle import solve_oracle
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 
 ONE_CORE = (NodeSpec("n0", "x86_64", "on-demand", 1, 8, 0.36),)  # 0.36 USD/h: 0.06 USD per 600 s job
 
 
 def _solve(jobs: tuple[JobSpec, ...], weights: ObjectiveWeights, **settings: object) -> tuple[float, float, dict]:
-    spec = TwinSpec(ONE_CORE, jobs, Telemetry.constant(1, 20, 30, 3600, 300), 3600, weights=weights, **settings)
+    telemetry = Telemetry.constant(1, 20, 30, 3600, 300)
+    spec = TwinSpec(ONE_CORE, jobs, telemetry, EpisodeSettings(3600, weights=weights, **settings))
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     result = solve_oracle(twin.hindsight(), time_limit_s=30.0)

@@ -15,6 +15,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
 import scenarios
+from aco_env.registration import FLEET5_ID
 from digital_twin.scenario import Scenario, load_scenario
 
 REAL = "fleet5-alibaba2018"
@@ -27,7 +28,7 @@ def roundtrip(value: object) -> object:
 def assert_same_spec(one: Scenario, other: Scenario, seed: int) -> None:
     """Both scenarios give the same episode inputs for ``seed``."""
     a, b = one.make_spec(np.random.default_rng(seed)), other.make_spec(np.random.default_rng(seed))
-    assert a.fleet == b.fleet and a.jobs == b.jobs and a.horizon_s == b.horizon_s
+    assert a.fleet == b.fleet and a.jobs == b.jobs and a.settings == b.settings
     np.testing.assert_array_equal(a.telemetry.background_pct, b.telemetry.background_pct)
 
 
@@ -84,7 +85,7 @@ def _assert_same_play(one: tuple, other: tuple) -> None:
 @pytest.mark.parametrize("when", ["fresh", "mid-episode"])
 def test_env__unpickled_copy_plays_the_identical_episode(when: str) -> None:
     """pickle.dumps(env.unwrapped) works, and the copy gives the same observations, rewards, objective."""
-    env = gym.make("aco_env/Fleet5-v0").unwrapped
+    env = gym.make(FLEET5_ID).unwrapped
     if when == "mid-episode":
         _play(env, seed=5, steps=7)
     copy = roundtrip(env)
@@ -92,7 +93,7 @@ def test_env__unpickled_copy_plays_the_identical_episode(when: str) -> None:
 
 
 def _make_env() -> gym.Env:
-    return gym.make("aco_env/Fleet5-v0")
+    return gym.make(FLEET5_ID)
 
 
 def test_async_vector_env__spawn_context_steps() -> None:

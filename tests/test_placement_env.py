@@ -11,6 +11,7 @@ import pytest
 import aco_env
 from aco_env import EnvConfig
 from aco_env.placement import TIE_USD, PlacementEnv, apply, cheapest_fit, first_fit, rollout_objective
+from aco_env.registration import FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
 from agents import make_agent
 from digital_twin import NEW_FIT, DigitalTwin
@@ -54,7 +55,7 @@ def _rebuild(env: PlacementEnv, seed: int) -> DigitalTwin:
 
 def test_placement_step__reward_is_minus_regret_and_the_episode_ends() -> None:
     """Each action earns -regret; the episode terminates after one step with the metrics."""
-    env = gym.make("aco_env/Placement-v0")
+    env = gym.make(PLACEMENT_ID)
     obs, info = env.reset(seed=11)
     for action in np.flatnonzero(obs["action_mask"]):
         env.reset(seed=11)
@@ -101,7 +102,7 @@ def test_placement_labels__ties_have_exactly_zero_regret_and_no_regret_is_negati
 @pytest.mark.parametrize("seed", TIE_SEEDS)
 def test_placement_step__every_tied_optimal_action_earns_exactly_zero(seed: int) -> None:
     """Each optimal action's reward is +0.0 (never a -1e-15 rounding residue, never -0.0)."""
-    env = gym.make("aco_env/Placement-v0")
+    env = gym.make(PLACEMENT_ID)
     _, info = env.reset(seed=seed)
     for action in info["optimal_actions"]:
         env.reset(seed=seed)
@@ -113,7 +114,7 @@ def test_placement_step__every_tied_optimal_action_earns_exactly_zero(seed: int)
 @pytest.mark.parametrize("render_mode", [None, "ansi", "rgb_array"])
 def test_placement_env__takes_render_mode_like_the_other_ids(render_mode: str | None) -> None:
     """gym.make(..., render_mode=...) works; ansi gives the node table, rgb_array an image."""
-    env = gym.make("aco_env/Placement-v0", render_mode=render_mode)
+    env = gym.make(PLACEMENT_ID, render_mode=render_mode)
     env.reset(seed=0)
     if render_mode is None:
         with pytest.warns(UserWarning, match="without a render_mode"):
@@ -155,7 +156,7 @@ def test_heuristic_agents__play_the_episodes_of_the_placement_envs_twin_policies
     agent_name: str, policy: object
 ) -> None:
     """first-fit and cheapest agents and the twin policies share one rule: the same episodes."""
-    env = gym.make("aco_env/Fleet5-v0")
+    env = gym.make(FLEET5_ID)
     agent = make_agent(agent_name, env)
     for seed in range(3):
         obs, _ = env.reset(seed=seed)

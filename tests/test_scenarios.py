@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import scenarios
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin
 from digital_twin.scenario import Scenario, ScenarioError, load_scenario
 from tests.helpers import first_fit, run_twin
@@ -42,8 +43,7 @@ def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     expected = toy3_spec()
     assert spec.fleet == expected.fleet and spec.jobs == expected.jobs
     np.testing.assert_array_equal(spec.telemetry.background_pct, expected.telemetry.background_pct)
-    assert (spec.horizon_s, spec.queue_ttl_s, spec.weights, spec.fixed_interruptions_s) == (
-        expected.horizon_s, expected.queue_ttl_s, expected.weights, expected.fixed_interruptions_s)
+    assert (spec.settings, spec.fixed_interruptions_s) == (expected.settings, expected.fixed_interruptions_s)
 
 
 def test_default_scenario__same_seed_same_jobs_and_contention() -> None:
@@ -110,7 +110,7 @@ BAD_SCENARIOS = [
     (_with(("spot", "recovery"), 5), r"spot: unknown key\(s\) \['recovery'\]"),
     (_with(("weights", "sla_usd"), 1), r"weights: unknown key\(s\) \['sla_usd'\]"),
     (_with(("horizon_s",), "long"), r"horizon_s: expected a number, got str"),
-    (_with(("horizon_s",), -5), r"horizon_s: must be > 0"),
+    (_with(("horizon_s",), -5), r"horizon_s: must be a finite number > 0, got -5"),
     (_with(("horizon_s",), ...), r"horizon_s: is required"),
     (_with(("schema_version",), 3), r"schema_version: unsupported version 3"),
     (_with(("name",), ...), r"name: is required"),
@@ -234,7 +234,7 @@ def test_real_data_scenario__full_episode_through_the_env(name: str) -> None:
     scenario = scenarios.load(name)
     if scenario.missing_data():
         pytest.skip(f"data not present: {scenario.missing_data()[0]}")
-    env = gym.make("aco_env/ClusterScheduling-v0", scenario=name)
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=name)
     obs, _ = env.reset(seed=0)
     while True:
         obs, _, terminated, truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))

@@ -7,6 +7,7 @@ import pytest
 
 from digital_twin import (
     DigitalTwin,
+    EpisodeSettings,
     InvalidPlacementError,
     JobSpec,
     SpecError,
@@ -19,7 +20,8 @@ from tests.helpers import apply_action, first_fit, run_twin
 
 def spec_with(jobs: tuple[JobSpec, ...], horizon_s: float = 7200.0, **settings: object) -> TwinSpec:
     fleet = default_fleet()
-    return TwinSpec(fleet, jobs, Telemetry.constant(len(fleet), 20, 30, horizon_s, 300), horizon_s, **settings)
+    telemetry = Telemetry.constant(len(fleet), 20, 30, horizon_s, 300)
+    return TwinSpec(fleet, jobs, telemetry, EpisodeSettings(horizon_s, **settings))
 
 
 def test_place__invalid_node_raises_and_changes_nothing() -> None:
@@ -65,7 +67,13 @@ def test_twin__preemptible_job_returns_to_the_queue_when_evicted() -> None:
     fleet = default_fleet()
     jobs = (JobSpec("keep", 0, 3000, "batch", 1, 1, preemptible=True), JobSpec("lose", 0, 3000, "batch", 1, 1))
     interruptions = ((), (1000.0,), (), (), ())
-    spec = TwinSpec(fleet, jobs, Telemetry.constant(5, 20, 30, 7200, 300), 7200, fixed_interruptions_s=interruptions)
+    spec = TwinSpec(
+        fleet,
+        jobs,
+        Telemetry.constant(5, 20, 30, 7200, 300),
+        EpisodeSettings(7200),
+        fixed_interruptions_s=interruptions,
+    )
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
     twin.place(1)
@@ -97,8 +105,7 @@ def test_spot_draws__match_the_poisson_rate() -> None:
         fleet,
         (JobSpec("j", 0, 1, "batch", 1, 1),),
         Telemetry.constant(5, 0, 0, 36_000, 300),
-        36_000,
-        spot_recovery_s=1.0,
+        EpisodeSettings(36_000, spot_recovery_s=1.0),
     )
     counts = []
     for seed in range(400):
@@ -114,7 +121,7 @@ def test_spot_draws__match_the_poisson_rate() -> None:
 def test_hindsight__is_read_only_and_agrees_with_the_run() -> None:
     """The hindsight arrays cannot be written, and the interruptions it shows happen in the run."""
     jobs = tuple(JobSpec(f"j{k}", 60.0 * k, 1200, "batch", 2, 2, preemptible=True) for k in range(40))
-    spec = TwinSpec(default_fleet(), jobs, Telemetry.constant(5, 20, 30, 36_000, 300), 36_000)
+    spec = TwinSpec(default_fleet(), jobs, Telemetry.constant(5, 20, 30, 36_000, 300), EpisodeSettings(36_000))
     twin = DigitalTwin(spec, record_events=True)
     seed = next(s for s in range(100) if any(_view(spec, s).interruptions_s))
     view = _view(spec, seed)
@@ -130,7 +137,7 @@ def test_hindsight__is_read_only_and_agrees_with_the_run() -> None:
     )
     assert logged and sorted(logged) == promised
     node, times = next((i, times) for i, times in enumerate(view.interruptions_s) if times)
-    assert view.is_down(node, times[0]) and not view.is_down(node, times[0] + spec.spot_recovery_s)
+    assert view.is_down(node, times[0]) and not view.is_down(node, times[0] + spec.settings.spot_recovery_s)
 
 
 def _view(spec: TwinSpec, seed: int):  # a small local helper
@@ -142,13 +149,13 @@ def _view(spec: TwinSpec, seed: int):  # a small local helper
 def test_twin_spec__telemetry_shorter_than_horizon_is_an_error() -> None:
     """A trace that ends before the horizon is refused with both lengths in the message."""
     with pytest.raises(SpecError, match="covers 3000 s, shorter than the horizon of 7200 s"):
-        TwinSpec(default_fleet(), (), Telemetry.constant(5, 0, 0, 3000, 300), 7200)
+        TwinSpec(default_fleet(), (), Telemetry.constant(5, 0, 0, 3000, 300), EpisodeSettings(7200))
 
 
 def test_twin_spec__telemetry_node_count_must_match_fleet() -> None:
     """Telemetry columns and fleet size must agree."""
     with pytest.raises(SpecError, match="3 node columns but the fleet has 5"):
-        TwinSpec(default_fleet(), (), Telemetry.constant(3, 0, 0, 3600, 300), 3600)
+        TwinSpec(default_fleet(), (), Telemetry.constant(3, 0, 0, 3600, 300), EpisodeSettings(3600))
 
 
 @pytest.mark.parametrize("bad", [np.nan, -1.0, 101.0])
@@ -189,8 +196,13 @@ def test_twin__deadline_is_judged_at_the_first_start_only() -> None:
     """A job started on time, evicted and restarted after its deadline pays no deadline penalty."""
     fleet = default_fleet()
     jobs = (JobSpec("j", 0, 3000, "batch", 1, 1, preemptible=True, deadline_s=100.0),)
-    spec = TwinSpec(fleet, jobs, Telemetry.constant(5, 20, 30, 7200, 300), 7200,
-                    fixed_interruptions_s=((), (1000.0,), (), (), ()))
+    spec = TwinSpec(
+        fleet,
+        jobs,
+        Telemetry.constant(5, 20, 30, 7200, 300),
+        EpisodeSettings(7200),
+        fixed_interruptions_s=((), (1000.0,), (), (), ()),
+    )
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     twin.place(1)  # on time, on the spot node that fails at 1000 s

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scenarios
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from aco_env.registration import FLEET5_ID
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING, progress_rate
 from tests.helpers import first_fit, run_twin, seeded_random_policy
 
@@ -26,7 +27,12 @@ def _one_node(jobs: tuple[JobSpec, ...], cpu_pct: float | np.ndarray, horizon_s:
     n_ticks = int(horizon_s // 600)
     background = np.zeros((n_ticks, 1, 2))
     background[:, 0, 0] = cpu_pct
-    spec = TwinSpec(ONE_NODE, jobs, Telemetry(background, 600.0), horizon_s, interference=PROCESSOR_SHARING)
+    spec = TwinSpec(
+        ONE_NODE,
+        jobs,
+        Telemetry(background, 600.0),
+        EpisodeSettings(horizon_s, interference=PROCESSOR_SHARING),
+    )
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
     return twin
@@ -80,7 +86,12 @@ def test_contention__a_completion_speeds_up_the_others() -> None:
 
 def test_contention__interference_none_is_the_nominal_twin() -> None:
     """The same episode without interference completes after the nominal duration."""
-    spec = TwinSpec(ONE_NODE, (JobSpec("j", 0, 600, "batch", 4, 1),), Telemetry.constant(1, 50, 10, 7200, 600), 7200.0)
+    spec = TwinSpec(
+        ONE_NODE,
+        (JobSpec("j", 0, 600, "batch", 4, 1),),
+        Telemetry.constant(1, 50, 10, 7200, 600),
+        EpisodeSettings(7200.0),
+    )
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
     _run_first_fit(twin)
@@ -109,8 +120,12 @@ def contended_specs(draw: st.DrawFn) -> TwinSpec:
                         max_size=n_ticks * n_nodes))
     background = np.zeros((n_ticks, n_nodes, 2))
     background[:, :, 0] = np.array(cpu).reshape(n_ticks, n_nodes)
-    return TwinSpec(fleet, sorted(jobs, key=lambda j: j.arrival_s), Telemetry(background, 300.0), horizon,
-                    queue_ttl_s=draw(st.sampled_from((None, 600.0))), interference=PROCESSOR_SHARING)
+    return TwinSpec(
+        fleet,
+        sorted(jobs, key=lambda j: j.arrival_s),
+        Telemetry(background, 300.0),
+        EpisodeSettings(horizon, queue_ttl_s=draw(st.sampled_from((None, 600.0))), interference=PROCESSOR_SHARING),
+    )
 
 
 def _rebuilt_runs(twin: DigitalTwin) -> list[tuple[str, float, float, bool]]:
@@ -138,7 +153,7 @@ def _rebuilt_runs(twin: DigitalTwin) -> list[tuple[str, float, float, bool]]:
             for j in on_node:
                 on_node[j] += rate * (t - last_t)
 
-    boundaries = sorted({*(k * spec.tick_s for k in range(1, int(spec.horizon_s // spec.tick_s) + 1))})
+    boundaries = sorted({*(k * spec.tick_s for k in range(1, int(spec.settings.horizon_s // spec.tick_s) + 1))})
     for t, event, job_id, node_id in [*twin.event_log, (twin.time_s, "end", "", "")]:
         for tick_t in [b for b in boundaries if last_t < b < t]:  # rates also change at ticks
             advance(tick_t)
@@ -159,8 +174,8 @@ def _event_times(twin: DigitalTwin) -> set[float]:
     A queue spell's TTL end is an event even when the job left the queue before it; a node's
     completion event replaced by a rate change is not one.
     """
-    spec, ttl = twin.spec, twin.spec.queue_ttl_s
-    times = {0.0, spec.horizon_s, *(k * spec.telemetry.tick_s for k in range(spec.telemetry.n_ticks))}
+    spec, ttl = twin.spec, twin.spec.settings.queue_ttl_s
+    times = {0.0, spec.settings.horizon_s, *(k * spec.telemetry.tick_s for k in range(spec.telemetry.n_ticks))}
     times.update(t for times_i in twin.hindsight().interruptions_s for t in times_i)
     for t, event, _, _ in twin.event_log:
         if event != "start":
@@ -192,7 +207,7 @@ def test_contention__work_is_conserved_and_rates_stay_in_range(spec: TwinSpec, p
 def test_contention__env_return_is_minus_the_objective_and_seeds_repeat(seed: int) -> None:
     """On the default scenario (contention on): return = -objective, and one seed gives one episode."""
     def play() -> tuple[float, list[int], float]:
-        env = gym.make("aco_env/Fleet5-v0")
+        env = gym.make(FLEET5_ID)
         observation, _ = env.reset(seed=seed)
         rng = np.random.default_rng(seed)
         total, actions = 0.0, []
@@ -214,4 +229,4 @@ def test_contention__bundled_scenarios_use_it() -> None:
     """Bundled scenarios run with processor sharing, except toy3 (the hand-worked schema-1 instance)."""
     for name in scenarios.names():
         expected = "none" if name == "toy3" else PROCESSOR_SHARING
-        assert scenarios.load(name).interference == expected, name
+        assert scenarios.load(name).settings.interference == expected, name

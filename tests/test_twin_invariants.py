@@ -40,7 +40,7 @@ def test_twin__event_log_time_never_goes_back(spec: TwinSpec, seed: int) -> None
     run_twin(twin, first_fit, seed, check=False)
     times = [t for t, *_ in twin.event_log]
     assert times == sorted(times)
-    assert all(0.0 <= t < spec.horizon_s or event == "unserved-at-horizon" for t, event, *_ in twin.event_log)
+    assert all(0.0 <= t < spec.settings.horizon_s or event == "unserved-at-horizon" for t, event, *_ in twin.event_log)
 
 
 @settings(max_examples=40, deadline=None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from digital_twin import DigitalTwin, JobSpec, ObjectiveWeights, Telemetry, TwinSpec, default_fleet
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, ObjectiveWeights, Telemetry, TwinSpec, default_fleet
 
 WEIGHTS = ObjectiveWeights(wait_usd_per_job_hour=2.0)
 
@@ -13,7 +13,8 @@ WEIGHTS = ObjectiveWeights(wait_usd_per_job_hour=2.0)
 def _twin(jobs: tuple[JobSpec, ...], horizon_s: float = 7200.0, **settings: object) -> DigitalTwin:
     fleet = default_fleet()
     telemetry = Telemetry.constant(len(fleet), 20, 30, horizon_s, 300)
-    twin = DigitalTwin(TwinSpec(fleet, jobs, telemetry, horizon_s, weights=WEIGHTS, **settings))
+    fixed = settings.pop("fixed_interruptions_s", None)
+    twin = DigitalTwin(TwinSpec(fleet, jobs, telemetry, EpisodeSettings(horizon_s, weights=WEIGHTS, **settings), fixed))
     twin.reset(np.random.default_rng(0))
     return twin
 

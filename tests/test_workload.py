@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from digital_twin import WORKLOAD_TYPES, JobSpec, SpecError
 from digital_twin.workload import Workload
-from digital_twin.workloads.synthetic import AZURE_JOB_SIZES, SyntheticWorkloadConfig, generate_jobs
+from digital_twin.workloads.job_mix import AZURE_JOB_SIZES
+from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
 from tests.strategies import jobs as job_strategy
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from digital_twin import JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin import EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 
 TOY3_WEIGHTS = ObjectiveWeights(
     sla_violation_usd=0.1, qos_violation_usd=0.2, eviction_usd=0.3, deadline_miss_usd=0.4, rejection_usd=0.5
@@ -36,12 +36,14 @@ def toy3_spec(cost_model: str = "prorated") -> TwinSpec:
         fleet,
         jobs,
         Telemetry(background, 600.0, source="toy3"),
-        horizon_s=3600.0,
-        queue_ttl_s=900.0,
-        sla_threshold_pct=90.0,
-        spot_recovery_s=600.0,
-        cost_model=cost_model,
-        weights=TOY3_WEIGHTS,
+        EpisodeSettings(
+            3600.0,
+            queue_ttl_s=900.0,
+            sla_threshold_pct=90.0,
+            spot_recovery_s=600.0,
+            cost_model=cost_model,
+            weights=TOY3_WEIGHTS,
+        ),
         fixed_interruptions_s=((), (1200.0,), ()),
     )
 

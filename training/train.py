@@ -31,6 +31,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import scenarios
 from aco_env.metrics import TEST_PREFIX
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
 from digital_twin.scenario import Scenario
 from training.bc import collect_labels, fit_policy
@@ -91,7 +92,7 @@ def make_env_fn(
     def make() -> gym.Env:
         if in_worker:
             ignore_stop_signals()
-        env = gym.make("aco_env:aco_env/ClusterScheduling-v0", scenario=scenario, reward_scale=config.reward_scale)
+        env = gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale)
         env.reset(seed=seed + rank)
         return Monitor(EpisodeMetricsInfo(env))
 

@@ -15,7 +15,7 @@ Example:
     >>> import gymnasium as gym
     >>> import aco_env  # registers the env ids
     >>> from agents import make_agent
-    >>> env = gym.make("aco_env/Fleet5-v0")
+    >>> env = gym.make("aco_env/Fleet5-v1")
     >>> obs, _ = env.reset(seed=0)
     >>> agent = make_agent("aco", env)
     >>> agent.reset(seed=0)
@@ -123,7 +123,7 @@ class AcoAgent(ViewAgent):
             return None, None
         if self._online is None:
             cache = self._cache if self._cache is not None else default_cache()
-            self._online = OnlinePredictions(self.predictor, view.settings.n_ticks, self.predictor_seed, cache)
+            self._online = OnlinePredictions(self.predictor, view.grid.n_ticks, self.predictor_seed, cache)
         return self._online.at(view.telemetry)
 
     def _reset(self, seed: int | None) -> None:

@@ -72,10 +72,10 @@ import :mod:`agents.charges` (what each objective term charges).
 Example:
     >>> import numpy as np
     >>> from agents.oracle import solve_oracle
-    >>> from digital_twin import DigitalTwin, JobSpec, Telemetry, TwinSpec, default_fleet
+    >>> from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, Telemetry, TwinSpec, default_fleet
     >>> jobs = (JobSpec("j0", 0.0, 600.0, "batch", 4, 8),)
     >>> telemetry = Telemetry.constant(5, 30, 40, 3600, 300)
-    >>> spec = TwinSpec(default_fleet(), jobs, telemetry, 3600, spot_interruptions=False)
+    >>> spec = TwinSpec(default_fleet(), jobs, telemetry, EpisodeSettings(3600, spot_interruptions=False))
     >>> twin = DigitalTwin(spec)
     >>> twin.reset(np.random.default_rng(0))
     >>> result = solve_oracle(twin.hindsight())

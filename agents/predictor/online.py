@@ -72,8 +72,8 @@ class OnlinePredictions:
 
     Args:
         predictor: The forecaster.
-        n_ticks: T, the ticks the episode can reach (its table's length): ``settings.n_ticks``
-            of :class:`aco_env.EpisodeSettings`. Ticks from T on get row T - 1's report.
+        n_ticks: T, the ticks the episode can reach (its table's length): ``view.grid.n_ticks``
+            of :class:`aco_env.ClusterView`. Ticks from T on get row T - 1's report.
         seed: The predictor's seed.
         cache: Where the predictor keeps what is expensive to recompute (the LSTM's fits);
             ``None`` = recompute.

@@ -7,7 +7,6 @@ scenario loader validates options against the function's keyword parameters.
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.telemetry import Telemetry
+from digital_twin.tick_grid import check_tick_s, count_ticks
 from digital_twin.traces import (
     read_alibaba_dc_mean,
     read_alibaba_machine_usage,
@@ -68,16 +68,15 @@ def constant_telemetry(
 ) -> Telemetry:
     """A flat background: one cpu % and mem % for all nodes, or one per node.
 
-    ``telemetry.reader: constant``: ``ceil(horizon_s / tick_s)`` ticks (at least 1). The scenario
-    loader checks the tick count against its limits before calling this.
+    ``telemetry.reader: constant``: the ticks of the horizon
+    (:func:`~digital_twin.tick_grid.count_ticks`). The scenario loader checks the tick count
+    against its limits before calling this.
 
     Raises:
         SpecError: ``tick_s`` is not a finite number > 0, or a value is neither one number nor
             one per node.
     """
-    if isinstance(tick_s, bool) or not isinstance(tick_s, int | float) or not (math.isfinite(tick_s) and tick_s > 0):
-        raise SpecError(f"tick_s must be a finite number > 0, got {short_repr(tick_s)}")
-    n_ticks = max(1, math.ceil(horizon_s / tick_s))
+    n_ticks = count_ticks(horizon_s, check_tick_s(tick_s))
     background = np.empty((n_ticks, n_nodes, 2))
     for column, (name, value) in enumerate((("cpu_pct", cpu_pct), ("mem_pct", mem_pct))):
         values = np.asarray(value, dtype=np.float64)

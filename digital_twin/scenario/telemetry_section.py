@@ -2,22 +2,22 @@
 
 :func:`telemetry_loader` validates the section now and returns a picklable loader (a frozen
 dataclass) called with the fleet's node count on first use. The tick is checked now (a finite
-number > 0, and ``ceil(horizon_s / tick_s) <= limits.max_ticks``, from the ``tick_s`` option or
-the reader's default), and again with the trace's own tick when it is read, together with
-``ticks x nodes <= limits.max_telemetry_cells``, before any array is built.
+number > 0, and ``horizon_s / tick_s <= limits.max_ticks``, from the ``tick_s`` option or the
+reader's default), and again with the trace's own tick when it is read, together with
+``ticks x nodes <= limits.max_telemetry_cells``, before any array is built (the ticks of the
+horizon: :mod:`digital_twin.tick_grid`).
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from digital_twin.errors import SpecError, short_repr
+from digital_twin.errors import SettingError, SpecError, short_repr
 from digital_twin.limits import Limits, count
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import (
@@ -31,10 +31,10 @@ from digital_twin.scenario.schema import (
 )
 from digital_twin.scenario.sources import TRACE_READERS, constant_telemetry, evenly_spread_offsets
 from digital_twin.telemetry import Telemetry
+from digital_twin.tick_grid import check_tick_s, count_ticks
 from digital_twin.traces.mapping import (
     ALIBABA_REFERENCE_MAPPING,
     OffsetScaleBias,
-    n_ticks_for,
     sample_groups,
     telemetry_from_aggregate,
     telemetry_from_groups,
@@ -71,7 +71,7 @@ class ConstantTelemetry:
 
     def __call__(self, n_nodes: int) -> Telemetry:
         """The flat background of ``n_nodes`` nodes over the horizon."""
-        n_ticks = n_ticks_for(self.horizon_s, self.options.get("tick_s", _default(constant_telemetry, "tick_s")))
+        n_ticks = count_ticks(self.horizon_s, self.options.get("tick_s", _default(constant_telemetry, "tick_s")))
         try:
             _check_cells(self.limits, n_ticks, n_nodes)
         except SpecError as exc:
@@ -127,12 +127,12 @@ class TraceTelemetry:
         series: TraceSeries = call_with_options(
             TRACE_READERS[self.reader], self.options, self.file, f"{self.where}.options", self.path
         )
-        n_ticks = n_ticks_for(self.horizon_s, series.tick_s)
-        ticks = f"horizon_s / tick_s = {count(self.horizon_s / series.tick_s)} ticks"
+        ticks = self.horizon_s / series.tick_s
         try:
-            self.limits.check("max_ticks", n_ticks, ticks)
+            self.limits.check("max_ticks", ticks, f"horizon_s / tick_s = {count(ticks)} ticks")
         except SpecError as exc:
             raise ScenarioError(f"{self.file}: {self.where}.options.tick_s: {exc}") from None
+        n_ticks = count_ticks(self.horizon_s, series.tick_s)
         try:
             _check_cells(self.limits, n_ticks, n_nodes)
         except SpecError as exc:
@@ -260,17 +260,21 @@ def _check_ticks(
 ) -> None:
     """The tick (``options`` or ``function``'s default) is a number > 0 giving at most ``max_ticks`` ticks.
 
+    The ratio ``horizon_s / tick_s`` is held to ``max_ticks``: for a whole-number limit that bounds
+    the tick count, and it is defined for a ratio too large to count.
+
     Errors name ``tick_s`` in ``section`` when the file sets it, else ``horizon_s``.
     """
     given = "tick_s" in options
     tick_s = options["tick_s"] if given else _default(function, "tick_s")
     if tick_s is None:
         return
-    if isinstance(tick_s, bool) or not isinstance(tick_s, int | float) or not (math.isfinite(tick_s) and tick_s > 0):
-        raise section.error("tick_s", f"must be a finite number > 0, got {short_repr(tick_s)}")
-    ticks = horizon_s / tick_s
     try:
-        limits.check("max_ticks", math.ceil(ticks), f"horizon_s / tick_s = {count(ticks)} ticks")
+        ticks = horizon_s / check_tick_s(tick_s)
+    except SettingError as exc:
+        raise section.error("tick_s", exc.problem) from None
+    try:
+        limits.check("max_ticks", ticks, f"horizon_s / tick_s = {count(ticks)} ticks")
     except SpecError as exc:
         if given:
             raise section.error("tick_s", str(exc)) from None

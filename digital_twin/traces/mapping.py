@@ -1,6 +1,6 @@
 """Map a :class:`TraceSeries` onto a fleet: the :class:`~digital_twin.telemetry.Telemetry`.
 
-The mappings (DESIGN.md section 2, "Telemetry"):
+The mappings (``docs/design.md``, "Telemetry mappings"):
 
 * :func:`telemetry_from_aggregate`: one aggregate series shared by all nodes, each node reading
   it at its own tick offset with its own scale and bias, like the reference system:
@@ -32,6 +32,7 @@ import numpy as np
 
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.telemetry import Telemetry
+from digital_twin.tick_grid import TickGrid
 from digital_twin.traces._io import TraceCleaning, log_cleaning
 from digital_twin.traces.series import TraceSeries
 
@@ -92,17 +93,6 @@ BORG_REFERENCE_MAPPING: Mapping[str, OffsetScaleBias] = MappingProxyType(
 memory is not per-node scaled, i.e. ``mem_scale=1.0``)."""
 
 
-def n_ticks_for(horizon_s: float, tick_s: float) -> int:
-    """Ticks needed to cover ``horizon_s``: ``max(1, ceil(horizon_s / tick_s))``.
-
-    Raises:
-        SpecError: ``horizon_s`` is not a finite number > 0.
-    """
-    if not (isinstance(horizon_s, int | float) and math.isfinite(horizon_s) and horizon_s > 0):
-        raise SpecError(f"horizon_s must be a finite number > 0, got {short_repr(horizon_s)}")
-    return max(1, math.ceil(horizon_s / tick_s - 1e-9))
-
-
 def telemetry_from_aggregate(
     series: TraceSeries,
     nodes: Sequence[OffsetScaleBias] | Mapping[str, OffsetScaleBias],
@@ -118,7 +108,8 @@ def telemetry_from_aggregate(
         series: The trace; its tick becomes the telemetry tick.
         nodes: One :class:`OffsetScaleBias` per node, in fleet order (a mapping's values are
             taken in its order, e.g. ``ALIBABA_REFERENCE_MAPPING`` for the default fleet).
-        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        horizon_s: Simulated seconds to cover: ``n_ticks`` ticks, those that start before it
+            (:class:`~digital_twin.tick_grid.TickGrid`).
         machine: Which column of ``series`` to use; ``None`` requires a single-machine series.
         mem_scale: Multiplier of the raw mem % for every node (the reference uses 0.5).
         wrap: Index the series modulo its length when a node needs more ticks than it has.
@@ -144,7 +135,7 @@ def telemetry_from_aggregate(
     if not (math.isfinite(mem_scale) and mem_scale >= 0):
         raise SpecError(f"mem_scale must be a finite number >= 0, got {short_repr(mem_scale)}")
     raw = _column(series, machine)  # (n_trace_ticks, 2)
-    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    n_ticks = TickGrid(horizon_s, series.tick_s).n_ticks
     offsets = np.array([p.offset for p in params])
     index = _indices(series, offsets, n_ticks, wrap)  # (n_ticks, n_nodes)
     scale = np.array([p.scale for p in params])
@@ -177,7 +168,8 @@ def telemetry_from_machines(
 
     Args:
         series: A per-machine trace.
-        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        horizon_s: Simulated seconds to cover: ``n_ticks`` ticks, those that start before it
+            (:class:`~digital_twin.tick_grid.TickGrid`).
         machines: Machine id for each node, in fleet order (repeats allowed); ``None`` = every
             machine of the series, in its order.
         offset: Ticks into the series where tick 0 reads (same for every node).
@@ -190,7 +182,7 @@ def telemetry_from_machines(
         TraceError: Unknown machine, or a trace shorter than the horizon without ``wrap``.
     """
     selected = series if machines is None else series.select(machines)
-    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    n_ticks = TickGrid(horizon_s, series.tick_s).n_ticks
     OffsetScaleBias(offset)  # validates the offset
     index = _indices(selected, np.array([offset]), n_ticks, wrap)[:, 0]
     if selected.filled is not None:
@@ -221,7 +213,8 @@ def telemetry_from_groups(
         series: A per-machine trace.
         groups: One non-empty list of machine ids per node, in fleet order (a machine may appear
             in several groups).
-        horizon_s: Simulated seconds to cover; ``n_ticks = ceil(horizon_s / tick_s)``.
+        horizon_s: Simulated seconds to cover: ``n_ticks`` ticks, those that start before it
+            (:class:`~digital_twin.tick_grid.TickGrid`).
         offset: Ticks into the series where tick 0 reads (same for every node).
         wrap: Index the series modulo its length when it is shorter than ``offset + n_ticks``.
 
@@ -239,7 +232,7 @@ def telemetry_from_groups(
     """
     if isinstance(groups, str) or not groups or any(isinstance(g, str) or not g for g in groups):
         raise SpecError(f"groups must be a non-empty list of non-empty lists of machine ids, got {short_repr(groups)}")
-    n_ticks = n_ticks_for(horizon_s, series.tick_s)
+    n_ticks = TickGrid(horizon_s, series.tick_s).n_ticks
     OffsetScaleBias(offset)  # validates the offset
     index = _indices(series, np.array([offset]), n_ticks, wrap)[:, 0]
     for group in groups:

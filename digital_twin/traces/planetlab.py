@@ -14,7 +14,6 @@ see :mod:`digital_twin.traces.mapping`).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 
 from digital_twin._files import not_a_file_reason
 from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.tick_grid import check_tick_s
 from digital_twin.traces._io import check_file
 from digital_twin.traces.series import MAX_GRID_CELLS, TraceSeries
 
@@ -79,7 +79,7 @@ def read_planetlab(
         >>> series.values_pct.shape  # doctest: +SKIP
         (192, 898, 2)
     """
-    tick_s = _check_tick(tick_s)
+    tick_s = check_tick_s(tick_s)
     skip = _skipped_lines(start_hour, tick_s)
     if isinstance(mem_pct, bool) or not isinstance(mem_pct, int | float) or not 0.0 <= mem_pct <= 100.0:
         raise SpecError(f"mem_pct must be a number in [0, 100], got {short_repr(mem_pct)}")
@@ -123,12 +123,6 @@ def read_planetlab(
         f"mem {mem_pct:g} %)",
         start_s=start_hour * 3600.0,
     )
-
-
-def _check_tick(tick_s: float) -> float:
-    if isinstance(tick_s, bool) or not isinstance(tick_s, int | float) or not (math.isfinite(tick_s) and tick_s > 0):
-        raise SpecError(f"tick_s must be a finite number > 0, got {short_repr(tick_s)}")
-    return float(tick_s)
 
 
 def _skipped_lines(start_hour: float, tick_s: float) -> int:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.tick_grid import check_tick_s, count_ticks
 from digital_twin.traces._io import TraceCleaning, Where, log_cleaning
 from digital_twin.traces.series import CHANNELS, MAX_GRID_CELLS, TraceSeries
 
@@ -43,10 +44,9 @@ def check_grid_args(tick_s: float, max_gap_s: float, on_long_gap: str) -> None:
     """Validate the resampling options shared by the readers.
 
     Raises:
-        SpecError: ``tick_s <= 0``, ``max_gap_s < 0`` or an unknown ``on_long_gap``.
+        SpecError: ``tick_s`` not a finite number > 0, ``max_gap_s < 0`` or an unknown ``on_long_gap``.
     """
-    if not (isinstance(tick_s, int | float) and math.isfinite(tick_s) and tick_s > 0):
-        raise SpecError(f"tick_s must be a number > 0, got {short_repr(tick_s)}")
+    check_tick_s(tick_s)
     if not (isinstance(max_gap_s, int | float) and max_gap_s >= 0):
         raise SpecError(f"max_gap_s must be a number >= 0, got {short_repr(max_gap_s)}")
     if on_long_gap not in ON_LONG_GAP:
@@ -153,7 +153,7 @@ def grid_window(
         math.isfinite(start) and math.isfinite(end) and end > start
     ):
         raise SpecError(f"need finite start_s < end_s, got start_s={start}, end_s={end}")
-    return start, math.ceil((end - start) / tick_s - 1e-9)
+    return start, count_ticks(end - start, tick_s)
 
 
 def bin_samples(

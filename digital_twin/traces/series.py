@@ -8,13 +8,13 @@ How timestamped samples are put on the grid (tick means, gap policy) is document
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.tick_grid import check_tick_s
 
 CHANNELS = ("cpu", "mem")
 MAX_GRID_CELLS = 20_000_000
@@ -60,9 +60,10 @@ class TraceSeries:
                 f"{values[tick, machine, channel]} at tick {tick}, machine {machine} is not a "
                 "finite % in [0, 100]"
             )
-        tick_s = self.tick_s
-        if not (isinstance(tick_s, int | float) and math.isfinite(tick_s) and tick_s > 0):
-            raise SpecError(f"trace series ({self.source}): tick_s must be > 0, got {short_repr(tick_s)}")
+        try:
+            check_tick_s(self.tick_s)
+        except SpecError as exc:
+            raise SpecError(f"trace series ({self.source}): {exc}") from None
         ids = tuple(str(m) for m in self.machine_ids)
         if len(ids) != values.shape[1]:
             raise SpecError(
@@ -135,9 +136,10 @@ class TraceSeries:
             SpecError: ``tick_s`` is not a positive whole multiple or divisor of ``self.tick_s``,
                 or the finer grid would exceed :data:`MAX_GRID_CELLS`.
         """
-        valid = isinstance(tick_s, int | float) and not isinstance(tick_s, bool)
-        if not (valid and math.isfinite(tick_s) and tick_s > 0):
-            raise SpecError(f"{self.source}: resample tick_s must be a number > 0, got {short_repr(tick_s)}")
+        try:
+            check_tick_s(tick_s)
+        except SpecError as exc:
+            raise SpecError(f"{self.source}: resample {exc}") from None
         up, down = tick_s / self.tick_s, self.tick_s / tick_s
         if _is_whole(up):
             n = round(up)

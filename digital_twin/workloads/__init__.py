@@ -30,15 +30,9 @@ from digital_twin.workloads.alibaba_gpu2023 import (
 from digital_twin.workloads.azure_llm import ServiceTimeModel, load_azure_llm_requests
 from digital_twin.workloads.azure_vm import AZURE_CATEGORY_POLICIES, load_azure_vm_requests
 from digital_twin.workloads.explicit import jobs_from_dicts
+from digital_twin.workloads.job_mix import API_SIMULATION_MIX, AZURE_JOB_SIZES, CpuSizeDistribution, JobClass
 from digital_twin.workloads.swf import SwfHeader, load_swf_jobs, read_swf_header
-from digital_twin.workloads.synthetic import (
-    API_SIMULATION_MIX,
-    AZURE_JOB_SIZES,
-    CpuSizeDistribution,
-    JobClass,
-    SyntheticWorkloadConfig,
-    generate_jobs,
-)
+from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
 
 __all__ = [
     "ALIBABA_QOS_POLICIES",

@@ -1,13 +1,11 @@
-"""Shared plumbing of the job sources: safe CSV reading, row-located errors, selection.
+"""Shared plumbing of the job sources: parameter checks, row-located errors, selection.
 
 Every reader in this package turns a malformed file into a :class:`TraceError` whose message
 starts with ``"<file>:<line>: "`` (1-based line number in the file, the header being line 1;
 headerless formats such as the Azure ``vmtable`` start at line 1) or
-``"<file>: column '<name>': "``, so a user can open the file at the right place. A path that
-is not a regular file (a directory, a FIFO, ``/dev/zero``) is refused by ``stat`` before it is
-opened. A CSV row with fewer (or more) fields than the header is refused, even when the missing
-columns are ones the reader does not use. Bad *parameters* (a negative ``limit``, an empty
-``time_window``) raise :class:`SpecError`.
+``"<file>: column '<name>': "``, so a user can open the file at the right place (files are
+opened and read by :mod:`digital_twin.workloads._csv`). Bad *parameters* (a negative ``limit``,
+an empty ``time_window``) raise :class:`SpecError`.
 
 Selection is the same for every source (see :func:`select_positions` and :func:`shift`):
 
@@ -29,8 +27,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,10 +34,10 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from digital_twin._files import first_ragged_row, not_a_file_reason
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import JobSpec, validate_workload
 from digital_twin.traces._io import TraceCleaning, log_cleaning
+from digital_twin.workloads._csv import HEADER_LINES
 
 T = TypeVar("T")
 TimeWindow = tuple[float, float]
@@ -49,8 +45,6 @@ TimeWindow = tuple[float, float]
 
 MAX_EXACT_INT = 2.0**53
 """Integers at or above this are not exact in float64 (and far beyond any real size)."""
-HEADER_LINES = 1
-"""Lines before the first data row of a CSV file (the header)."""
 
 
 def check_selection(limit: int | None, time_window: TimeWindow | None, start_s: float) -> None:
@@ -108,123 +102,6 @@ def coerce(cls: type[T], value: T | Mapping[str, Any], name: str) -> T:
     raise SpecError(f"{name} must be a {cls.__name__} or a mapping, got {type(value).__name__}")
 
 
-def require_file(path: Path, what: str) -> None:
-    """Refuse, by ``stat`` alone, a path that is not a regular file (opening a FIFO would block).
-
-    Raises:
-        TraceError: ``"<file>: cannot open <what> (<reason>)"``, e.g. ``(is a directory)``.
-    """
-    reason = not_a_file_reason(path)
-    if reason is not None:
-        raise TraceError(f"{path}: cannot open {what} ({reason})")
-
-
-def open_text(path: Path, what: str) -> str:
-    """Read a whole text file, turning OS and decoding errors into :class:`TraceError`.
-
-    The path is checked with :func:`require_file` first.
-    """
-    require_file(path, what)
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
-
-
-def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Read a comma-separated file, every cell as a string.
-
-    Empty cells are missing (``NaN``); any other text is kept verbatim, so the numeric
-    checks can quote it. Blank lines (and rows whose every cell is empty) are skipped, but
-    the frame's index stays the 0-based data-row number so :func:`line_of` is exact. CRLF line
-    endings read like LF.
-
-    Args:
-        path: The file.
-        what: What the file is, for messages (``"pod list"``).
-        names: Column names of a file without a header (its line 1 is data; every row must have
-            exactly ``len(names)`` fields), or ``None`` when line 1 is a header (column names are
-            stripped of surrounding spaces).
-
-    Raises:
-        TraceError: Missing or unreadable file (or not a regular file), empty file, no data
-            rows, a row with more or fewer fields than the header (or ``names``), or a header
-            that is not comma-separated.
-    """
-    require_file(path, what)
-    if names is not None and path.stat().st_size == 0:  # pandas reads it as a table without rows
-        raise TraceError(f"{path}: the {what} is empty (0 bytes)")
-    layout: dict[str, Any] = {} if names is None else {"header": None, "names": list(names)}
-    expected = "the header has" if names is None else f"the {what} has"
-    try:
-        with warnings.catch_warnings():
-            # index_col=False stops pandas from silently using the first column as the index
-            # when the first row has one field too many; it warns instead, which we raise.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                path,
-                dtype=str,
-                index_col=False,
-                keep_default_na=False,
-                na_values=[""],
-                skip_blank_lines=False,
-                encoding="utf-8",
-                **layout,
-            )
-    except pd.errors.EmptyDataError:
-        empty = "no header line" if names is None else "no lines"
-        raise TraceError(f"{path}: the {what} is empty ({empty})") from None
-    except pd.errors.ParserWarning:
-        ragged = first_ragged_row(path, len(names)) if names is not None else None
-        if ragged is not None:
-            line, fields, wanted = ragged
-            raise TraceError(f"{path}:{line}: the row has {fields} fields, {expected} {wanted}") from None
-        raise TraceError(
-            f"{path}:{_first_data_line(path)}: the row has more fields than the header"
-        ) from None
-    except pd.errors.ParserError as exc:
-        raise TraceError(_parser_message(path, what, exc, expected)) from None
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
-    ragged = first_ragged_row(path, None if names is None else len(names))
-    if ragged is not None:
-        line, fields, wanted = ragged
-        raise TraceError(
-            f"{path}:{line}: the row has {fields} fields, {expected} {wanted} (every row "
-            "needs every column, even the columns this reader does not use)"
-        )
-    frame.columns = [str(c).strip() for c in frame.columns]
-    frame = frame[~frame.isna().all(axis=1)]
-    if frame.empty:
-        rows = "has a header but no data rows" if names is None else "has no data rows"
-        raise TraceError(f"{path}: the {what} {rows}")
-    frame.attrs["header_lines"] = HEADER_LINES if names is None else 0  # read by line_of
-    return frame
-
-
-def _first_data_line(path: Path) -> int:
-    """1-based number of the first non-blank line after the header (for error messages)."""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number > HEADER_LINES and line.strip():
-                return number
-    return HEADER_LINES + 1
-
-
-def _parser_message(path: Path, what: str, exc: Exception, expected: str = "the header has") -> str:
-    """Reword pandas' tokenizer error as ``"<file>:<line>: ..."``."""
-    text = str(exc).strip()
-    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
-    if found:
-        fields, line, saw = found.groups()
-        return f"{path}:{line}: the row has {saw} fields, {expected} {fields}"
-    return f"{path}: cannot parse the {what} as CSV: {text}"
-
-
 def require_columns(frame: pd.DataFrame, path: Path, columns: Sequence[str], what: str) -> None:
     """Raise :class:`TraceError` naming the missing columns (and a delimiter hint)."""
     missing = [c for c in columns if c not in frame.columns]
@@ -246,8 +123,9 @@ def require_columns(frame: pd.DataFrame, path: Path, columns: Sequence[str], wha
 def line_of(frame: pd.DataFrame, position: int) -> int:
     """1-based file line of the data row at ``position`` (0-based) in ``frame``.
 
-    ``frame.attrs["header_lines"]`` (set by :func:`read_csv_strings`: 1 with a header, 0
-    without) says how many lines come before the first data row; a frame without it has a header.
+    ``frame.attrs["header_lines"]`` (set by :func:`~digital_twin.workloads._csv.read_csv_strings`:
+    1 with a header, 0 without) says how many lines come before the first data row; a frame
+    without it has a header.
     """
     header_lines = int(frame.attrs.get("header_lines", HEADER_LINES))
     return int(frame.index[position]) + header_lines + 1
@@ -279,7 +157,7 @@ def numeric_column(
     """Convert one string column to float64, with row-located errors.
 
     Args:
-        frame: From :func:`read_csv_strings`.
+        frame: From :func:`~digital_twin.workloads._csv.read_csv_strings`.
         path: The file (for messages).
         column: Column name.
         required: An empty cell is an error when True, ``NaN`` in the result otherwise.

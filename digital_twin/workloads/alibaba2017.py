@@ -66,6 +66,7 @@ import pandas as pd
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import BATCH, JobSpec
 from digital_twin.workloads import _common as c
+from digital_twin.workloads import _csv
 from digital_twin.workloads.alibaba_gpu2023 import QosPolicy
 
 BATCH_TASK_COLUMNS = (
@@ -187,12 +188,12 @@ def load_alibaba2017_batch_tasks(
 
 def _read_table(path: Path) -> pd.DataFrame:
     """The table with the columns of :data:`BATCH_TASK_COLUMNS`, header or not, cells stripped."""
-    c.require_file(path, "task table")
+    _csv.require_file(path, "task table")
     if _has_header(path):
-        frame = c.read_csv_strings(path, "task table")
+        frame = _csv.read_csv_strings(path, "task table")
         frame = frame.rename(columns=_header_names(path, list(frame.columns)))
     else:
-        frame = c.read_csv_strings(path, "task table", names=BATCH_TASK_COLUMNS)
+        frame = _csv.read_csv_strings(path, "task table", names=BATCH_TASK_COLUMNS)
     stripped = frame[list(BATCH_TASK_COLUMNS)].apply(lambda column: column.str.strip(_PADDING))
     stripped.attrs = dict(frame.attrs)
     return stripped.mask(stripped == "")  # a cell of spaces only is missing too

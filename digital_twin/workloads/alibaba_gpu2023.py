@@ -51,6 +51,7 @@ from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.fleet import ALIBABA_GPU_MODELS
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES, JobSpec
 from digital_twin.workloads import _common as c
+from digital_twin.workloads import _csv
 
 BASE_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 """The five columns every pod list has (all that the ``multigpu*`` files have)."""
@@ -175,7 +176,7 @@ def load_alibaba_gpu_pods(
         known = sorted(policies)
         raise SpecError(f"RowOrderTiming.qos {short_repr(row_order.qos)} is not in qos_policies {known}")
     path = Path(path)
-    frame = c.read_csv_strings(path, "pod list")
+    frame = _csv.read_csv_strings(path, "pod list")
     c.require_columns(frame, path, BASE_COLUMNS, "pod list")
     if not any(col in frame.columns for col in TIMED_COLUMNS):
         if row_order is None:

@@ -49,6 +49,7 @@ import pandas as pd
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import LATENCY_CRITICAL, JobSpec
 from digital_twin.workloads import _common as c
+from digital_twin.workloads import _csv
 
 COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 PREFILL_S_PER_TOKEN = 1.2e-4
@@ -157,7 +158,7 @@ def load_azure_llm_requests(
     if deadline_slack_s is not None:
         c.check_positive("deadline_slack_s", deadline_slack_s, allow_zero=True)
     path = Path(path)
-    frame = c.read_csv_strings(path, "LLM request trace")
+    frame = _csv.read_csv_strings(path, "LLM request trace")
     c.require_columns(frame, path, COLUMNS, "LLM request trace")
     seconds = _timestamps_s(path, frame)
     context = c.numeric_column(frame, path, "ContextTokens", integer=True, min_value=0)

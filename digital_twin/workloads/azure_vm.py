@@ -62,6 +62,7 @@ import pandas as pd
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, JobSpec
 from digital_twin.workloads import _common as c
+from digital_twin.workloads import _csv
 from digital_twin.workloads.alibaba_gpu2023 import QosPolicy
 
 VMTABLE_COLUMNS = (
@@ -149,7 +150,7 @@ def load_azure_vm_requests(
         )
     policies = _policies(category_policies)
     path = Path(path)
-    frame = c.read_csv_strings(path, "VM table", names=VMTABLE_COLUMNS)
+    frame = _csv.read_csv_strings(path, "VM table", names=VMTABLE_COLUMNS)
     ids = c.unique_names(frame, path, "vmid", "vmid")
     created, deleted = _times(path, frame, trace_end_s)
     cores, mem_gb = _sizes(path, frame, version, top_bucket_cores, top_bucket_mem_gb)

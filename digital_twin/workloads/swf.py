@@ -42,6 +42,7 @@ import numpy as np
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.jobs import BATCH, JobSpec
 from digital_twin.workloads import _common as c
+from digital_twin.workloads import _csv
 
 SWF_FIELDS = (
     "job_id", "submit_time", "wait_time", "run_time", "allocated_procs", "avg_cpu_time",
@@ -137,7 +138,7 @@ def read_swf_header(path: str | Path) -> SwfHeader:
     (128, {1: 'batch'})
     """
     path = Path(path)
-    text = c.open_text(path, "SWF log")
+    text = _csv.open_text(path, "SWF log")
     return _parse_header([ln.strip() for ln in text.split("\n") if ln.lstrip().startswith(";")])
 
 
@@ -252,7 +253,7 @@ def load_swf_jobs(
     for queue, prio in (queue_priority or {}).items():
         c.check_int(f"queue_priority[{short_repr(queue)}]", prio, 1, 100)
     path = Path(path)
-    values, lines = _parse_table(path, c.open_text(path, "SWF log"))
+    values, lines = _parse_table(path, _csv.open_text(path, "SWF log"))
     _check_fields(path, values, lines)
     v = {name: values[:, k] for name, k in _F.items()}
     ids = v["job_id"].astype(np.int64)

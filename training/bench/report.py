@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from aco_env.registration import FLEET5_ID
+
 
 def _fmt(value: Any, digits: int = 0) -> str:
     if value is None:
@@ -115,7 +117,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             "",
             "| measure | MB |",
             "|---|---|",
-            f"| peak RSS of a fresh process playing one `aco_env/Fleet5-v0` episode | {memory['peak_rss_mb']:.1f} |",
+            f"| peak RSS of a fresh process playing one `{FLEET5_ID}` episode | {memory['peak_rss_mb']:.1f} |",
             f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
             "",
         ]
@@ -244,7 +246,7 @@ def _env_section(env: dict[str, Any]) -> list[str]:
         "",
         "| metric | result | target |",
         "|---|---|---|",
-        f"| `aco_env/Fleet5-v0` steps/s | {_fmt(env['env_steps_per_s'])} | |",
+        f"| `{FLEET5_ID}` steps/s | {_fmt(env['env_steps_per_s'])} | |",
         f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
         f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
         f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",

@@ -29,6 +29,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 import scenarios
+from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin.scenario import Scenario
 from training.commands.run import RUN_ROLLOUT
 from training.config import TrainConfig
@@ -70,7 +71,7 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
 
 def _before_issue_16(config: TrainConfig, scenario: Scenario) -> VecEnv:
     """One env as the trainer built it before issue 16: ``Monitor(gym.make(...))``, full ``info``."""
-    env = Monitor(gym.make("aco_env:aco_env/ClusterScheduling-v0", scenario=scenario, reward_scale=config.reward_scale))
+    env = Monitor(gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale))
     env.reset(seed=config.seed)
     return DummyVecEnv([lambda: env])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -10,7 +11,8 @@ import numpy as np
 import scenarios
 from digital_twin import DigitalTwin, TwinSpec, native
 from digital_twin.scenario.sources import evenly_spread_offsets
-from digital_twin.traces import n_ticks_for, read_alibaba_dc_mean, telemetry_from_aggregate
+from digital_twin.tick_grid import count_ticks
+from digital_twin.traces import read_alibaba_dc_mean, telemetry_from_aggregate
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
 from training.bench.pure_python import compiled_core_is_running, in_pure_python
 
@@ -26,16 +28,12 @@ def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
     scenario = scenarios.load("fleet5-synthetic")
     horizon_s = days * 86_400.0
     series = read_alibaba_dc_mean(scenarios.CATALOGUE_DIR / "data" / "synthetic_dc_mean_300s.csv")
-    offsets = evenly_spread_offsets(series.n_ticks, n_ticks_for(horizon_s, series.tick_s), len(scenario.fleet))
+    offsets = evenly_spread_offsets(series.n_ticks, count_ticks(horizon_s, series.tick_s), len(scenario.fleet))
     return TwinSpec(
         fleet=scenario.fleet,
         jobs=generate_jobs(SyntheticWorkloadConfig(), np.random.default_rng(seed), horizon_s),
         telemetry=telemetry_from_aggregate(series, offsets, horizon_s),
-        horizon_s=horizon_s,
-        queue_ttl_s=scenario.queue_ttl_s,
-        cost_model=scenario.cost_model,
-        weights=scenario.weights,
-        interference=scenario.interference,
+        settings=dataclasses.replace(scenario.settings, horizon_s=horizon_s),
     )
 
 

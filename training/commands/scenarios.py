@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         jobs = (f"<= {scenario.job_budget}" if scenario.job_budget else "all") + (
             " per episode" if scenario.per_episode_workload else ""
         )
-        table.add_row(name, nodes, jobs, f"{scenario.horizon_s / 3600:g} h", scenario.telemetry_source, present)
+        hours = f"{scenario.settings.horizon_s / 3600:g} h"
+        table.add_row(name, nodes, jobs, hours, scenario.telemetry_source, present)
     print_table(table)
     print()
     sources = new_table(("scenario key", "name", "reads"), right_aligned_from=3)

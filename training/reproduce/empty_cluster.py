@@ -28,7 +28,7 @@ import numpy as np
 
 from aco_env import ClusterSchedulingEnv, ClusterView, cluster_view_of
 from agents.view_agent import ViewAgent
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from training.reproduce.scenario_build import code_scenario, constant_background, job_dict
 
 _SPAN_S = 1.0  # the one-job twin's horizon: the job arrives at 0 and is decided at once
@@ -55,9 +55,7 @@ def empty_cluster_view(fleet: Sequence[NodeSpec], job: JobSpec) -> ClusterView:
         fleet=tuple(fleet),
         jobs=(alone,),
         telemetry=Telemetry.constant(len(fleet), 0.0, 0.0, _SPAN_S, _SPAN_S),
-        horizon_s=_SPAN_S,
-        queue_ttl_s=None,
-        spot_interruptions=False,
+        settings=EpisodeSettings(_SPAN_S, queue_ttl_s=None, spot_interruptions=False),
     )
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))  # no randomness is drawn: interruptions are off

@@ -85,11 +85,11 @@ Example:
     >>> import numpy as np
     >>> from agents.oracle.model.instance import OracleInstance
     >>> from agents.oracle.bounds.capacity_free import capacity_free_bound
-    >>> from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+    >>> from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
     >>> fleet = (NodeSpec("cheap", "x86_64", "on-demand", 2, 8, 0.36),
     ...          NodeSpec("dear", "x86_64", "on-demand", 2, 8, 3.6))
     >>> jobs = tuple(JobSpec(f"j{k}", 0.0, 3600.0, "batch", 2, 2) for k in range(2))
-    >>> spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 7200, 300), 7200, queue_ttl_s=600.0)
+    >>> spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 7200, 300), EpisodeSettings(7200, queue_ttl_s=600.0))
     >>> twin = DigitalTwin(spec)
     >>> twin.reset(np.random.default_rng(0))
     >>> inst = OracleInstance.from_hindsight(twin.hindsight())

@@ -8,9 +8,9 @@ columns of the workload (``(S, J)`` booleans) instead of once per (job, node) pa
 size estimate of :mod:`agents.oracle.sizing.size`, before anything big is built.
 
 Example:
-    >>> from digital_twin import JobSpec, TwinSpec, Telemetry, default_fleet
+    >>> from digital_twin import EpisodeSettings, JobSpec, TwinSpec, Telemetry, default_fleet
     >>> jobs = (JobSpec("cpu", 0.0, 60.0, "batch", 4, 8), JobSpec("gpu", 0.0, 60.0, "batch", 4, 8, gpu_count=2))
-    >>> spec = TwinSpec(default_fleet(), jobs, Telemetry.constant(5, 30, 40, 3600, 300), 3600)
+    >>> spec = TwinSpec(default_fleet(), jobs, Telemetry.constant(5, 30, 40, 3600, 300), EpisodeSettings(3600))
     >>> shapes = node_shapes(spec.fleet, spec.jobs)
     >>> [len(m) for m in shapes.members], shapes.n_candidates.tolist()
     ([1, 1, 1, 2], [5, 2])

@@ -118,7 +118,7 @@ class OracleInstance:
         """Build the instance of the episode ``view`` describes."""
         spec = view.spec
         fleet, jobs = spec.fleet, spec.jobs
-        horizon = float(spec.horizon_s)
+        horizon = float(spec.settings.horizon_s)
         ticks = np.asarray(view.tick_times_s, dtype=np.float64)
         node_cpu = np.array([millicores(n.cpu_cores) for n in fleet], dtype=np.int64)
         node_gpus = np.array([n.gpu_count for n in fleet], dtype=np.int64)
@@ -132,10 +132,10 @@ class OracleInstance:
         return cls(
             horizon_s=horizon,
             tick_s=float(spec.tick_s),
-            ttl_s=None if spec.queue_ttl_s is None else float(spec.queue_ttl_s),
-            weights=spec.weights,
-            active_nodes=spec.cost_model == ACTIVE_NODES,
-            deadline_at_completion=spec.deadline_rule == DEADLINE_AT_COMPLETION,
+            ttl_s=None if spec.settings.queue_ttl_s is None else float(spec.settings.queue_ttl_s),
+            weights=spec.settings.weights,
+            active_nodes=spec.settings.cost_model == ACTIVE_NODES,
+            deadline_at_completion=spec.settings.deadline_rule == DEADLINE_AT_COMPLETION,
             tick_times_s=ticks,
             node_cpu_m=node_cpu,
             node_mem_mib=np.array([mebibytes(n.mem_gb) for n in fleet], dtype=np.int64),
@@ -144,14 +144,14 @@ class OracleInstance:
             node_spot=np.array([n.is_spot for n in fleet], dtype=bool),
             interruptions_s=tuple(tuple(float(t) for t in times) for times in view.interruptions_s),
             down_windows_s=view.down_windows_s,
-            sla_allowed_cpu_m=_sla_allowed(background, node_cpu, float(spec.sla_threshold_pct)),
+            sla_allowed_cpu_m=_sla_allowed(background, node_cpu, float(spec.settings.sla_threshold_pct)),
             job_ids=tuple(j.job_id for j in jobs),
             arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
             duration_s=durations,
             longest_run_s=longest_runs(durations, _slowest_on(candidates, slowest.min(axis=0))),
             slowest_rate=slowest,
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
-            latency_slo_s=durations * float(spec.latency_slo_factor),  # the twin's float expression
+            latency_slo_s=durations * float(spec.settings.latency_slo_factor),  # the twin's float expression
             job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
             job_mem_mib=np.array([mebibytes(j.mem_gb) for j in jobs], dtype=np.int64),
             job_gpus=np.array([j.gpu_count for j in jobs], dtype=np.int64),
@@ -194,7 +194,7 @@ def slowest_rate_table(view: HindsightView) -> np.ndarray:
     spec = view.spec
     n_nodes = len(spec.fleet)
     n_ticks = max(1, len(view.tick_times_s))
-    if spec.interference != PROCESSOR_SHARING:
+    if spec.settings.interference != PROCESSOR_SHARING:
         return np.ones((n_ticks, n_nodes))
     background = np.asarray(view.background_cpu_pct, dtype=np.float64)[:n_ticks]  # (K, N)
     capacity = [millicores(n.cpu_cores) for n in spec.fleet]
@@ -264,11 +264,11 @@ def static_events(view: HindsightView, ticks: np.ndarray, submitted: np.ndarray,
         placeable: ``(J,)`` bool, submitted and fits some node (its first TTL expiry is an event).
     """
     spec = view.spec
-    horizon = float(spec.horizon_s)
+    horizon = float(spec.settings.horizon_s)
     arrivals = spec.jobs.arrival_s
     times = [ticks, arrivals[submitted]]
-    if spec.queue_ttl_s is not None:
-        times.append(arrivals[placeable] + spec.queue_ttl_s)  # the twin's float expression
+    if spec.settings.queue_ttl_s is not None:
+        times.append(arrivals[placeable] + spec.settings.queue_ttl_s)  # the twin's float expression
     times.extend(np.array(windows, dtype=np.float64).reshape(-1) for windows in view.down_windows_s)
     out = np.unique(np.concatenate(times).astype(np.float64))
     return out[out < horizon]

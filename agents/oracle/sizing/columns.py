@@ -43,9 +43,9 @@ class EpisodeColumns:
     def __init__(self, view: HindsightView, divisor: int) -> None:
         spec, jobs = view.spec, view.spec.jobs
         self.n_nodes, self.n_jobs = len(spec.fleet), len(jobs)
-        self.horizon = float(spec.horizon_s)
-        self.ttl = None if spec.queue_ttl_s is None else float(spec.queue_ttl_s)
-        self.active = spec.cost_model == ACTIVE_NODES
+        self.horizon = float(spec.settings.horizon_s)
+        self.ttl = None if spec.settings.queue_ttl_s is None else float(spec.settings.queue_ttl_s)
+        self.active = spec.settings.cost_model == ACTIVE_NODES
         self.ticks = np.asarray(view.tick_times_s, dtype=np.float64)
         shapes = node_shapes(spec.fleet, jobs)
         submitted = jobs.arrival_s < self.horizon
@@ -63,7 +63,7 @@ class EpisodeColumns:
         shape_rate = np.array([rates[np.asarray(m)].min() for m in shapes.members]).reshape(-1, 1)  # (S, 1)
         slowest = np.where(self.fits, shape_rate, 1.0).min(axis=0, initial=1.0)  # (J',)
         self.longest = longest_runs(self.d, slowest)
-        self.slowed = (shape_rate[:, 0] < 1.0) & (spec.cost_model != ACTIVE_NODES)
+        self.slowed = (shape_rate[:, 0] < 1.0) & (spec.settings.cost_model != ACTIVE_NODES)
         ttl = math.inf if self.ttl is None else self.ttl
         self.w = np.minimum(self.a + ttl, self.horizon)
         self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),

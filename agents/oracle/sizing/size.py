@@ -49,9 +49,10 @@ allowance grows with it, up to its cap.
 
 Example:
     >>> import numpy as np
-    >>> from digital_twin import DigitalTwin, JobSpec, Telemetry, TwinSpec, default_fleet
+    >>> from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, Telemetry, TwinSpec, default_fleet
     >>> jobs = tuple(JobSpec(f"j{k}", 60.0 * k, 600.0, "batch", 4, 8) for k in range(10))
-    >>> twin = DigitalTwin(TwinSpec(default_fleet(), jobs, Telemetry.constant(5, 30, 40, 3600, 300), 3600))
+    >>> telemetry = Telemetry.constant(5, 30, 40, 3600, 300)
+    >>> twin = DigitalTwin(TwinSpec(default_fleet(), jobs, telemetry, EpisodeSettings(3600)))
     >>> twin.reset(np.random.default_rng(0))
     >>> estimate = estimate_oracle_memory(twin.hindsight())
     >>> estimate.plan.n_options >= 10 * 5, estimate.peak_bytes < 100e6
