@@ -20,7 +20,7 @@ from agents.oracle.bounds.capacity_free import capacity_free_bound
 from agents.oracle.bounds.lagrangian import lagrangian_bound
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
-from digital_twin import DigitalTwin, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.objective import ObjectiveWeights
 
 SPOT, DEAR = 0, 1
@@ -35,7 +35,7 @@ DEARER_QOS = 0.15  # 0.40: the on-demand node is the cheaper
 
 def _spec(weights: ObjectiveWeights) -> TwinSpec:
     telemetry = Telemetry.constant(len(FLEET), 10, 10, 7200, 300)
-    return TwinSpec(FLEET, (JOB,), telemetry, 7200, weights=weights, spot_interruptions=False)
+    return TwinSpec(FLEET, (JOB,), telemetry, EpisodeSettings(7200, weights=weights, spot_interruptions=False))
 
 
 def _outcomes(weights: ObjectiveWeights) -> dict[str, float]:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from aco_env import ClusterSchedulingEnv
-from agents.oracle.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, SettingError, Telemetry, TickGrid, TwinSpec
 from digital_twin.scenario import load_scenario
 from digital_twin.tick_grid import count_ticks
