@@ -15,6 +15,8 @@ import pytest
 import yaml
 
 from aco_env import ClusterSchedulingEnv
+from agents.oracle import solve_oracle
+from agents.oracle.bounds.decision_times import grid_bounds
 from agents.oracle.model.instance import OracleInstance
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, SettingError, Telemetry, TickGrid, TwinSpec
 from digital_twin.scenario import load_scenario
@@ -130,3 +132,7 @@ def test_env_and_oracle__say_9_ticks(tmp_path: Path) -> None:
     assert ticks == list(range(N_TICKS))
     instance = OracleInstance.from_hindsight(env.hindsight())
     assert len(instance.tick_times_s) == N_TICKS and instance.sla_allowed_cpu_m.shape[0] == N_TICKS
+    assert instance.grid == TickGrid(HORIZON_S, TICK_S)
+    cells = grid_bounds(instance, 1)  # the relaxation's cells: one per tick, then the horizon
+    assert cells.tolist() == [*instance.tick_times_s.tolist(), HORIZON_S]
+    assert solve_oracle(env.hindsight(), replayed_rounds=0).proven_optimal

@@ -10,12 +10,11 @@ compute the same from plain arrays, for the size estimate (:mod:`agents.oracle.s
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.intervals import Interval, merge
+from digital_twin.tick_grid import count_ticks
 
 
 def grid_bounds(inst: OracleInstance, divisor: int) -> np.ndarray:
@@ -27,7 +26,7 @@ def grid_bounds_for(horizon_s: float, tick_s: float, divisor: int) -> np.ndarray
     """:func:`grid_bounds` of an episode of ``horizon_s`` with ``tick_s`` ticks (float64, sorted)."""
     if divisor < 1:
         raise ValueError(f"bound_grid_divisor must be >= 1, got {divisor}")
-    n_ticks = math.ceil(horizon_s / tick_s)
+    n_ticks = count_ticks(horizon_s, tick_s)
     step = tick_s / divisor
     points = (np.arange(n_ticks, dtype=np.float64)[:, None] * tick_s + np.arange(divisor)[None, :] * step).ravel()
     return np.unique(np.concatenate((points[points < horizon_s], [horizon_s])))

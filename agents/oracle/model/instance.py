@@ -18,24 +18,23 @@ import numpy as np
 from agents.charges import Charges, share_usd_per_s
 from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
-from digital_twin import HindsightView, JobSpec, NodeSpec
+from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
-from digital_twin.objective import ACTIVE_NODES, DEADLINE_AT_COMPLETION, ObjectiveWeights
+from digital_twin.objective import ObjectiveWeights
+from digital_twin.tick_grid import TickGrid
 
 
 @dataclass(frozen=True, eq=False)
 class OracleInstance:
     """Arrays describing one episode for the oracle's programs (units in the names).
 
+    The episode's settings and tick grid are the twin's own objects (``settings``, ``grid``);
+    the properties below read them under the names the programs use.
+
     Attributes:
-        horizon_s: The episode covers ``[0, horizon_s)``.
-        tick_s: Telemetry tick length; SLA sampling times are ``tick_times_s``.
-        ttl_s: Queue TTL (``None`` = none).
-        weights: Penalties per event in USD.
-        active_nodes: True under the ``active-nodes`` cost model, False under ``prorated``.
-        deadline_at_completion: True when lateness is judged at a run's end (the ``completion``
-            deadline rule), False when at the first start (``first-start``).
-        tick_times_s: ``(K,)`` SLA sampling times ``k * tick_s < horizon_s``.
+        settings: The episode's settings (:class:`digital_twin.EpisodeSettings`).
+        grid: The episode's tick grid (:class:`digital_twin.tick_grid.TickGrid`).
+        tick_times_s: ``(K,)`` SLA sampling times, ``grid.times_s()``.
         node_cpu_m, node_mem_mib, node_gpus: ``(N,)`` int64 capacities.
         node_price_per_s: ``(N,)`` node price in USD per second.
         node_spot: ``(N,)`` bool.
@@ -65,12 +64,8 @@ class OracleInstance:
             equal background cpu series and equal interruption times.
     """
 
-    horizon_s: float
-    tick_s: float
-    ttl_s: float | None
-    weights: ObjectiveWeights
-    active_nodes: bool
-    deadline_at_completion: bool
+    settings: EpisodeSettings
+    grid: TickGrid
     tick_times_s: np.ndarray  # (K,)
     node_cpu_m: np.ndarray  # (N,)
     node_mem_mib: np.ndarray  # (N,)
@@ -97,6 +92,37 @@ class OracleInstance:
     rate_per_s: np.ndarray  # (J, N)
     static_events_s: np.ndarray  # (E,)
     node_classes: tuple[tuple[int, ...], ...]
+
+    @property
+    def horizon_s(self) -> float:
+        """The episode covers ``[0, horizon_s)``, seconds."""
+        return float(self.grid.horizon_s)
+
+    @property
+    def tick_s(self) -> float:
+        """Telemetry tick length, seconds; SLA sampling times are ``tick_times_s``."""
+        return float(self.grid.tick_s)
+
+    @property
+    def ttl_s(self) -> float | None:
+        """Queue TTL, seconds (``None`` = none)."""
+        ttl = self.settings.queue_ttl_s
+        return None if ttl is None else float(ttl)
+
+    @property
+    def weights(self) -> ObjectiveWeights:
+        """Penalties per event in USD."""
+        return self.settings.weights
+
+    @property
+    def active_nodes(self) -> bool:
+        """True under the ``active-nodes`` cost model, False under ``prorated``."""
+        return self.settings.active_nodes
+
+    @property
+    def deadline_at_completion(self) -> bool:
+        """True when lateness is judged at a run's end (``completion``), False at the first start."""
+        return self.settings.deadline_at_completion
 
     @cached_property
     def charges(self) -> Charges:
@@ -130,12 +156,8 @@ class OracleInstance:
         durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
         slowest = slowest_rate_table(view)
         return cls(
-            horizon_s=horizon,
-            tick_s=float(spec.tick_s),
-            ttl_s=None if spec.settings.queue_ttl_s is None else float(spec.settings.queue_ttl_s),
-            weights=spec.settings.weights,
-            active_nodes=spec.settings.cost_model == ACTIVE_NODES,
-            deadline_at_completion=spec.settings.deadline_rule == DEADLINE_AT_COMPLETION,
+            settings=spec.settings,
+            grid=spec.grid,
             tick_times_s=ticks,
             node_cpu_m=node_cpu,
             node_mem_mib=np.array([mebibytes(n.mem_gb) for n in fleet], dtype=np.int64),
