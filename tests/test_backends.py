@@ -19,12 +19,12 @@ import scenarios
 import tests.failing_agents as failing
 from agents import agent_names, make_agent
 from agents.oracle.limits import SolveLimits
-from training.backends import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
-from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
-from training.reproduce import t1_1_cost
-from training.reproduce.play import play_agents, play_seeds
-from training.results import Evaluation, without_timing
-from training.rollout import play_episode
+from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
+from training.evaluation.results import Evaluation, without_timing
+from training.evaluation.rollout import play_episode
+from training.execution.backend import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
+from training.reproduction import t1_1_cost
+from training.reproduction.play import play_agents, play_seeds
 
 FOUR_AGENTS = ["first-fit", "cheapest", "aco", "random"]
 BACKENDS = ["serial", "processes", "ray"]
@@ -265,7 +265,7 @@ def test_evaluate_cli__an_episode_failing_every_attempt_writes_nothing_and_is_na
     import sys
 
     out = tmp_path / "out"
-    script = f"import sys, {failing.REGISTER_MODULE}; from training.cli import main; sys.exit(main(sys.argv[1:]))"
+    script = f"import sys, {failing.REGISTER_MODULE}; from training.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = ["evaluate", "--agents", f"first-fit,{failing.BROKEN}", "--episodes", "2", "--backend", "serial"]
     result = subprocess.run([sys.executable, "-c", script, *args, "--out", str(out), "--no-progress"],
                             capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=300)
@@ -291,7 +291,7 @@ def test_evaluate_cli__ray_and_serial_write_equal_results_json(tmp_path: Path) -
     documents, logs = [], []
     for kind in ("ray", "serial"):
         args = ["evaluate", "--agents", ",".join(FOUR_AGENTS), "--episodes", "10", "--backend", kind]
-        result = subprocess.run([sys.executable, "-m", "training.cli", *args, "--out", str(tmp_path / kind)],
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
                                 capture_output=True, text=True, cwd=root, timeout=600)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "results.json").read_text()))
@@ -330,8 +330,9 @@ def test_reproduce_cli__bad_backend_options_exit_2_before_any_work(tmp_path: Pat
 
     root = Path(__file__).resolve().parents[1]
     for extra in (["--backend", "processes", "--address", "127.0.0.1:6379"], ["--backend", "ray", "--address", "head"]):
-        result = subprocess.run([sys.executable, "-m", "training.cli", "reproduce", "--tier", "T1.1", "--no-oracle",
-                                 "--out", str(tmp_path), *extra], capture_output=True, text=True, cwd=root, timeout=120)
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", "reproduce", "--tier", "T1.1",
+                                 "--no-oracle", "--out", str(tmp_path), *extra],
+                                capture_output=True, text=True, cwd=root, timeout=120)
         assert result.returncode == 2 and "--address" in result.stderr, result.stderr
     assert not any(tmp_path.iterdir())
 
@@ -349,7 +350,7 @@ def test_reproduce_cli__ray_and_serial_write_the_same_tiers(tmp_path: Path) -> N
     documents = []
     for kind in ("ray", "serial"):
         args = ["reproduce", "--tier", "T1.1", "--seeds", "2", "--no-oracle", "--backend", kind]
-        result = subprocess.run([sys.executable, "-m", "training.cli", *args, "--out", str(tmp_path / kind)],
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
                                 capture_output=True, text=True, cwd=root, timeout=600)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "reproduction.json").read_text()))

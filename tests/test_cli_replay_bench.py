@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run ``python -m training.cli ARGS`` in ``cwd`` (the repository importable from anywhere)."""
+    """Run ``python -m training.cli.main ARGS`` in ``cwd`` (the repository importable from anywhere)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=cwd, env=env
+        [sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env
     )
 
 

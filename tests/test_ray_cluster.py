@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from training.results import without_timing
+from training.evaluation.results import without_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 120.0
@@ -144,7 +144,7 @@ def ray_cluster() -> Iterator[Cluster]:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
                           env={**env, "PYTHONPATH": str(ROOT)}, timeout=600)
 
 

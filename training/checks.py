@@ -146,7 +146,7 @@ def add_backend_arguments(parser: argparse.ArgumentParser, units: str) -> None:
         parser: The command's parser.
         units: What the backend runs, for the help (e.g. ``"the episodes"``).
     """
-    from training.backends import BACKENDS
+    from training.execution.backend import BACKENDS
 
     parser.add_argument(
         "--backend",
@@ -173,8 +173,8 @@ def backend(name: str, address: str | None) -> None:
     """
     import importlib.util
 
-    from training.backends import BACKENDS
-    from training.ray_backend import parse_address  # imports no ray
+    from training.execution.backend import BACKENDS
+    from training.execution.ray_backend import parse_address  # imports no ray
 
     entry = BACKENDS[name]  # argparse's choices checked the name
     if address is not None:
