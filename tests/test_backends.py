@@ -22,7 +22,8 @@ from agents.oracle.limits import SolveLimits
 from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
 from training.evaluation.results import Evaluation, without_timing
 from training.evaluation.rollout import play_episode
-from training.execution.backend import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
+from training.execution.backend import Backend, SerialBackend, UnitFailure, UnitsFailedError
+from training.execution.registry import make_backend
 from training.reproduction import t1_1_cost
 from training.reproduction.play import play_agents, play_seeds
 

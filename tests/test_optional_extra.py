@@ -61,9 +61,9 @@ def test_base_install__training_says_which_extra_to_install(tmp_path: Path) -> N
 def test_ray_extra__nothing_imports_ray_until_a_ray_backend_starts() -> None:
     """aco_env, agents, training, the CLI, the evaluator and every backend module import without loading ray."""
     modules = "aco_env, agents, training, training.cli.main, training.evaluation.evaluator, " \
-        "training.execution.backend, training.execution.process_backend, training.execution.ray_backend, " \
-        "training.cli.commands.evaluate, training.scale.sweeps.sweep, training.scale.sweeps.space, " \
-        "training.scale.sweeps.trial, training.cli.commands.sweep"
+        "training.execution.backend, training.execution.registry, training.execution.process_backend, " \
+        "training.execution.ray_backend, training.cli.commands.evaluate, training.scale.sweeps.sweep, " \
+        "training.scale.sweeps.space, training.scale.sweeps.trial, training.cli.commands.sweep"
     code = f"import sys, {modules}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.strip() == "[]", result.stdout

@@ -27,7 +27,8 @@ from typing import Any
 import scenarios
 from training.evaluation.evaluator import evaluate
 from training.evaluation.results import Evaluation, without_timing
-from training.execution.backend import BACKENDS, Backend, make_backend
+from training.execution.backend import Backend
+from training.execution.registry import BACKENDS, make_backend
 
 AGENTS = ("first-fit", "cheapest", "aco", "random")
 HEAVY_AGENT = "lookahead"

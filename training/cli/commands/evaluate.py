@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from training import checks
+from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
 from training.execution.backend import Backend, UnitsFailedError
 
@@ -67,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace each scenario's background cpu by this constant percent on every node "
         "(the trace's memory and tick are kept): does the replayed load matter?",
     )
-    checks.add_backend_arguments(parser, "the episodes")
+    add_backend_arguments(parser, "the episodes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
 
 
@@ -76,9 +77,10 @@ def run(args: argparse.Namespace) -> int:
     # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
     from training.evaluation.leaderboard import print_leaderboard
     from training.evaluation.results_writer import RESULTS_JSON, write_results
-    from training.execution.backend import BackendError, make_backend
+    from training.execution.backend import BackendError
+    from training.execution.registry import make_backend
 
-    checks.backend(args.backend, args.address)
+    check_backend(args.backend, args.address)
     agents = checks.agent_list(args.agents)
     if "oracle" in agents:
         checks.oracle_budget()

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.oracle.limits import SolveLimits
-from training import checks
 from training.checks import count, writable_dir
+from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "give other numbers on another machine)",
     )
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle (its columns are n/a)")
-    checks.add_backend_arguments(parser, "the full twin's episodes")
+    add_backend_arguments(parser, "the full twin's episodes")
 
 
 def _command(args: argparse.Namespace, tiers: list[str]) -> str:
@@ -87,7 +87,8 @@ def _command(args: argparse.Namespace, tiers: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, run the chosen tiers, write the JSON and the Markdown."""
-    from training.execution.backend import BackendError, UnitsFailedError, make_backend
+    from training.execution.backend import BackendError, UnitsFailedError
+    from training.execution.registry import make_backend
     from training.reproduction import TIERS, tier_module
     from training.reproduction.data import traces_dir
     from training.reproduction.play import oracle_available
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--tier: unknown tier(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(TIERS)}")
     if args.oracle_time_limit is not None and not args.oracle_time_limit > 0:
         raise UsageError(f"--oracle-time-limit must be > 0 seconds, got {args.oracle_time_limit}")
-    checks.backend(args.backend, args.address)
+    check_backend(args.backend, args.address)
     writable_dir(args.out, "--out")
     seeds = list(range(args.seeds))
     oracle_limits = None if args.no_oracle else SolveLimits(args.oracle_node_limit, args.oracle_time_limit)

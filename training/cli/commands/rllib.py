@@ -20,6 +20,7 @@ import argparse
 import importlib.util
 
 from training import checks
+from training.cli.backend_options import check_backend
 from training.errors import CommandError, UsageError
 from training.learning.config import CONFIG_DEST, config_parser
 from training.scale.rllib.ppo import CONFIG_JSON, RLlibConfig
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from training.execution.backend import BackendError
 
     config: RLlibConfig = getattr(args, CONFIG_DEST)
-    checks.backend("ray", config.address)  # the ray extra is installed; --address is HOST:PORT, ray://... or auto
+    check_backend("ray", config.address)  # the ray extra is installed; --address is HOST:PORT, ray://... or auto
     if importlib.util.find_spec("torch") is None:  # the train extra's: the network and TensorBoard
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
     scenario = checks.scenario(config.scenario)

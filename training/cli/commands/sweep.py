@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from training import checks
+from training.cli.backend_options import check_backend
 from training.errors import DataError, UsageError
 from training.scale.sweeps.space import SCHEDULERS, SweepSpec
 
@@ -63,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check everything, run (or resume) the sweep, print the summary and where everything is."""
-    checks.backend("ray", args.address)  # the address's form, and the ray extra
+    check_backend("ray", args.address)  # the address's form, and the ray extra
     sweep_dir, spec, resume = _sweep(args)
     scenarios = _check_trials(spec, sweep_dir)
     from training.scale.sweeps.sweep import BEST_JSON, SUMMARY_CSV, SUMMARY_MD, run_sweep
