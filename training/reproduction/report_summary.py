@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from training.reproduction.report import NA, mean, pct, table, worst_mean
+from training.reproduction.report_format import NA, mean, pct, table, worst_mean
 
 
 def _headline_t1_1(result: dict[str, Any]) -> list[list[str]]:

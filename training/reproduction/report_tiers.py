@@ -4,7 +4,7 @@ Each section gives the reference's number, ours in its setting, ours in the full
 oracle where it applies, and a paragraph on why they differ. The real-data tiers' sections
 (T4.1, T5.2) are in :mod:`training.reproduction.report_tiers_real`; :data:`RENDERERS` has all four.
 Each ``render_*`` function writes the part of its section below the head; :data:`RENDERERS`
-puts the head (:func:`~training.reproduction.report.section_head`) above it, or only the head
+puts the head (:func:`~training.reproduction.report_format.section_head`) above it, or only the head
 when the tier was skipped.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from training.reproduction.report import (
+from training.reproduction.report_format import (
     NA,
     cheaper,
     mean,
@@ -193,7 +193,7 @@ def render_t1_3(result: dict[str, Any]) -> list[str]:
 def _with_head(body: Callable[[dict[str, Any]], list[str]]) -> Callable[[dict[str, Any], str], list[str]]:
     """A tier's section renderer ``(result, command) -> lines`` from the renderer of its body.
 
-    The section is :func:`~training.reproduction.report.section_head` (title, command, data), then
+    The section is :func:`~training.reproduction.report_format.section_head` (title, command, data), then
     ``body(result)``; a skipped tier (``"skipped"`` in its result) gets the head alone.
     """
 

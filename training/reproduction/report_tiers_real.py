@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from training.reproduction.report import (
+from training.reproduction.report_format import (
     NA,
     cheaper,
     compare,
