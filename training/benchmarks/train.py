@@ -7,7 +7,7 @@ process, in turns (so a machine whose speed drifts slows them alike):
 * ``flat_one_env``: the training setup before issue 16, rebuilt as it was: MaskablePPO with the
   flat ``MultiInputPolicy`` on one env behind SB3's ``Monitor`` with the env's full ``info``
   (2,048-step rollouts, minibatch 256, 4 epochs);
-* ``run``: what ``aco-env run`` trains (:mod:`training.cli.commands.run`): the set policy and
+* ``run``: what ``aco-env run`` trains (:mod:`training.learning.main_job`): the set policy and
   ``RUN_ROLLOUT`` (16 envs batched in this process, 512 steps each per rollout, minibatch
   1,024, 4 epochs), their ``info`` reduced to the final metrics
   (:class:`training.learning.train.EpisodeMetricsInfo`).
@@ -30,8 +30,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 import scenarios
 from digital_twin.scenario import Scenario
-from training.cli.commands.run import RUN_ROLLOUT
 from training.learning.config import TrainConfig
+from training.learning.main_job import RUN_ROLLOUT
 from training.learning.train import build_model, make_vec_env
 
 WARM_UP_STEPS = 2048

@@ -22,18 +22,12 @@ import scenarios
 from digital_twin.objective import OBJECTIVE_KEY, USD_KEYS
 from training import checks
 from training.learning.config import TrainConfig
+from training.learning.main_job import RUN_DAGGER_ITERATIONS, RUN_ROLLOUT, RUN_TIMESTEPS
 
 if TYPE_CHECKING:
     from training.evaluation.results import Evaluation
 
 HELP = "the main job: train MaskablePPO on the default scenario and compare it with the baselines"
-RUN_TIMESTEPS = 300_000
-RUN_DAGGER_ITERATIONS = 6
-RUN_ROLLOUT = {"n_envs": 16, "n_steps": 512, "batch_size": 1024}
-"""16 envs collecting side by side in this process, 512 steps each per rollout (8,192 in all, 32
-minibatches of 1,024 per epoch). Long per-env rollouts keep the returns Monte-Carlo (most episodes
-end inside one): with 128 steps each, the greedy policy drifted to deferring after 60,000 steps
-(docs/results.md)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
