@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from training.errors import UsageError
-from training.scale.sweeps.space import RandomAxis, SweepSpec, check_spec, parse_random, parse_value, parse_values
+from training.scale.sweeps.keys import parse_value, parse_values
+from training.scale.sweeps.space import RandomAxis, SweepSpec, check_spec, parse_random
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--timesteps", "128", "--set", "batch_size=64", "--set", "n_epochs=1", "--set", "eval_episodes=0",

@@ -109,7 +109,8 @@ def _sweep(args: argparse.Namespace) -> tuple[Path, SweepSpec, bool]:
 
 def _spec_of(args: argparse.Namespace) -> SweepSpec:
     """The spec of the YAML file (if any) with the command line's options added."""
-    from training.scale.sweeps.space import check_spec, load_sweep_file, parse_random, parse_value, parse_values
+    from training.scale.sweeps.keys import load_sweep_file, parse_value, parse_values
+    from training.scale.sweeps.space import check_spec, parse_random
 
     document: dict[str, Any] = {}
     if args.config is not None:

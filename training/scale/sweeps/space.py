@@ -4,10 +4,7 @@ A :class:`SweepSpec` holds the options every trial shares (``--set KEY=VALUE``),
 (``--grid KEY=V1,V2,...``: every combination is tried), the random axes (``--random
 KEY=LOW:HIGH[:log]`` or ``--random KEY=V1,V2,...``: each sample draws a value), the seeds (a
 grid axis of its own: every combination is trained once per seed) and the number of samples.
-A key is a TrainConfig field (``learning_rate``, ``n_steps``, ``net_arch``, ...) or
-``hp.NAME`` for one of the algorithm's own keyword arguments (``--hp NAME=VALUE`` of ``aco-env
-train``). Values are written as in YAML flow lists: ``1e-4,3e-4``; ``[64,64],[128,128]`` for a
-list-valued field.
+Keys and values are read and checked by :mod:`training.scale.sweeps.keys`.
 
 The random axes are drawn here, not by Tune: sample ``k`` (``0 <= k < samples``) draws one
 value per random key from ``numpy.random.default_rng(search_seed)``, and every seed (and grid
@@ -15,8 +12,8 @@ point) of the sample trains with those same values. (Tune would draw afresh for 
 so the seeds of one sample would differ in their values and no mean over seeds could be taken.)
 In Tune's space the sample is a grid axis ``sample`` from which each random key reads its value.
 
-Every key and value is checked here, against TrainConfig's types and bounds, with a
-:class:`~training.errors.UsageError` naming the key, before Ray starts. The spec is stored as
+Every trial's config is checked here (:func:`check_spec`), against TrainConfig's types and bounds,
+with a :class:`~training.errors.UsageError` naming the key, before Ray starts. The spec is stored as
 ``SWEEP_DIR/sweep.json``; :meth:`SweepSpec.param_space` turns it into Ray Tune's search space
 (importing Ray only there).
 """
@@ -39,18 +36,14 @@ import yaml
 
 from training.errors import UsageError
 from training.learning.config import TrainConfig
+from training.scale.sweeps.keys import FIELD_TYPES, HP_PREFIX, check_key, coerce, parse_values
 
-HP_PREFIX = "hp."
-"""Keys ``hp.NAME`` set ``TrainConfig.hyperparameters[NAME]`` (the algorithm's own arguments)."""
-SWEEP_OWNED = ("logdir", "resume", "hyperparameters")
-"""TrainConfig fields a sweep key cannot name: the sweep places and resumes runs; hp.NAME sets hyperparameters."""
 SCHEDULERS = ("fifo", "asha")
 """``--scheduler``: fifo runs every trial to the end; asha stops the worse ones at its rungs."""
 TRIAL_DEFAULTS: dict[str, Any] = {"progress_bar": False}
 """Options of every trial unless the sweep sets them: no progress bars from trials running side by side."""
 SAMPLE = "sample"
 """The trial parameter holding the index of its random draw (:meth:`SweepSpec.draws`), when there are several."""
-_FIELD_TYPES = typing.get_type_hints(TrainConfig)
 
 
 @dataclass(frozen=True)
@@ -220,61 +213,6 @@ def check_spec(spec: SweepSpec) -> None:
             raise UsageError(f"{key}: {exc}") from None
 
 
-def check_key(key: str) -> None:
-    """A sweep key is a TrainConfig field (not one of :data:`SWEEP_OWNED`) or ``hp.NAME``.
-
-    Raises:
-        UsageError: Naming the key and listing the valid ones.
-    """
-    if key.startswith(HP_PREFIX):
-        if not key.removeprefix(HP_PREFIX).isidentifier():
-            raise UsageError(f"{key}: expected hp.NAME, NAME a keyword argument of the algorithm (e.g. hp.clip_range)")
-        return
-    if key in _FIELD_TYPES and key not in SWEEP_OWNED:
-        return
-    valid = ", ".join(name for name in _FIELD_TYPES if name not in SWEEP_OWNED)
-    reason = {
-        "logdir": "the sweep puts every run in SWEEP_DIR/runs/",
-        "resume": "resume the whole sweep with aco-env sweep --resume SWEEP_DIR",
-        "hyperparameters": "set one with hp.NAME (e.g. hp.clip_range)",
-    }.get(key, "not a training option")
-    raise UsageError(f"{key}: {reason}; the keys are hp.NAME or {valid}")
-
-
-def parse_values(key: str, text: str) -> list[Any]:
-    """The values of ``KEY=V1,V2,...`` (a YAML flow list without its brackets), each checked for the key's type.
-
-    >>> parse_values("learning_rate", "1e-4,3e-4"), parse_values("net_arch", "[64,64],[128]")
-    ([0.0001, 0.0003], [[64, 64], [128]])
-
-    Raises:
-        UsageError: Not a list of values of the key's type.
-    """
-    check_key(key)
-    try:
-        items = yaml.safe_load(f"[{text}]")
-    except yaml.YAMLError:
-        example = "1e-4,3e-4; [64,64],[128] for lists"
-        raise UsageError(f"{key}={text}: expected comma-separated values (e.g. {example})") from None
-    if not items:
-        raise UsageError(f"{key}=: give at least one value")
-    return [coerce(key, item) for item in items]
-
-
-def parse_value(key: str, text: str) -> Any:
-    """The one value of ``--set KEY=VALUE``; a list-valued field also takes ``64,64`` for ``[64,64]``.
-
-    Raises:
-        UsageError: Not a value of the key's type.
-    """
-    values = parse_values(key, text) if not _is_list_field(key) or text.lstrip().startswith("[") else [
-        coerce(key, yaml.safe_load(f"[{text}]"))
-    ]
-    if len(values) != 1:
-        raise UsageError(f"--set {key}={text}: expected one value (sweep several with --grid or --random)")
-    return values[0]
-
-
 def parse_random(key: str, text: str) -> RandomAxis:
     """``LOW:HIGH``, ``LOW:HIGH:log`` (a number range) or ``V1,V2,...`` (choices) for ``--random KEY=...``.
 
@@ -298,50 +236,6 @@ def parse_random(key: str, text: str) -> RandomAxis:
     return RandomAxis(low=low, high=high, log=log)
 
 
-def coerce(key: str, value: Any) -> Any:
-    """``value`` (from YAML or the command line) as the JSON form of the key's type.
-
-    Raises:
-        UsageError: It is not of that type.
-    """
-    if key.startswith(HP_PREFIX):
-        return _json_scalar(value)
-    kind = _FIELD_TYPES[key]
-    origin = typing.get_origin(kind)
-    try:
-        if origin is tuple:
-            items = value if isinstance(value, list) else str(value).split(",")
-            item_kind = typing.get_args(kind)[0]
-            return [_scalar(item_kind, item) for item in items]
-        if origin is not None:  # Path | None: only resume, which check_key refuses
-            raise TypeError
-        return _scalar(kind, value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{key}: expected {_type_name(kind)}, got {value!r}") from None
-
-
-def load_sweep_file(path: Path) -> dict[str, Any]:
-    """A YAML sweep file: ``set``, ``grid``, ``random`` (maps), ``seeds`` (list), ``samples``, ``scheduler``.
-
-    Values may be YAML values or the command line's text (``random: {learning_rate: 1e-5:1e-3:log}``).
-
-    Raises:
-        UsageError: An unknown section or a section of the wrong kind.
-        OSError: The file cannot be read.
-    """
-    document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    sections = {"set": dict, "grid": dict, "random": dict, "seeds": list, "samples": int, "scheduler": str,
-                "grace_period": int, "search_seed": int}
-    if not isinstance(document, dict):
-        raise UsageError(f"--config {path}: expected a YAML mapping with {', '.join(sections)}")
-    for name, value in document.items():
-        if name not in sections:
-            raise UsageError(f"--config {path}: unknown section {name!r}; the sections are {', '.join(sections)}")
-        if not isinstance(value, sections[name]):
-            raise UsageError(f"--config {path}: {name} must be a {sections[name].__name__}")
-    return document
-
-
 def _drawn(spec: Any, draws: Sequence[Mapping[str, Any]], key: str) -> Any:
     """Tune's ``sample_from`` of a random key: its value in the trial's sample (``spec.config.sample``)."""
     return draws[spec.config.get(SAMPLE, 0)][key]
@@ -349,54 +243,10 @@ def _drawn(spec: Any, draws: Sequence[Mapping[str, Any]], key: str) -> Any:
 
 def _typed(key: str, value: Any) -> Any:
     """A JSON value as the TrainConfig field takes it (lists as tuples, paths as Path)."""
-    kind = _FIELD_TYPES[key]
+    kind = FIELD_TYPES[key]
     if typing.get_origin(kind) is tuple:
         return tuple(value)
     return Path(value) if kind is Path else value
-
-
-def _scalar(kind: Any, value: Any) -> Any:
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        if str(value).lower() in ("true", "false"):
-            return str(value).lower() == "true"
-        raise ValueError(value)
-    if kind is int:
-        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError(value)
-        return int(value) if not isinstance(value, str) else int(value, 10)
-    if kind is float:
-        if isinstance(value, bool):
-            raise ValueError(value)
-        return float(value)
-    if kind in (str, Path):
-        if isinstance(value, list | dict):
-            raise ValueError(value)
-        return str(value)
-    raise TypeError(kind)
-
-
-def _json_scalar(value: Any) -> Any:
-    """An ``hp.NAME`` value: numbers in YAML's text form (``1e-4``) become numbers, as ``--hp`` parses JSON."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
-
-
-def _is_list_field(key: str) -> bool:
-    return not key.startswith(HP_PREFIX) and typing.get_origin(_FIELD_TYPES.get(key)) is tuple
-
-
-def _type_name(kind: Any) -> str:
-    if typing.get_origin(kind) is tuple:
-        return f"a list of {_type_name(typing.get_args(kind)[0])}"
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string", Path: "a path"}.get(
-        kind, str(kind)
-    )
 
 
 def _key_in_message(message: str, keys: Sequence[str]) -> str:
@@ -405,16 +255,12 @@ def _key_in_message(message: str, keys: Sequence[str]) -> str:
 
 
 __all__ = [
-    "HP_PREFIX",
+    "SAMPLE",
     "SCHEDULERS",
+    "TRIAL_DEFAULTS",
     "RandomAxis",
     "SweepSpec",
-    "check_key",
     "check_spec",
-    "coerce",
-    "load_sweep_file",
     "parse_random",
-    "parse_value",
-    "parse_values",
     "trial_config",
 ]
