@@ -21,8 +21,9 @@ import torch
 import scenarios
 from training.evaluation.leaderboard import print_leaderboard
 from training.scale.rllib.agent import evaluate_checkpoint
+from training.scale.rllib.config import RLlibConfig
 from training.scale.rllib.env import register
-from training.scale.rllib.ppo import RLlibConfig, ppo_config
+from training.scale.rllib.ppo import ppo_config
 
 EVAL_SEED = 10_000
 """The held-out seeds of ``aco-env train``'s evaluation: 10,000 + the run's seed, ..."""

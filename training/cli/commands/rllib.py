@@ -23,7 +23,8 @@ from training import checks
 from training.cli.backend_options import check_backend
 from training.errors import CommandError, UsageError
 from training.learning.config import CONFIG_DEST, config_parser
-from training.scale.rllib.ppo import CONFIG_JSON, RLlibConfig
+from training.scale.rllib.config import RLlibConfig
+from training.scale.rllib.ppo import CONFIG_JSON
 
 PARSER = config_parser
 """This command's parser class (simple-parsing's: the options come from RLlibConfig)."""
