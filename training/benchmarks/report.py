@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -20,7 +21,27 @@ def _ms(value: Any) -> str:
 
 
 def render_markdown(results: dict[str, Any]) -> str:
-    """The whole page: one table per section present in ``results``."""
+    """The whole page: the header, then one section per measurement present in ``results``."""
+    lines = _header(results)
+    sections: list[tuple[str, Callable[[dict[str, Any]], list[str]]]] = [
+        ("twin", _twin_section),
+        ("env", _env_section),
+        ("aco", _aco_section),
+        ("oracle", _oracle_section),
+        ("memory", _memory_section),
+        ("scale", _scale_section),
+        ("train", _train_lines),
+    ]
+    for key, section in sections:
+        if key in results:
+            lines += section(results[key])
+    lines += _backends_lines(results.get("backends"), results["machine"]["cpus"])
+    lines += _traces_lines(results.get("traces"))
+    return "\n".join(lines)
+
+
+def _header(results: dict[str, Any]) -> list[str]:
+    """The title, the command that wrote the JSON, the machine, and how to compare runs."""
     machine = results["machine"]
     lines = [
         "# Benchmarks",
@@ -47,125 +68,128 @@ def render_markdown(results: dict[str, Any]) -> str:
             "(ours vs CartPole, ACO vs first-fit), not by absolute numbers.",
             "",
         ]
-    if "twin" in results:
-        lines += _twin_section(results["twin"])
-    if "env" in results:
-        lines += _env_section(results["env"])
-    if "aco" in results:
-        aco = results["aco"]
-        reference = aco.get("reference_ms", {})
-        lines += [
-            "## ACO decision latency (issue 5)",
-            "",
-            "One full decision (router, cost engine, 20 ants x 5 iterations with the stagnation stop, carried "
-            "pheromone update) for the reference's latency job (batch, 0.1 core, preemptible: never the fast "
-            "path), on an empty cluster as the reference measured it; `loaded`: random utilisation, 80 % of "
-            "nodes feasible; `all iterations`: no carried pheromone and no stagnation stop (worst case).",
-            "",
-            "| nodes | p50 ms | p99 ms | p99 loaded | p99 all iterations | target p99 | reference p99 |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        targets = {"5": "0.25", "32": "", "1024": "2"}
-        for size, row in aco["aco_decision_ms"].items():
-            ref = reference.get(size, {}).get("p99")
-            lines.append(
-                f"| {size} | {row['p50']:.3f} | {row['p99']:.3f} | {aco['aco_decision_ms_loaded'][size]['p99']:.3f} | "
-                f"{aco['aco_decision_ms_all_iterations'][size]['p99']:.3f} | {targets.get(size, '')} | "
-                f"{'' if ref is None else ref} |"
-            )
-        lines += ["", "Reference figures: " + "; ".join(r["source"] for r in reference.values()) + ".", ""]
-        lines += [
-            "### Predictors (5 nodes)",
-            "",
-            "| predictor | whole trace ms | refit ms | one tick ms |",
-            "|---|---|---|---|",
-        ]
-        for name, row in aco["predictor_ms"].items():
-            if not isinstance(row, dict):
-                continue
-            lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
-        lines.append("")
-    if "oracle" in results:
-        oracle = results["oracle"]
-        lines += [
-            "## Oracle solve time (issue 6)",
-            "",
-            f"`{oracle['scenario']}` episodes, plan and lower bound (HiGHS solves, "
-            f"{oracle.get('limits', 'a wall-time limit each')}), prorated cost."
-            + (f" {oracle['note']}" if "note" in oracle else ""),  # a section re-run on its own says so
-            "",
-            "| seed | solve s | plan USD | bound USD | gap | status | estimated peak MB |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['seed']} | {r['solve_s']:.2f} | {r['plan_usd']:.4f} | {r['bound_usd']:.4f} | {r['gap']:.1%} | "
-            f"{r['status']} | {r['estimated_peak_mb']:,.0f} |"
-            for r in oracle["episodes"]
-        ]
-        lines += [
-            "",
-            "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
-            "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
-        ]
-        lines.append("")
-    if "memory" in results:
-        memory = results["memory"]
-        lines += [
-            "## Memory of a default episode (issue 8)",
-            "",
-            "| measure | MB |",
-            "|---|---|",
-            f"| peak RSS of a fresh process playing one `aco_env/Fleet5-v0` episode | {memory['peak_rss_mb']:.1f} |",
-            f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
-            "",
-        ]
-    if "scale" in results:
-        scale = results["scale"]
-        lines += [
-            "## Decisions per job and wall time at scale (issue 12)",
-            "",
-            "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
-            "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
-            "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
-            "",
-            "| scenario | nodes | agent | deferral | jobs | decisions | per job | wall s | objective USD |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
-            f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
-            for r in scale["runs"]
-        ]
-        lines += [
-            "",
-            "ACO wall time over first-fit's (target at 500 nodes: within 10 x): "
-            + "; ".join(f"{name} {ratio:.2f} x" for name, ratio in scale["aco_vs_first_fit_wall"].items())
-            + ".",
-            "",
-        ]
-    if "train" in results:
-        lines += _train_lines(results["train"])
-    lines += _backends_lines(results.get("backends"), machine["cpus"])
-    lines += _traces_lines(results.get("traces"))
-    return "\n".join(lines)
+    return lines
+
+
+def _aco_section(aco: dict[str, Any]) -> list[str]:
+    """ACO's decision latency by fleet size, beside the reference's, then the predictors' times."""
+    reference = aco.get("reference_ms", {})
+    lines = [
+        "## ACO decision latency",
+        "",
+        "One full decision (router, cost engine, 20 ants x 5 iterations with the stagnation stop, carried "
+        "pheromone update) for the reference's latency job (batch, 0.1 core, preemptible: never the fast "
+        "path), on an empty cluster as the reference measured it; `loaded`: random utilisation, 80 % of "
+        "nodes feasible; `all iterations`: no carried pheromone and no stagnation stop (worst case).",
+        "",
+        "| nodes | p50 ms | p99 ms | p99 loaded | p99 all iterations | target p99 | reference p99 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    targets = {"5": "0.25", "32": "", "1024": "2"}
+    for size, row in aco["aco_decision_ms"].items():
+        ref = reference.get(size, {}).get("p99")
+        lines.append(
+            f"| {size} | {row['p50']:.3f} | {row['p99']:.3f} | {aco['aco_decision_ms_loaded'][size]['p99']:.3f} | "
+            f"{aco['aco_decision_ms_all_iterations'][size]['p99']:.3f} | {targets.get(size, '')} | "
+            f"{'' if ref is None else ref} |"
+        )
+    lines += ["", "Reference figures: " + "; ".join(r["source"] for r in reference.values()) + ".", ""]
+    lines += [
+        "### Predictors (5 nodes)",
+        "",
+        "| predictor | whole trace ms | refit ms | one tick ms |",
+        "|---|---|---|---|",
+    ]
+    for name, row in aco["predictor_ms"].items():
+        if not isinstance(row, dict):
+            continue
+        lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
+    lines.append("")
+    return lines
+
+
+def _oracle_section(oracle: dict[str, Any]) -> list[str]:
+    """The oracle's solve time, plan, bound and estimated memory per seed."""
+    lines = [
+        "## Oracle solve time",
+        "",
+        f"`{oracle['scenario']}` episodes, plan and lower bound (HiGHS solves, "
+        f"{oracle.get('limits', 'a wall-time limit each')}), prorated cost."
+        + (f" {oracle['note']}" if "note" in oracle else ""),  # a section re-run on its own says so
+        "",
+        "| seed | solve s | plan USD | bound USD | gap | status | estimated peak MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['seed']} | {r['solve_s']:.2f} | {r['plan_usd']:.4f} | {r['bound_usd']:.4f} | {r['gap']:.1%} | "
+        f"{r['status']} | {r['estimated_peak_mb']:,.0f} |"
+        for r in oracle["episodes"]
+    ]
+    lines += [
+        "",
+        "The estimate (`agents/oracle/size.py`) is checked against the budget (4 GB, "
+        "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
+        "",
+    ]
+    return lines
+
+
+def _memory_section(memory: dict[str, Any]) -> list[str]:
+    """Peak memory of one default episode."""
+    return [
+        "## Memory of a default episode",
+        "",
+        "| measure | MB |",
+        "|---|---|",
+        f"| peak RSS of a fresh process playing one `aco_env/Fleet5-v0` episode | {memory['peak_rss_mb']:.1f} |",
+        f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
+        "",
+    ]
+
+
+def _scale_section(scale: dict[str, Any]) -> list[str]:
+    """Decisions per job and wall time of whole episodes, per scenario, agent and deferral rule."""
+    lines = [
+        "## Decisions per job and wall time at scale",
+        "",
+        "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
+        "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
+        "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
+        "",
+        "| scenario | nodes | agent | deferral | jobs | decisions | per job | wall s | objective USD |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
+        f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
+        for r in scale["runs"]
+    ]
+    lines += [
+        "",
+        "ACO wall time over first-fit's (target at 500 nodes: within 10 x): "
+        + "; ".join(f"{name} {ratio:.2f} x" for name, ratio in scale["aco_vs_first_fit_wall"].items())
+        + ".",
+        "",
+    ]
+    return lines
 
 
 def _traces_lines(traces: dict[str, Any] | None) -> list[str]:
-    """The trace load-time table (issue 3); none without the section."""
+    """The trace load-time table; none without the section."""
     if traces is None:
         return []
     rows = [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in traces.items()]
-    return ["## Trace load times (issue 3)", "", "| file | ms |", "|---|---|", *rows, ""]
+    return ["## Trace load times", "", "| file | ms |", "|---|---|", *rows, ""]
 
 
 def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
-    """The execution-backend table (issue 17); none without the section."""
+    """The execution-backend table; none without the section."""
     if bench is None:
         return []
     heavy = bench["heavy"]
     speedup = bench["speedup_vs_serial"]
     lines = [
-        "## Execution backends (issue 17)",
+        "## Execution backends",
         "",
         f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
         f"{bench['episodes']} seeds ({len(bench['agents']) * bench['episodes']} units of one episode each) on this "
@@ -193,13 +217,13 @@ def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
 
 
 def _train_lines(train: dict[str, Any]) -> list[str]:
-    """The training-throughput table (issue 16)."""
+    """The training-throughput table."""
     return [
-        "## Training throughput (issue 16)",
+        "## Training throughput",
         "",
         f"Env steps per second of `model.learn` (policy updates included) over {train['steps']:,} steps after a "
         "warm-up rollout, one torch thread, best of the repeats; the three measured in turns in this process. "
-        "`flat, 1 env`: MaskablePPO with the flat MultiInputPolicy on one env (the setup before issue 16); "
+        "`flat, 1 env`: MaskablePPO with the flat MultiInputPolicy on one env behind SB3's `Monitor` (full `info`); "
         f"`aco-env run`: the set policy, {train['run_n_envs']} envs batched in this process.",
         "",
         "| learner | steps/s | vs flat, 1 env | vs SB3 PPO on CartPole-v1 |",
@@ -214,8 +238,9 @@ def _train_lines(train: dict[str, Any]) -> list[str]:
 
 
 def _twin_section(twin: dict[str, Any]) -> list[str]:
+    """Twin throughput under a first-fit driver (and on the pure-Python sources, when measured)."""
     lines = [
-        "## Digital twin (issue 2)",
+        "## Digital twin",
         "",
         f"Default 5-node fleet, bundled synthetic trace with 300 s ticks, {twin['sim_days']} simulated days, "
         f"{twin['jobs']:,} synthetic jobs, first-fit driver (no env, no observation).",
@@ -235,8 +260,9 @@ def _twin_section(twin: dict[str, Any]) -> list[str]:
 
 
 def _env_section(env: dict[str, Any]) -> list[str]:
+    """Env steps per second through ``gymnasium.make``, beside CartPole-v1."""
     lines = [
-        "## Environment vs CartPole (issue 4)",
+        "## Environment vs CartPole",
         "",
         f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
         "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "

@@ -37,7 +37,7 @@ RUNS: tuple[tuple[str, str, str | None], ...] = (
     ("fleet500-synthetic", "aco", NEXT_EVENT),
 )
 """(scenario, agent, deferral rule or ``None`` for the agent's own). The last run, ACO asked after
-every event on 500 nodes, takes minutes on 2 cores: it is the "before" of the rule."""
+every event on 500 nodes, takes minutes on 2 cores: the run without the rule, beside the run with it."""
 LLM_RUNS: tuple[tuple[str, str, str | None], ...] = (
     ("fleet5-azure-llm", "first-fit", None),
     ("fleet5-azure-llm", "aco", None),

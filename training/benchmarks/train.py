@@ -4,9 +4,9 @@ Three learners, each timed over the same number of steps after a warm-up rollout
 process, in turns (so a machine whose speed drifts slows them alike):
 
 * ``cartpole``: SB3 ``PPO("MlpPolicy", "CartPole-v1")`` with SB3's defaults: the reference;
-* ``flat_one_env``: the training setup before issue 16, rebuilt as it was: MaskablePPO with the
-  flat ``MultiInputPolicy`` on one env behind SB3's ``Monitor`` with the env's full ``info``
-  (2,048-step rollouts, minibatch 256, 4 epochs);
+* ``flat_one_env``: the flat policy on one env: MaskablePPO with SB3's ``MultiInputPolicy`` on
+  one env behind SB3's ``Monitor`` with the env's full ``info`` (2,048-step rollouts, minibatch
+  256, 4 epochs);
 * ``run``: what ``aco-env run`` trains (:mod:`training.learning.main_job`): the set policy and
   ``RUN_ROLLOUT`` (16 envs batched in this process, 512 steps each per rollout, minibatch
   1,024, 4 epochs), their ``info`` reduced to the final metrics
@@ -50,7 +50,7 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
         for _ in range(repeats):
             best["cartpole"] = max(best["cartpole"], _cartpole_steps_per_s(steps))
             for name, config in configs.items():
-                venv = _before_issue_16(config, scenario) if name == "flat_one_env" else make_vec_env(config, scenario)
+                venv = _flat_one_env(config, scenario) if name == "flat_one_env" else make_vec_env(config, scenario)
                 try:
                     model = build_model(config, venv, Path(logs))
                     best[name] = max(best[name], _steps_per_s(model, steps))
@@ -68,8 +68,8 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
     }
 
 
-def _before_issue_16(config: TrainConfig, scenario: Scenario) -> VecEnv:
-    """One env as the trainer built it before issue 16: ``Monitor(gym.make(...))``, full ``info``."""
+def _flat_one_env(config: TrainConfig, scenario: Scenario) -> VecEnv:
+    """One env behind SB3's ``Monitor``: ``Monitor(gym.make(...))``, its ``info`` in full."""
     env = Monitor(gym.make("aco_env:aco_env/ClusterScheduling-v0", scenario=scenario, reward_scale=config.reward_scale))
     env.reset(seed=config.seed)
     return DummyVecEnv([lambda: env])

@@ -22,7 +22,7 @@ def render_page(document: dict[str, Any]) -> str:
     lines = [
         "# Reproducing the reference results",
         "",
-        'Each benchmark of the reference ACO system (`reference/aco_reference.md`, "Benchmarks") is '
+        'Each benchmark of the reference ACO system (`docs/reference.md`, "Benchmarks") is '
         "run twice: **in the reference's own setting** (every job placed alone on an empty cluster: no "
         "capacity used, no durations, no queue, no background load, no spot interruptions: exactly what "
         "the reference measured) and **in the full twin** (capacity, durations, queue, telemetry, spot "
