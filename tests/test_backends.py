@@ -210,7 +210,7 @@ def test_backend__a_worker_that_dies_is_replaced_and_its_unit_retried(name: str,
 
 @dataclass(frozen=True)
 class OrderedUnit:
-    """A unit of :func:`finish_last_if_first`: its index, and the folder where the units meet."""
+    """A unit of :func:`finish_last_if_first`: its index, and the folder where the caller marks results it received."""
 
     index: int
     folder: str
@@ -218,16 +218,16 @@ class OrderedUnit:
 
 
 def finish_last_if_first(unit: OrderedUnit) -> int:
-    """Unit 0 waits (at most a minute) until every other unit has finished; the others finish at once.
+    """Unit 0 returns (after at most a minute) once the caller has received every other unit's result.
 
-    Module-level, so workers import it by name.
+    The caller marks each result it receives with a file (its ``on_done``), so unit 0's result is
+    sent only after the others' have arrived; the others return at once. Module-level, so workers
+    import it by name.
     """
     if unit.index == 0:
         deadline = time.monotonic() + 60.0
         while len(list(Path(unit.folder).iterdir())) < unit.others and time.monotonic() < deadline:
             time.sleep(0.01)
-    else:
-        (Path(unit.folder) / str(unit.index)).touch()
     return unit.index
 
 
@@ -235,16 +235,18 @@ def finish_last_if_first(unit: OrderedUnit) -> int:
 def test_backend__results_come_in_unit_order_whatever_order_units_finish_in(
     name: str, backend: Backend, tmp_path: Path
 ) -> None:
-    """Unit 0 finishes its work only after units 1-3 did theirs, and its result still comes first.
-
-    (Not asserted: that its result also *arrives* last. A worker touches its file before its result
-    travels back, so under load unit 0's result can overtake the last one's; seen once in a full run.)"""
+    """Unit 0 finishes only after units 1-3: the backend reports it done last, and still returns it first."""
     if backend.workers < 2:
         pytest.skip("needs two workers: unit 0 waits for the others")
     units = [OrderedUnit(index, str(tmp_path), others=3) for index in range(4)]
     finished: list[OrderedUnit] = []
-    assert backend.map(finish_last_if_first, units, on_done=finished.append) == [0, 1, 2, 3]
-    assert sorted(unit.index for unit in finished) == [0, 1, 2, 3]
+
+    def received(unit: OrderedUnit) -> None:
+        finished.append(unit)
+        (tmp_path / str(unit.index)).touch()
+
+    assert backend.map(finish_last_if_first, units, on_done=received) == [0, 1, 2, 3]
+    assert finished[-1].index == 0 and sorted(unit.index for unit in finished) == [0, 1, 2, 3]
 
 
 def test_make_backend__refuses_unknown_names_and_an_address_without_ray() -> None:
