@@ -1,7 +1,7 @@
 """Experiments on top of the library: the ``aco-env`` CLI and everything it runs.
 
 The sub-packages, each importing only those listed below it (the import-linter contracts in
-``pyproject.toml``; the three of a line are independent of each other):
+``pyproject.toml``; the packages of one bullet are independent of each other):
 
 * :mod:`training.cli`: the ``aco-env`` entry point (:mod:`training.cli.main`), one module per
   subcommand (:mod:`training.cli.commands`) and the ``--backend``/``--address`` options;
@@ -12,7 +12,7 @@ The sub-packages, each importing only those listed below it (the import-linter c
   directories, callbacks, behaviour cloning and DAgger, learning curves;
 * :mod:`training.evaluation`: episodes played, agents scored over paired seeds, results written,
   printed (the leaderboard) and plotted;
-* :mod:`training.execution`: the backends that run batches of units (serial, processes, Ray);
-* :mod:`training.checks`: the checks of a command's arguments and outputs;
+* :mod:`training.execution` (the backends that run batches of units: serial, processes, Ray) and
+  :mod:`training.checks` (the checks of a command's arguments and outputs);
 * :mod:`training.errors` (user errors and exit codes) and :mod:`training.progress` (progress bars).
 """
