@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 TrainingOptions = Mapping[str, Any]
-"""The run's options by name (the fields of ``training.config.TrainConfig``, e.g. ``n_steps``)."""
+"""The run's options by name (the fields of ``training.learning.config.TrainConfig``, e.g. ``n_steps``)."""
 
 POLICY = "MultiInputPolicy"
 """SB3's flat policy for the env's dict observation (``--policy mlp``; every algorithm takes it)."""

@@ -19,10 +19,11 @@ import ray
 import torch
 
 import scenarios
-from training.leaderboard import print_leaderboard
-from training.rllib_agent import evaluate_checkpoint
-from training.rllib_env import register
-from training.rllib_ppo import RLlibConfig, ppo_config
+from training.evaluation.leaderboard import print_leaderboard
+from training.scale.rllib.agent import evaluate_checkpoint
+from training.scale.rllib.config import RLlibConfig
+from training.scale.rllib.env import register
+from training.scale.rllib.ppo import ppo_config
 
 EVAL_SEED = 10_000
 """The held-out seeds of ``aco-env train``'s evaluation: 10,000 + the run's seed, ..."""
@@ -38,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
 
     scenario = scenarios.load("fleet5-synthetic")
-    # An ordinary PPOConfig: the env registered as training.rllib_env.ENV_NAME (each sub-env seeded
+    # An ordinary PPOConfig: the env registered as training.scale.rllib.env.ENV_NAME (each sub-env seeded
     # from the run's seed, its env runner and its index), the masking module MaskedActorCritic,
     # gamma = lambda = 1 on whole episodes. Change anything RLlib offers, e.g. .training(lr=1e-4).
     config = ppo_config(RLlibConfig(env_runners=args.env_runners, seed=0), scenario)

@@ -13,7 +13,7 @@ from agents.algorithms import ALGORITHMS, TrainingOptions
 from agents.base import AgentSpecError
 from agents.sb3_agent import parse_sb3_spec
 from tests.train_helpers import fake_model
-from training.config import TrainConfig
+from training.learning.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,13 +51,14 @@ def test_sb3_specs__every_algorithm_name_is_accepted_and_an_unknown_one_lists_th
 
 def test_train_cli__algo_choices_are_the_table() -> None:
     """`aco-env train --algo` offers exactly the table's names, in its order."""
-    from training.cli import build_parser
+    from training.cli.main import build_parser
 
     parser = build_parser()
     for name in ALGORITHMS:
         assert parser.parse_args(["train", "--algo", name]).config.algo == name
     help_text = subprocess.run(
-        [sys.executable, "-m", "training.cli", "train", "--help"], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-m", "training.cli.main", "train", "--help"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
     ).stdout
     assert "{" + ",".join(ALGORITHMS) + "}" in help_text
 

@@ -19,12 +19,13 @@ import scenarios
 import tests.failing_agents as failing
 from agents import agent_names, make_agent
 from agents.oracle.milp.limits import SolveLimits
-from training.backends import Backend, SerialBackend, UnitFailure, UnitsFailedError, make_backend
-from training.evaluation import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
-from training.reproduce import t1_1_cost
-from training.reproduce.play import play_agents, play_seeds
-from training.results import Evaluation, without_timing
-from training.rollout import play_episode
+from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
+from training.evaluation.results import Evaluation, without_timing
+from training.evaluation.rollout import play_episode
+from training.execution.backend import Backend, SerialBackend, UnitFailure, UnitsFailedError
+from training.execution.registry import make_backend
+from training.reproduction import t1_1_cost
+from training.reproduction.play import play_agents, play_seeds
 
 FOUR_AGENTS = ["first-fit", "cheapest", "aco", "random"]
 BACKENDS = ["serial", "processes", "ray"]
@@ -209,7 +210,7 @@ def test_backend__a_worker_that_dies_is_replaced_and_its_unit_retried(name: str,
 
 @dataclass(frozen=True)
 class OrderedUnit:
-    """A unit of :func:`finish_last_if_first`: its index, and the folder where the units meet."""
+    """A unit of :func:`finish_last_if_first`: its index, and the folder where the caller marks results it received."""
 
     index: int
     folder: str
@@ -217,16 +218,16 @@ class OrderedUnit:
 
 
 def finish_last_if_first(unit: OrderedUnit) -> int:
-    """Unit 0 waits (at most a minute) until every other unit has finished; the others finish at once.
+    """Unit 0 returns (after at most a minute) once the caller has received every other unit's result.
 
-    Module-level, so workers import it by name.
+    The caller marks each result it receives with a file (its ``on_done``), so unit 0's result is
+    sent only after the others' have arrived; the others return at once. Module-level, so workers
+    import it by name.
     """
     if unit.index == 0:
         deadline = time.monotonic() + 60.0
         while len(list(Path(unit.folder).iterdir())) < unit.others and time.monotonic() < deadline:
             time.sleep(0.01)
-    else:
-        (Path(unit.folder) / str(unit.index)).touch()
     return unit.index
 
 
@@ -234,16 +235,18 @@ def finish_last_if_first(unit: OrderedUnit) -> int:
 def test_backend__results_come_in_unit_order_whatever_order_units_finish_in(
     name: str, backend: Backend, tmp_path: Path
 ) -> None:
-    """Unit 0 finishes its work only after units 1-3 did theirs, and its result still comes first.
-
-    (Not asserted: that its result also *arrives* last. A worker touches its file before its result
-    travels back, so under load unit 0's result can overtake the last one's; seen once in a full run.)"""
+    """Unit 0 finishes only after units 1-3: the backend reports it done last, and still returns it first."""
     if backend.workers < 2:
         pytest.skip("needs two workers: unit 0 waits for the others")
     units = [OrderedUnit(index, str(tmp_path), others=3) for index in range(4)]
     finished: list[OrderedUnit] = []
-    assert backend.map(finish_last_if_first, units, on_done=finished.append) == [0, 1, 2, 3]
-    assert sorted(unit.index for unit in finished) == [0, 1, 2, 3]
+
+    def received(unit: OrderedUnit) -> None:
+        finished.append(unit)
+        (tmp_path / str(unit.index)).touch()
+
+    assert backend.map(finish_last_if_first, units, on_done=received) == [0, 1, 2, 3]
+    assert finished[-1].index == 0 and sorted(unit.index for unit in finished) == [0, 1, 2, 3]
 
 
 def test_make_backend__refuses_unknown_names_and_an_address_without_ray() -> None:
@@ -265,7 +268,7 @@ def test_evaluate_cli__an_episode_failing_every_attempt_writes_nothing_and_is_na
     import sys
 
     out = tmp_path / "out"
-    script = f"import sys, {failing.REGISTER_MODULE}; from training.cli import main; sys.exit(main(sys.argv[1:]))"
+    script = f"import sys, {failing.REGISTER_MODULE}; from training.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = ["evaluate", "--agents", f"first-fit,{failing.BROKEN}", "--episodes", "2", "--backend", "serial"]
     result = subprocess.run([sys.executable, "-c", script, *args, "--out", str(out), "--no-progress"],
                             capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=300)
@@ -291,7 +294,7 @@ def test_evaluate_cli__ray_and_serial_write_equal_results_json(tmp_path: Path) -
     documents, logs = [], []
     for kind in ("ray", "serial"):
         args = ["evaluate", "--agents", ",".join(FOUR_AGENTS), "--episodes", "10", "--backend", kind]
-        result = subprocess.run([sys.executable, "-m", "training.cli", *args, "--out", str(tmp_path / kind)],
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
                                 capture_output=True, text=True, cwd=root, timeout=600)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "results.json").read_text()))
@@ -330,8 +333,9 @@ def test_reproduce_cli__bad_backend_options_exit_2_before_any_work(tmp_path: Pat
 
     root = Path(__file__).resolve().parents[1]
     for extra in (["--backend", "processes", "--address", "127.0.0.1:6379"], ["--backend", "ray", "--address", "head"]):
-        result = subprocess.run([sys.executable, "-m", "training.cli", "reproduce", "--tier", "T1.1", "--no-oracle",
-                                 "--out", str(tmp_path), *extra], capture_output=True, text=True, cwd=root, timeout=120)
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", "reproduce", "--tier", "T1.1",
+                                 "--no-oracle", "--out", str(tmp_path), *extra],
+                                capture_output=True, text=True, cwd=root, timeout=120)
         assert result.returncode == 2 and "--address" in result.stderr, result.stderr
     assert not any(tmp_path.iterdir())
 
@@ -349,7 +353,7 @@ def test_reproduce_cli__ray_and_serial_write_the_same_tiers(tmp_path: Path) -> N
     documents = []
     for kind in ("ray", "serial"):
         args = ["reproduce", "--tier", "T1.1", "--seeds", "2", "--no-oracle", "--backend", kind]
-        result = subprocess.run([sys.executable, "-m", "training.cli", *args, "--out", str(tmp_path / kind)],
+        result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
                                 capture_output=True, text=True, cwd=root, timeout=600)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "reproduction.json").read_text()))

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     merged = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=cwd, env=merged,
+        [sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=merged,
         timeout=300,
     )
 
@@ -114,7 +114,7 @@ def test_evaluate__missing_scenario_data_names_the_variable(tmp_path: Path) -> N
     """A real-data scenario without its traces: exit 1, naming the file and ACO_ENV_TRACES."""
     env = {k: v for k, v in os.environ.items() if k != "ACO_ENV_TRACES"}
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "evaluate", "--scenario", "fleet5-alibaba2018", "--agents",
+        [sys.executable, "-m", "training.cli.main", "evaluate", "--scenario", "fleet5-alibaba2018", "--agents",
          "first-fit", "--episodes", "1"],
         capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
     )
@@ -166,7 +166,7 @@ def test_validate__valid_but_data_missing_exits_3_and_names_the_file() -> None:
     """A valid scenario whose traces are absent is not OK: MISSING DATA, the file, exit 3."""
     env = {k: v for k, v in os.environ.items() if k != "ACO_ENV_TRACES"}
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "validate", "fleet5-alibaba2018"],
+        [sys.executable, "-m", "training.cli.main", "validate", "fleet5-alibaba2018"],
         capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
     )
     assert result.returncode == 3, result.stdout + result.stderr
@@ -181,7 +181,7 @@ def test_validate__an_invalid_file_beats_missing_data(tmp_path: Path) -> None:
     bad.write_text("schema_version: 1\nname: bad\n")
     env = {k: v for k, v in os.environ.items() if k != "ACO_ENV_TRACES"}
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "validate", "fleet5-alibaba2018", str(bad)],
+        [sys.executable, "-m", "training.cli.main", "validate", "fleet5-alibaba2018", str(bad)],
         capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
     )
     assert result.returncode == 1

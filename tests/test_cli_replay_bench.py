@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run ``python -m training.cli ARGS`` in ``cwd`` (the repository importable from anywhere)."""
+    """Run ``python -m training.cli.main ARGS`` in ``cwd`` (the repository importable from anywhere)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=cwd, env=env
+        [sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=cwd, env=env
     )
 
 
@@ -108,7 +108,7 @@ def test_replay__an_unknown_agent_is_a_usage_error() -> None:
 
 
 def test_bench_quick__writes_the_documented_keys(tmp_path: Path) -> None:
-    """`aco-env bench --quick --out FILE.json` writes the headline keys of issue 4."""
+    """`aco-env bench --quick --out FILE.json` writes the headline keys at the top level."""
     out = tmp_path / "bench.json"
     result = cli("bench", "--quick", "--only", "twin,env", "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -136,5 +136,5 @@ def test_bench_quick_backends__times_each_backend_and_checks_they_agree(tmp_path
     for kind in ("total", "warm", "heavy"):
         assert set(data["backend_speedup_vs_serial"][kind]) == set(expected) - {"serial"}
     table = markdown.read_text()
-    assert "## Execution backends (issue 17)" in table
+    assert "## Execution backends" in table
     assert all(f"| {name} | " in table for name in expected)

@@ -8,10 +8,10 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.train_helpers import TINY
-from training.config import TrainConfig
-from training.curves import VALIDATION_SEED_OFFSET
-from training.evaluation import evaluate
-from training.train import EVAL_SEED_OFFSET, train
+from training.evaluation.evaluator import evaluate
+from training.learning.config import TrainConfig
+from training.learning.curves import VALIDATION_SEED_OFFSET
+from training.learning.train import EVAL_SEED_OFFSET, train
 
 
 def _scalars(run_dir: Path, tag: str) -> list[tuple[int, float]]:

@@ -11,7 +11,7 @@ import pytest
 import aco_env
 from aco_env import EnvConfig
 from aco_env.registration import CLUSTER_SCHEDULING_ID, FLEET5_ID
-from training.rollout import play_episode
+from training.evaluation.rollout import play_episode
 
 # About 160 jobs over an hour with no queue TTL and a 60 s telemetry tick: an agent that always
 # defers is asked about every queued job at every event, some 17,000 decisions in all.

@@ -12,8 +12,8 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.train_helpers import count_scenario_loads
-from training.evaluation import PLACEMENT_ENV, evaluate
-from training.results import Evaluation, read_evaluation
+from training.evaluation.evaluator import PLACEMENT_ENV, evaluate
+from training.evaluation.results import Evaluation, read_evaluation
 
 REQUIRED = (
     "objective_usd",
@@ -59,7 +59,7 @@ def test_evaluate_cli__writes_results_plots_and_tensorboard(tmp_path: Path) -> N
         [
             sys.executable,
             "-m",
-            "training.cli",
+            "training.cli.main",
             "evaluate",
             "--scenario",
             "fleet5-synthetic",
@@ -125,7 +125,7 @@ def test_evaluate__oracle_gives_every_agent_its_gaps_and_a_renamed_agent_keeps_t
 
 def test_read_evaluation__reads_back_what_was_written(tmp_path: Path) -> None:
     """results.json written by the writer reads back to the same document (oracle rows and gaps included)."""
-    from training.results_writer import write_json
+    from training.evaluation.results_writer import write_json
 
     evaluation = evaluate("toy3", ["first-fit", "oracle"], episodes=2, seed=0, progress=False)
     path = write_json(evaluation, tmp_path / "results.json")
@@ -136,7 +136,7 @@ def test_read_evaluation__reads_back_what_was_written(tmp_path: Path) -> None:
 
 def test_evaluate_command__reads_each_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two scenarios, three agents each: each scenario file is parsed once (not once per agent)."""
-    from training.cli import build_parser
+    from training.cli.main import build_parser
 
     loads = count_scenario_loads(monkeypatch)
     args = build_parser().parse_args(
@@ -162,7 +162,7 @@ def test_evaluate_command__reads_each_scenario_once(tmp_path: Path, monkeypatch:
 
 def test_bench_scale__reads_each_scenario_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Several runs on one scenario share it: one parse."""
-    from training.bench.scale import bench_scale
+    from training.benchmarks.scale import bench_scale
 
     loads = count_scenario_loads(monkeypatch)
     result = bench_scale(runs=(("toy3", "first-fit", None), ("toy3", "aco", None)), real_trace=False)

@@ -14,12 +14,12 @@ from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from agents.set_policy import SetPolicy
 from tests.train_helpers import TINY
-from training.config import TrainConfig
 from training.errors import UsageError
-from training.imitation import IMITATION_SEED_OFFSET, DaggerSettings, dagger
-from training.rollout import play_episode
-from training.train import train
-from training.train_checks import check_train_config
+from training.evaluation.rollout import play_episode
+from training.learning.config import TrainConfig
+from training.learning.imitation import IMITATION_SEED_OFFSET, DaggerSettings, dagger
+from training.learning.train import train
+from training.learning.train_checks import check_train_config
 
 
 def test_dagger__labels_every_state_and_only_valid_actions() -> None:

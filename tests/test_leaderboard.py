@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from training.leaderboard import LEGEND_CI, LEGEND_GAPS, LEGEND_PLACEMENT, LEGEND_SAMPLED, print_leaderboard
-from training.results import AgentEvaluation, EpisodeEvaluation, Evaluation, OracleEpisode
+from training.evaluation.leaderboard import LEGEND_CI, LEGEND_GAPS, LEGEND_PLACEMENT, LEGEND_SAMPLED, print_leaderboard
+from training.evaluation.results import AgentEvaluation, EpisodeEvaluation, Evaluation, OracleEpisode
 
 
 def episode(seed: int, objective_usd: float, oracle: OracleEpisode | None = None) -> EpisodeEvaluation:

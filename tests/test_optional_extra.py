@@ -23,7 +23,7 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-from training.cli import main
+from training.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 TRAIN_EXTRA = "torch,stable_baselines3,sb3_contrib,tensorboard"
@@ -60,9 +60,10 @@ def test_base_install__training_says_which_extra_to_install(tmp_path: Path) -> N
 
 def test_ray_extra__nothing_imports_ray_until_a_ray_backend_starts() -> None:
     """aco_env, agents, training, the CLI, the evaluator and every backend module import without loading ray."""
-    modules = "aco_env, agents, training, training.cli, training.evaluation, training.backends, " \
-        "training.process_backend, training.ray_backend, training.commands.evaluate, training.sweep, " \
-        "training.sweep_space, training.sweep_trial, training.commands.sweep"
+    modules = "aco_env, agents, training, training.cli.main, training.evaluation.evaluator, " \
+        "training.execution.backend, training.execution.registry, training.execution.process_backend, " \
+        "training.execution.ray_backend, training.cli.commands.evaluate, training.scale.sweeps.sweep, " \
+        "training.scale.sweeps.space, training.scale.sweeps.trial, training.cli.commands.sweep"
     code = f"import sys, {modules}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.strip() == "[]", result.stdout
@@ -89,7 +90,7 @@ def test_ray_extra__rllib_without_ray_says_which_extra_to_install(tmp_path: Path
     assert "Traceback" not in result.stderr
     assert "pip install 'aco-env[ray]'" in result.stderr
     assert not (tmp_path / "run" / "config.json").exists()
-    code = "import sys, training.commands.rllib, training.rllib_ppo, training.rllib_agent; " \
+    code = "import sys, training.cli.commands.rllib, training.scale.rllib.ppo, training.scale.rllib.agent; " \
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))"
     imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert imported.stdout.strip() == "[]", imported.stdout

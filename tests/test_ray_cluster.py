@@ -5,9 +5,13 @@ process started here as the leader of its own process group (a new session), on 
 address (Ray advertises the machine's address for it; only this machine takes part). Stopping it
 signals exactly those two groups: SIGTERM, a bounded wait, then SIGKILL for anything left, so
 only this cluster stops, even when the test fails (``ray stop`` would stop every Ray on the
-machine, other tests' included). The cluster has its own temp dir, its own ports (free ones,
-picked here), its own authentication token and no dashboard, so it cannot collide with another
-Ray on this machine: the test is safe under pytest-xdist.
+machine, other tests' included). The cluster has its own temp dir, its own authentication
+token and no dashboard, and Ray binds every port it can on port 0 (the kernel picks a free one
+as it binds, so no port is picked here and released before Ray binds it) and says which it
+took: the head's GCS port is read from its log. The one port ``ray start --head`` needs given
+(its Ray Client server's, where 0 is refused) is held by this test from before the head starts
+until the cluster stops (:func:`held_port`). So the cluster cannot collide with another Ray on
+this machine, nor take a port another program picks: the test is safe under pytest-xdist.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -29,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from training.results import without_timing
+from training.evaluation.results import without_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 120.0
@@ -37,6 +42,13 @@ START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 """Longest wait for a node to stop after SIGTERM before it is killed."""
 FOUR_AGENTS = "first-fit,cheapest,aco,random"
+STARTED = re.compile(r"Ray runtime started")
+"""What ``ray start`` prints once its node runs."""
+HEAD_PORT = re.compile(r"ray start --address='[^']*:(\d+)'")
+"""The line of the head's log that names the port it bound (``--port=0``) for other nodes to join (with the
+machine's address, which Ray advertises even for a node on the loopback address)."""
+DYNAMIC_PORTS = ["--dashboard-agent-listen-port=0", "--min-worker-port=0", "--max-worker-port=0"]
+"""The ports ``ray start`` would take from fixed defaults, on port 0 (the others are 0 by default)."""
 
 pytest.importorskip("ray", reason="the ray extra is not installed")
 
@@ -54,36 +66,43 @@ class Cluster:
     env: dict[str, str]
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports nothing listens on now (bound together, then released)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+@contextlib.contextmanager
+def held_port() -> Iterator[int]:
+    """A loopback port held for the ``with`` block by a socket bound with ``SO_REUSEPORT``, not listening.
+
+    While it is bound the kernel never hands the port out (to ``bind`` on port 0, nor to an outgoing
+    connection), and a program binding it without ``SO_REUSEPORT`` is refused; a gRPC server, as
+    Ray's client server is, sets ``SO_REUSEPORT`` and listens on it beside this socket, which takes
+    no connection (it does not listen).
+    """
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 def start_node(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    """``ray start --block ARGS`` in a new session, its output in ``log``; returns once the node runs.
-
-    Raises:
-        RuntimeError: The node exited, or did not say it started within :data:`START_TIMEOUT_S`
-            (the process is left for the caller to stop).
-    """
+    """``ray start --block ARGS`` in a new session, its output in ``log`` (returns at once: see :func:`wait_for`)."""
     ray = str(Path(sys.executable).parent / "ray")
     with log.open("wb") as out:
-        process = subprocess.Popen([ray, "start", "--block", *args], stdout=out, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True)
+        return subprocess.Popen([ray, "start", "--block", *args], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+
+
+def wait_for(process: subprocess.Popen[bytes], log: Path, ready: re.Pattern[str] = STARTED) -> re.Match[str]:
+    """The match of ``ready`` in a node's log, once the node prints it.
+
+    Raises:
+        RuntimeError: The node exited, or did not print ``ready`` within :data:`START_TIMEOUT_S`
+            (the process is left for the caller to stop).
+    """
     deadline = time.monotonic() + START_TIMEOUT_S
-    while "Ray runtime started" not in log.read_text(errors="replace"):
+    while (found := ready.search(log.read_text(errors="replace"))) is None:
         if process.poll() is not None or time.monotonic() > deadline:
             tail = log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"ray start {' '.join(args)} did not start (exit {process.returncode}):\n{tail}")
+            raise RuntimeError(f"{process.args} did not start (exit {process.returncode}):\n{tail}")
         time.sleep(0.2)
-    return process
+    return found
 
 
 def stop_node(process: subprocess.Popen[bytes]) -> None:
@@ -113,7 +132,6 @@ def group_alive(group: int) -> bool:
 def ray_cluster() -> Iterator[Cluster]:
     """A head and a worker node of one CPU each, stopped and its temp dir removed however the test ends."""
     temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
-    gcs, client, head_agent, worker_agent = free_ports(4)
     env = {
         **os.environ,
         "RAY_AUTH_MODE": "token",  # this cluster's own token: nothing else on the machine can use it, nor it theirs
@@ -122,19 +140,19 @@ def ray_cluster() -> Iterator[Cluster]:
         "RAY_USAGE_STATS_ENABLED": "0",
     }
     env.pop("RAY_ADDRESS", None)
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
+    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats", *DYNAMIC_PORTS]
     nodes: list[subprocess.Popen[bytes]] = []
     try:
-        nodes.append(start_node(
-            ["--head", f"--port={gcs}", f"--temp-dir={temp_dir}", "--include-dashboard=false",
-             f"--ray-client-server-port={client}", f"--dashboard-agent-listen-port={head_agent}", *common],
-            env, temp_dir / "head.log",
-        ))
-        nodes.append(start_node(
-            [f"--address=127.0.0.1:{gcs}", f"--dashboard-agent-listen-port={worker_agent}", *common],
-            env, temp_dir / "worker.log",
-        ))
-        yield Cluster(f"127.0.0.1:{gcs}", env)
+        with held_port() as client:
+            nodes.append(start_node(
+                ["--head", "--port=0", f"--temp-dir={temp_dir}", "--include-dashboard=false",
+                 f"--ray-client-server-port={client}", *common],
+                env, temp_dir / "head.log",
+            ))
+            address = f"127.0.0.1:{wait_for(nodes[0], temp_dir / 'head.log', HEAD_PORT)[1]}"
+            nodes.append(start_node([f"--address={address}", *common], env, temp_dir / "worker.log"))
+            wait_for(nodes[1], temp_dir / "worker.log")
+            yield Cluster(address, env)
     finally:
         for node in reversed(nodes):  # the worker first, then the head
             stop_node(node)
@@ -144,7 +162,7 @@ def ray_cluster() -> Iterator[Cluster]:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
                           env={**env, "PYTHONPATH": str(ROOT)}, timeout=600)
 
 

@@ -16,11 +16,11 @@ from agents import make_agent
 from agents.aco import COST_ONLY
 from agents.oracle.milp.limits import SolveLimits
 from digital_twin import JobSpec, default_fleet
-from training.reproduce import TIERS, data, t1_1_cost, t1_3_latency, t4_1_gpu, t5_2_predictor
-from training.reproduce.empty_cluster import fleet_env, place_each
-from training.reproduce.play import oracle_available
-from training.reproduce.report import render_page
-from training.reproduce.stats import ci95_half_width, paired_savings, summarize
+from training.reproduction import TIERS, data, t1_1_cost, t1_3_latency, t4_1_gpu, t5_2_predictor
+from training.reproduction.empty_cluster import fleet_env, place_each
+from training.reproduction.play import oracle_available
+from training.reproduction.report import render_page
+from training.reproduction.stats import ci95_half_width, paired_savings, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = data.traces_dir()
@@ -41,7 +41,7 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=cwd)
 
 
 # ------------------------------------------------------------------------------ statistics
@@ -211,7 +211,7 @@ def test_cli_reproduce__t1_1_without_the_oracle_writes_json_and_markdown(tmp_pat
 
 @pytest.mark.slow
 def test_cli_reproduce__t1_1_smoke_with_the_oracle(tmp_path: Path) -> None:
-    """The issue's smoke test: `python -m training.cli reproduce --tier T1.1 --seeds 2 --out tmp` (minutes)."""
+    """The issue's smoke test: `python -m training.cli.main reproduce --tier T1.1 --seeds 2 --out tmp` (minutes)."""
     result = cli("reproduce", "--tier", "T1.1", "--seeds", "2", "--out", "tmp", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     document = json.loads((tmp_path / "tmp" / "reproduction.json").read_text())

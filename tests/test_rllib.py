@@ -21,12 +21,13 @@ import ray  # noqa: E402  (after the skips)
 
 import scenarios  # noqa: E402
 from aco_env import ClusterSchedulingEnv  # noqa: E402
-from training.cli import main  # noqa: E402
-from training.rllib_agent import AGENT_NAME, RLlibAgent, load_module  # noqa: E402
-from training.rllib_env import make_env, sub_env_seed  # noqa: E402
-from training.rllib_module import MASK_KEY, MaskedActorCritic, greedy_actions  # noqa: E402
-from training.rllib_ppo import METRICS_JSONL, SUMMARY_JSON, RLlibConfig, ppo_config, train_rllib  # noqa: E402
-from training.rollout import play_episode  # noqa: E402
+from training.cli.main import main  # noqa: E402
+from training.evaluation.rollout import play_episode  # noqa: E402
+from training.scale.rllib.agent import AGENT_NAME, RLlibAgent, load_module  # noqa: E402
+from training.scale.rllib.config import RLlibConfig  # noqa: E402
+from training.scale.rllib.env import make_env, sub_env_seed  # noqa: E402
+from training.scale.rllib.module import MASK_KEY, MaskedActorCritic, greedy_actions  # noqa: E402
+from training.scale.rllib.ppo import METRICS_JSONL, SUMMARY_JSON, ppo_config, train_rllib  # noqa: E402
 
 SEED = 7
 RUN = RLlibConfig(

@@ -26,7 +26,7 @@ GOOD = yaml.safe_load((scenarios.CATALOGUE_DIR / "toy3.yaml").read_text())
 
 def aco_env_cli(*args: str) -> subprocess.CompletedProcess:
     """Run the real CLI in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "training.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[1])
 
 

@@ -14,9 +14,9 @@ from aco_env import ClusterSchedulingEnv
 from agents.sb3_agent import ModelFileError, load_sb3_agent
 from agents.set_policy import SetPolicy
 from tests.train_helpers import TINY
-from training.config import TrainConfig
-from training.rollout import play_episode
-from training.train import train
+from training.evaluation.rollout import play_episode
+from training.learning.config import TrainConfig
+from training.learning.train import train
 
 
 def _model(env: gym.Env, seed: int = 0) -> MaskablePPO:

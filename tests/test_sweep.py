@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from training.errors import UsageError
-from training.sweep_space import RandomAxis, SweepSpec, check_spec, parse_random, parse_value, parse_values
+from training.scale.sweeps.keys import parse_value, parse_values
+from training.scale.sweeps.space import RandomAxis, SweepSpec, check_spec, parse_random
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--timesteps", "128", "--set", "batch_size=64", "--set", "n_epochs=1", "--set", "eval_episodes=0",
@@ -33,7 +34,7 @@ pytest.importorskip("ray", reason="the ray extra is not installed")
 
 
 def sweep_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "training.cli", "sweep", *args]
+    return [sys.executable, "-m", "training.cli.main", "sweep", *args]
 
 
 def run_env() -> dict[str, str]:
@@ -155,7 +156,7 @@ def test_sweep_space__random_draws_are_seeded_and_shared_by_every_seed_of_a_samp
 
 def test_sweep_cli__a_bad_key_is_one_line_before_ray_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`aco-env sweep --grid nosuch=1`: exit 2, one line naming the key, no sweep folder (in-process: no Ray)."""
-    from training.cli import main
+    from training.cli.main import main
 
     code = main(["sweep", "--grid", "nosuch=1,2", "--out", str(tmp_path / "sweep")])
     lines = capsys.readouterr().err.strip().splitlines()
@@ -165,7 +166,7 @@ def test_sweep_cli__a_bad_key_is_one_line_before_ray_starts(tmp_path: Path, caps
 
 def test_sweep_cli__another_sweep_in_out_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--out holding a sweep with another search space: exit 2 saying how to resume it; --resume takes no space."""
-    from training.cli import main
+    from training.cli.main import main
 
     out = tmp_path / "sweep"
     out.mkdir()

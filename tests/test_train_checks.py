@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.train_helpers import fake_run
-from training.config import TrainConfig
 from training.errors import UsageError
-from training.train_checks import check_hyperparameters, check_train_config, given_options
+from training.learning.config import TrainConfig
+from training.learning.train_checks import check_hyperparameters, check_train_config, given_options
 
 
 def test_check_hyperparameters__keys_are_checked_against_the_chosen_algorithm() -> None:

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "training.cli", *args],
+        [sys.executable, "-m", "training.cli.main", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -53,7 +53,7 @@ def test_train_cli__bad_option_values_are_usage_errors(
     args: list[str], words: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A count out of range or --hp without '=': argparse's exit 2 and one error line (in-process: no startup cost)."""
-    from training.cli import main
+    from training.cli.main import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -172,7 +172,7 @@ def test_train_cli__progress_off_a_terminal_is_one_line_per_stage(tmp_path: Path
 
 def test_train_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Checks, run directory name, training env, BC labels and both evaluations share one loaded scenario."""
-    from training.cli import build_parser
+    from training.cli.main import build_parser
 
     loads = count_scenario_loads(monkeypatch)
     args = build_parser().parse_args(
@@ -207,7 +207,7 @@ def test_train_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pyt
 
 def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`aco-env run` checks and trains on one loaded scenario."""
-    from training.cli import build_parser
+    from training.cli.main import build_parser
 
     loads = count_scenario_loads(monkeypatch)
     command = ["run", "--timesteps", "0", "--episodes", "0", "--dagger-iterations", "0", "--logdir", str(tmp_path)]

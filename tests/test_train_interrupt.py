@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from training.interrupt import StopRequest
+from training.learning.interrupt import StopRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT_S = 300
@@ -29,7 +29,7 @@ def start_training(logdir: Path, *options: str) -> subprocess.Popen:
     command = [
         sys.executable,
         "-m",
-        "training.cli",
+        "training.cli.main",
         "train",
         "--timesteps",
         "100000000",
@@ -113,8 +113,8 @@ def test_stop_request__first_signal_requests_a_stop_the_second_interrupts() -> N
 def test_make_env_fn__workers_ignore_ctrl_c_and_sigterm() -> None:
     """A SubprocVecEnv worker's env factory ignores SIGINT and SIGTERM (the main process stops the run)."""
     import scenarios
-    from training.config import TrainConfig
-    from training.train import make_env_fn
+    from training.learning.config import TrainConfig
+    from training.learning.train import make_env_fn
 
     config = TrainConfig()
     scenario = scenarios.load(config.scenario)

@@ -13,10 +13,10 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.train_helpers import TINY, fake_model, fake_run
-from training.config import TrainConfig
 from training.errors import DataError, UsageError
-from training.run_dir import find_resume_point
-from training.train import train
+from training.learning.config import TrainConfig
+from training.learning.run_dir import find_resume_point
+from training.learning.train import train
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from typing import BinaryIO
 
 import pytest
 
-from training.run_dir import create_run_dir, save_model
+from training.learning.run_dir import create_run_dir, save_model
 
 
 def test_create_run_dir__concurrent_runs_get_distinct_directories(tmp_path: Path) -> None:

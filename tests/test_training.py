@@ -14,9 +14,9 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from tests.train_helpers import TINY
-from training.bc import collect_labels
-from training.config import TrainConfig
-from training.train import train
+from training.learning.bc import collect_labels
+from training.learning.config import TrainConfig
+from training.learning.train import train
 
 
 def scalar_tags(run_dir: Path) -> set[str]:
@@ -93,7 +93,7 @@ def test_train_cli__help_lists_every_config_field() -> None:
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "training.cli", "train", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "training.cli.main", "train", "--help"], capture_output=True, text=True, check=True
     ).stdout
     for f in dataclasses.fields(TrainConfig):
         assert ("--hp" if f.name == "hyperparameters" else "--" + f.name.replace("_", "-")) in out

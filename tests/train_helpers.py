@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from training.config import TrainConfig
+from training.learning.config import TrainConfig
 
 TINY = {
     "timesteps": 512,

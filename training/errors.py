@@ -3,7 +3,7 @@
 A command raises :class:`UsageError` when the command line is wrong (an unknown agent, a
 negative count, an option that does not apply) and :class:`DataError` when a file or its
 content is (a scenario with a bad key, a truncated model zip, an output folder that cannot be
-written). :func:`training.cli.main` prints either as one line, ``aco-env COMMAND: error:
+written). :func:`training.cli.main.main` prints either as one line, ``aco-env COMMAND: error:
 MESSAGE``, and exits with the code below; ``--debug`` (or ``ACO_ENV_DEBUG=1``) adds the
 traceback. The library's own errors (``digital_twin.SpecError`` and its subclasses for
 scenarios, traces and jobs) are data errors too.

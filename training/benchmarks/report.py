@@ -1,0 +1,287 @@
+"""Render the benchmark JSON as the Markdown of ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aco_env.registration import FLEET5_ID
+
+
+def _fmt(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "n/a (data not present)"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def _ms(value: Any) -> str:
+    if isinstance(value, dict):
+        value = value.get("p50", value.get("mean"))
+    return "" if value is None else f"{value:,.3f}"
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    """The whole page: the header, then one section per measurement present in ``results``."""
+    lines = _header(results)
+    sections: list[tuple[str, Callable[[dict[str, Any]], list[str]]]] = [
+        ("twin", _twin_section),
+        ("env", _env_section),
+        ("aco", _aco_section),
+        ("oracle", _oracle_section),
+        ("memory", _memory_section),
+        ("scale", _scale_section),
+        ("train", _train_lines),
+    ]
+    for key, section in sections:
+        if key in results:
+            lines += section(results[key])
+    lines += _backends_lines(results.get("backends"), results["machine"]["cpus"])
+    lines += _traces_lines(results.get("traces"))
+    return "\n".join(lines)
+
+
+def _header(results: dict[str, Any]) -> list[str]:
+    """The title, the command that wrote the JSON, the machine, and how to compare runs."""
+    machine = results["machine"]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated from the JSON of",
+        "",
+        "```",
+        f"{results['command']} --out docs/benchmarks.json --markdown docs/benchmarks.md",
+        "```",
+        "",
+        f"(`make bench` runs exactly this). Measured on {results['date']}: Python {machine['python']}, "
+        f"{machine['processor']}, {machine['cpus']} CPUs. Best of several repeats; speed is never "
+        "asserted in tests.",
+        "",
+        f"The twin ran its {machine.get('twin_core', 'pure-python')} core (`digital_twin/native.py`: the "
+        "hot modules compiled by mypyc at `make install`, the same results bit for bit); where the JSON has "
+        "`pure_python` entries, the same measurement was repeated on the pure-Python sources in a child process.",
+        "",
+    ]
+    if "env" in results:
+        lines += [
+            f"Absolute speeds follow the machine's speed at the time: in this run `CartPole-v1` made "
+            f"{_fmt(results['env']['cartpole_steps_per_s'])} random steps/s. Compare runs by the ratios "
+            "(ours vs CartPole, ACO vs first-fit), not by absolute numbers.",
+            "",
+        ]
+    return lines
+
+
+def _aco_section(aco: dict[str, Any]) -> list[str]:
+    """ACO's decision latency by fleet size, beside the reference's, then the predictors' times."""
+    reference = aco.get("reference_ms", {})
+    lines = [
+        "## ACO decision latency",
+        "",
+        "One full decision (router, cost engine, 20 ants x 5 iterations with the stagnation stop, carried "
+        "pheromone update) for the reference's latency job (batch, 0.1 core, preemptible: never the fast "
+        "path), on an empty cluster as the reference measured it; `loaded`: random utilisation, 80 % of "
+        "nodes feasible; `all iterations`: no carried pheromone and no stagnation stop (worst case).",
+        "",
+        "| nodes | p50 ms | p99 ms | p99 loaded | p99 all iterations | target p99 | reference p99 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    targets = {"5": "0.25", "32": "", "1024": "2"}
+    for size, row in aco["aco_decision_ms"].items():
+        ref = reference.get(size, {}).get("p99")
+        lines.append(
+            f"| {size} | {row['p50']:.3f} | {row['p99']:.3f} | {aco['aco_decision_ms_loaded'][size]['p99']:.3f} | "
+            f"{aco['aco_decision_ms_all_iterations'][size]['p99']:.3f} | {targets.get(size, '')} | "
+            f"{'' if ref is None else ref} |"
+        )
+    lines += ["", "Reference figures: " + "; ".join(r["source"] for r in reference.values()) + ".", ""]
+    lines += [
+        "### Predictors (5 nodes)",
+        "",
+        "| predictor | whole trace ms | refit ms | one tick ms |",
+        "|---|---|---|---|",
+    ]
+    for name, row in aco["predictor_ms"].items():
+        if not isinstance(row, dict):
+            continue
+        lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
+    lines.append("")
+    return lines
+
+
+def _oracle_section(oracle: dict[str, Any]) -> list[str]:
+    """The oracle's solve time, plan, bound and estimated memory per seed."""
+    lines = [
+        "## Oracle solve time",
+        "",
+        f"`{oracle['scenario']}` episodes, plan and lower bound (HiGHS solves, "
+        f"{oracle.get('limits', 'a wall-time limit each')}), prorated cost."
+        + (f" {oracle['note']}" if "note" in oracle else ""),  # a section re-run on its own says so
+        "",
+        "| seed | solve s | plan USD | bound USD | gap | status | estimated peak MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['seed']} | {r['solve_s']:.2f} | {r['plan_usd']:.4f} | {r['bound_usd']:.4f} | {r['gap']:.1%} | "
+        f"{r['status']} | {r['estimated_peak_mb']:,.0f} |"
+        for r in oracle["episodes"]
+    ]
+    lines += [
+        "",
+        "The estimate (`agents/oracle/sizing/size.py`) is checked against the budget (4 GB, "
+        "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
+        "",
+    ]
+    return lines
+
+
+def _memory_section(memory: dict[str, Any]) -> list[str]:
+    """Peak memory of one default episode."""
+    return [
+        "## Memory of a default episode",
+        "",
+        "| measure | MB |",
+        "|---|---|",
+        f"| peak RSS of a fresh process playing one `{FLEET5_ID}` episode | {memory['peak_rss_mb']:.1f} |",
+        f"| tracemalloc peak during reset + the episode | {memory['episode_peak_traced_mb']:.2f} |",
+        "",
+    ]
+
+
+def _scale_section(scale: dict[str, Any]) -> list[str]:
+    """Decisions per job and wall time of whole episodes, per scenario, agent and deferral rule."""
+    lines = [
+        "## Decisions per job and wall time at scale",
+        "",
+        "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
+        "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
+        "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
+        "",
+        "| scenario | nodes | agent | deferral | jobs | decisions | per job | wall s | objective USD |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
+        f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
+        for r in scale["runs"]
+    ]
+    lines += [
+        "",
+        "ACO wall time over first-fit's (target at 500 nodes: within 10 x): "
+        + "; ".join(f"{name} {ratio:.2f} x" for name, ratio in scale["aco_vs_first_fit_wall"].items())
+        + ".",
+        "",
+    ]
+    return lines
+
+
+def _traces_lines(traces: dict[str, Any] | None) -> list[str]:
+    """The trace load-time table; none without the section."""
+    if traces is None:
+        return []
+    rows = [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in traces.items()]
+    return ["## Trace load times", "", "| file | ms |", "|---|---|", *rows, ""]
+
+
+def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
+    """The execution-backend table; none without the section."""
+    if bench is None:
+        return []
+    heavy = bench["heavy"]
+    speedup = bench["speedup_vs_serial"]
+    lines = [
+        "## Execution backends",
+        "",
+        f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
+        f"{bench['episodes']} seeds ({len(bench['agents']) * bench['episodes']} units of one episode each) on this "
+        f"{cpus}-CPU machine. `total`: start the backend, evaluate, stop it (one command); `warm`: the evaluation "
+        f"again on the started backend (best of the repeats); `{heavy['agent']}`: {heavy['agent']} x "
+        f"{heavy['episodes']} seeds on the warm backend (about a second of work per episode). Speed-up: serial's "
+        "time over the backend's. `same results`: results.json equal to serial's except timing fields.",
+        "",
+        "| backend | workers | start s | stop s | total s | speed-up | warm s | speed-up | "
+        f"{heavy['agent']} s | speed-up | same results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in bench["backends"].items():
+        ratios = [f"{speedup[kind][name]:.2f}" if name in speedup.get(kind, {}) else "1.00"
+                  for kind in ("total", "warm", "heavy")]
+        heavy_s = f"{row['heavy_s']:.2f}" if "heavy_s" in row else ""
+        lines.append(
+            f"| {name} | {row['workers']} | {row['start_s']:.2f} | {row['stop_s']:.2f} | {row['total_s']:.2f} | "
+            f"{ratios[0]} | {row['warm_s']:.3f} | {ratios[1]} | {heavy_s} | {ratios[2] if heavy_s else ''} | "
+            f"{'yes' if row['identical'] else 'NO'} |"
+        )
+    if bench.get("left_out"):
+        lines += ["", f"Left out (extra not installed): {', '.join(bench['left_out'])}."]
+    return [*lines, ""]
+
+
+def _train_lines(train: dict[str, Any]) -> list[str]:
+    """The training-throughput table."""
+    return [
+        "## Training throughput",
+        "",
+        f"Env steps per second of `model.learn` (policy updates included) over {train['steps']:,} steps after a "
+        "warm-up rollout, one torch thread, best of the repeats; the three measured in turns in this process. "
+        "`flat, 1 env`: MaskablePPO with the flat MultiInputPolicy on one env behind SB3's `Monitor` (full `info`); "
+        f"`aco-env run`: the set policy, {train['run_n_envs']} envs batched in this process.",
+        "",
+        "| learner | steps/s | vs flat, 1 env | vs SB3 PPO on CartPole-v1 |",
+        "|---|---|---|---|",
+        f"| SB3 PPO, CartPole-v1 (SB3 defaults) | {_fmt(train['cartpole_ppo_steps_per_s'])} | | 1.00 |",
+        f"| MaskablePPO, flat, 1 env | {_fmt(train['flat_one_env_steps_per_s'])} | 1.00 | "
+        f"{train['flat_one_env_vs_cartpole_ppo']:.2f} |",
+        f"| aco-env run (set policy, {train['run_n_envs']} envs) | {_fmt(train['run_steps_per_s'])} | "
+        f"{train['run_vs_flat_one_env']:.2f} (target >= 3) | {train['run_vs_cartpole_ppo']:.2f} |",
+        "",
+    ]
+
+
+def _twin_section(twin: dict[str, Any]) -> list[str]:
+    """Twin throughput under a first-fit driver (and on the pure-Python sources, when measured)."""
+    lines = [
+        "## Digital twin",
+        "",
+        f"Default 5-node fleet, bundled synthetic trace with 300 s ticks, {twin['sim_days']} simulated days, "
+        f"{twin['jobs']:,} synthetic jobs, first-fit driver (no env, no observation).",
+        "",
+        "| metric | result | target |",
+        "|---|---|---|",
+        f"| decisions per wall second | {_fmt(twin['decisions_per_s'])} | >= 60,000 |",
+        f"| simulated seconds per wall second | {_fmt(twin['sim_seconds_per_wall_second'])} | |",
+    ]
+    if "pure_python" in twin:
+        lines += [
+            f"| decisions per wall second, pure-Python twin | {_fmt(twin['pure_python']['decisions_per_s'])} | |",
+            f"| compiled / pure-Python | {twin['compiled_vs_pure_python']:.2f} | |",
+        ]
+    lines.append("")
+    return lines
+
+
+def _env_section(env: dict[str, Any]) -> list[str]:
+    """Env steps per second through ``gymnasium.make``, beside CartPole-v1."""
+    lines = [
+        "## Environment vs CartPole",
+        "",
+        f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
+        "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "
+        "measured in turns; the ratio is the median over the pairs (machine-speed drift cancels within a pair).",
+        "",
+        "| metric | result | target |",
+        "|---|---|---|",
+        f"| `{FLEET5_ID}` steps/s | {_fmt(env['env_steps_per_s'])} | |",
+        f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
+        f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.3 |",
+        f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
+    ]
+    if "pure_python" in env:
+        pure = env["pure_python"]
+        lines += [
+            f"| ratio, pure-Python twin (child process: `CartPole-v1` {_fmt(pure['cartpole_steps_per_s'])} "
+            f"steps/s there) | {pure['env_vs_cartpole']:.3f} | |",
+        ]
+    lines.append("")
+    return lines

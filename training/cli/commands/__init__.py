@@ -1,0 +1,1 @@
+"""One module per ``aco-env`` subcommand (see ``training.cli.main.COMMANDS``)."""

@@ -1,0 +1,139 @@
+"""Benchmarks: twin and env throughput (with CartPole beside it), trace load times, and more.
+
+Every number is measured on this machine in this process and written to ``--out`` (JSON); with
+``--markdown`` the JSON is also rendered as the tables of ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from digital_twin import native
+from training.checks import writable_file
+from training.errors import UsageError
+
+HELP = (
+    "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale, training, "
+    "execution backends (JSON / Markdown)"
+)
+
+SECTIONS: dict[str, str] = {
+    "twin": "training.benchmarks.twin:bench_twin",
+    "env": "training.benchmarks.env:bench_env",
+    "traces": "training.benchmarks.traces:bench_traces",
+    "aco": "training.benchmarks.aco:bench_aco",
+    "memory": "training.benchmarks.memory:bench_memory",
+    "oracle": "training.benchmarks.oracle:bench_oracle",
+    "scale": "training.benchmarks.scale:bench_scale",
+    "train": "training.benchmarks.train:bench_train",
+    "backends": "training.benchmarks.backends:bench_backends",
+}
+"""Section name -> ``module:function``; each function returns a JSON-ready dict."""
+
+QUICK_OPTIONS: dict[str, dict[str, Any]] = {
+    "twin": {"repeats": 1, "days": 2, "compare_pure_python": False},
+    "env": {"steps": 3000, "repeats": 1, "compare_pure_python": False},
+    "traces": {"repeats": 1},
+    "aco": {"n_decisions": 300},
+    "oracle": {"seeds": 1},
+    "train": {"steps": 4096, "repeats": 1},
+    "backends": {"episodes": 3, "repeats": 1, "heavy_episodes": 2},
+    "scale": {
+        "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
+        "real_trace": False,
+    },
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--quick, --only, --out, --markdown."""
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, noisier numbers)")
+    parser.add_argument("--only", help=f"comma-separated sections (default: all of {', '.join(SECTIONS)})")
+    parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--markdown", type=Path, help="also render the results as Markdown here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the options, run the chosen sections, print and write the results."""
+    names = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = sorted(set(names) - set(SECTIONS))
+    if unknown:
+        raise UsageError(f"--only: unknown section(s) {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
+    for option, path in (("--out", args.out), ("--markdown", args.markdown)):
+        if path is not None:
+            writable_file(path, option)
+    command = "aco-env bench" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
+    results: dict[str, Any] = {
+        "command": command,
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.machine(),
+            "cpus": _cpus(),
+            "twin_core": native.status,
+        },
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    for name in names:
+        options = QUICK_OPTIONS.get(name, {}) if args.quick else {}
+        started = time.perf_counter()
+        results[name] = _load(SECTIONS[name])(**options)
+        print(f"{name}: {json.dumps(results[name], default=_round)}  ({time.perf_counter() - started:.1f} s)")
+    flat = _flat_keys(results)
+    results.update(flat)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1, default=float) + "\n")
+        print(f"wrote {args.out}")
+    if args.markdown:
+        from training.benchmarks.report import render_markdown
+
+        args.markdown.write_text(render_markdown(results))
+        print(f"wrote {args.markdown}")
+    return 0
+
+
+def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers at the top level of the JSON (``env_vs_cartpole``, ``aco_decision_ms``, ...)."""
+    flat: dict[str, Any] = {}
+    env = results.get("env", {})
+    for key in ("env_steps_per_s", "cartpole_steps_per_s", "env_vs_cartpole"):
+        if key in env:
+            flat[key] = env[key]
+    if "train" in results:
+        flat["train_run_vs_flat_one_env"] = results["train"]["run_vs_flat_one_env"]
+    if "backends" in results:
+        flat["backend_speedup_vs_serial"] = results["backends"]["speedup_vs_serial"]
+    if "aco" in results:
+        flat["aco_decision_ms"] = results["aco"]["aco_decision_ms"]
+    if "twin" in results:
+        flat["sim_seconds_per_wall_second"] = results["twin"]["sim_seconds_per_wall_second"]
+        flat["twin_decisions_per_s"] = results["twin"]["decisions_per_s"]
+    if "scale" in results:
+        flat["aco_vs_first_fit_wall"] = results["scale"]["aco_vs_first_fit_wall"]
+        flat["decisions_per_job"] = {
+            f"{r['scenario']}/{r['agent']}/{r['deferral']}": r["decisions_per_job"] for r in results["scale"]["runs"]
+        }
+    return flat
+
+
+def _load(target: str) -> Callable[..., dict[str, Any]]:
+    import importlib
+
+    module, function = target.split(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def _cpus() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _round(value: float) -> float:
+    return round(value, 4)

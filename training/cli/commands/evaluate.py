@@ -1,0 +1,127 @@
+"""Evaluate agents on scenarios over paired seeds: leaderboard, results.json, plots, TensorBoard.
+
+``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several) holds
+``{"scenario", "episodes", "seed", "seeds", "agents": {NAME: {"mean": {METRIC: v},
+"ci95": {METRIC: half-width}, "per_episode": [{METRIC: v}, ...]}}}``; metrics include
+``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
+``rejected_jobs``, ``completed_jobs``, ``decision_latency_ms_p50/p99`` and, when ``oracle`` is
+evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the oracle,
+``objective_lower_bound_usd`` (:mod:`training.evaluation.results` has the whole format). An oracle too
+large for its memory budget is left out with a note (``"skipped"``); raise the budget with
+``ACO_ENV_ORACLE_MEMORY_GB``.
+
+Each (agent, seed) episode is a unit of work that ``--backend`` runs: ``serial`` (in this
+process), ``processes`` (a pool with one process per core; the default) or ``ray`` (Ray tasks
+on a local Ray, or on the cluster at ``--address HOST:PORT``; ``pip install 'aco-env[ray]'``).
+Every backend gives the same numbers (only timings differ). An episode that fails is retried
+twice; if it still fails, the command names it, writes nothing and exits 1. The files are
+written once every scenario is evaluated.
+
+Every argument, scenario, agent and output folder is checked before the first episode.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from training import checks
+from training.cli.backend_options import add_backend_arguments, check_backend
+from training.errors import CommandError, UsageError
+from training.execution.backend import Backend, UnitsFailedError
+
+if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
+    from digital_twin.scenario import Scenario
+    from training.evaluation.results import Evaluation
+
+HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options: scenarios, agents, episodes and seeds, outputs, env kind, background override."""
+    parser.add_argument("--scenario", action="append", help="bundled name or YAML path (repeatable)")
+    parser.add_argument(
+        "--agents",
+        default="random,first-fit,cheapest,aco,oracle",
+        help="comma-separated registry names or sb3:PATH (default: %(default)s)",
+    )
+    parser.add_argument("--episodes", type=checks.count(1), default=5, help="episodes per agent (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="first episode seed (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
+    parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
+    parser.add_argument(
+        "--placement",
+        action="store_true",
+        help="use the one-step placement env: optimality rate and regret (the action's "
+        "objective given a cheapest-fit continuation with the true future)",
+    )
+    parser.add_argument(
+        "--stochastic",
+        action="store_true",
+        help="learned agents sample their actions (seeded per episode) instead of the argmax",
+    )
+    parser.add_argument(
+        "--background-cpu-pct",
+        type=checks.percent,
+        metavar="PCT",
+        help="replace each scenario's background cpu by this constant percent on every node "
+        "(the trace's memory and tick are kept): does the replayed load matter?",
+    )
+    add_backend_arguments(parser, "the episodes")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or summary line")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check everything, evaluate every scenario, then print the leaderboard(s) and write the files."""
+    # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
+    from training.evaluation.leaderboard import print_leaderboard
+    from training.evaluation.results_writer import RESULTS_JSON, write_results
+    from training.execution.backend import BackendError
+    from training.execution.registry import make_backend
+
+    check_backend(args.backend, args.address)
+    agents = checks.agent_list(args.agents)
+    if "oracle" in agents:
+        checks.oracle_budget()
+    loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
+    if args.background_cpu_pct is not None:
+        loaded = [scenario.with_background_cpu(args.background_cpu_pct) for scenario in loaded]
+    names = [scenario.name for scenario in loaded]
+    if len(set(names)) < len(names):
+        raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
+    checks.writable_dir(args.out, "--out")
+    if args.tensorboard is not None:
+        checks.writable_dir(args.tensorboard, "--tensorboard")
+    try:
+        with make_backend(args.backend, args.address) as backend:
+            evaluations = [_evaluate(args, scenario, agents, backend) for scenario in loaded]
+    except BackendError as exc:
+        raise CommandError(f"--backend {args.backend}: {exc}") from None
+    for evaluation in evaluations:
+        out_dir = args.out if len(loaded) == 1 else args.out / evaluation.scenario
+        write_results(evaluation, out_dir, args.tensorboard)
+        print_leaderboard(evaluation)
+        for agent, why in evaluation.skipped.items():
+            print(f"note: {agent} was left out: {why}")
+        print(f"wrote {out_dir / RESULTS_JSON} and plots")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], backend: Backend) -> Evaluation:
+    """One scenario's evaluation on the started ``backend``; failed episodes end the command (one line)."""
+    from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, evaluate
+
+    try:
+        return evaluate(
+            scenario,
+            agents,
+            args.episodes,
+            args.seed,
+            progress=not args.no_progress,
+            env=PLACEMENT_ENV if args.placement else EPISODE_ENV,
+            deterministic=not args.stochastic,
+            backend=backend,
+        )
+    except UnitsFailedError as exc:
+        raise CommandError(f"{scenario.name}: {exc.for_user()}") from None

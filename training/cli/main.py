@@ -1,0 +1,179 @@
+"""The ``aco-env`` command line: one entry point, one module per subcommand.
+
+Each module in :mod:`training.cli.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit code), and may define ``PARSER``,
+the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass). Commands check their
+arguments and outputs before any work starts and raise :class:`training.errors.UsageError` or
+:class:`~training.errors.DataError`; :func:`main` turns those, the library's data errors and
+interruptions into one line on stderr and the exit codes of :mod:`training.errors`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from types import FrameType
+from typing import Any
+
+from training.errors import (
+    EXIT_CODES_HELP,
+    EXIT_DATA,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CommandError,
+    UsageError,
+)
+
+COMMANDS = ("run", "train", "sweep", "evaluate", "scenarios", "validate", "replay", "bench", "reproduce", "rllib")
+"""Subcommand names; ``training/cli/commands/<name>.py`` implements each."""
+DEBUG_ENV = "ACO_ENV_DEBUG"
+"""Set to 1 for tracebacks (as ``--debug``)."""
+PROG = "aco-env"
+TRAIN_EXTRA = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboard"})
+"""Top-level modules of the ``train`` extra (``pip install 'aco-env[train]'``)."""
+RAY_EXTRA = frozenset({"ray"})
+"""Top-level modules of the ``ray`` extra (``pip install 'aco-env[ray]'``): ``--backend ray``."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand (modules are imported here, torch only where needed)."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Job placement on a heterogeneous compute fleet: scenarios, agents, evaluation, benchmarks.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_debug_option(parser)
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    subparsers = parser.add_subparsers(  # type: ignore[call-overload]  # argparse calls any parser_class
+        dest="command", metavar="COMMAND", title="commands", parser_class=_new_parser
+    )
+    for name in COMMANDS:
+        module = importlib.import_module(f"training.cli.commands.{name.replace('-', '_')}")
+        sub = subparsers.add_parser(
+            name,
+            help=module.HELP,
+            description=module.__doc__,
+            epilog=EXIT_CODES_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parser_class=getattr(module, "PARSER", argparse.ArgumentParser),
+        )
+        _add_debug_option(sub)
+        module.add_arguments(sub)
+        sub.set_defaults(_run=module.run)
+    return parser
+
+
+def _add_debug_option(parser: argparse.ArgumentParser) -> None:
+    """``--debug``, before or after the command (a parent parser would not reach simple-parsing's parsers)."""
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=f"show tracebacks and debug messages (or set {DEBUG_ENV}=1)",
+    )
+
+
+def _new_parser(parser_class: Callable[..., argparse.ArgumentParser], **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand's parser, of the class its module asks for (``add_subparsers`` has one class for all)."""
+    return parser_class(**kwargs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the subcommand; returns its exit code (see :mod:`training.errors`)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # argparse prints its own usage errors and exits 2
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    debug = getattr(args, "debug", False) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    configure_logging(debug)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    where = f"{PROG} {args.command}"
+    try:
+        return int(args._run(args))
+    except KeyboardInterrupt as exc:  # the message, if any, says what was saved
+        print(f"{where}: interrupted" + (f": {exc}" if str(exc) else ""), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # every failure ends as one line; --debug adds the traceback
+        if debug:
+            traceback.print_exc()
+        code, message = describe(exc)
+        print(f"{where}: error: {message}", file=sys.stderr)
+        return code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def describe(exc: BaseException) -> tuple[int, str]:
+    """The exit code and one-line message for an error a command let through."""
+    from digital_twin import SpecError  # the scenario, trace, job and fleet errors
+
+    if isinstance(exc, CommandError):
+        return exc.exit_code, _one_line(str(exc))
+    if isinstance(exc, SpecError):
+        return EXIT_DATA, _one_line(str(exc))
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in TRAIN_EXTRA:
+        return EXIT_DATA, (
+            f"this needs {exc.name}, which comes with the training extra: pip install 'aco-env[train]' "
+            "(README: how to get the CPU build of torch)"
+        )
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in RAY_EXTRA:
+        return EXIT_DATA, f"this needs {exc.name}, which comes with the ray extra: pip install 'aco-env[ray]'"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return EXIT_DATA, f"{exc.filename}: {exc.strerror or exc}"
+    return EXIT_DATA, (
+        f"unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+        f"(a bug: rerun with --debug or {DEBUG_ENV}=1 and report the traceback)"
+    )
+
+
+def configure_logging(debug: bool = False) -> None:
+    """Library messages on stderr: notes as they are, warnings prefixed ``warning:``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_CliFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.INFO)
+    for noisy in ("matplotlib", "PIL", "h5py", "urllib3", "filelock", "fsspec"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class _CliFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            return f"{record.levelname.lower()}: {message}"
+        return message
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM is handled as Ctrl-C, so a run saves its work and exits 130 either way."""
+    del signum, frame
+    raise KeyboardInterrupt
+
+
+def _one_line(text: str) -> str:
+    """The message on one line, cut to a readable length."""
+    line = " ".join(text.split())
+    return line if len(line) <= 400 else line[:397] + "..."
+
+
+def _version() -> str:
+    try:
+        return metadata.version("aco-env")
+    except metadata.PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "describe", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())

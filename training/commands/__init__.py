@@ -1,1 +1,0 @@
-"""One module per ``aco-env`` subcommand (see ``training.cli.COMMANDS``)."""

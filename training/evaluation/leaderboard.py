@@ -1,0 +1,104 @@
+"""The printed leaderboard of an evaluation: agents as rows, sorted by mean objective, and a legend."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from digital_twin.objective import PENALTIES
+from training.evaluation.results import EPISODE_ENV_NAME, ORACLE, SAMPLED_SUFFIX, Evaluation, Summary
+from training.evaluation.tables import new_table, print_table
+
+EPISODE_COLUMNS = (
+    ("objective_usd", "objective $", "{:.3f}"),
+    ("cost_usd", "cost $", "{:.3f}"),
+    *((term.usd_key, f"{term.name} $", "{:.2f}") for term in PENALTIES),
+    ("sla_violations", "SLA viol", "{:.1f}"),
+    ("qos_compliance", "QoS ok", "{:.0%}"),
+    ("failed_jobs", "failed", "{:.1f}"),
+    ("rejected_jobs", "rejected", "{:.1f}"),
+    ("optimality_gap", "gap/bound", "{:.1%}"),
+    ("optimality_gap_vs_plan", "gap/plan", "{:.1%}"),
+    ("decision_latency_ms_p50", "p50 ms", "{:.3f}"),
+    ("decision_latency_ms_p99", "p99 ms", "{:.3f}"),
+)
+PLACEMENT_COLUMNS = (
+    ("optimal", "optimality rate", "{:.1%}"),
+    ("regret_usd", "mean regret $", "{:.4f}"),
+    ("decision_latency_ms_p50", "p50 ms", "{:.3f}"),
+    ("decision_latency_ms_p99", "p99 ms", "{:.3f}"),
+)
+
+_TERM_KEYS = frozenset(term.usd_key for term in PENALTIES)
+"""The penalty terms' USD columns: shown only when some agent's mean is not 0 (see :func:`_present`)."""
+
+LEGEND_CI = "+-: half-width of the 95 % t-interval of the mean over episodes"
+LEGEND_GAPS = "gap/bound: (objective - oracle lower bound) / bound; gap/plan: (objective - oracle plan) / plan"
+LEGEND_SAMPLED = f"{SAMPLED_SUFFIX}: the trained policy sampling its actions rather than taking the most likely one"
+LEGEND_PLACEMENT = (
+    "optimality rate: share of decisions whose action is optimal given a cheapest-fit continuation with the "
+    "true future; regret: that continuation's objective minus the best action's (USD)"
+)
+
+
+def print_leaderboard(evaluation: Evaluation, file: TextIO | None = None) -> None:
+    """Print the title, the table (the first column with its 95 % CI half-width) and the legend."""
+    placement = evaluation.env != EPISODE_ENV_NAME
+    columns = PLACEMENT_COLUMNS if placement else EPISODE_COLUMNS
+    summaries = {name: evaluation.summary(name) for name in evaluation.agents}
+    sort_key = "regret_usd" if placement else "objective_usd"
+    shown = [column for column in columns if _present(summaries, column[0])]
+    table = new_table(["agent"] + [title for _, title, _ in shown])
+    for name in sorted(summaries, key=lambda name: summaries[name].mean.get(sort_key) or 0.0):
+        table.add_row(name, *(_cell(summaries[name], key, fmt, key == columns[0][0]) for key, _, fmt in shown))
+    title = (
+        f"{evaluation.scenario}: {evaluation.episodes} episode(s) per agent, seeds "
+        f"{evaluation.seeds[0]}..{evaluation.seeds[-1]}" + (" (one-step placement env)" if placement else "")
+    )
+    print(title, file=file, flush=True)
+    print_table(table, _notes(evaluation, summaries, shown, placement), file)
+
+
+def _cell(summary: Summary, key: str, fmt: str, with_ci: bool) -> str:
+    """The mean of ``key`` formatted, ``-`` when absent, ``+- half-width`` appended for the first column."""
+    value = summary.mean.get(key)
+    if value is None:
+        return "-"
+    cell = fmt.format(value)
+    half_width = summary.ci95.get(key)
+    if with_ci and half_width is not None:
+        cell += " +- " + fmt.format(half_width).lstrip()
+    return cell
+
+
+def _notes(
+    evaluation: Evaluation, summaries: dict[str, Summary], shown: list[tuple[str, str, str]], placement: bool
+) -> list[str]:
+    """The oracle's bound line (episode env) and the legend of what the table shows."""
+    notes = []
+    if not placement and ORACLE in summaries:
+        bound = summaries[ORACLE].mean.get("objective_lower_bound_usd")
+        proven = summaries[ORACLE].mean.get("oracle_proven_optimal")
+        if bound is not None and proven is not None:
+            notes.append(f"oracle lower bound (mean): {bound:.4f} USD; proven optimal in {proven:.0%} of episodes")
+    keys = {key for key, _, _ in shown}
+    if evaluation.episodes > 1:
+        notes.append(LEGEND_CI)
+    if "optimality_gap" in keys:
+        notes.append(LEGEND_GAPS)
+    if any(name.endswith(SAMPLED_SUFFIX) for name in summaries):
+        notes.append(LEGEND_SAMPLED)
+    if placement:
+        notes.append(LEGEND_PLACEMENT)
+    return notes
+
+
+def _present(summaries: dict[str, Summary], key: str) -> bool:
+    """Whether some agent has ``key``; for a penalty term's USD, whether some agent's mean is not 0.
+
+    A term whose weight is 0 in the scenario (or that no episode triggered) would be a column
+    of zeros; it is left out of the printed table (``results.json`` keeps every term).
+    """
+    values = [summary.mean.get(key) for summary in summaries.values()]
+    if key in _TERM_KEYS:
+        return any(value for value in values)
+    return any(value is not None for value in values)

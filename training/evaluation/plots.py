@@ -1,0 +1,120 @@
+"""Evaluation plots (matplotlib, PNG): objective with CIs, stacked objective terms, latency CDF."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digital_twin.objective import USD_KEYS
+from training.evaluation.results import Evaluation
+
+TERMS = USD_KEYS  # the objective's terms, stacked in summation order
+
+
+def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
+    """Write the three PNGs into ``out_dir``; returns their paths.
+
+    ``objective_by_agent.png`` (mean objective with its 95 % CI), ``objective_terms.png`` (the
+    mean of each objective term, stacked) and ``decision_latency_cdf.png`` (of every decision).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(evaluation.agents)
+    summaries = {name: evaluation.summary(name) for name in names}
+    x = np.arange(len(names))
+    paths = []
+
+    figure, axes = plt.subplots(figsize=(max(6, len(names) * 0.9), 4))
+    means = [summaries[n].mean.get("objective_usd") or 0.0 for n in names]
+    errors = [summaries[n].ci95.get("objective_usd") or 0.0 for n in names]
+    axes.bar(x, means, yerr=errors, capsize=4, color="#2f80ed")
+    axes.set_xticks(x, names, rotation=30, ha="right")
+    axes.set_ylabel("episode objective (USD), mean +- 95 % CI")
+    axes.set_title(f"{evaluation.scenario}: objective by agent")
+    figure.tight_layout()
+    paths.append(_save(figure, out_dir / "objective_by_agent.png"))
+
+    figure, axes = plt.subplots(figsize=(max(6, len(names) * 0.9), 4))
+    bottom = np.zeros(len(names))
+    for term in TERMS:
+        values = np.array([summaries[n].mean.get(term) or 0.0 for n in names])
+        axes.bar(x, values, bottom=bottom, label=term.removesuffix("_usd"))
+        bottom += values
+    axes.set_xticks(x, names, rotation=30, ha="right")
+    axes.set_ylabel("USD (mean per episode)")
+    axes.set_title("objective terms per agent")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths.append(_save(figure, out_dir / "objective_terms.png"))
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for name in names:
+        values = np.sort(np.asarray(evaluation.agents[name].latencies_ms, dtype=float))
+        if values.size:
+            axes.plot(values, np.arange(1, values.size + 1) / values.size, label=name)
+    axes.set_xscale("log")
+    axes.set_xlabel("decision latency (ms, log scale)")
+    axes.set_ylabel("fraction of decisions")
+    axes.set_title("decision latency CDF")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths.append(_save(figure, out_dir / "decision_latency_cdf.png"))
+    return paths
+
+
+LEARNING_CURVE_PNG = "learning_curve.png"
+"""The learning curve of a training run, in the run directory."""
+
+
+def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "objective_usd") -> Path | None:
+    """Plot every ``eval/<agent>/<metric>`` series of a run's TensorBoard events; ``None`` if it has none.
+
+    The trained policy's series is a line with markers (one per curve point); the baselines,
+    logged at the same steps, are the flat reference lines beside it. Reads the events with
+    TensorBoard's own reader, so the PNG shows exactly what TensorBoard shows.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from aco_env.metrics import EVAL_PREFIX
+
+    events = EventAccumulator(str(events_dir), size_guidance={"scalars": 0})
+    reader_log = logging.getLogger("tensorboard")  # its INFO lines ("No path found after ...") are not ours
+    level = reader_log.level
+    reader_log.setLevel(logging.WARNING)
+    try:
+        events.Reload()
+    finally:
+        reader_log.setLevel(level)
+    tags = sorted(t for t in events.Tags()["scalars"] if t.startswith(EVAL_PREFIX) and t.endswith("/" + metric))
+    if not tags:
+        return None
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for tag in tags:
+        points = events.Scalars(tag)
+        steps, values = [p.step for p in points], [p.value for p in points]
+        flat = len(set(values)) == 1
+        axes.plot(steps, values, "--" if flat else "-o", label=tag.removeprefix(EVAL_PREFIX).split("/")[0], ms=3)
+    axes.set_xlabel("training steps")
+    axes.set_ylabel(f"{metric} (mean over validation episodes)")
+    axes.set_title("learning curve on the validation seeds")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    return _save(figure, out_path)
+
+
+def _save(figure: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path

@@ -1,0 +1,1 @@
+"""Execution backends: batches of independent units run serially, in a process pool or on Ray."""

@@ -1,0 +1,160 @@
+"""DAgger: imitation of an online expert in the states the student itself visits.
+
+Behaviour cloning from an expert's own episodes teaches a policy the states the expert
+reaches; a student that errs once is then in states it never saw, and errors compound. DAgger
+(Ross, Gordon and Bagnell, 2011) labels the student's own states instead:
+
+1. Iteration 0 plays the expert (every state it visits is labelled with its action).
+2. Each later iteration plays the current student (sampling its actions, with the mask) and
+   asks the expert what it would do in every state the student visits.
+3. After each iteration the policy is fitted by masked cross-entropy on all labels so far
+   (:func:`training.learning.bc.fit_policy`).
+
+The expert must be an *online* agent (it decides from what is known at decision time): the
+default is ``lookahead`` (:mod:`agents.lookahead`), which plans by rollouts in sampled futures.
+Its labels are noisy (4 sampled futures; ties between deferring and placing), so the student
+does not reach 100 % accuracy on them and need not.
+
+Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations),
+away from the validation (5,000 + seed) and evaluation (10,000 + seed) seeds.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aco_env import ClusterSchedulingEnv
+from agents import make_agent
+from digital_twin.scenario import Scenario
+from training.learning.bc import Labels, fit_policy, stack_labels
+from training.progress import Progress
+
+IMITATION_SEED_OFFSET = 20_000
+"""DAgger's episodes are seeded from seed + 20,000 on."""
+
+logger = logging.getLogger("training")
+
+
+@dataclass(frozen=True)
+class DaggerRound:
+    """One DAgger iteration.
+
+    Attributes:
+        iteration: 0 for the expert's own episodes, then 1, 2, ...
+        new_labels: States labelled in this iteration.
+        labels: All labels so far (what the policy was fitted on).
+        loss: Masked cross-entropy on all labels after fitting (nats).
+        accuracy: Fraction of all labels where the policy's most likely action is the expert's.
+        seconds: Wall time of the iteration (playing, labelling, fitting).
+    """
+
+    iteration: int
+    new_labels: int
+    labels: int
+    loss: float
+    accuracy: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class DaggerSettings:
+    """How to imitate.
+
+    Attributes:
+        expert: A registered online agent (``lookahead`` by default).
+        iterations: DAgger iterations (>= 1; the first plays the expert).
+        episodes: Episodes per iteration (>= 1).
+        epochs: Passes over all labels after each iteration.
+        batch_size: Minibatch size of the fit.
+        learning_rate: Adam's learning rate of the fit.
+    """
+
+    expert: str = "lookahead"
+    iterations: int = 6
+    episodes: int = 16
+    epochs: int = 10
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+
+
+def dagger(
+    model: Any, scenario: Scenario, settings: DaggerSettings, seed: int, progress: bool = True
+) -> tuple[Labels, list[DaggerRound]]:
+    """Fit ``model.policy`` (a MaskablePPO model's) to the expert by DAgger; returns the labels and the rounds.
+
+    Args:
+        model: A MaskablePPO model (its ``predict`` takes ``action_masks``); trained in place.
+        scenario: The scenario the episodes are drawn from.
+        settings: Expert, iterations, episodes and the fit's options.
+        seed: The run's seed: episodes ``IMITATION_SEED_OFFSET + seed + k``; the fit's minibatch order.
+        progress: A bar on a terminal, otherwise one line per iteration in the log.
+    """
+    env = ClusterSchedulingEnv(scenario)
+    expert = make_agent(settings.expert, env)
+    observations: list[dict[str, np.ndarray]] = []
+    actions: list[int] = []
+    rounds: list[DaggerRound] = []
+    labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, env.action_space.n), dtype=bool))
+    episode_seed = IMITATION_SEED_OFFSET + seed
+    with Progress(settings.iterations * settings.episodes, "DAgger", "episode", enabled=progress) as bar:
+        for iteration in range(settings.iterations):
+            started, before = time.perf_counter(), len(actions)
+            for _ in range(settings.episodes):
+                _label_episode(env, expert, model if iteration > 0 else None, episode_seed, observations, actions)
+                episode_seed += 1
+                bar.update(note=f"iteration {iteration}")
+            labels = stack_labels(observations, actions)
+            stats = fit_policy(
+                model.policy,
+                labels,
+                settings.epochs,
+                settings.batch_size,
+                settings.learning_rate,
+                seed + iteration,
+                masked=True,
+            )
+            rounds.append(
+                DaggerRound(
+                    iteration,
+                    len(actions) - before,
+                    len(actions),
+                    stats["loss"],
+                    stats["accuracy"],
+                    time.perf_counter() - started,
+                )
+            )
+            logger.info(
+                "DAgger iteration %d: %d new labels, %d in all, accuracy %.3f", iteration, rounds[-1].new_labels,
+                len(actions), stats["accuracy"],
+            )
+    return labels, rounds
+
+
+def _label_episode(
+    env: ClusterSchedulingEnv,
+    expert: Any,
+    student: Any | None,
+    seed: int,
+    observations: list[dict[str, np.ndarray]],
+    actions: list[int],
+) -> None:
+    """Play one episode, labelling each state: the student's sampled actions (the expert's when ``student`` is None)."""
+    observation, _ = env.reset(seed=seed)
+    expert.reset(seed)
+    while True:
+        label = int(expert.predict(observation)[0])
+        observations.append(observation)
+        actions.append(label)
+        action = label
+        if student is not None:
+            mask = observation["action_mask"].astype(bool)
+            action = int(student.predict(observation, action_masks=mask, deterministic=False)[0])
+        observation, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            return
+

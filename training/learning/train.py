@@ -1,0 +1,363 @@
+"""Training an SB3 agent on a scenario: run directory, TensorBoard, checkpoints, final evaluation.
+
+Each run gets ``LOGDIR/<scenario>__<algo>__<seed>__<time>/`` with ``config.json``, TensorBoard
+events (``tb_1/``: SB3's ``rollout/`` and ``train/`` scalars, ``scheduling/`` episode metrics,
+``eval/<agent>/`` the learning curve on validation seeds beside the baselines, ``test/<agent>/``
+the final evaluation on the held-out seeds, ``dagger/`` the imitation rounds, the config as
+text), ``checkpoints/``, ``model.zip``,
+``eval.json`` and ``eval/`` (the evaluation harness on the trained model beside the baselines,
+same seeds: :mod:`training.evaluation.results`); :mod:`training.learning.run_dir` describes the layout. The
+scenario is loaded once (by the caller, or here) and shared by the training envs, the
+behaviour-cloning labels and the evaluation. ``config.resume`` continues a run in its own
+directory up to ``config.timesteps`` in all. Ctrl-C or SIGTERM saves ``model.zip`` and a
+checkpoint and raises :class:`~training.learning.interrupt.TrainingInterrupted`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import torch
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+
+import scenarios
+from aco_env.metrics import TEST_PREFIX
+from aco_env.registration import CLUSTER_SCHEDULING_ID
+from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
+from digital_twin.scenario import Scenario
+from training.evaluation.evaluator import evaluate
+from training.evaluation.plots import LEARNING_CURVE_PNG, write_learning_curve
+from training.evaluation.results import SAMPLED_SUFFIX
+from training.evaluation.results_writer import eval_scalars, write_json, write_results
+from training.learning.bc import collect_labels, fit_policy
+from training.learning.callbacks import (
+    ConfigTextCallback,
+    EpisodeMetricsRecorder,
+    PeriodicCheckpoint,
+    SchedulingMetricsCallback,
+    StopOnRequest,
+    TrainingProgress,
+    write_text,
+)
+from training.learning.config import RESUME_OPTIONS, TrainConfig
+from training.learning.curves import CurvePointHook, LearningCurve
+from training.learning.imitation import DaggerSettings, dagger
+from training.learning.interrupt import StopRequest, TrainingInterrupted, ignore_stop_signals
+from training.learning.run_dir import (
+    CONFIG,
+    EVAL_DIR,
+    EVAL_JSON,
+    MODEL,
+    ResumePoint,
+    checkpoint_path,
+    create_run_dir,
+    find_resume_point,
+    record_resume,
+    resumed_config,
+    run_stem,
+    save_model,
+)
+from training.learning.run_logger import open_run_logger
+
+EVAL_SEED_OFFSET = 10_000
+"""Evaluation seeds start at seed + 10,000, away from the seeds training episodes see first."""
+BC_DEFAULT_SAMPLES = 4000
+
+logger = logging.getLogger("training")
+
+
+def make_env_fn(
+    config: TrainConfig, scenario: Scenario, rank: int, seed: int, in_worker: bool = False
+) -> Callable[[], gym.Env]:
+    """A picklable factory of one monitored training env (the "module:id" form imports aco_env).
+
+    Args:
+        config: The run's config.
+        scenario: ``config.scenario``, loaded (a SubprocVecEnv worker gets a pickled copy, with
+            the data already read).
+        rank: The env's index; its first episode has seed ``seed + rank``.
+        seed: The run's seed (the resumed step count added on resume).
+        in_worker: The factory runs in a SubprocVecEnv worker, which then ignores Ctrl-C and SIGTERM.
+    """
+
+    def make() -> gym.Env:
+        if in_worker:
+            ignore_stop_signals()
+        env = gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale)
+        env.reset(seed=seed + rank)
+        return Monitor(EpisodeMetricsInfo(env))
+
+    return make
+
+
+class EpisodeMetricsInfo(gym.Wrapper):
+    """Passes on only ``info["episode_metrics"]`` (on an episode's final step): all training reads.
+
+    SB3's vector envs deep-copy every step's info; the env's per-step ``objective`` breakdown
+    made that copy a sixth of the training time. Rewards, observations and the final metrics
+    (:class:`training.learning.callbacks.EpisodeMetricsRecorder`) are unchanged.
+    """
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """The env's step with ``info`` reduced to its ``episode_metrics`` (``{}`` before the final step)."""
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        final = {"episode_metrics": info["episode_metrics"]} if "episode_metrics" in info else {}
+        return observation, reward, terminated, truncated, final
+
+
+def make_vec_env(config: TrainConfig, scenario: Scenario, seed: int | None = None) -> VecEnv:
+    """``config.n_envs`` envs seeded ``seed + rank`` (``config.seed`` by default).
+
+    In this process (DummyVecEnv) unless ``config.vec_env`` is ``subprocess`` and there are
+    several (SubprocVecEnv, spawned workers that ignore Ctrl-C: the trainer stops them).
+    """
+    seed = config.seed if seed is None else seed
+    workers = config.n_envs > 1 and config.vec_env == "subprocess"
+    factories = [make_env_fn(config, scenario, rank, seed, in_worker=workers) for rank in range(config.n_envs)]
+    venv: VecEnv = SubprocVecEnv(factories, start_method="spawn") if workers else DummyVecEnv(factories)
+    venv.seed(seed)
+    return venv
+
+
+def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume: ResumePoint | None = None) -> Any:
+    """A new SB3 model for ``config.algo``, or the save at ``resume`` with ``venv`` attached.
+
+    A new model gets the shared options (learning rate, gamma, seed, network), the algorithm's
+    own (:attr:`~agents.algorithms.Algorithm.constructor_options`), then ``config.hyperparameters``.
+    """
+    algorithm = ALGORITHMS[config.algo]
+    cls = algorithm.load_class()
+    if resume is not None:
+        return cls.load(str(resume.model), env=venv, tensorboard_log=str(tensorboard_log), device=config.device)
+    kind = config.policy_kind
+    kwargs: dict[str, Any] = {
+        "learning_rate": config.learning_rate,
+        "gamma": config.gamma,
+        "seed": config.seed,
+        "device": config.device,
+        "tensorboard_log": str(tensorboard_log),
+        "verbose": 0,
+    }
+    net_arch = config.net_arch or (MLP_NET_ARCH if kind == "mlp" else ())
+    if net_arch:
+        kwargs["policy_kwargs"] = {"net_arch": list(net_arch)}
+    kwargs.update(algorithm.constructor_options(dataclasses.asdict(config)))
+    kwargs.update(config.hyperparameters)
+    return cls(policy_class(kind), venv, **kwargs)
+
+
+def train(
+    config: TrainConfig,
+    run_dir: Path | None = None,
+    scenario: Scenario | None = None,
+    on_curve_point: CurvePointHook | None = None,
+) -> Path:
+    """Train, save and evaluate; returns the run directory.
+
+    Args:
+        config: What to train. With ``config.resume`` the run named there continues (see
+            :func:`resumed_config`): same directory, from its most trained save, up to
+            ``config.timesteps`` steps in all; nothing is trained when it has that many already.
+        run_dir: Use this directory instead of a new one under ``config.logdir`` (not with resume).
+        scenario: The run's scenario (``config.scenario``, of the resumed run's config on resume),
+            already loaded, as the commands do when they check it; loaded here when ``None``.
+        on_curve_point: Called with each learning-curve point as it is logged
+            (:class:`training.learning.curves.LearningCurve`; ``aco-env sweep`` reports them to Ray Tune).
+
+    Raises:
+        TrainingInterrupted: Ctrl-C or SIGTERM stopped it; ``model.zip`` and a checkpoint are saved.
+        DataError, UsageError: ``config.resume`` names nothing that can be resumed.
+    """
+    torch.set_num_threads(1)  # small networks: threads only add overhead on few cores
+    point = find_resume_point(config.resume) if config.resume is not None else None
+    if point is not None:
+        config = resumed_config(point, config)
+        record_resume(point, {name: getattr(config, name) for name in RESUME_OPTIONS})
+        logger.info("resuming %s from %s at %s steps", point.run_dir, point.model.name, f"{point.num_timesteps:,}")
+    scenario = scenarios.load(config.scenario) if scenario is None else scenario
+    run_dir = point.run_dir if point is not None else _new_run_dir(config, scenario, run_dir)
+    done = point.num_timesteps if point is not None else 0
+    # The training entry point is the one place that seeds globally; a resumed run is seeded past
+    # its start, so it does not replay the episodes (and action samples) it began with.
+    set_random_seed(config.seed + done)
+    recorder = EpisodeMetricsRecorder(make_vec_env(config, scenario, seed=config.seed + done))
+    run_logger = open_run_logger(run_dir / "tb_1", continued=point is not None)
+    model = None
+    try:
+        with contextlib.closing(recorder):  # the env workers end before the evaluation starts
+            model = build_model(config, recorder, run_dir, point)
+            model.set_logger(run_logger)
+            _learn(model, config, scenario, recorder, run_dir, point, on_curve_point)
+            save_model(model, run_dir / MODEL)
+        if config.eval_episodes > 0:
+            _evaluate(model, config, scenario, run_dir, run_logger)
+    except KeyboardInterrupt:
+        if model is None:
+            raise
+        saved = _save_interrupted(model, config, run_dir)
+        raise TrainingInterrupted(run_dir, int(model.num_timesteps), saved) from None
+    finally:
+        run_logger.close()  # flushes the TensorBoard events
+    return run_dir
+
+
+def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None) -> Path:
+    """``run_dir`` or a new ``LOGDIR/<scenario>__<algo>__<seed>__<time>/``, holding ``config.json``."""
+    run_dir = run_dir or create_run_dir(config.logdir, run_stem(scenario.name, config.algo, config.seed))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / CONFIG).write_text(config.to_json() + "\n")
+    return run_dir
+
+
+def _learn(
+    model: Any,
+    config: TrainConfig,
+    scenario: Scenario,
+    recorder: EpisodeMetricsRecorder,
+    run_dir: Path,
+    point: ResumePoint | None,
+    on_curve_point: CurvePointHook | None = None,
+) -> None:
+    """Behaviour cloning (new runs), then RL up to ``config.timesteps`` steps in all; curve points to the hook.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C or SIGTERM during RL, after it stopped at an environment step.
+    """
+    algorithm = ALGORITHMS[config.algo]
+    bc_samples = config.bc_samples or (BC_DEFAULT_SAMPLES if config.algo == "bc" else 0)
+    if bc_samples and point is None:
+        _pretrain(model, config, scenario, bc_samples)
+    if config.dagger_rounds and point is None:
+        _imitate(model, config, scenario)
+    remaining = max(config.timesteps - int(model.num_timesteps), 0) if algorithm.reinforcement_learning else 0
+    if remaining == 0:
+        if point is None:
+            write_text(model.logger, "config", config.as_markdown_table())
+        elif algorithm.reinforcement_learning:
+            logger.info(
+                "%s has %s steps, --timesteps %s: nothing to train",
+                run_dir,
+                f"{point.num_timesteps:,}",
+                f"{config.timesteps:,}",
+            )
+        return
+    stop = StopRequest()
+    callbacks: list[BaseCallback] = [
+        SchedulingMetricsCallback(recorder),
+        StopOnRequest(stop),
+        TrainingProgress(remaining, enabled=config.progress_bar),
+    ]
+    if point is None:
+        callbacks.append(ConfigTextCallback(config.as_markdown_table()))
+    if config.checkpoint_interval:
+        callbacks.append(PeriodicCheckpoint(config.checkpoint_interval, run_dir))
+    if config.curve_interval:
+        callbacks.append(
+            LearningCurve(
+                scenario,
+                config.algo,
+                config.algo,
+                config.curve_interval,
+                config.curve_episodes,
+                config.seed,
+                config.curve_baselines,
+                on_point=on_curve_point,
+            )
+        )
+    with stop:
+        model.learn(
+            total_timesteps=remaining,
+            callback=CallbackList(callbacks),
+            log_interval=1,
+            reset_num_timesteps=point is None,
+        )
+    model.logger.dump(int(model.num_timesteps))  # what the last partial rollout recorded
+    if config.curve_interval:
+        write_learning_curve(run_dir / "tb_1", run_dir / LEARNING_CURVE_PNG)
+    if stop.requested:
+        raise KeyboardInterrupt
+
+
+def _save_interrupted(model: Any, config: TrainConfig, run_dir: Path) -> list[Path]:
+    """Save ``model.zip`` and (unless checkpoints are off) a checkpoint at the current step count."""
+    saved = [save_model(model, run_dir / MODEL)]
+    if config.checkpoint_interval:
+        saved.append(save_model(model, checkpoint_path(run_dir, int(model.num_timesteps))))
+    return saved
+
+
+def _pretrain(model: Any, config: TrainConfig, scenario: Scenario, samples: int) -> None:
+    """Behaviour cloning of ``samples`` one-step labels into ``model.policy``; logs ``bc/`` scalars."""
+    algorithm = ALGORITHMS[config.algo]
+    if algorithm.value_based:
+        raise ValueError(f"behaviour cloning needs a policy with an action distribution (not {algorithm.name})")
+    labels = collect_labels(scenario, samples, seed=config.seed, progress=config.progress_bar)
+    stats = fit_policy(
+        model.policy,
+        labels,
+        config.bc_epochs,
+        config.batch_size,
+        config.learning_rate,
+        config.seed,
+        masked=algorithm.masked,
+    )
+    model.logger.record("bc/loss", stats["loss"])
+    model.logger.record("bc/accuracy", stats["accuracy"])
+    model.logger.record("bc/samples", samples)
+    model.logger.dump(0)
+
+
+def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
+    """DAgger of ``config.dagger_expert`` into ``model.policy``; logs ``dagger/`` scalars per iteration.
+
+    The fit's minibatch size and learning rate are DAgger's own (:class:`DaggerSettings`), not RL's.
+    """
+    settings = DaggerSettings(
+        expert=config.dagger_expert, iterations=config.dagger_rounds, episodes=config.dagger_episodes
+    )
+    _, rounds = dagger(model, scenario, settings, config.seed, progress=config.progress_bar)
+    for done in rounds:
+        model.logger.record("dagger/accuracy", done.accuracy)
+        model.logger.record("dagger/loss", done.loss)
+        model.logger.record("dagger/labels", done.labels)
+        model.logger.record("dagger/seconds", done.seconds)
+        model.logger.dump(done.iteration)
+
+
+def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path, run_logger: Any) -> None:
+    """The evaluation harness: the trained model beside the baselines, on the same seeds.
+
+    The trained policy is scored twice: ``<algo>`` takes its most likely action (the usual
+    deterministic evaluation), ``<algo>-sampled`` samples from the policy (seeded per episode).
+    Writes ``RUN/eval/`` (results.json, plots) and ``RUN/eval.json``, and records the
+    ``test/<agent>/<metric>`` scalars at the trained step count (``eval/`` holds the learning curve,
+    on the validation seeds: :mod:`training.learning.curves`).
+    """
+    trained = f"sb3:{config.algo}:{run_dir / MODEL}"
+    seed = EVAL_SEED_OFFSET + config.seed
+    greedy = evaluate(
+        scenario, [trained, *config.eval_agents], config.eval_episodes, seed=seed, progress=config.progress_bar
+    )
+    sampled = evaluate(
+        scenario, [trained], config.eval_episodes, seed=seed, progress=config.progress_bar, deterministic=False
+    )
+    steps = int(model.num_timesteps)
+    evaluation = dataclasses.replace(
+        greedy.renamed({trained: config.algo}).with_agents({config.algo + SAMPLED_SUFFIX: sampled.agents[trained]}),
+        deterministic=None,  # played both ways
+        trained_steps=steps,
+    )
+    write_results(evaluation, run_dir / EVAL_DIR)
+    write_json(evaluation, run_dir / EVAL_JSON)
+    for tag, value in eval_scalars(evaluation, TEST_PREFIX):
+        run_logger.record(tag, value)
+    run_logger.dump(steps)

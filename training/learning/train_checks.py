@@ -1,0 +1,127 @@
+"""The checks ``aco-env train`` and ``aco-env run`` make before any work starts.
+
+:func:`check_train_config` looks at everything a training run would otherwise trip over after
+minutes of work: the scenario and its data, the ``--hp`` keys (against the algorithm's
+constructor), the baselines to evaluate, the run to resume, and whether the output folder can be
+written. It raises :class:`~training.errors.UsageError` or :class:`~training.errors.DataError`
+with one line naming the option. (Integer ranges and ``--hp KEY=VALUE`` syntax are argparse
+types; :class:`~training.learning.config.TrainConfig` itself raises ``ValueError`` for library callers.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from agents.algorithms import ALGORITHMS
+from digital_twin.scenario import Scenario
+from training import checks
+from training.errors import UsageError
+from training.learning.config import RESUME_OPTIONS, TrainConfig
+from training.learning.run_dir import find_resume_point, resumed_config, stored_config
+
+
+def given_options(config: TrainConfig) -> set[str]:
+    """The fields of ``config`` that differ from the defaults: the options the user set.
+
+    (An option given with its default value counts as not given: the parsed values cannot tell.)
+    """
+    defaults = TrainConfig()
+    return {f.name for f in dataclasses.fields(TrainConfig) if getattr(config, f.name) != getattr(defaults, f.name)}
+
+
+@dataclass(frozen=True)
+class CheckedRun:
+    """A training run that passed every check: its config and its scenario, loaded once.
+
+    Attributes:
+        config: The config to train with (on resume: the run's, with the resume options given).
+        scenario: ``config.scenario``, loaded and with its data present (pass it to
+            :func:`training.learning.train.train`, so the scenario is not read again).
+    """
+
+    config: TrainConfig
+    scenario: Scenario
+
+
+def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> CheckedRun:
+    """The config a run will train with, and its scenario, after every check that can fail before training.
+
+    Args:
+        config: From the command line.
+        given: The options set on the command line. On ``--resume`` the run keeps its own
+            options, so one of these outside :data:`~training.learning.config.RESUME_OPTIONS` that differs
+            from the run's ``config.json`` is a usage error rather than silently ignored; the
+            resume options not given keep the run's values (``--timesteps``: its planned total).
+
+    Returns:
+        ``config`` (on resume the run's stored config with the resume options given here) and
+        its loaded scenario.
+
+    Raises:
+        UsageError: An unknown scenario, ``--hp`` key, baseline, or a conflict with a resumed run.
+        DataError: Scenario data missing, a resume path that is missing or broken, an unwritable folder.
+    """
+    point = None
+    if config.resume is not None:
+        point = find_resume_point(config.resume)
+        stored = stored_config(point.run_dir)
+        conflicts = [
+            name
+            for name in sorted(given)
+            if name not in (*RESUME_OPTIONS, "logdir") and getattr(config, name) != getattr(stored, name)
+        ]
+        if conflicts:
+            listed = ", ".join(
+                f"--{name.replace('_', '-')} (the run has {getattr(stored, name)})" for name in conflicts
+            )
+            raise UsageError(
+                f"--resume {config.resume}: a resumed run keeps its options; drop {listed}, or start a new run"
+            )
+        kept = {name: getattr(stored, name) for name in RESUME_OPTIONS if name not in given and name != "resume"}
+        config = resumed_config(point, dataclasses.replace(config, **kept))
+    scenario = checks.scenario(config.scenario)
+    if config.eval_episodes > 0 and config.eval_agents:
+        checks.agent_list(",".join(config.eval_agents), "--eval-agents")
+    if config.dagger_iterations and not config.dagger_rounds:
+        raise UsageError(
+            f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
+        )
+    if config.dagger_rounds:
+        checks.agent_list(config.dagger_expert, "--dagger-expert")
+        if config.dagger_expert == "oracle":
+            raise UsageError(
+                "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
+                "visits; use an online agent (lookahead, aco, ...)"
+            )
+    if config.curve_interval and config.curve_baselines and ALGORITHMS[config.algo].reinforcement_learning:
+        checks.agent_list(",".join(config.curve_baselines), "--curve-baselines")
+    if config.bc_samples and ALGORITHMS[config.algo].value_based:
+        raise UsageError(
+            f"--bc-samples: behaviour cloning needs a policy with an action distribution; not with {config.algo}"
+        )
+    if point is not None:
+        checks.writable_dir(point.run_dir, "--resume")
+    else:
+        checks.writable_dir(config.logdir, "--logdir")
+    check_hyperparameters(config.algo, config.hyperparameters)
+    return CheckedRun(config, scenario)
+
+
+def check_hyperparameters(algo: str, hyperparameters: dict[str, Any]) -> None:
+    """Each ``--hp`` key must be a keyword argument of the algorithm's constructor (imports SB3).
+
+    Raises:
+        UsageError: A key the algorithm does not take (the message lists the ones it does).
+    """
+    if not hyperparameters:
+        return
+    algorithm = ALGORITHMS[algo]
+    valid = algorithm.parameters()  # imports SB3 and torch: only when --hp is given
+    unknown = [key for key in hyperparameters if key not in valid]
+    if unknown:
+        raise UsageError(
+            f"--hp {unknown[0]}: {algorithm.class_name} ({algo}) has no such parameter; valid: {', '.join(valid)}"
+        )

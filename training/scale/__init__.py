@@ -1,0 +1,1 @@
+"""Training at scale on Ray: hyperparameter and seed sweeps (Ray Tune) and distributed PPO (RLlib)."""
