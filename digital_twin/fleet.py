@@ -13,15 +13,17 @@ Sources:
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin._files import first_ragged_row, not_a_file_reason, read_utf8
+from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, TraceError, short_repr
 
 ARCHES = ("x86_64", "arm64", "gpu-node")
@@ -134,30 +136,33 @@ def default_fleet() -> tuple[NodeSpec, ...]:
     )
 
 
-_NODE_FIELDS = {f.name for f in fields(NodeSpec)}
-
-
 def node_from_dict(data: Mapping[str, Any], where: str = "node") -> NodeSpec:
     """Build a :class:`NodeSpec` from a mapping with exactly the NodeSpec field names.
 
     Args:
         data: Field name -> value. Unknown keys are an error, not ignored.
         where: Prefix for error messages (e.g. ``"scenario.yaml: fleet[2]"``).
+
+    Raises:
+        SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
     """
-    unknown = set(data) - _NODE_FIELDS
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_NODE_FIELDS)}")
-    try:
-        return NodeSpec(**data)
-    except TypeError as exc:  # missing required field
-        raise SpecError(f"{where}: {exc}") from None
-    except SpecError as exc:
-        raise SpecError(f"{where}: {exc}") from None
+    return from_mapping(NodeSpec, data, where, "node")
 
 
 def fleet_from_dicts(items: Iterable[Mapping[str, Any]], where: str = "fleet") -> tuple[NodeSpec, ...]:
-    """Build a fleet from an inline list of node mappings (see :func:`node_from_dict`)."""
-    return validate_fleet([node_from_dict(d, f"{where}[{i}]") for i, d in enumerate(items)])
+    """Build a fleet from an inline list of node mappings (see :func:`node_from_dict`).
+
+    Raises:
+        SpecError: A bad item (naming ``where[index]``), or a repeated ``node_id`` (naming both).
+    """
+    nodes = [node_from_dict(d, f"{where}[{i}]") for i, d in enumerate(items)]
+    first: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if node.node_id in first:
+            other = f"{where}[{first[node.node_id]}]"
+            raise SpecError(f"{where}[{index}]: duplicate node_id {short_repr(node.node_id)} (also {other})")
+        first[node.node_id] = index
+    return validate_fleet(nodes)
 
 
 def generate_fleet(
@@ -232,23 +237,20 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
         limit: Keep only the first ``limit`` rows.
 
     Raises:
-        TraceError: Missing file or columns, a non-numeric or non-positive value, or an
-            unknown GPU model; the message names the file and row.
+        TraceError: Missing file or columns, not UTF-8 text, a non-numeric or non-positive
+            value, an unknown GPU model or a repeated ``sn``; the message names the file and row.
     """
     path = Path(path)
     reason = not_a_file_reason(path)  # before opening: a FIFO would block, /dev/zero never end
     if reason is not None:
         raise TraceError(f"{path}: cannot open node list ({reason})")
+    text = read_utf8(path, "node list")
     if (ragged := first_ragged_row(path, None)) is not None:
         line, fields, expected = ragged
         raise TraceError(f"{path}:{line}: the row has {fields} fields, the header has {expected}")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    nodes: dict[str, tuple[NodeSpec, int]] = {}  # sn -> the node and its line
     try:
-        handle = path.open(newline="")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open node list ({exc.strerror})") from None
-    nodes: list[NodeSpec] = []
-    with handle:
-        reader = csv.DictReader(handle)
         missing = [c for c in _ALIBABA_NODE_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise TraceError(
@@ -257,10 +259,17 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
         for row_number, row in enumerate(reader, start=2):
             if limit is not None and len(nodes) >= limit:
                 break
-            nodes.append(_alibaba_node(row, f"{path}:{row_number}"))
+            node = _alibaba_node(row, f"{path}:{row_number}")
+            if node.node_id in nodes:
+                first = nodes[node.node_id][1]
+                shown = short_repr(node.node_id)
+                raise TraceError(f"{path}:{row_number}: duplicate sn {shown} (first on line {first})")
+            nodes[node.node_id] = (node, row_number)
+    except csv.Error as exc:  # e.g. a field above the csv module's size limit
+        raise TraceError(f"{path}:{reader.line_num}: cannot parse the node list as CSV ({exc})") from None
     if not nodes:
         raise TraceError(f"{path}: the node list has no rows")
-    return validate_fleet(nodes)
+    return validate_fleet([node for node, _ in nodes.values()])
 
 
 def _alibaba_node(row: Mapping[str, str], where: str) -> NodeSpec:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import ARCHES
 
@@ -136,23 +137,15 @@ def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> 
     raise SpecError(f"{where}: {name} must be a finite number {bound}, got {short_repr(value)}")
 
 
-_JOB_FIELDS = {f.name for f in fields(JobSpec)}
-
-
 def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
-    """Build a :class:`JobSpec` from a mapping of its field names (unknown keys are errors)."""
-    unknown = set(data) - _JOB_FIELDS
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_JOB_FIELDS)}")
-    values = dict(data)
-    if isinstance(values.get("allowed_gpu_models"), list):
-        values["allowed_gpu_models"] = tuple(values["allowed_gpu_models"])
-    try:
-        return JobSpec(**values)
-    except TypeError as exc:
-        raise SpecError(f"{where}: {exc}") from None
-    except SpecError as exc:
-        raise SpecError(f"{where}: {exc}") from None
+    """Build a :class:`JobSpec` from a mapping of its field names (unknown keys are errors).
+
+    Raises:
+        SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
+    """
+    if isinstance(data, Mapping) and isinstance(data.get("allowed_gpu_models"), list):
+        data = {**data, "allowed_gpu_models": tuple(data["allowed_gpu_models"])}
+    return from_mapping(JobSpec, data, where, "job")
 
 
 def validate_workload(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:
