@@ -44,7 +44,8 @@ def not_a_file_reason(path: Path) -> str | None:
     Returns:
         ``None``, ``"no such file"``, ``"is a directory"``, ``"is a FIFO, a named pipe"``,
         ``"is a character device"`` (e.g. ``/dev/zero``), ``"is a block device"``,
-        ``"is a socket"``, ``"is not a regular file"`` or ``"cannot stat: <reason>"``.
+        ``"is a socket"``, ``"is not a regular file"``, ``"cannot stat: <reason>"`` or
+        ``"the path holds a NUL character"``.
     """
     try:
         mode = path.stat().st_mode
@@ -52,6 +53,8 @@ def not_a_file_reason(path: Path) -> str | None:
         return "no such file"
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
+    except ValueError:  # a NUL character in the path
+        return "the path holds a NUL character"
     if stat.S_ISREG(mode):
         return None
     return next((reason for test, reason in _KINDS if test(mode)), "is not a regular file")

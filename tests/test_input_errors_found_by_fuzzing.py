@@ -7,13 +7,19 @@ and, where it applies, the line, row or key.
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from digital_twin._files import not_a_file_reason
+from digital_twin.errors import TraceError
+from digital_twin.fleet import fleet_from_alibaba_gpu_csv
 from digital_twin.scenario import ScenarioError, load_scenario
+from digital_twin.traces import read_alibaba_dc_mean, read_planetlab
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +42,7 @@ def test_validate__a_binary_file_is_named_with_its_problem(tmp_path: Path) -> No
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert result.returncode == 1, result
-    assert result.stderr == ""
+    assert "error" not in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert result.stdout.splitlines() == [
         f"INVALID {path}: not UTF-8 text: byte 0x80 at line 1 (byte offset 0) cannot be decoded "
         "(invalid start byte); a scenario file is YAML text: save it as UTF-8"
@@ -93,3 +99,135 @@ def test_scenario_file__a_scalar_yaml_cannot_convert_is_located(tmp_path: Path, 
     message = _scenario_error(path)
     assert "not valid YAML: line 2, column 7: " in message
     assert shown in message
+
+
+def test_scenario_file__nesting_beyond_the_depth_limit_is_refused_at_once(tmp_path: Path) -> None:
+    """5,000 nested brackets took PyYAML's quadratic scanner seconds before the stack overflowed: refused at 100."""
+    path = tmp_path / "s.yaml"
+    path.write_text("schema_version: 2\nname: " + "[" * 5000 + "]" * 5000 + "\n")
+    started = time.monotonic()
+    message = _scenario_error(path)
+    assert time.monotonic() - started < 1.0
+    assert "nested too deeply to read: lists and mappings more than 100 deep" in message
+
+
+NODE_LIST = "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,131072,2,T4\nn1,32000,131072,0,\n"
+
+
+def test_node_list__bytes_that_are_not_utf8_name_the_file_byte_and_line(tmp_path: Path) -> None:
+    """A gzip-compressed (or Latin-1) node list was an unexpected UnicodeDecodeError: now the file, byte and line."""
+    path = tmp_path / "nodes.csv"
+    path.write_bytes(gzip.compress(NODE_LIST.encode()))
+    with pytest.raises(TraceError, match=r"nodes\.csv: the node list is not UTF-8 text: byte 0x8b on line 1"):
+        fleet_from_alibaba_gpu_csv(path)
+    path.write_bytes(NODE_LIST.encode() + "n2,1000,1024,0,caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(TraceError, match=r"nodes\.csv: the node list is not UTF-8 text: byte 0xe9 on line 4"):
+        fleet_from_alibaba_gpu_csv(path)
+
+
+def test_node_list__a_byte_order_mark_is_not_part_of_the_first_column(tmp_path: Path) -> None:
+    """A UTF-8 BOM before the header is dropped (it made the first column '\\ufeffsn', a missing column)."""
+    path = tmp_path / "nodes.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + NODE_LIST.encode())
+    assert [n.node_id for n in fleet_from_alibaba_gpu_csv(path)] == ["n0", "n1"]
+
+
+def test_node_list__a_repeated_sn_names_the_file_and_both_lines(tmp_path: Path) -> None:
+    """A repeated row said "duplicate node_id 'n0' in fleet", naming neither the node list nor a line."""
+    path = tmp_path / "nodes.csv"
+    path.write_text(NODE_LIST + "n0,1000,1024,0,\n")
+    with pytest.raises(TraceError, match=r"nodes\.csv:4: duplicate sn 'n0' \(first on line 2\)"):
+        fleet_from_alibaba_gpu_csv(path)
+
+
+def _with_fleet(tmp_path: Path, fleet: str, telemetry: str = "{reader: constant, cpu_pct: 5, mem_pct: 5}") -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"schema_version: 2\nname: s\nhorizon_s: 3600\nfleet: {fleet}\ntelemetry: {telemetry}\n"
+        "workload: {source: jobs, jobs: [{job_id: a, arrival_s: 0, duration_s: 60, workload: batch, "
+        "cpu_cores: 1, mem_gb: 1}]}\n"
+    )
+    return path
+
+
+NODE = "{node_id: a, arch: x86_64, instance: on-demand, cpu_cores: 4, mem_gb: 8, price_per_hour_usd: 0.1}"
+
+
+@pytest.mark.parametrize(("fleet", "expected"), [
+    # A number where a node belongs: was "'float' object is not iterable", naming no key.
+    ("{nodes: [1.5]}", "fleet.nodes[0]: expected a mapping of node fields, got float 1.5"),
+    # A string: its characters were listed as unknown keys.
+    ("{nodes: ['node a']}", "fleet.nodes[0]: expected a mapping of node fields, got str 'node a'"),
+    # A missing field: was "NodeSpec.__init__() missing 1 required positional argument: 'mem_gb'".
+    ("{nodes: [{node_id: a, arch: x86_64, instance: spot, cpu_cores: 4, price_per_hour_usd: 0}]}",
+     "fleet.nodes[0]: missing key(s) ['mem_gb']"),
+    # A number as a key next to strings: sorting the unknown keys raised a TypeError.
+    ("{nodes: [{node_id: a, 1: 2, zz: 3}]}", "fleet.nodes[0]: unknown key(s) [1, 'zz']"),
+    # The same node twice: was "duplicate node_id 'a' in fleet", naming no item.
+    (f"{{nodes: [{NODE}, {NODE}]}}", "fleet.nodes[1]: duplicate node_id 'a' (also fleet.nodes[0])"),
+    # A generated type's error named its path twice ("fleet.generate.types: fleet.generate.types.t: ...").
+    ("{generate: {types: {t: {arch: x86_64}}, counts: {t: 1}}}",
+     "fleet.generate.types.t: missing key(s) ['instance', 'cpu_cores', 'mem_gb', 'price_per_hour_usd']"),
+])
+def test_scenario_fleet__bad_node_items_name_the_item_and_the_problem(
+    tmp_path: Path, fleet: str, expected: str
+) -> None:
+    path = _with_fleet(tmp_path, fleet)
+    assert _scenario_error(path).startswith(f"{path}: {expected}")
+
+
+@pytest.mark.parametrize(("job", "expected"), [
+    ("{job_id: a, arrival_s: 0, workload: batch, cpu_cores: 1, mem_gb: 1}",
+     "workload.jobs[0]: missing key(s) ['duration_s']"),
+    ("{job_id: a, 1: 2, zz: 3}", "workload.jobs[0]: unknown key(s) [1, 'zz']; known: ['allowed_gpu_models', "),
+])
+def test_scenario_jobs__bad_job_items_name_the_item_and_the_problem(tmp_path: Path, job: str, expected: str) -> None:
+    """An inline job lacking a field (was JobSpec.__init__()'s text), or with a number as a key (a TypeError)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"schema_version: 2\nname: s\nhorizon_s: 3600\nfleet: {{nodes: [{NODE}]}}\n"
+        f"telemetry: {{reader: constant, cpu_pct: 5, mem_pct: 5}}\nworkload: {{source: jobs, jobs: [{job}]}}\n"
+    )
+    assert _scenario_error(path).startswith(f"{path}: {expected}")
+
+
+def test_scenario_telemetry__a_machine_id_that_is_not_a_string_is_named(tmp_path: Path) -> None:
+    """mapping.machines with a mapping in it was an unexpected TypeError (unhashable type: 'dict')."""
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time,machine,cpu,mem\n" + "".join(f"{t},m1,10,20\n{t},m2,10,20\n" for t in range(0, 7200, 300)))
+    telemetry = (
+        "{reader: generic, path: trace.csv, options: {cpu: cpu, mem: mem, time: time, machine: machine}, "
+        "mapping: {kind: per-machine, machines: [m1, {m2: 1}]}}"
+    )
+    path = _with_fleet(tmp_path, f"{{nodes: [{NODE}]}}", telemetry)
+    assert _scenario_error(path) == (
+        f"{path}: telemetry.mapping.machines[1]: must be a machine id (a string), got {{'m2': 1}}"
+    )
+
+
+def test_scenario_paths__a_nul_character_is_refused_naming_the_key(tmp_path: Path) -> None:
+    """A data path holding NUL was an unexpected ValueError (embedded null byte) from stat."""
+    path = _with_fleet(tmp_path, f"{{nodes: [{NODE}]}}", '{reader: generic, path: "a\\0b.csv", mapping: {kind: x}}')
+    assert _scenario_error(path) == f"{path}: telemetry.path: a path cannot hold a NUL character, got 'a\\x00b.csv'"
+    assert not_a_file_reason(Path("a\0b")) == "the path holds a NUL character"
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("9" * 400, "line 3: value 99999"),  # beyond float64: was an unexpected OverflowError
+    ("9" * 5000, "line 3: a number of 5,000 digits is not a whole percent in [0, 100]"),  # beyond int()'s digit limit
+])
+def test_planetlab__a_huge_integer_line_is_named_with_its_line(tmp_path: Path, line: str, expected: str) -> None:
+    folder = tmp_path / "day"
+    folder.mkdir()
+    (folder / "vm").write_text(f"10\n20\n{line}\n30\n")
+    with pytest.raises(TraceError) as caught:
+        read_planetlab(folder)
+    assert str(caught.value).startswith(f"{folder / 'vm'}: {expected}")
+
+
+def test_trace_csv__utf16_without_a_byte_order_mark_is_named_as_such(tmp_path: Path) -> None:
+    """UTF-16 without a BOM decodes as UTF-8 with NULs: it was "missing column(s) ... found ['\\x00c\\x00p...']"."""
+    path = tmp_path / "mean.csv"
+    path.write_bytes("cpu_util_percent,mem_util_percent\n10,20\n".encode("utf-16-le"))
+    with pytest.raises(TraceError, match=r"mean\.csv: line 1 holds NUL characters: a binary file, or text saved as"):
+        read_alibaba_dc_mean(path)

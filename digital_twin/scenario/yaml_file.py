@@ -5,9 +5,12 @@ holds. In order:
 
 1. ``stat``: the path must be a regular file (opening a FIFO blocks; ``/dev/zero`` never
    ends) of at most :attr:`Limits.max_scenario_bytes` bytes; at most that many bytes are read.
-2. YAML is composed (a node graph linear in the text: an alias ``*name`` is a reference to its
-   anchored node, not a copy) and, before any Python value is built, the number of nodes the
-   document holds *once its aliases are expanded* is counted, once per distinct node. Above
+2. YAML is composed into a node graph linear in the text (an alias ``*name`` is a reference to
+   its anchored node, not a copy), at most :data:`MAX_DEPTH` lists and mappings deep (PyYAML's
+   scanner takes time quadratic in the nesting and its composer recurses: ``[[[[...]]]]`` 5,000
+   deep would take seconds, then overflow the stack). Before any Python value is built, the
+   number of nodes the document holds *once its aliases are expanded* is counted, once per
+   distinct node. Above
    :attr:`Limits.max_yaml_nodes` the file is refused: that is what an alias bomb ("billion
    laughs", nine aliases of nine aliases of ...) is, while anchors for a little reuse stay far
    below. A recursive alias (a list that contains itself) is refused too.
@@ -34,6 +37,9 @@ from digital_twin._files import not_a_file_reason
 from digital_twin.errors import short_repr
 from digital_twin.limits import Limits, count
 from digital_twin.scenario.schema import ScenarioError
+
+MAX_DEPTH = 100
+"""Deepest nesting of lists and mappings a scenario file may have (the bundled ones nest 5 deep)."""
 
 
 def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
@@ -88,8 +94,11 @@ def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
         ) from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: the YAML is nested too deeply to read") from None
+    except (_TooDeepError, RecursionError):
+        raise ScenarioError(
+            f"{path}: the YAML is nested too deeply to read: lists and mappings more than {MAX_DEPTH} deep (a scenario "
+            "needs fewer than 10)"
+        ) from None
     finally:
         loader.dispose()
 
@@ -133,6 +142,10 @@ def _one_line(text: str, limit: int = 300) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+class _TooDeepError(Exception):
+    """A list or mapping is nested more than :data:`MAX_DEPTH` deep."""
+
+
 class _TooLargeError(Exception):
     """The expanded document has more nodes than allowed (the message is the count)."""
 
@@ -150,6 +163,18 @@ class _BoundedLoader(yaml.SafeLoader):
     """
 
     max_nodes: int = Limits().max_yaml_nodes
+    _depth: int = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        """Compose as usual, refusing a list or mapping nested more than :data:`MAX_DEPTH` deep."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeepError
+            node: yaml.Node = super().compose_node(parent, index)
+            return node
+        finally:
+            self._depth -= 1
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
         """PyYAML's construction, with conversion failures of a scalar located at the scalar."""
