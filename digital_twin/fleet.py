@@ -62,8 +62,8 @@ class NodeSpec:
 
     def __post_init__(self) -> None:
         where = f"node {short_repr(self.node_id)}"
-        if not self.node_id:
-            raise SpecError("node_id must be a non-empty string")
+        if not isinstance(self.node_id, str) or not self.node_id:
+            raise SpecError(f"node_id must be a non-empty string, got {short_repr(self.node_id)}")
         if self.arch not in ARCHES:
             raise SpecError(f"{where}: arch {short_repr(self.arch)} is not one of {ARCHES}")
         if self.instance not in INSTANCE_TYPES:
@@ -76,6 +76,8 @@ class NodeSpec:
             raise SpecError(f"{where}: gpu_count must be a non-negative integer, got {short_repr(self.gpu_count)}")
         if (self.gpu_count > 0) != (self.gpu_model is not None):
             raise SpecError(f"{where}: gpu_model must be given exactly when gpu_count > 0")
+        if self.gpu_model is not None and (not isinstance(self.gpu_model, str) or not self.gpu_model):
+            raise SpecError(f"{where}: gpu_model must be a non-empty string, got {short_repr(self.gpu_model)}")
         p = self.interruption_prob_per_hour
         if not (isinstance(p, int | float) and 0.0 <= p < 1.0):
             raise SpecError(f"{where}: interruption_prob_per_hour must be in [0, 1), got {short_repr(p)}")

@@ -88,8 +88,8 @@ class JobSpec:
     def _validate(self) -> None:
         """Check every field; raise :class:`SpecError` naming the job and the field."""
         where = f"job {short_repr(self.job_id)}"
-        if not self.job_id:
-            raise SpecError("job_id must be a non-empty string")
+        if not isinstance(self.job_id, str) or not self.job_id:
+            raise SpecError(f"job_id must be a non-empty string, got {short_repr(self.job_id)}")
         if self.workload not in WORKLOAD_TYPES:
             raise SpecError(f"{where}: workload {short_repr(self.workload)} is not one of {WORKLOAD_TYPES}")
         _check_number(where, "arrival_s", self.arrival_s, allow_zero=True)

@@ -13,13 +13,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from digital_twin._files import not_a_file_reason
-from digital_twin.errors import TraceError
-from digital_twin.fleet import fleet_from_alibaba_gpu_csv
+from digital_twin.errors import SpecError, TraceError
+from digital_twin.fleet import NodeSpec, fleet_from_alibaba_gpu_csv
+from digital_twin.jobs import JobSpec
 from digital_twin.scenario import ScenarioError, load_scenario
-from digital_twin.traces import read_alibaba_dc_mean, read_planetlab
+from digital_twin.traces import read_alibaba_dc_mean, read_borg_cell_mean, read_planetlab
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,3 +233,33 @@ def test_trace_csv__utf16_without_a_byte_order_mark_is_named_as_such(tmp_path: P
     path.write_bytes("cpu_util_percent,mem_util_percent\n10,20\n".encode("utf-16-le"))
     with pytest.raises(TraceError, match=r"mean\.csv: line 1 holds NUL characters: a binary file, or text saved as"):
         read_alibaba_dc_mean(path)
+
+
+def test_scenario_fleet__a_node_id_that_is_not_a_string_is_refused_when_read(tmp_path: Path) -> None:
+    """node_id: 1.0e+300 passed validation, then every episode failed in the twin (TypeError: str object expected)."""
+    path = _with_fleet(tmp_path, "{nodes: [" + NODE.replace("node_id: a", "node_id: 1.0e+300") + "]}")
+    assert _scenario_error(path) == f"{path}: fleet.nodes[0]: node_id must be a non-empty string, got 1e+300"
+    with pytest.raises(SpecError, match=r"job_id must be a non-empty string, got 7"):
+        JobSpec(job_id=7, arrival_s=0.0, duration_s=1.0, workload="batch", cpu_cores=1.0, mem_gb=1.0)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"gpu_model must be a non-empty string, got 5"):
+        NodeSpec("g", "gpu-node", "on-demand", 8, 32, 1.0, gpu_count=1, gpu_model=5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    ("{cpu: .nan, mem: mem}", "telemetry.options: cpu must name a column (a non-empty string), got nan"),
+    ("{cpu: cpu, mem: mem, time: 3}", "telemetry.options: time must name a column (a non-empty string), got 3"),
+])
+def test_generic_reader__a_column_option_that_is_not_a_name_is_refused(
+    tmp_path: Path, options: str, expected: str
+) -> None:
+    """cpu: .nan was an unexpected AttributeError ('float' object has no attribute 'lower') in the header check."""
+    (tmp_path / "trace.csv").write_text("cpu,mem\n10,20\n")
+    path = _with_fleet(
+        tmp_path, f"{{nodes: [{NODE}]}}",
+        f"{{reader: generic, path: trace.csv, options: {options}, mapping: {{kind: per-machine}}}}",
+    )
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path).make_spec(np.random.default_rng(0))  # the trace is read on first use
+    assert str(caught.value) == f"{path}: {expected}"
+    with pytest.raises(SpecError, match=r"cpu_column must name a column"):
+        read_borg_cell_mean(tmp_path / "trace.csv", cpu_column=None)  # type: ignore[arg-type]

@@ -104,6 +104,7 @@ def read_generic(
     scale = _lookup("units", units, UNITS)
     seconds = _lookup("time_unit", time_unit, TIME_UNITS)
     names = {"cpu": cpu, "mem": mem, "time": time, "machine": machine}
+    check_column_names(names, optional=("time", "machine"))
     columns = [c for c in names.values() if c is not None]
     if len(set(columns)) != len(columns):
         raise SpecError(f"column mapping names a column twice: {names}")
@@ -130,6 +131,20 @@ def read_generic(
         fix = "pass units='fraction' (or check_units=False if the load really stays under 1 %)"
         refuse_fractions(path, values, (cpu, mem), fix)
     return series
+
+
+def check_column_names(names: dict[str, object], optional: tuple[str, ...] = ()) -> None:
+    """Raise :class:`SpecError` unless every column option is a non-empty string (``None`` for ``optional`` ones).
+
+    Args:
+        names: Option -> the column name given, e.g. ``{"cpu": "cpu_util", "time": None}``.
+        optional: Options that may be ``None`` (no such column).
+    """
+    for option, column in names.items():
+        if column is None and option in optional:
+            continue
+        if not isinstance(column, str) or not column:
+            raise SpecError(f"{option} must name a column (a non-empty string), got {short_repr(column)}")
 
 
 def _lookup(name: str, key: str, table: dict[str, float]) -> float:
