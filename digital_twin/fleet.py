@@ -27,6 +27,11 @@ from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, TraceError, short_repr
 
 ARCHES = ("x86_64", "arm64", "gpu-node")
+MAX_AMOUNT = 1e12
+"""Largest ``cpu_cores``, ``mem_gb`` and ``gpu_count`` of a node or job. The twin counts cpu in
+millicores and memory in MiB as 64-bit integers, and compares them as floats; a trillion cores
+or GB is far above any machine and keeps both exact (below 2**53). Larger values are refused:
+they would overflow (a request of 1e+297 GB became -2**63 MiB, with a numpy warning)."""
 INSTANCE_TYPES = ("on-demand", "spot")
 
 
@@ -38,10 +43,11 @@ class NodeSpec:
         node_id: Unique name, e.g. ``"node-gpu-04"``.
         arch: One of ``"x86_64"``, ``"arm64"``, ``"gpu-node"``.
         instance: ``"on-demand"`` or ``"spot"``.
-        cpu_cores: Allocatable CPU cores (> 0; fractional allowed, resolution 1 millicore).
-        mem_gb: Allocatable memory in GB (> 0; resolution 1 MiB).
+        cpu_cores: Allocatable CPU cores (> 0, at most :data:`MAX_AMOUNT`; fractional allowed, resolution 1
+            millicore).
+        mem_gb: Allocatable memory in GB (> 0, at most :data:`MAX_AMOUNT`; resolution 1 MiB).
         price_per_hour_usd: Price of the whole node in $/h (>= 0).
-        gpu_count: Number of GPUs (>= 0).
+        gpu_count: Number of GPUs (>= 0, at most :data:`MAX_AMOUNT`).
         gpu_model: GPU model name (e.g. ``"A100"``); ``None`` iff ``gpu_count == 0``.
         gpu_vram_gb: VRAM of each GPU in GB (0 when there are no GPUs).
         interruption_prob_per_hour: For spot nodes, P(at least one interruption in an hour),
@@ -74,6 +80,7 @@ class NodeSpec:
         _require_finite_nonnegative(where, "gpu_vram_gb", self.gpu_vram_gb)
         if not isinstance(self.gpu_count, int | np.integer) or self.gpu_count < 0:
             raise SpecError(f"{where}: gpu_count must be a non-negative integer, got {short_repr(self.gpu_count)}")
+        check_at_most_max_amount(where, "gpu_count", self.gpu_count)
         if (self.gpu_count > 0) != (self.gpu_model is not None):
             raise SpecError(f"{where}: gpu_model must be given exactly when gpu_count > 0")
         if self.gpu_model is not None and (not isinstance(self.gpu_model, str) or not self.gpu_model):
@@ -98,6 +105,16 @@ class NodeSpec:
 def _require_positive(where: str, name: str, value: float) -> None:
     if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value <= 0:
         raise SpecError(f"{where}: {name} must be a positive finite number, got {short_repr(value)}")
+    check_at_most_max_amount(where, name, value)
+
+
+def check_at_most_max_amount(where: str, name: str, value: float) -> None:
+    """Raise :class:`SpecError` when a cpu, memory or GPU amount is above :data:`MAX_AMOUNT`."""
+    if value > MAX_AMOUNT:
+        raise SpecError(
+            f"{where}: {name} is {value:g}, above {MAX_AMOUNT:g} (the twin counts millicores and MiB in "
+            "64-bit integers)"
+        )
 
 
 def _require_finite_nonnegative(where: str, name: str, value: float) -> None:

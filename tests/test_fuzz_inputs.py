@@ -28,6 +28,7 @@ many examples.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -62,7 +63,8 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 _VERDICTS = {"OK": 0, "INVALID": 1, "MISSING DATA": 3}
-_LOCATION = re.compile(r"line \d+|row \d+|:\d+(:|$| )|column '|field '|lines")
+_LOCATION = re.compile(r"line \d+|row \d+|:\d+(:|$| )|column '|field '|lines|header")
+_CELL_EDIT = re.compile(r"^line \d+ field \d+ = (.+)$")
 _STDERR_NOTES = ("warning: ", "note: ", "backend: ")
 """What a command may print on stderr besides its error line (log notes, the backend it runs on)."""
 _PYTHON_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ", re.MULTILINE)
@@ -104,6 +106,7 @@ def _answer(outcome: Outcome, command: str) -> tuple[int, str]:
         assert not noise, shown
         verdicts = [line for line in outcome.stdout.splitlines() if not line.startswith("  ")]
         assert len(verdicts) == 1, shown
+        assert outcome.code == 0 or outcome.stdout.count("\n") == 1, shown  # notes follow OK only
         kind = next((k for k in _VERDICTS if verdicts[0].startswith(f"{k} ")), None)
         assert kind is not None and _VERDICTS[kind] == outcome.code, shown
         return outcome.code, verdicts[0]
@@ -129,8 +132,21 @@ def _check(
     if code == 1:
         assert any(name in line for name in names), (f"does not name {names}", line)
         assert len(line) <= 1200, ("too long to read", line)
-        if located:
+        quoted = [cell for cell in _injected_cells(edits) if cell in line]
+        if located or quoted:
             assert _LOCATION.search(line), ("names no line, row or column", line)
+
+
+def _injected_cells(edits: Any) -> list[str]:
+    """The distinctive tokens a table edit wrote into a cell (a message quoting one must say where it is)."""
+    cells = []
+    for edit in edits if isinstance(edits, list) else []:
+        found = _CELL_EDIT.match(edit) if isinstance(edit, str) else None
+        if found:
+            cell = ast.literal_eval(found.group(1)).strip()
+            if len(cell) >= 3 and not cell.replace(".", "").replace("-", "").isdigit():
+                cells.append(cell)
+    return cells
 
 
 def _write_scenario(world: World, data: bytes) -> Path:

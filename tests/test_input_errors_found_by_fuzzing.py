@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from digital_twin.fleet import NodeSpec, fleet_from_alibaba_gpu_csv
 from digital_twin.jobs import JobSpec
 from digital_twin.scenario import ScenarioError, load_scenario
 from digital_twin.traces import read_alibaba_dc_mean, read_borg_cell_mean, read_planetlab
+from digital_twin.workloads import load_alibaba_gpu_pods
+from digital_twin.workloads.alibaba_gpu2023 import POD_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -263,3 +266,23 @@ def test_generic_reader__a_column_option_that_is_not_a_name_is_refused(
     assert str(caught.value) == f"{path}: {expected}"
     with pytest.raises(SpecError, match=r"cpu_column must name a column"):
         read_borg_cell_mean(tmp_path / "trace.csv", cpu_column=None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("build", [
+    lambda: JobSpec("a", 0.0, 60.0, "batch", 1.0, 1e297),
+    lambda: JobSpec("a", 0.0, 60.0, "batch", 1e13, 1.0),
+    lambda: JobSpec("a", 0.0, 60.0, "batch", 1.0, 1.0, gpu_count=10**30),
+    lambda: NodeSpec("n", "x86_64", "on-demand", 8, 1e300, 1.0),
+    lambda: NodeSpec("g", "gpu-node", "on-demand", 8, 8, 1.0, gpu_count=10**30, gpu_model="A100"),
+])
+def test_sizes__beyond_what_the_twin_counts_exactly_are_refused(build: Any) -> None:
+    """A pod of 1e+300 MiB read as a job, then overflowed the twin's int64 MiB (a RuntimeWarning, -2**63 MiB)."""
+    with pytest.raises(SpecError, match=r"above 1e\+12 \(the twin counts millicores and MiB in 64-bit integers\)"):
+        build()
+
+
+def test_pod_list__a_huge_memory_request_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "pods.csv"
+    path.write_text(",".join(POD_COLUMNS) + "\np0,1000,1e300,0,0,,LS,Running,0,60,0\n")
+    with pytest.raises(TraceError, match=r"pods\.csv:2: job 'p0': mem_gb is 9.76563e\+296, above 1e\+12"):
+        load_alibaba_gpu_pods(path)

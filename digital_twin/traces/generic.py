@@ -21,7 +21,7 @@ stays under 1 %), because a unit slip would silently scale all background load b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +133,7 @@ def read_generic(
     return series
 
 
-def check_column_names(names: dict[str, object], optional: tuple[str, ...] = ()) -> None:
+def check_column_names(names: Mapping[str, object], optional: tuple[str, ...] = ()) -> None:
     """Raise :class:`SpecError` unless every column option is a non-empty string (``None`` for ``optional`` ones).
 
     Args:
