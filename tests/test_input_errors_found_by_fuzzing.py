@@ -8,6 +8,7 @@ and, where it applies, the line, row or key.
 from __future__ import annotations
 
 import gzip
+import io
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from digital_twin._files import not_a_file_reason
@@ -22,7 +24,7 @@ from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec, fleet_from_alibaba_gpu_csv
 from digital_twin.jobs import JobSpec
 from digital_twin.scenario import ScenarioError, load_scenario
-from digital_twin.traces import read_alibaba_dc_mean, read_borg_cell_mean, read_planetlab
+from digital_twin.traces import read_alibaba_dc_mean, read_borg_cell_mean, read_generic, read_planetlab
 from digital_twin.workloads import load_alibaba_gpu_pods
 from digital_twin.workloads.alibaba_gpu2023 import POD_COLUMNS
 
@@ -286,3 +288,15 @@ def test_pod_list__a_huge_memory_request_is_refused_naming_the_line(tmp_path: Pa
     path.write_text(",".join(POD_COLUMNS) + "\np0,1000,1e300,0,0,,LS,Running,0,60,0\n")
     with pytest.raises(TraceError, match=r"pods\.csv:2: job 'p0': mem_gb is 9.76563e\+296, above 1e\+12"):
         load_alibaba_gpu_pods(path)
+
+
+def test_generic_reader__a_broken_parquet_file_is_one_line(tmp_path: Path) -> None:
+    """pyarrow's message for corrupt Parquet metadata ends in a newline: the verdict took two lines."""
+    path = tmp_path / "trace.parquet"
+    buffer = io.BytesIO()
+    pd.DataFrame({"cpu": [10.0, 20.0], "mem": [30.0, 40.0]}).to_parquet(buffer)
+    path.write_bytes(buffer.getvalue().replace(b"\n", b"\r\n"))
+    with pytest.raises(TraceError) as caught:
+        read_generic(path, cpu="cpu", mem="mem")
+    assert str(caught.value).startswith(f"{path}: cannot read as Parquet (")
+    assert "\n" not in str(caught.value)

@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from digital_twin._files import not_a_file_reason
-from digital_twin.errors import short_repr
+from digital_twin.errors import one_line, short_repr
 from digital_twin.limits import Limits, count
 from digital_twin.scenario.schema import ScenarioError
 
@@ -124,22 +124,17 @@ def _unreadable_text(raw: bytes, exc: yaml.reader.ReaderError) -> str:
 def _yaml_problem(exc: yaml.YAMLError) -> str:
     """A PyYAML error on one line: ``line L, column C: problem (context at line L, column C)``."""
     if not isinstance(exc, yaml.MarkedYAMLError):
-        return _one_line(str(exc))
+        return one_line(str(exc))
     problem = exc.problem or exc.context or "invalid YAML"
     text = f"{_at(exc.problem_mark or exc.context_mark)}{problem}"
     if exc.problem and exc.context:
         context = exc.context + (f" at {_at(exc.context_mark)[:-2]}" if exc.context_mark else "")
         text += f" ({context})"
-    return _one_line(text)
+    return one_line(text)
 
 
 def _at(mark: yaml.Mark | None) -> str:
     return "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class _TooDeepError(Exception):

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.errors import SpecError, TraceError, one_line, short_repr
 from digital_twin.traces._checks import (
     refuse_fractions,
     require_finite,
@@ -176,14 +176,14 @@ def read_parquet(path: Path, dtypes: dict[str, str]) -> tuple[pd.DataFrame, Wher
 
         found = list(pq.read_schema(path).names)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc})") from exc
+        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {one_line(str(exc))})") from exc
     missing = [c for c in dtypes if c not in found]
     if missing:
         raise TraceError(f"{path}: missing column(s) {missing}; found columns {found}")
     try:
         frame = pd.read_parquet(path, columns=list(dtypes))
     except Exception as exc:  # as above
-        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc})") from exc
+        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {one_line(str(exc))})") from exc
     if frame.empty:
         raise TraceError(f"{path}: no data rows")
     frame = frame.reset_index(drop=True)
