@@ -3,7 +3,7 @@
 A fleet is a ``tuple[NodeSpec, ...]``; its order is the order of the env's actions.
 
 Sources:
-    * :func:`default_fleet`: the reference system's 5-node fleet (DESIGN.md section 2).
+    * :func:`default_fleet`: the reference system's 5-node fleet (``docs/reference.md``, "The 5-node fleet").
     * :func:`fleet_from_dicts`: an inline list (as in a scenario file).
     * :func:`generate_fleet`: N nodes drawn from node types, seeded.
     * :func:`fleet_from_alibaba_gpu_csv`: the Alibaba GPU 2023 node-list format
@@ -136,7 +136,7 @@ def validate_fleet(nodes: Sequence[NodeSpec]) -> tuple[NodeSpec, ...]:
 
 
 def default_fleet() -> tuple[NodeSpec, ...]:
-    """The reference system's 5-node fleet, exactly as in DESIGN.md section 2.
+    """The reference system's 5-node fleet, exactly as in ``docs/reference.md``, "The 5-node fleet".
 
     >>> [n.node_id for n in default_fleet()]
     ['node-cpu-01', 'node-arm-02', 'node-api-03', 'node-gpu-04', 'node-gpu-05']
@@ -225,7 +225,7 @@ def generate_fleet(
 
 
 # Alibaba GPU 2023 prices and VRAM per GPU model, as used by the reference's T4.1 benchmark
-# (reference/aco_reference.md): $/GPU-hour, instance type, VRAM GB. G2/G3 VRAM are estimates.
+# (``docs/reference.md``, "Benchmarks"): $/GPU-hour, instance type, VRAM GB. G2/G3 VRAM are estimates.
 ALIBABA_GPU_MODELS: dict[str, tuple[float, str, float]] = {
     "V100M32": (3.20, "on-demand", 32.0),
     "V100M16": (2.00, "on-demand", 16.0),
