@@ -8,19 +8,24 @@ Whatever the input, the command must answer as a user can act on:
 
 * with exit code 0 (a mutation may leave the input valid), 1 (invalid) or, for ``validate``,
   3 (valid, data missing);
-* with one verdict line (``validate``: ``OK``/``INVALID``/``MISSING DATA``) or one
-  ``aco-env evaluate: error:`` line, naming the file at fault; a broken cell names its line,
-  row or column;
+* with one verdict line (``validate``: ``OK``/``INVALID``/``MISSING DATA``, only notes after
+  ``OK``) or one ``aco-env evaluate: error:`` line, naming the file at fault (the scenario, or
+  the broken data file); a refusal that quotes a value written into a table cell, or of a
+  broken Parquet value, names its line, row, column or the header;
 * never a traceback, an "unexpected ..." message (what ``main`` says of an exception no
   reader turned into a data error), a Python warning, a hang or a memory blow-up.
 
 Bounds: each example runs in a forked child (tests/isolated_cli.py explains why a fork per
 example) with at most :data:`MEMORY_BYTES` more address space than the parent and
-:data:`TIMEOUT_S` of wall time; a hang or blow-up fails that one example. The number of examples
-is fixed per test and the whole module takes about 30 s on 2 cores.
+:data:`TIMEOUT_S` of wall time; a hang or blow-up fails that one example. ``evaluate`` (first-fit,
+one episode, serial) runs on the small scenarios only, whose ``limits:`` (never mutated there)
+keep any episode under a second. The number of examples is fixed per test; the four tests take
+about 30 s of test time together (20 s of wall time on 2 cores).
 
 Determinism: ``derandomize=True`` and no example database, so every run (CI's too) tries the
 same examples; a failure prints the example's drawn values and a ``@reproduce_failure`` blob.
+Shrinking is off: an example runs a whole command, so shrinking one failure could take minutes,
+and the drawn values (a scenario, a key path, an edit) already read as the reproduction.
 Set ``ACO_ENV_FUZZ_REPORT=FILE`` to append every example and its answer to ``FILE`` (JSON
 lines), to read the messages the readers give, and ``ACO_ENV_FUZZ_SCALE=N`` to try N times as
 many examples.
@@ -48,9 +53,9 @@ from tests.isolated_cli import Outcome, run_cli, warm_up
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks with RLIMIT_AS (Linux)")
 
 TIMEOUT_S = 30.0
-"""Wall time one example may take (a valid example takes 10-300 ms; the bound is for a loaded CI machine)."""
+"""Wall time one example may take (most take 10-300 ms, a few seconds on a loaded machine)."""
 MEMORY_BYTES = 1536 * 1024 * 1024
-"""Address space one example may add to the parent's (the largest valid input allowed needs a few hundred MB)."""
+"""Address space one example may add to the parent's (validating a million jobs, the default limit, takes 320 MB)."""
 REPORT_ENV = "ACO_ENV_FUZZ_REPORT"
 SCALE_ENV = "ACO_ENV_FUZZ_SCALE"
 """Multiplies every test's number of examples (default 1; e.g. 20 for a long local run)."""
@@ -256,3 +261,30 @@ def test_evaluate__mutated_small_scenarios_and_files_answer_in_one_line(world: W
     text, edits = data.draw(mutate_document(world.document(name), protected=("limits",)), label="mutation")
     path = _write_scenario(world, text)
     _check(world, "evaluate", path, [str(path)], edits)
+
+
+def _sleep_forever(argv: list[str]) -> int:
+    import time
+
+    while True:
+        time.sleep(1)
+
+
+def _allocate_too_much(argv: list[str]) -> int:
+    blocks = [bytearray(256 * 1024 * 1024) for _ in range(16)]  # 4 GiB
+    return len(blocks)
+
+
+@pytest.mark.parametrize(("main", "expected"), [(_sleep_forever, "timed out"), (_allocate_too_much, "MemoryError")])
+def test_isolated_cli__a_hang_or_a_blow_up_fails_one_example(
+    monkeypatch: pytest.MonkeyPatch, main: Any, expected: str
+) -> None:
+    """The bounds the fuzz tests rely on: a child that hangs is killed at the deadline, one that allocates fails."""
+    import training.cli
+
+    monkeypatch.setattr(training.cli, "main", main)
+    outcome = run_cli(["validate", "x.yaml"], timeout_s=2.0, memory_bytes=512 * 1024 * 1024, env={})
+    if expected == "timed out":
+        assert outcome.timed_out and outcome.code is None and outcome.seconds < 10
+    else:
+        assert outcome.code == -1 and "MemoryError" in outcome.stderr
