@@ -12,6 +12,7 @@ import io
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,22 @@ def test_generic_reader__a_broken_parquet_file_is_one_line(tmp_path: Path) -> No
         read_generic(path, cpu="cpu", mem="mem")
     assert str(caught.value).startswith(f"{path}: cannot read as Parquet (")
     assert "\n" not in str(caught.value)
+
+
+def test_generic_reader__a_timestamp_beyond_int64_ticks_is_outside_the_grid_without_a_warning(tmp_path: Path) -> None:
+    """A time of 1e308 s (rows in any order, with a machine column) made numpy warn "invalid value ... in cast"."""
+    path = tmp_path / "trace.csv"
+    rows = "".join(f"{t},{m},10,20\n" for t in range(0, 3600, 300) for m in ("m1", "m2"))
+    path.write_text("time,machine,cpu,mem\n" + rows + "1e308,m1,50,50\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        series = read_generic(path, cpu="cpu", mem="mem", time="time", machine="machine", on_long_gap="fill")
+    assert series.n_ticks >= 11 and np.all(series.values_pct[..., 0] == 10.0)
+
+
+def test_pod_list__a_missing_column_is_named_in_the_header_line(tmp_path: Path) -> None:
+    """Like the telemetry readers ("in the header (line 1)"): the job sources said only "in the pod list"."""
+    path = tmp_path / "pods.csv"
+    path.write_text(",".join(POD_COLUMNS).replace("name,", "nom,", 1) + "\np0,1000,1024,0,0,,LS,Running,0,60,0\n")
+    with pytest.raises(TraceError, match=r"pods\.csv: missing column\(s\) \['name'\] in the header \(line 1\) of"):
+        load_alibaba_gpu_pods(path)
