@@ -31,7 +31,7 @@ MAX_AMOUNT = 1e12
 """Largest ``cpu_cores``, ``mem_gb`` and ``gpu_count`` of a node or job. The twin counts cpu in
 millicores and memory in MiB as 64-bit integers, and compares them as floats; a trillion cores
 or GB is far above any machine and keeps both exact (below 2**53). Larger values are refused:
-they would overflow (a request of 1e+297 GB became -2**63 MiB, with a numpy warning)."""
+they would overflow (1e+297 GB cast to int64 MiB gives -2**63)."""
 INSTANCE_TYPES = ("on-demand", "spot")
 
 

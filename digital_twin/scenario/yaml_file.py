@@ -99,6 +99,8 @@ def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
             f"{path}: the YAML is nested too deeply to read: lists and mappings more than {MAX_DEPTH} deep (a scenario "
             "needs fewer than 10)"
         ) from None
+    except (ValueError, TypeError) as exc:  # a list or mapping constructor's own (a scalar's is located above)
+        raise ScenarioError(f"{path}: not valid YAML: {one_line(str(exc))}") from None
     finally:
         loader.dispose()
 
