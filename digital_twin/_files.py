@@ -1,9 +1,11 @@
-"""Checks every reader of a user's file makes (private): what the path is, and ragged CSV rows.
+"""Checks every reader of a user's file makes (private): what the path is, its encoding, ragged CSV rows.
 
 * :func:`not_a_file_reason` looks at a path with ``stat`` only. A reader must call it before
   opening: opening a FIFO blocks until a writer comes, and reading ``/dev/zero`` never ends.
   Each reader family words its own message around the reason (traces, job files, the fleet
   node list, scenario files), always naming the path.
+* :func:`read_utf8` reads a file as UTF-8 text; bytes that do not decode (a binary or
+  compressed file, Latin-1 or UTF-16 text) are an error naming the file, the byte and its line.
 * :func:`first_ragged_row` finds the first CSV record whose number of fields differs from the
   format's. pandas pads a short row with empty values without a word, so a row that lost its
   last columns would otherwise read as if those columns were merely empty.
@@ -20,6 +22,8 @@ import stat
 from pathlib import Path
 
 import numpy as np
+
+from digital_twin.errors import TraceError
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),
@@ -40,7 +44,8 @@ def not_a_file_reason(path: Path) -> str | None:
     Returns:
         ``None``, ``"no such file"``, ``"is a directory"``, ``"is a FIFO, a named pipe"``,
         ``"is a character device"`` (e.g. ``/dev/zero``), ``"is a block device"``,
-        ``"is a socket"``, ``"is not a regular file"`` or ``"cannot stat: <reason>"``.
+        ``"is a socket"``, ``"is not a regular file"``, ``"cannot stat: <reason>"`` or
+        ``"the path holds a NUL character"``.
     """
     try:
         mode = path.stat().st_mode
@@ -48,9 +53,36 @@ def not_a_file_reason(path: Path) -> str | None:
         return "no such file"
     except OSError as exc:
         return f"cannot stat: {exc.strerror or exc}"
+    except ValueError:  # a NUL character in the path
+        return "the path holds a NUL character"
     if stat.S_ISREG(mode):
         return None
     return next((reason for test, reason in _KINDS if test(mode)), "is not a regular file")
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """The text of a UTF-8 file (a leading byte-order mark dropped).
+
+    Args:
+        path: A regular file (already checked).
+        what: What the file is, for messages (``"node list"``).
+
+    Raises:
+        TraceError: It cannot be read, or is not UTF-8 text: ``"<file>: the <what> is not UTF-8
+            text: byte 0x8b on line 1 cannot be decoded (...)"``.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TraceError(
+            f"{path}: the {what} is not UTF-8 text: byte 0x{raw[exc.start]:02x} on line {line} cannot be decoded "
+            f"({exc.reason}; a binary or compressed file, or text in another encoding?)"
+        ) from None
 
 
 def first_ragged_row(path: Path, expected: int | None) -> tuple[int, int, int] | None:

@@ -1,7 +1,8 @@
 """Exceptions raised by the digital twin, and the one way their messages show a user value.
 
 Every error the twin raises for bad input is a ``ValueError`` subclass whose message names
-the thing at fault (a node id, a job id, a file and row), so that callers can show it as is.
+the thing at fault (a node id, a job id, a file and row), on one line, so that callers can show
+it as is (:func:`one_line` flattens a library's multi-line message quoted in it).
 A message that quotes a value read from a user's file goes through :func:`short_repr`, so a
 huge value (a 1 GB string, a list expanded from YAML aliases) can never make the message
 itself expensive to build or to print.
@@ -54,6 +55,16 @@ class InvalidPlacementError(ValueError):
 
 class TraceError(ValueError):
     """A trace or workload file cannot be read; the message names the file and row or column."""
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    r"""``text`` (e.g. a library's multi-line exception message) on one line, cut to ``limit`` characters.
+
+    >>> one_line("Invalid data\n  in file")
+    'Invalid data in file'
+    """
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def short_repr(value: object, limit: int = MAX_SHOWN_CHARS) -> str:

@@ -13,18 +13,25 @@ Sources:
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin._files import first_ragged_row, not_a_file_reason, read_utf8
+from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, TraceError, short_repr
 
 ARCHES = ("x86_64", "arm64", "gpu-node")
+MAX_AMOUNT = 1e12
+"""Largest ``cpu_cores``, ``mem_gb`` and ``gpu_count`` of a node or job. The twin counts cpu in
+millicores and memory in MiB as 64-bit integers, and compares them as floats; a trillion cores
+or GB is far above any machine and keeps both exact (below 2**53). Larger values are refused:
+they would overflow (1e+297 GB cast to int64 MiB gives -2**63)."""
 INSTANCE_TYPES = ("on-demand", "spot")
 
 
@@ -36,10 +43,11 @@ class NodeSpec:
         node_id: Unique name, e.g. ``"node-gpu-04"``.
         arch: One of ``"x86_64"``, ``"arm64"``, ``"gpu-node"``.
         instance: ``"on-demand"`` or ``"spot"``.
-        cpu_cores: Allocatable CPU cores (> 0; fractional allowed, resolution 1 millicore).
-        mem_gb: Allocatable memory in GB (> 0; resolution 1 MiB).
+        cpu_cores: Allocatable CPU cores (> 0, at most :data:`MAX_AMOUNT`; fractional allowed, resolution 1
+            millicore).
+        mem_gb: Allocatable memory in GB (> 0, at most :data:`MAX_AMOUNT`; resolution 1 MiB).
         price_per_hour_usd: Price of the whole node in $/h (>= 0).
-        gpu_count: Number of GPUs (>= 0).
+        gpu_count: Number of GPUs (>= 0, at most :data:`MAX_AMOUNT`).
         gpu_model: GPU model name (e.g. ``"A100"``); ``None`` iff ``gpu_count == 0``.
         gpu_vram_gb: VRAM of each GPU in GB (0 when there are no GPUs).
         interruption_prob_per_hour: For spot nodes, P(at least one interruption in an hour),
@@ -60,8 +68,8 @@ class NodeSpec:
 
     def __post_init__(self) -> None:
         where = f"node {short_repr(self.node_id)}"
-        if not self.node_id:
-            raise SpecError("node_id must be a non-empty string")
+        if not isinstance(self.node_id, str) or not self.node_id:
+            raise SpecError(f"node_id must be a non-empty string, got {short_repr(self.node_id)}")
         if self.arch not in ARCHES:
             raise SpecError(f"{where}: arch {short_repr(self.arch)} is not one of {ARCHES}")
         if self.instance not in INSTANCE_TYPES:
@@ -72,8 +80,11 @@ class NodeSpec:
         _require_finite_nonnegative(where, "gpu_vram_gb", self.gpu_vram_gb)
         if not isinstance(self.gpu_count, int | np.integer) or self.gpu_count < 0:
             raise SpecError(f"{where}: gpu_count must be a non-negative integer, got {short_repr(self.gpu_count)}")
+        check_at_most_max_amount(where, "gpu_count", self.gpu_count)
         if (self.gpu_count > 0) != (self.gpu_model is not None):
             raise SpecError(f"{where}: gpu_model must be given exactly when gpu_count > 0")
+        if self.gpu_model is not None and (not isinstance(self.gpu_model, str) or not self.gpu_model):
+            raise SpecError(f"{where}: gpu_model must be a non-empty string, got {short_repr(self.gpu_model)}")
         p = self.interruption_prob_per_hour
         if not (isinstance(p, int | float) and 0.0 <= p < 1.0):
             raise SpecError(f"{where}: interruption_prob_per_hour must be in [0, 1), got {short_repr(p)}")
@@ -94,6 +105,16 @@ class NodeSpec:
 def _require_positive(where: str, name: str, value: float) -> None:
     if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value <= 0:
         raise SpecError(f"{where}: {name} must be a positive finite number, got {short_repr(value)}")
+    check_at_most_max_amount(where, name, value)
+
+
+def check_at_most_max_amount(where: str, name: str, value: float) -> None:
+    """Raise :class:`SpecError` when a cpu, memory or GPU amount is above :data:`MAX_AMOUNT`."""
+    if value > MAX_AMOUNT:
+        raise SpecError(
+            f"{where}: {name} is {value:g}, above {MAX_AMOUNT:g} (the twin counts millicores and MiB in "
+            "64-bit integers)"
+        )
 
 
 def _require_finite_nonnegative(where: str, name: str, value: float) -> None:
@@ -134,30 +155,33 @@ def default_fleet() -> tuple[NodeSpec, ...]:
     )
 
 
-_NODE_FIELDS = {f.name for f in fields(NodeSpec)}
-
-
 def node_from_dict(data: Mapping[str, Any], where: str = "node") -> NodeSpec:
     """Build a :class:`NodeSpec` from a mapping with exactly the NodeSpec field names.
 
     Args:
         data: Field name -> value. Unknown keys are an error, not ignored.
         where: Prefix for error messages (e.g. ``"scenario.yaml: fleet[2]"``).
+
+    Raises:
+        SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
     """
-    unknown = set(data) - _NODE_FIELDS
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_NODE_FIELDS)}")
-    try:
-        return NodeSpec(**data)
-    except TypeError as exc:  # missing required field
-        raise SpecError(f"{where}: {exc}") from None
-    except SpecError as exc:
-        raise SpecError(f"{where}: {exc}") from None
+    return from_mapping(NodeSpec, data, where, "node")
 
 
 def fleet_from_dicts(items: Iterable[Mapping[str, Any]], where: str = "fleet") -> tuple[NodeSpec, ...]:
-    """Build a fleet from an inline list of node mappings (see :func:`node_from_dict`)."""
-    return validate_fleet([node_from_dict(d, f"{where}[{i}]") for i, d in enumerate(items)])
+    """Build a fleet from an inline list of node mappings (see :func:`node_from_dict`).
+
+    Raises:
+        SpecError: A bad item (naming ``where[index]``), or a repeated ``node_id`` (naming both).
+    """
+    nodes = [node_from_dict(d, f"{where}[{i}]") for i, d in enumerate(items)]
+    first: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if node.node_id in first:
+            other = f"{where}[{first[node.node_id]}]"
+            raise SpecError(f"{where}[{index}]: duplicate node_id {short_repr(node.node_id)} (also {other})")
+        first[node.node_id] = index
+    return validate_fleet(nodes)
 
 
 def generate_fleet(
@@ -232,23 +256,20 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
         limit: Keep only the first ``limit`` rows.
 
     Raises:
-        TraceError: Missing file or columns, a non-numeric or non-positive value, or an
-            unknown GPU model; the message names the file and row.
+        TraceError: Missing file or columns, not UTF-8 text, a non-numeric or non-positive
+            value, an unknown GPU model or a repeated ``sn``; the message names the file and row.
     """
     path = Path(path)
     reason = not_a_file_reason(path)  # before opening: a FIFO would block, /dev/zero never end
     if reason is not None:
         raise TraceError(f"{path}: cannot open node list ({reason})")
+    text = read_utf8(path, "node list")
     if (ragged := first_ragged_row(path, None)) is not None:
         line, fields, expected = ragged
         raise TraceError(f"{path}:{line}: the row has {fields} fields, the header has {expected}")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    nodes: dict[str, tuple[NodeSpec, int]] = {}  # sn -> the node and its line
     try:
-        handle = path.open(newline="")
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open node list ({exc.strerror})") from None
-    nodes: list[NodeSpec] = []
-    with handle:
-        reader = csv.DictReader(handle)
         missing = [c for c in _ALIBABA_NODE_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise TraceError(
@@ -257,10 +278,17 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
         for row_number, row in enumerate(reader, start=2):
             if limit is not None and len(nodes) >= limit:
                 break
-            nodes.append(_alibaba_node(row, f"{path}:{row_number}"))
+            node = _alibaba_node(row, f"{path}:{row_number}")
+            if node.node_id in nodes:
+                first = nodes[node.node_id][1]
+                shown = short_repr(node.node_id)
+                raise TraceError(f"{path}:{row_number}: duplicate sn {shown} (first on line {first})")
+            nodes[node.node_id] = (node, row_number)
+    except csv.Error as exc:  # e.g. a field above the csv module's size limit
+        raise TraceError(f"{path}:{reader.line_num}: cannot parse the node list as CSV ({exc})") from None
     if not nodes:
         raise TraceError(f"{path}: the node list has no rows")
-    return validate_fleet(nodes)
+    return validate_fleet([node for node, _ in nodes.values()])
 
 
 def _alibaba_node(row: Mapping[str, str], where: str) -> NodeSpec:

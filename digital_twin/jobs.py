@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, short_repr
-from digital_twin.fleet import ARCHES
+from digital_twin.fleet import ARCHES, MAX_AMOUNT, check_at_most_max_amount
 
 LATENCY_CRITICAL = "latency-critical"
 BATCH = "batch"
@@ -29,9 +30,10 @@ class JobSpec:
         arrival_s: Submission time in simulated seconds from the episode start (>= 0).
         duration_s: Run time once started, in seconds (> 0). An evicted job restarts from zero.
         workload: ``"latency-critical"``, ``"batch"`` or ``"stream"``.
-        cpu_cores: CPU request in cores (> 0; resolution 1 millicore).
-        mem_gb: Memory request in GB (> 0; resolution 1 MiB).
-        gpu_count: Whole GPUs needed (>= 0).
+        cpu_cores: CPU request in cores (> 0, at most :data:`~digital_twin.fleet.MAX_AMOUNT`; resolution 1
+            millicore).
+        mem_gb: Memory request in GB (> 0, at most ``MAX_AMOUNT``; resolution 1 MiB).
+        gpu_count: Whole GPUs needed (>= 0, at most ``MAX_AMOUNT``).
         gpu_vram_gb: Minimum VRAM per GPU in GB (>= 0; only meaningful with GPUs).
         allowed_gpu_models: GPU models the job may run on; ``None`` = any.
         required_arch: Node arch the job needs (``"x86_64"``, ``"arm64"``, ``"gpu-node"``);
@@ -74,10 +76,10 @@ class JobSpec:
             and self.workload in WORKLOAD_TYPES
             and type(self.arrival_s) in _PLAIN_NUMBERS and 0.0 <= self.arrival_s < _INF
             and type(self.duration_s) in _PLAIN_NUMBERS and 0.0 < self.duration_s < _INF
-            and type(self.cpu_cores) in _PLAIN_NUMBERS and 0.0 < self.cpu_cores < _INF
-            and type(self.mem_gb) in _PLAIN_NUMBERS and 0.0 < self.mem_gb < _INF
+            and type(self.cpu_cores) in _PLAIN_NUMBERS and 0.0 < self.cpu_cores <= MAX_AMOUNT
+            and type(self.mem_gb) in _PLAIN_NUMBERS and 0.0 < self.mem_gb <= MAX_AMOUNT
             and type(self.gpu_vram_gb) in _PLAIN_NUMBERS and 0.0 <= self.gpu_vram_gb < _INF
-            and type(self.gpu_count) is int and self.gpu_count >= 0
+            and type(self.gpu_count) is int and 0 <= self.gpu_count <= MAX_AMOUNT
             and type(self.priority) is int and 1 <= self.priority <= 100
             and type(self.preemptible) is bool
             and self.required_arch is None and self.allowed_gpu_models is None
@@ -87,17 +89,20 @@ class JobSpec:
     def _validate(self) -> None:
         """Check every field; raise :class:`SpecError` naming the job and the field."""
         where = f"job {short_repr(self.job_id)}"
-        if not self.job_id:
-            raise SpecError("job_id must be a non-empty string")
+        if not isinstance(self.job_id, str) or not self.job_id:
+            raise SpecError(f"job_id must be a non-empty string, got {short_repr(self.job_id)}")
         if self.workload not in WORKLOAD_TYPES:
             raise SpecError(f"{where}: workload {short_repr(self.workload)} is not one of {WORKLOAD_TYPES}")
         _check_number(where, "arrival_s", self.arrival_s, allow_zero=True)
         _check_number(where, "duration_s", self.duration_s, allow_zero=False)
         _check_number(where, "cpu_cores", self.cpu_cores, allow_zero=False)
         _check_number(where, "mem_gb", self.mem_gb, allow_zero=False)
+        check_at_most_max_amount(where, "cpu_cores", self.cpu_cores)
+        check_at_most_max_amount(where, "mem_gb", self.mem_gb)
         _check_number(where, "gpu_vram_gb", self.gpu_vram_gb, allow_zero=True)
         if isinstance(self.gpu_count, bool) or not isinstance(self.gpu_count, int) or self.gpu_count < 0:
             raise SpecError(f"{where}: gpu_count must be an integer >= 0, got {short_repr(self.gpu_count)}")
+        check_at_most_max_amount(where, "gpu_count", self.gpu_count)
         if isinstance(self.priority, bool) or not isinstance(self.priority, int) or not 1 <= self.priority <= 100:
             raise SpecError(f"{where}: priority must be an integer in 1..100, got {short_repr(self.priority)}")
         if not isinstance(self.preemptible, bool):
@@ -136,23 +141,15 @@ def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> 
     raise SpecError(f"{where}: {name} must be a finite number {bound}, got {short_repr(value)}")
 
 
-_JOB_FIELDS = {f.name for f in fields(JobSpec)}
-
-
 def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
-    """Build a :class:`JobSpec` from a mapping of its field names (unknown keys are errors)."""
-    unknown = set(data) - _JOB_FIELDS
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_JOB_FIELDS)}")
-    values = dict(data)
-    if isinstance(values.get("allowed_gpu_models"), list):
-        values["allowed_gpu_models"] = tuple(values["allowed_gpu_models"])
-    try:
-        return JobSpec(**values)
-    except TypeError as exc:
-        raise SpecError(f"{where}: {exc}") from None
-    except SpecError as exc:
-        raise SpecError(f"{where}: {exc}") from None
+    """Build a :class:`JobSpec` from a mapping of its field names (unknown keys are errors).
+
+    Raises:
+        SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
+    """
+    if isinstance(data, Mapping) and isinstance(data.get("allowed_gpu_models"), list):
+        data = {**data, "allowed_gpu_models": tuple(data["allowed_gpu_models"])}
+    return from_mapping(JobSpec, data, where, "job")
 
 
 def validate_workload(jobs: Iterable[JobSpec]) -> tuple[JobSpec, ...]:

@@ -128,11 +128,10 @@ def fleet_loader(section: Section, data_files: list[Path], limits: Limits) -> Fl
 
 def _generated_fleet(gen: Section, limits: Limits) -> tuple[NodeSpec, ...]:
     types = gen.section("types")
-
-    def template(name: str) -> NodeSpec:
-        return node_from_dict({"node_id": name, **types.get(name, dict)}, types.path(name))
-
-    templates = {name: checked(gen, "types", partial(template, name)) for name in list(types.data)}
+    templates = {}
+    for name in list(types.data):
+        template = {"node_id": name, **types.get(name, dict)}
+        templates[name] = checked(gen, None, partial(node_from_dict, template, types.path(name)))
     types.finish()
     counts = gen.get("counts", dict)
     for name, n in counts.items():

@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from digital_twin.errors import short_repr
 from digital_twin.scenario.schema import Section
 
 VAR = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -18,6 +19,8 @@ def resolve_path(section: Section, key: str, data_files: list[Path]) -> Path:
     A ``${VAR}`` path is appended to ``data_files`` (real data the scenario needs).
     """
     text: str = section.get(key, str, required=True)
+    if "\x00" in text:
+        raise section.error(key, f"a path cannot hold a NUL character, got {short_repr(text)}")
     match = VAR.match(text)
     if match:
         base = os.environ.get(match.group(1))

@@ -207,6 +207,10 @@ def _mapping_params(mapping: Section, kind: str, limits: Limits) -> dict[str, An
         machines = mapping.get("machines", list, None)
         if machines is not None:
             check_limit(mapping, "machines", limits, "max_nodes", len(machines), f"{len(machines):,} machines")
+            bad = [i for i, machine in enumerate(machines) if not isinstance(machine, str)]
+            if bad:
+                problem = f"must be a machine id (a string), got {short_repr(machines[bad[0]])}"
+                raise mapping.error(f"machines[{bad[0]}]", problem)
         return {"machines": machines, "offset": offset, "wrap": wrap}
     if kind == "group-mean":
         return {"groups": _groups(mapping, limits), "offset": offset, "wrap": wrap}

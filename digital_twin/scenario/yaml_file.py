@@ -5,13 +5,21 @@ holds. In order:
 
 1. ``stat``: the path must be a regular file (opening a FIFO blocks; ``/dev/zero`` never
    ends) of at most :attr:`Limits.max_scenario_bytes` bytes; at most that many bytes are read.
-2. YAML is composed (a node graph linear in the text: an alias ``*name`` is a reference to its
-   anchored node, not a copy) and, before any Python value is built, the number of nodes the
-   document holds *once its aliases are expanded* is counted, once per distinct node. Above
+2. YAML is composed into a node graph linear in the text (an alias ``*name`` is a reference to
+   its anchored node, not a copy), at most :data:`MAX_DEPTH` lists and mappings deep (PyYAML's
+   scanner takes time quadratic in the nesting and its composer recurses: ``[[[[...]]]]`` 5,000
+   deep would take seconds, then overflow the stack). Before any Python value is built, the
+   number of nodes the document holds *once its aliases are expanded* is counted, once per
+   distinct node. Above
    :attr:`Limits.max_yaml_nodes` the file is refused: that is what an alias bomb ("billion
    laughs", nine aliases of nine aliases of ...) is, while anchors for a little reuse stay far
    below. A recursive alias (a list that contains itself) is refused too.
 3. Only then is the document constructed (PyYAML's safe constructor, plain data only).
+
+Every failure is one line naming the file and, for YAML errors, the line and column: bytes that
+are not UTF-8 (or UTF-16 with a byte-order mark) text, control characters (a binary file),
+syntax errors, and scalars PyYAML cannot convert (``!!timestamp x``, ``2001-13-45``,
+``!!int abc``, ``!!bool maybe``).
 
 Both limits are checked before the file's own ``limits:`` mapping is read, so only the caller
 can raise them.
@@ -19,14 +27,19 @@ can raise them.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from pathlib import Path
 
 import yaml
 
 from digital_twin._files import not_a_file_reason
+from digital_twin.errors import one_line, short_repr
 from digital_twin.limits import Limits, count
 from digital_twin.scenario.schema import ScenarioError
+
+MAX_DEPTH = 100
+"""Deepest nesting of lists and mappings a scenario file may have (the bundled ones nest 5 deep)."""
 
 
 def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
@@ -62,7 +75,10 @@ def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
 
 
 def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
-    loader = _BoundedLoader(raw)
+    try:
+        loader = _BoundedLoader(raw)  # decodes the whole text: bad bytes raise here
+    except yaml.reader.ReaderError as exc:
+        raise ScenarioError(f"{path}: {_unreadable_text(raw, exc)}") from None
     loader.max_nodes = max_nodes
     try:
         return loader.get_single_data()
@@ -77,13 +93,54 @@ def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
             f"{path}: a YAML alias (*name) refers to a list or mapping that contains it; a scenario cannot be recursive"
         ) from None
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: the YAML is nested too deeply to read") from None
-    except ValueError as exc:  # e.g. an integer beyond Python's int-from-text digit limit
-        raise ScenarioError(f"{path}: not valid YAML: {str(exc)[:200]}") from None
+        raise ScenarioError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+    except (_TooDeepError, RecursionError):
+        raise ScenarioError(
+            f"{path}: the YAML is nested too deeply to read: lists and mappings more than {MAX_DEPTH} deep (a scenario "
+            "needs fewer than 10)"
+        ) from None
+    except (ValueError, TypeError) as exc:  # a list or mapping constructor's own (a scalar's is located above)
+        raise ScenarioError(f"{path}: not valid YAML: {one_line(str(exc))}") from None
     finally:
         loader.dispose()
+
+
+def _unreadable_text(raw: bytes, exc: yaml.reader.ReaderError) -> str:
+    """What PyYAML's reader refused, on one line: bytes that do not decode, or a control character."""
+    if exc.encoding != "unicode":  # a decoding error; the position is a byte offset
+        line = raw[: exc.position].count(b"\n") + 1
+        return (
+            f"not {exc.encoding.upper()} text: byte 0x{exc.character:02x} at line {line} (byte offset "
+            f"{exc.position:,}) cannot be decoded ({exc.reason}); a scenario file is YAML text: save it as UTF-8"
+        )
+    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    text = raw.decode("utf-16" if utf16 else "utf-8", errors="replace")
+    line = text[: exc.position].count("\n") + 1
+    return (
+        f"holds the control character U+{exc.character:04X} at line {line}, which YAML does not allow "
+        "(a binary file, or text saved as UTF-16 or UTF-32 without a byte-order mark?); "
+        "a scenario file is YAML text: save it as UTF-8"
+    )
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A PyYAML error on one line: ``line L, column C: problem (context at line L, column C)``."""
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return one_line(str(exc))
+    problem = exc.problem or exc.context or "invalid YAML"
+    text = f"{_at(exc.problem_mark or exc.context_mark)}{problem}"
+    if exc.problem and exc.context:
+        context = exc.context + (f" at {_at(exc.context_mark)[:-2]}" if exc.context_mark else "")
+        text += f" ({context})"
+    return one_line(text)
+
+
+def _at(mark: yaml.Mark | None) -> str:
+    return "" if mark is None else f"line {mark.line + 1}, column {mark.column + 1}: "
+
+
+class _TooDeepError(Exception):
+    """A list or mapping is nested more than :data:`MAX_DEPTH` deep."""
 
 
 class _TooLargeError(Exception):
@@ -95,9 +152,37 @@ class _RecursiveAliasError(Exception):
 
 
 class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing documents too large once aliases are expanded."""
+    """PyYAML's safe loader, refusing documents too large once aliases are expanded.
+
+    A scalar its constructors cannot convert (``!!timestamp x`` raises ``AttributeError``,
+    ``!!bool maybe`` ``KeyError``, ``2001-13-45`` ``ValueError``) becomes a
+    ``ConstructorError`` at the scalar's line and column.
+    """
 
     max_nodes: int = Limits().max_yaml_nodes
+    _depth: int = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+        """Compose as usual, refusing a list or mapping nested more than :data:`MAX_DEPTH` deep."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeepError
+            node: yaml.Node = super().compose_node(parent, index)
+            return node
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        """PyYAML's construction, with conversion failures of a scalar located at the scalar."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+            if not isinstance(node, yaml.ScalarNode):
+                raise
+            shown = short_repr(node.value, 60)
+            problem = f"cannot read {shown} as {node.tag.rsplit(':', 1)[-1]} ({type(exc).__name__}: {exc})"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
     def compose_document(self) -> yaml.Node:
         """Compose as usual, then count the expanded nodes before anything is constructed."""

@@ -106,11 +106,18 @@ def first_line(path: Path) -> str:
     """The first line of a (possibly gzip/bz2/xz-compressed) text file, without its newline.
 
     Raises:
-        TraceError: The file cannot be decoded as UTF-8 text or holds only blank lines.
+        TraceError: The file cannot be decoded as UTF-8 text, its first line holds a NUL
+            character (a binary file, or UTF-16 or UTF-32 text without a byte-order mark, which
+            decodes as UTF-8 with a NUL beside every ASCII character), or it holds only blank lines.
     """
     try:
         with _open_text(path) as handle:
             for line in handle:
+                if "\x00" in line:
+                    raise TraceError(
+                        f"{path}: line 1 holds NUL characters: a binary file, or text saved as UTF-16 or UTF-32? "
+                        "Save it as UTF-8"
+                    )
                 return line.rstrip("\r\n")
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: cannot read as UTF-8 text ({exc})") from exc

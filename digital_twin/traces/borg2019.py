@@ -29,7 +29,7 @@ from digital_twin.traces._io import (
     log_cleaning,
     read_csv,
 )
-from digital_twin.traces.generic import read_rows_per_tick
+from digital_twin.traces.generic import check_column_names, read_rows_per_tick
 from digital_twin.traces.resample import DEFAULT_MAX_GAP_S, GridOptions, Samples, resample_window
 from digital_twin.traces.series import TraceSeries
 
@@ -103,6 +103,7 @@ def read_borg_instance_usage(
     if time_unit not in (*_TIME_UNITS, "auto"):
         raise SpecError(f"time_unit must be 'us', 'ns' or 'auto', got {short_repr(time_unit)}")
     _check_targets(p75_target_pct)
+    check_column_names({"time_column": time_column, "usage_column": usage_column})
     path = check_file(path)
     frame, where = read_csv(path, dtypes={time_column: FLOAT, usage_column: TEXT})
     time = require_finite(frame, time_column, where)
@@ -146,6 +147,7 @@ def read_borg_cell_mean(
         TraceError: As :func:`~digital_twin.traces.read_generic` (missing column, NaN, value
             outside [0, 1], ...), naming the file, line and column.
     """
+    check_column_names({"cpu_column": cpu_column, "mem_column": mem_column})
     return read_rows_per_tick(
         path,
         columns=(cpu_column, mem_column),

@@ -21,13 +21,13 @@ stays under 1 %), because a unit slip would silently scale all background load b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from digital_twin.errors import SpecError, TraceError, short_repr
+from digital_twin.errors import SpecError, TraceError, one_line, short_repr
 from digital_twin.traces._checks import (
     refuse_fractions,
     require_finite,
@@ -104,6 +104,7 @@ def read_generic(
     scale = _lookup("units", units, UNITS)
     seconds = _lookup("time_unit", time_unit, TIME_UNITS)
     names = {"cpu": cpu, "mem": mem, "time": time, "machine": machine}
+    check_column_names(names, optional=("time", "machine"))
     columns = [c for c in names.values() if c is not None]
     if len(set(columns)) != len(columns):
         raise SpecError(f"column mapping names a column twice: {names}")
@@ -130,6 +131,20 @@ def read_generic(
         fix = "pass units='fraction' (or check_units=False if the load really stays under 1 %)"
         refuse_fractions(path, values, (cpu, mem), fix)
     return series
+
+
+def check_column_names(names: Mapping[str, object], optional: tuple[str, ...] = ()) -> None:
+    """Raise :class:`SpecError` unless every column option is a non-empty string (``None`` for ``optional`` ones).
+
+    Args:
+        names: Option -> the column name given, e.g. ``{"cpu": "cpu_util", "time": None}``.
+        optional: Options that may be ``None`` (no such column).
+    """
+    for option, column in names.items():
+        if column is None and option in optional:
+            continue
+        if not isinstance(column, str) or not column:
+            raise SpecError(f"{option} must name a column (a non-empty string), got {short_repr(column)}")
 
 
 def _lookup(name: str, key: str, table: dict[str, float]) -> float:
@@ -161,14 +176,14 @@ def read_parquet(path: Path, dtypes: dict[str, str]) -> tuple[pd.DataFrame, Wher
 
         found = list(pq.read_schema(path).names)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc})") from exc
+        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {one_line(str(exc))})") from exc
     missing = [c for c in dtypes if c not in found]
     if missing:
         raise TraceError(f"{path}: missing column(s) {missing}; found columns {found}")
     try:
         frame = pd.read_parquet(path, columns=list(dtypes))
     except Exception as exc:  # as above
-        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {exc})") from exc
+        raise TraceError(f"{path}: cannot read as Parquet ({type(exc).__name__}: {one_line(str(exc))})") from exc
     if frame.empty:
         raise TraceError(f"{path}: no data rows")
     frame = frame.reset_index(drop=True)

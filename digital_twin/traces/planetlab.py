@@ -198,11 +198,16 @@ def _read_vm(file: Path) -> np.ndarray:
     if not lines:
         raise TraceError(f"{file}: no values (only blank lines)")
     try:
-        values = np.array([int(line) for line in lines], dtype=np.float64)
-    except ValueError:
-        values = np.array([], dtype=np.float64)
-    if values.size != len(lines) or "_" in text:  # int() also reads "1_0": the strict check finds either
+        numbers = [int(line) for line in lines]
+    except ValueError:  # text, or more digits than Python reads as an int
+        numbers = []
+    if len(numbers) != len(lines) or "_" in text:  # int() also reads "1_0": the strict check finds either
         _raise_first_bad_line(file, lines)
+    try:
+        values = np.array(numbers, dtype=np.float64)
+    except OverflowError:  # an integer beyond float64, far outside [0, 100]
+        line = next(i for i, n in enumerate(numbers) if not 0 <= n <= 100) + 1
+        raise TraceError(f"{file}: line {line}: value {short_repr(numbers[line - 1])} is outside [0, 100] %") from None
     bad = np.flatnonzero((values < 0) | (values > 100))
     if bad.size:
         line = int(bad[0]) + 1
@@ -213,6 +218,9 @@ def _read_vm(file: Path) -> np.ndarray:
 
 def _raise_first_bad_line(file: Path, lines: list[str]) -> NoReturn:
     for number, line in enumerate(lines, start=1):
+        if _WHOLE_PERCENT.fullmatch(line) and not _reads_as_int(line):
+            digits = len(line.strip())
+            raise TraceError(f"{file}: line {number}: a number of {digits:,} digits is not a whole percent in [0, 100]")
         if not _WHOLE_PERCENT.fullmatch(line):
             if not line.strip():
                 problem = "blank line before the last value (a missing sample would shift every later tick)"
@@ -220,8 +228,17 @@ def _raise_first_bad_line(file: Path, lines: list[str]) -> NoReturn:
                 problem = f"{short_repr(line.strip())} is not a whole percent (PlanetLab files hold integers 0..100"
                 problem += "; 0.35 would be a fraction: multiply by 100)" if _is_fraction(line) else ")"
             raise TraceError(f"{file}: line {number}: {problem}")
-    # Unreachable: a line that int() refuses, or one holding "_", fails the pattern above.
+    # Unreachable: a line that int() refuses, or one holding "_", fails one of the checks above.
     raise TraceError(f"{file}: a line is not a whole percent")
+
+
+def _reads_as_int(line: str) -> bool:
+    """Whether ``int`` reads the line (it refuses more digits than ``sys.get_int_max_str_digits()``)."""
+    try:
+        int(line)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_fraction(line: str) -> bool:

@@ -194,8 +194,9 @@ def bin_samples(
             f"(t={start_s:g} s to t={start_s + n_ticks * tick_s:g} s); check the time unit and "
             "tick_s, or pass a start_s/end_s window"
         )
-    tick = np.floor((samples.time_s - start_s) / tick_s).astype(np.int64)
-    inside = (tick >= 0) & (tick < n_ticks)
+    offset = (samples.time_s - start_s) / tick_s  # in ticks; compared before the cast (1e308 s has no int64 tick)
+    inside = (offset >= 0) & (offset < n_ticks)
+    tick = np.where(inside, np.floor(offset), -1).astype(np.int64)  # -1: outside the grid
     # One bin per (tick, machine, channel); NaN samples count in neither sum nor count.
     flat = (tick[inside] * n_mach + samples.machine[inside])[:, None] * 2 + np.arange(2)
     vals = samples.values_pct[inside]

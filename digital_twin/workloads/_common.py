@@ -115,7 +115,7 @@ def require_columns(frame: pd.DataFrame, path: Path, columns: Sequence[str], wha
                 hint = f"; the header is one column containing {name}: use commas between columns"
                 break
     raise TraceError(
-        f"{path}: missing column(s) {missing} in the {what}; found {found}; "
+        f"{path}: missing column(s) {missing} in the header (line 1) of the {what}; found {found}; "
         f"expected {','.join(columns)}{hint}"
     )
 
