@@ -2,7 +2,7 @@
 
 :func:`run_cli` forks; the child caps its address space (``RLIMIT_AS``: what it has at the fork
 plus ``memory_bytes``), redirects stdout and stderr to buffers, shows every Python warning once,
-calls :func:`training.cli.main` with ``argv`` and sends back the exit code and both outputs
+calls :func:`training.cli.main.main` with ``argv`` and sends back the exit code and both outputs
 through a pipe. The parent waits at most ``timeout_s`` and kills the child after that.
 
 Why a fork per example and not the examples in-process or one child for all of them:
@@ -62,9 +62,10 @@ class Outcome:
 
 def warm_up() -> None:
     """Import what the commands import lazily, once in the parent, so each child starts with it."""
-    from training import cli, evaluation, leaderboard, results_writer  # noqa: F401
+    from training.cli import main
+    from training.evaluation import evaluator, leaderboard, results_writer  # noqa: F401
 
-    cli.build_parser()
+    main.build_parser()
     import pyarrow.parquet  # noqa: F401  (the generic reader's Parquet files)
 
 
@@ -104,7 +105,7 @@ def _child(argv: list[str], memory_bytes: int, env: dict[str, str], write_end: i
             warnings.resetwarnings()
             warnings.simplefilter("default")
             try:
-                from training.cli import main
+                from training.cli.main import main
 
                 code = main(argv)
             except SystemExit as exc:  # argparse's usage errors

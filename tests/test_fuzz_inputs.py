@@ -280,9 +280,9 @@ def test_isolated_cli__a_hang_or_a_blow_up_fails_one_example(
     monkeypatch: pytest.MonkeyPatch, main: Any, expected: str
 ) -> None:
     """The bounds the fuzz tests rely on: a child that hangs is killed at the deadline, one that allocates fails."""
-    import training.cli
+    import training.cli.main
 
-    monkeypatch.setattr(training.cli, "main", main)
+    monkeypatch.setattr(training.cli.main, "main", main)
     outcome = run_cli(["validate", "x.yaml"], timeout_s=2.0, memory_bytes=512 * 1024 * 1024, env={})
     if expected == "timed out":
         assert outcome.timed_out and outcome.code is None and outcome.seconds < 10

@@ -46,7 +46,7 @@ def test_validate__a_binary_file_is_named_with_its_problem(tmp_path: Path) -> No
     path = tmp_path / "binary.yaml"
     path.write_bytes(bytes(range(128, 256)) * 8)
     result = subprocess.run(
-        [sys.executable, "-m", "training.cli", "validate", str(path)],
+        [sys.executable, "-m", "training.cli.main", "validate", str(path)],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert result.returncode == 1, result
