@@ -13,7 +13,7 @@ TWIN_SOURCES := $(shell find digital_twin -name '*.py' -not -path 'digital_twin/
 ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
 export ACO_ENV_TRACES
 
-.PHONY: install run test test-slow bench reproduce lint clean
+.PHONY: install run test test-fast test-slow bench reproduce lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -28,10 +28,18 @@ install: $(STAMP) $(NATIVE)
 run: install  ## the main job on the default scenario
 	$(VENV)/bin/aco-env run
 
-test: install  ## layering contracts, types, then the default test suite on every core (slow tests deselected)
+# The test layers (tests/layers.py): `fast` is the library's core tests (no child process, no Ray,
+# no training), `rest` everything else that is not slow; together they are the default suite.
+PYTEST := $(PY) -m pytest -q -n auto --dist loadgroup
+
+test-fast: install  ## the fast layer alone: invariants, env checkers, scenario and trace parsing (under a minute)
+	ACO_ENV_TEST_LAYER=fast $(PYTEST)
+
+test: install  ## layering contracts, types, then the fast layer and the rest of the default suite (slow tests deselected)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -n auto --dist loadgroup
+	ACO_ENV_TEST_LAYER=fast $(PYTEST)
+	ACO_ENV_TEST_LAYER=rest $(PYTEST)
 
 test-slow: install  ## only the slow tests
 	$(PY) -m pytest -q -m slow

@@ -1,13 +1,15 @@
-"""Collection at the repository's root: the doctests of the twin's compiled modules.
+"""Collection at the repository's root: the test layers (tests/layers.py) and the compiled modules' doctests.
 
 pytest collects docstring examples by importing each library file; for the modules of
 ``digital_twin.native.COMPILED_MODULES`` that import finds the compiled build, not the file, and
 pytest refuses the mismatch. While the build is active those files are left out here, and
-tests/test_native_core.py runs their doctests on the sources (and checks that both play the
+tests/digital_twin/test_native_core.py runs their doctests on the sources (and checks that both play the
 same episodes).
 """
 
 from digital_twin import native
+
+pytest_plugins = ["tests.layers"]  # the test layers and their guards (make test-fast, make test)
 
 collect_ignore = []
 if native.status == native.COMPILED:

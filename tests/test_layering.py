@@ -1,4 +1,4 @@
-"""The layer rules of DESIGN.md section 1, checked at import time and by import-linter."""
+"""The layer rules of docs/design.md ("Layout"), checked at import time and by import-linter."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.subprocess  # every test here starts a child process
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.subprocess  # every test here starts a child process
 
 # Runs the CLI as if the top-level modules named in argv[1] (comma-separated) were not installed.
 WITHOUT_MODULES = """

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.subprocess  # every test here starts a child process
 
 
 def test_readme_gym_loop__runs_and_return_equals_minus_objective() -> None:

@@ -1,0 +1,92 @@
+"""The oracle at scale: the capacity-free bound and the hindsight greedy plan.
+
+(:mod:`agents.oracle.bounds.capacity_free`, :mod:`agents.oracle.plans.hindsight_greedy`.)
+
+On small random instances (interruptions, TTLs, both cost models, both deadline rules, with and
+without cpu contention) the bound is below the exhaustive optimum and every policy, and the
+plan's replay is at or above the optimum. An episode over the memory budget is decomposed, not
+refused, and the oracle agent replays its plan to exactly the reported objective.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from aco_env import ClusterSchedulingEnv
+from agents.oracle import OracleAgent, OracleTooLargeError, solve_oracle
+from agents.oracle.bounds.capacity_free import capacity_free_bound
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.oracle.plans.replay import replay_plan
+from digital_twin import DigitalTwin, TwinSpec
+from digital_twin.contention import PROCESSOR_SHARING
+from tests.agents.oracle.test_oracle_random import brute_force_optimum, cheapest, policy_objective, small_specs
+from tests.helpers import first_fit, seeded_random_policy
+
+TOL = 1e-9
+
+
+@pytest.mark.heavy
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False), st.booleans())
+def test_scale__bound_below_the_exhaustive_optimum_below_the_plan(spec: TwinSpec, contended: bool) -> None:
+    if contended:
+        spec = spec.with_settings(interference=PROCESSOR_SHARING)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    view = twin.hindsight()
+    inst = OracleInstance.from_hindsight(view)
+    bound = capacity_free_bound(inst)
+    plan_usd = min(replay_plan(view, hindsight_greedy_plan(view, inst), repair).total_usd for repair in (False, True))
+    for policy in (first_fit, cheapest, seeded_random_policy(1), seeded_random_policy(2, defer_prob=0.5)):
+        assert policy_objective(spec, policy) >= bound - TOL
+    optimum = brute_force_optimum(spec, plan_usd)
+    assume(optimum is not None)  # rare: a decision tree too big to enumerate
+    assert optimum is not None
+    assert bound <= optimum + TOL, (bound, optimum)
+    assert plan_usd >= optimum - TOL
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scale__bound_below_the_heuristics_on_the_default_scenario(seed: int) -> None:
+    """fleet5-synthetic (contention, interruptions, waiting cost): below first-fit, cheapest, random."""
+    env = ClusterSchedulingEnv("fleet5-synthetic")
+    env.reset(seed=seed)
+    view = env.hindsight()
+    spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
+    bound = capacity_free_bound(OracleInstance.from_hindsight(view))
+    assert bound > 0.0
+    for policy in (first_fit, cheapest, seeded_random_policy(3)):
+        assert policy_objective(spec, policy) >= bound - TOL
+
+
+def test_solve_oracle__over_the_budget_it_decomposes_and_the_agent_replays_the_plan() -> None:
+    env = ClusterSchedulingEnv("fleet5-synthetic")
+    agent = OracleAgent(env, memory_budget_gb=1e-3)
+    obs, _ = env.reset(seed=0)
+    agent.reset(0)
+    result = agent.episode_result()
+    assert result.status == "decomposed" and result.plan_source == "hindsight greedy"
+    assert result.plan_program is None and result.bound_program is None
+    assert result.memory_estimate.peak_bytes > 1e6
+    assert 0.0 < result.lower_bound_usd <= result.plan_objective_usd
+    assert result.gap == pytest.approx((result.plan_objective_usd - result.lower_bound_usd) / result.plan_objective_usd)
+    done, info = False, {}
+    while not done:
+        obs, _, terminated, truncated, info = env.step(agent.predict(obs)[0])
+        done = terminated or truncated
+    assert abs(info["episode_metrics"]["objective_usd"] - result.plan_objective_usd) <= TOL
+
+
+def test_solve_oracle__refuses_over_the_budget_when_asked_and_checks_the_choice() -> None:
+    env = ClusterSchedulingEnv("toy3")
+    env.reset(seed=0)
+    with pytest.raises(OracleTooLargeError):
+        solve_oracle(env.hindsight(), memory_budget_bytes=1e3, too_large="refuse")
+    with pytest.raises(ValueError, match="too_large"):
+        solve_oracle(env.hindsight(), too_large="shrink")

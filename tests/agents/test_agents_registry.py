@@ -1,0 +1,130 @@
+"""Every registered agent: protocol, full episodes, valid actions on random states, determinism."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import aco_env  # noqa: F401  (registers the env ids)
+from aco_env.registration import FLEET5_ID
+from agents import agent_names, make_agent
+from tests.helpers import check_agent_protocol, run_episode
+from tests.paths import ROOT
+
+NEEDS = {"aco-lstm": pytest.mark.training, "oracle": pytest.mark.heavy}
+"""What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs."""
+AGENTS = [pytest.param(name, marks=NEEDS.get(name, ())) for name in agent_names()]
+QUICK_OPTIONS = {"oracle": {"time_limit_s": 2.0, "compute_bound": False, "replayed_rounds": 0}}
+"""Options for tests that check what an agent answers, not how good it is: an oracle episode that
+hits HiGHS's 60 s limit would make a dozen random states cost minutes."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Prediction files go to a temporary cache, never the user's ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ACO_ENV_CACHE", str(tmp_path_factory.mktemp("aco-env-cache")))
+        yield
+
+
+@pytest.mark.subprocess
+def test_agents_package__does_not_import_torch() -> None:
+    """Importing agents (and every agent module it registers) leaves torch unimported."""
+    code = "import sys, agents; print('torch' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_registry__has_the_reference_agents() -> None:
+    """The issue's heuristics and ACO variants are registered at import of agents."""
+    expected = {
+        "random",
+        "first-fit",
+        "best-fit",
+        "worst-fit",
+        "cheapest",
+        "round-robin",
+        "tetris",
+        "aco",
+        "aco-reference",
+        "aco-lstm",
+        "aco-ema",
+        "aco-persistence",
+    }
+    assert expected <= set(agent_names())
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_agent__implements_the_protocol(name: str) -> None:
+    """Each agent is an Agent, and its first action on Fleet5 is a valid int64 scalar array."""
+    env = gym.make(FLEET5_ID)
+    check_agent_protocol(make_agent(name, env), env)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
+    """gym.make, reset(seed), agent.reset(seed), predict/step to the end, only valid actions."""
+    env = gym.make(FLEET5_ID)
+    metrics = run_episode(env, make_agent(name, env), seed=1)
+    assert metrics["decisions"] > 0 and metrics["invalid_actions"] == 0
+    assert metrics["return"] == pytest.approx(-metrics["objective_usd"])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_agent__same_seed_same_episode(name: str) -> None:
+    """Two runs with the same seed give the same episode metrics (all randomness is seeded)."""
+    env = gym.make(FLEET5_ID)
+    agent = make_agent(name, env)
+    assert run_episode(env, agent, seed=4) == run_episode(env, agent, seed=4)
+
+
+RANDOM_PLAY = {"episode_seed": st.integers(0, 2**16), "steps": st.integers(0, 60), "agent_seed": st.integers(0, 2**16)}
+
+
+@pytest.mark.parametrize("name", [agent for agent in AGENTS if agent.values != ("oracle",)])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**RANDOM_PLAY)
+def test_agent__only_valid_actions_on_states_reached_by_random_play(
+    name: str, episode_seed: int, steps: int, agent_seed: int
+) -> None:
+    """Along random play (defers included), every answer of the agent is a valid action."""
+    _valid_actions_along_random_play(name, episode_seed, steps, agent_seed)
+
+
+@pytest.mark.heavy
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**RANDOM_PLAY)
+def test_oracle_agent__only_valid_actions_on_states_reached_by_random_play(
+    episode_seed: int, steps: int, agent_seed: int
+) -> None:
+    """The oracle too, on fewer episodes: each one is a solve of a whole default episode (about 3 s)."""
+    _valid_actions_along_random_play("oracle", episode_seed, steps, agent_seed)
+
+
+def _valid_actions_along_random_play(name: str, episode_seed: int, steps: int, agent_seed: int) -> None:
+    """Random play from ``episode_seed`` for ``steps`` steps; ``name`` answers every state with a valid action."""
+    env = gym.make(FLEET5_ID)
+    obs, _ = env.reset(seed=episode_seed)
+    agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
+    agent.reset(seed=agent_seed)
+    rng = np.random.default_rng(episode_seed)
+    for _ in range(steps):
+        mask = env.unwrapped.action_masks()
+        action, _ = agent.predict(obs)  # the agent sees (and updates its state on) every state ...
+        assert mask[int(action)], f"{name} chose invalid action {int(action)} with mask {mask}"
+        obs, _, terminated, truncated, _ = env.step(
+            int(rng.choice(np.flatnonzero(mask)))
+        )  # ... random play moves on
+        if terminated or truncated:
+            return
+    action, _ = agent.predict(obs)
+    assert env.unwrapped.action_masks()[int(action)]

@@ -1,0 +1,90 @@
+"""The permutation-equivariant policy: renaming nodes permutes its scores, and its weights run on any fleet size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from sb3_contrib import MaskablePPO
+
+from aco_env import ClusterSchedulingEnv
+from agents.sb3_agent import ModelFileError, load_sb3_agent
+from agents.set_policy import SetPolicy
+from tests.train_helpers import TINY
+from training.evaluation.rollout import play_episode
+from training.learning.config import TrainConfig
+from training.learning.train import train
+
+
+def _model(env: gym.Env, seed: int = 0) -> MaskablePPO:
+    return MaskablePPO(SetPolicy, env, n_steps=64, batch_size=32, seed=seed, device="cpu")
+
+
+def _permuted(obs: dict[str, np.ndarray], order: np.ndarray) -> dict[str, np.ndarray]:
+    """The same decision with the nodes listed in ``order`` (defer stays last)."""
+    out = dict(obs)
+    out["nodes"], out["history"] = obs["nodes"][order], obs["history"][order]
+    out["action_mask"] = np.concatenate([obs["action_mask"][:-1][order], obs["action_mask"][-1:]])
+    return out
+
+
+def test_set_policy__permuting_the_nodes_permutes_the_logits_and_keeps_defer_and_value() -> None:
+    """Node i's logit moves with node i; the defer logit and the value do not change (random weights, 10 states)."""
+    env = ClusterSchedulingEnv("fleet5-synthetic")
+    model = _model(env)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=3)
+    for _ in range(10):
+        order = rng.permutation(env.n_nodes)
+        tensors = [model.policy.obs_to_tensor(o)[0] for o in (obs, _permuted(obs, order))]
+        with torch.no_grad():
+            logits = [model.policy.mlp_extractor.forward_actor(t)[0] for t in tensors]
+            values = [model.policy.predict_values(t)[0] for t in tensors]
+        torch.testing.assert_close(logits[1][:-1], logits[0][:-1][order], rtol=0, atol=1e-5)
+        torch.testing.assert_close(logits[1][-1], logits[0][-1], rtol=0, atol=1e-5)
+        torch.testing.assert_close(values[1], values[0], rtol=0, atol=1e-5)
+        valid = np.flatnonzero(obs["action_mask"])
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(valid)))
+        if terminated or truncated:
+            obs, _ = env.reset(seed=4)
+
+
+def test_set_policy__has_no_parameter_that_depends_on_the_fleet_size() -> None:
+    """The same parameter shapes for 5 and 20 nodes: the state dict of one loads into the other."""
+    small = _model(ClusterSchedulingEnv("fleet5-synthetic"))
+    large = _model(ClusterSchedulingEnv("fleet20-synthetic"), seed=1)
+    large.policy.load_state_dict(small.policy.state_dict())
+    for name, tensor in large.policy.state_dict().items():
+        torch.testing.assert_close(tensor, small.policy.state_dict()[name])
+
+
+@pytest.mark.training
+def test_set_policy__weights_trained_on_5_nodes_play_a_20_node_fleet(tmp_path: Path) -> None:
+    """A saved set-policy model evaluated on another fleet size: valid actions only, the episode completes."""
+    run_dir = train(TrainConfig(logdir=tmp_path, **TINY))
+    env = ClusterSchedulingEnv("fleet20-synthetic", invalid_action="raise")
+    agent = load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env)
+    assert agent.model.observation_space == env.observation_space
+    for deterministic in (True, False):
+        result = play_episode(env, agent, seed=0, deterministic=deterministic)
+        assert result.metrics["invalid_actions"] == 0
+        assert result.metrics["decisions"] > 0
+
+
+@pytest.mark.training
+def test_mlp_policy__on_another_fleet_size_is_a_clear_error(tmp_path: Path) -> None:
+    """A flat policy cannot run on another fleet: the error names both observation shapes and --policy set."""
+    run_dir = train(TrainConfig(logdir=tmp_path, policy="mlp", **TINY))
+    env = ClusterSchedulingEnv("fleet20-synthetic")
+    with pytest.raises(ModelFileError, match=r"nodes \(5, 17\).*nodes \(20, 17\).*--policy set"):
+        load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env)
+
+
+def test_set_policy__is_the_default_for_maskable_ppo_and_refused_for_unmasked_algorithms() -> None:
+    assert TrainConfig().policy_kind == "set"
+    assert TrainConfig(algo="ppo").policy_kind == "mlp"
+    with pytest.raises(ValueError, match="policy set needs a MaskablePPO algorithm"):
+        TrainConfig(algo="dqn", policy="set")

@@ -1,0 +1,106 @@
+"""Training: tiny runs of each algorithm write a run directory with the TensorBoard scalars;
+resume continues the same run; the same seed gives the same first update. (More on resume:
+test_train_resume.py; the CLI's errors, interruption and output: test_train_cli.py,
+test_train_interrupt.py.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from tests.train_helpers import TINY
+from training.learning.bc import collect_labels
+from training.learning.config import TrainConfig
+from training.learning.train import train
+
+
+def scalar_tags(run_dir: Path) -> set[str]:
+    accumulator = EventAccumulator(str(run_dir / "tb_1"))
+    accumulator.Reload()
+    return set(accumulator.Tags()["scalars"])
+
+
+@pytest.mark.training
+@pytest.mark.parametrize("algo", ["maskable-ppo", "ppo", "dqn", "a2c"])
+def test_train__tiny_run_writes_the_run_directory_and_tensorboard(algo: str, tmp_path: Path) -> None:
+    """Each algorithm writes config, model and TensorBoard events with rollout/ and scheduling/ scalars."""
+    options = dict(TINY, timesteps=1024 if algo == "dqn" else 512)
+    run_dir = train(TrainConfig(algo=algo, logdir=tmp_path, **options))
+    assert run_dir.name.startswith(f"fleet5-synthetic__{algo}__0__")
+    assert json.loads((run_dir / "config.json").read_text())["algo"] == algo
+    assert (run_dir / "model.zip").exists()
+    tags = scalar_tags(run_dir)
+    assert {"rollout/ep_rew_mean", "scheduling/objective_usd", "scheduling/cost_usd"} <= tags, sorted(tags)
+
+
+@pytest.mark.training
+def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> None:
+    """eval.json holds the trained agent (argmax and sampled) and the baselines on the same seeds."""
+    run_dir = train(TrainConfig(logdir=tmp_path, **dict(TINY, eval_episodes=2), eval_agents=("first-fit",)))
+    document = json.loads((run_dir / "eval.json").read_text())
+    assert set(document["agents"]) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit"}
+    seeds = [[e["seed"] for e in a["per_episode"]] for a in document["agents"].values()]
+    assert seeds[0] == seeds[1] == seeds[2] == [10_000, 10_001]
+    assert "test/first-fit/objective_usd" in scalar_tags(run_dir)
+
+
+@pytest.mark.training
+def test_train__resume_continues_the_same_run(tmp_path: Path) -> None:
+    """Resuming from a checkpoint in a run trains on in that directory up to --timesteps in all."""
+    from sb3_contrib import MaskablePPO
+
+    first = train(TrainConfig(logdir=tmp_path, **dict(TINY, checkpoint_every=256)))
+    checkpoints = sorted((first / "checkpoints").glob("*.zip"))
+    assert [MaskablePPO.load(path).num_timesteps for path in checkpoints] == [256, 512]
+    resumed = train(TrainConfig(logdir=tmp_path, resume=checkpoints[0], **dict(TINY, timesteps=1024)))
+    assert resumed == first and list(tmp_path.iterdir()) == [first]
+    assert MaskablePPO.load(first / "model.zip").num_timesteps == 1024  # from the newest save (512), not 256
+
+
+@pytest.mark.training
+def test_train__same_seed_gives_the_same_first_update(tmp_path: Path) -> None:
+    """Two runs with one seed end their first update with identical weights; another seed differs."""
+    from sb3_contrib import MaskablePPO
+
+    def weights(seed: int, folder: str) -> dict[str, torch.Tensor]:
+        run_dir = train(TrainConfig(seed=seed, logdir=tmp_path / folder, **dict(TINY, timesteps=256)))
+        return MaskablePPO.load(run_dir / "model.zip").policy.state_dict()
+
+    one, two, other = weights(3, "a"), weights(3, "b"), weights(4, "c")
+    assert all(torch.equal(one[k], two[k]) for k in one)
+    assert not all(torch.equal(one[k], other[k]) for k in one)
+
+
+@pytest.mark.training
+def test_behaviour_cloning__fits_the_placement_labels(tmp_path: Path) -> None:
+    """The bc algorithm fits the one-step env's labels better than the best constant guess and logs bc/ scalars."""
+    config = TrainConfig(algo="bc", bc_samples=300, bc_epochs=15, logdir=tmp_path, **TINY)
+    run_dir = train(config)
+    tags = scalar_tags(run_dir)
+    assert {"bc/loss", "bc/accuracy"} <= tags
+    accumulator = EventAccumulator(str(run_dir / "tb_1"))
+    accumulator.Reload()
+    accuracy = accumulator.Scalars("bc/accuracy")[-1].value
+    labels = collect_labels(config.scenario, config.bc_samples, seed=config.seed, progress=False)
+    majority = np.bincount(labels.actions).max() / len(labels.actions)  # always the most frequent label
+    assert accuracy > majority + 0.05, (accuracy, majority)
+
+
+@pytest.mark.subprocess
+def test_train_cli__help_lists_every_config_field() -> None:
+    """`aco-env train --help` is generated from TrainConfig, one option per field with its docstring."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "training.cli.main", "train", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for f in dataclasses.fields(TrainConfig):
+        assert ("--hp" if f.name == "hyperparameters" else "--" + f.name.replace("_", "-")) in out
+    assert "Rollout length per env" in out
