@@ -1,4 +1,6 @@
-"""Valid inputs for tests/test_fuzz_inputs.py: small files in every reader's format, and scenarios using them.
+"""Valid inputs for the fuzz tests (tests/training/cli/test_fuzz_inputs.py).
+
+Small files in every reader's format, and scenarios using them.
 
 :func:`build_world` writes, under one folder:
 

@@ -1,4 +1,4 @@
-"""Bad inputs that tests/test_fuzz_inputs.py found answered with a traceback-like or unclear message.
+"""Bad inputs that tests/training/cli/test_fuzz_inputs.py found answered with a traceback-like or unclear message.
 
 Each test pins one finding at the reader or check where the bad input is first seen: the error
 is a :class:`~digital_twin.errors.SpecError` (or ``TraceError``) on one line that names the file

@@ -176,7 +176,7 @@ def test_bad_scenario__unset_traces_variable_is_explained(monkeypatch: pytest.Mo
 def test_cli_validate__bundled_files_pass_and_bad_files_fail(tmp_path: Path) -> None:
     """`aco-env validate` exits 0 on every bundled scenario whose data is here, 1 naming the key on a bad one.
 
-    (A valid scenario whose trace is absent exits 3: tests/test_cli_errors.py.)
+    (A valid scenario whose trace is absent exits 3: tests/training/cli/test_cli_errors.py.)
     """
     present = [n for n in scenarios.names() if not scenarios.load(n).missing_data()]
     assert "fleet5-synthetic" in present  # bundled data needs no traces

@@ -1,9 +1,8 @@
 """Trace load times: the real files under ``ACO_ENV_TRACES`` (skipped when absent) and the bundled one.
 
-The readers are called exactly as the reader tests call them (``tests/test_traces_readers.py``,
-``tests/test_traces_planetlab.py``, ``tests/test_workloads_sources.py``,
-``tests/test_workloads_azure_vm.py`` and ``tests/test_workloads_alibaba2017.py`` check what they
-read; their speed is measured only here, target: well under a second per file). Documented cleaning notes (logged on the
+The readers are called exactly as the reader tests call them (``tests/digital_twin/traces/`` and
+``tests/digital_twin/workloads/`` check what they read); their speed is measured only here,
+target: well under a second per file. Documented cleaning notes (logged on the
 ``digital_twin`` loggers) are silenced while timing: they would print once per repeat.
 """
 

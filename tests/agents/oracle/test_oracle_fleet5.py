@@ -1,6 +1,6 @@
 """The oracle on the default scenario (fleet5-synthetic): exact replay, valid bound, solve times.
 
-Run ``pytest -m slow tests/test_oracle_fleet5.py -s`` for the seeds 0-4 table of both cost
+Run ``pytest -m slow tests/agents/oracle/test_oracle_fleet5.py -s`` for the seeds 0-4 table of both cost
 models (solve times, gaps, proven optimality) that goes into docs/benchmarks.md.
 """
 
