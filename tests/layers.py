@@ -127,6 +127,7 @@ class _HookedLoader(importlib.abc.Loader):
 def pytest_configure(config: pytest.Config) -> None:
     """Check the layer's name and install the import guard, before any test module loads."""
     del config
+    _build_the_font_cache()
     refused = NOT_IN_THE_FAST_LAYER if layer() == FAST else ()
     loaded = [name for name in refused if name in sys.modules]
     if loaded:
@@ -135,6 +136,18 @@ def pytest_configure(config: pytest.Config) -> None:
     if optimizers is not None:
         optimizers.register_optimizer_step_pre_hook(_refuse_a_step)
     sys.meta_path.insert(0, _GuardedImports(refused))
+
+
+def _build_the_font_cache() -> None:
+    """Let matplotlib find its fonts now, outside any test.
+
+    On its first import in a new environment matplotlib asks ``fc-list`` for the system's fonts (a
+    child process); the guard would blame whichever unmarked test draws first.
+    """
+    try:
+        import matplotlib.font_manager  # noqa: F401  (builds or loads the font cache)
+    except ImportError:
+        pass
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
