@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 from aco_env.placement import apply as apply_action
 from aco_env.placement import first_fit  # noqa: F401  (the tests' first-fit policy on the twin)
@@ -14,6 +15,15 @@ from digital_twin import DigitalTwin, JobSpec
 from digital_twin.objective import USD_KEYS
 
 TERM_FIELDS = USD_KEYS
+AGENT_NEEDS = {"aco-lstm": pytest.mark.training, "oracle": pytest.mark.heavy}
+"""What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs."""
+
+
+def agent_params() -> list[Any]:
+    """Every registered agent's name as a ``pytest.param``, marked with what playing it needs."""
+    from agents import agent_names
+
+    return [pytest.param(name, marks=AGENT_NEEDS.get(name, ())) for name in agent_names()]
 
 
 def assert_twin_invariants(twin: DigitalTwin) -> None:

@@ -28,6 +28,7 @@ anywhere: SB3's env checker needs it, and a saved model may act without training
 
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import multiprocessing.process
@@ -144,10 +145,8 @@ def _build_the_font_cache() -> None:
     On its first import in a new environment matplotlib asks ``fc-list`` for the system's fonts (a
     child process); the guard would blame whichever unmarked test draws first.
     """
-    try:
+    with contextlib.suppress(ImportError):
         import matplotlib.font_manager  # noqa: F401  (builds or loads the font cache)
-    except ImportError:
-        pass
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

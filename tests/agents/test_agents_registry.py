@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import gymnasium as gym
 import numpy as np
@@ -15,23 +14,13 @@ from hypothesis import strategies as st
 import aco_env  # noqa: F401  (registers the env ids)
 from aco_env.registration import FLEET5_ID
 from agents import agent_names, make_agent
-from tests.helpers import check_agent_protocol, run_episode
+from tests.helpers import agent_params, check_agent_protocol, run_episode
 from tests.paths import ROOT
 
-NEEDS = {"aco-lstm": pytest.mark.training, "oracle": pytest.mark.heavy}
-"""What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs."""
-AGENTS = [pytest.param(name, marks=NEEDS.get(name, ())) for name in agent_names()]
+AGENTS = agent_params()
 QUICK_OPTIONS = {"oracle": {"time_limit_s": 2.0, "compute_bound": False, "replayed_rounds": 0}}
 """Options for tests that check what an agent answers, not how good it is: an oracle episode that
 hits HiGHS's 60 s limit would make a dozen random states cost minutes."""
-
-
-@pytest.fixture(autouse=True, scope="module")
-def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Prediction files go to a temporary cache, never the user's ~/.cache."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ACO_ENV_CACHE", str(tmp_path_factory.mktemp("aco-env-cache")))
-        yield
 
 
 @pytest.mark.subprocess

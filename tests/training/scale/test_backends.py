@@ -17,8 +17,9 @@ import pytest
 
 import scenarios
 import tests.failing_agents as failing
-from agents import agent_names, make_agent
+from agents import make_agent
 from agents.oracle.milp.limits import SolveLimits
+from tests.helpers import agent_params
 from tests.paths import ROOT
 from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
 from training.evaluation.results import Evaluation, without_timing
@@ -108,7 +109,7 @@ def test_backends__the_oracle_and_the_placement_env_give_the_results_of_serial(
     assert expected in parallel["agents"]["aco"]["mean"]
 
 
-@pytest.mark.parametrize("agent", agent_names())
+@pytest.mark.parametrize("agent", agent_params())
 def test_play_unit__a_new_agent_per_episode_plays_what_one_agent_over_every_seed_played(agent: str) -> None:
     """Per-unit evaluation changes no number: no agent carries anything from one episode into the next.
 
