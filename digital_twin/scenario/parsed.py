@@ -18,11 +18,12 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits
+from digital_twin.planted import PlantedEpisode, plant
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
 from digital_twin.scenario.schema import ScenarioError
 from digital_twin.scenario.telemetry_section import TelemetryLoader
-from digital_twin.scenario.workload_section import JobsLoader
+from digital_twin.scenario.workload_section import JobsLoader, PlantedJobs
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload
@@ -68,7 +69,7 @@ class Scenario:
     data_files: tuple[Path, ...]
     _fleet_loader: FleetLoader = dataclasses.field(repr=False)
     _telemetry_loader: TelemetryLoader = dataclasses.field(repr=False)
-    _jobs_loader: JobsLoader = dataclasses.field(repr=False)
+    _jobs_loader: JobsLoader | PlantedJobs = dataclasses.field(repr=False)
     limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
 
     @cached_property
@@ -83,16 +84,42 @@ class Scenario:
 
     @cached_property
     def _fixed_jobs(self) -> Workload:
-        return self._built(self._jobs_loader, np.random.default_rng(self.seed))
+        loader = self._jobs_loader
+        assert not isinstance(loader, PlantedJobs)  # planted workloads are per-episode
+        return self._built(loader, np.random.default_rng(self.seed))
+
+    @property
+    def planted(self) -> bool:
+        """Whether each episode is planted: drawn with its optimal schedule (:meth:`planted_episode`)."""
+        return isinstance(self._jobs_loader, PlantedJobs)
+
+    def planted_episode(self, rng: np.random.Generator) -> PlantedEpisode:
+        """The planted episode drawn from ``rng``: what :meth:`make_spec` builds, with its optimum.
+
+        Raises:
+            ScenarioError: The scenario is not planted, or the certificate's conditions fail.
+        """
+        loader = self._jobs_loader
+        if not isinstance(loader, PlantedJobs):
+            raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
+        return self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng)
 
     def jobs(self, rng: np.random.Generator) -> Workload:
         """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""
+        loader = self._jobs_loader
+        if isinstance(loader, PlantedJobs):
+            return self.planted_episode(rng).spec.jobs
         if self.per_episode_workload:
-            return self._built(self._jobs_loader, rng)
+            return self._built(loader, rng)
         return self._fixed_jobs
 
     def make_spec(self, rng: np.random.Generator) -> TwinSpec:
-        """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode)."""
+        """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode).
+
+        A planted episode's spot interruptions are drawn with its jobs (the planted runs avoid them).
+        """
+        if self.planted:
+            return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
         return self._built(TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s)
 

@@ -2,7 +2,8 @@
 
 :func:`jobs_loader` validates the section now and returns a :class:`JobsLoader`: a frozen
 dataclass (so a scenario pickles) called with the episode's ``numpy.random.Generator``, one class
-per source (:class:`SyntheticJobs`, :class:`FixedJobs`, :class:`FileJobs`). Sizes are checked against
+per source (:class:`SyntheticJobs`, :class:`FixedJobs`, :class:`FileJobs`; planted episodes,
+:class:`PlantedJobs`, are drawn by the scenario, which knows their fleet). Sizes are checked against
 ``limits.max_jobs`` now: the inline list, a file's ``limit``, and the synthetic generator's
 arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn before the
 job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
@@ -20,6 +21,7 @@ import numpy as np
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.jobs import JobSpec
 from digital_twin.limits import Limits, count
+from digital_twin.planted import PlantedConfig
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
 from digital_twin.scenario.sources import JOB_FILE_SOURCES
@@ -93,11 +95,32 @@ class FileJobs:
         return Workload.of(jobs)
 
 
+BUILT_IN_SOURCES = ("jobs", "planted", "synthetic")
+"""``workload.source`` names besides the job files'."""
+
+
+@dataclass(frozen=True)
+class PlantedJobs:
+    """``workload.source: planted``: jobs cut from the fleet's cheap capacity, with their optimal schedule.
+
+    Not a :class:`JobsLoader`: the jobs depend on the fleet, the telemetry and the settings, so
+    the scenario draws them (:meth:`digital_twin.scenario.parsed.Scenario.planted_episode`).
+    """
+
+    config: PlantedConfig
+
+
 def jobs_loader(
     section: Section, horizon_s: float, job_budget: int | None, data_files: list[Path], limits: Limits
-) -> tuple[JobsLoader, bool]:
+) -> tuple[JobsLoader | PlantedJobs, bool]:
     """The loader of the ``workload`` section, and whether each episode draws its own jobs."""
     source = section.get("source", str, required=True)
+    if source == "planted":
+        options, _ = section_options(section, PlantedConfig, skip=0)
+        options.setdefault("plant_until_s", horizon_s)
+        config = call_with_options(PlantedConfig, options, section.file, section.path("options"))
+        section.finish()
+        return PlantedJobs(config), True
     if source == "synthetic":
         resample = section.get("resample", str, "per-episode")
         if resample not in ("per-episode", "fixed"):
@@ -123,7 +146,8 @@ def jobs_loader(
         return FixedJobs(jobs, job_budget), False
     if source not in JOB_FILE_SOURCES:
         raise section.error(
-            "source", f"unknown source {short_repr(source)}; known: {[*sorted(JOB_FILE_SOURCES), 'jobs', 'synthetic']}"
+            "source",
+            f"unknown source {short_repr(source)}; known: {[*sorted(JOB_FILE_SOURCES), *BUILT_IN_SOURCES]}",
         )
     path = resolve_path(section, "path", data_files)
     options, _ = section_options(section, JOB_FILE_SOURCES[source])

@@ -1,0 +1,16 @@
+"""Planted-optimum episodes: jobs cut from a fleet's cheap capacity, with the schedule proven optimal.
+
+* :func:`plant` draws one :class:`PlantedEpisode` (spec, planted nodes, certificate);
+* :func:`certify` checks the conditions under which the sum of each job's cheapest fate bounds
+  every policy's objective, and returns that :class:`Certificate`;
+* :func:`play_planted` replays the planted schedule in the twin.
+
+docs/design.md, "Planted optima", states the construction and its proof.
+"""
+
+from digital_twin.planted.certificate import Certificate, certify
+from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.generator import PlantedEpisode, plant
+from digital_twin.planted.replay import play_planted
+
+__all__ = ["Certificate", "PlantedConfig", "PlantedEpisode", "certify", "plant", "play_planted"]

@@ -1,0 +1,100 @@
+"""The certificate of a planted episode: no policy's objective is below the sum of each job's cheapest fate.
+
+The argument (docs/design.md, "Planted optima"). Under the prorated cost model the objective is
+a sum over jobs (each job's runs, waits and penalties) plus the unfairness term, which is >= 0.
+Job ``j`` (arrival ``a``, nominal duration ``d``, horizon ``H``) ends the episode in one of these
+fates, and each costs at least ``c*_j``, the least that completing it can cost:
+
+* it completes, its last run on node ``i``: that run alone costs ``rate(j, i) x r`` with
+  ``r >= d`` (contention only stretches runs), plus the QoS penalty if ``j`` is latency-critical
+  and ``i`` is a spot node; so at least ``c*_j = min_i (rate(j, i) x d + qos(j, i))``;
+* it is rejected (its TTL, the horizon, or no room ever): the rejection penalty;
+* it fails (a non-preemptible job evicted): the eviction penalty;
+* it is still running at the horizon: from ``a`` to ``H`` it is always either queued (every
+  wait counts, at ``w`` USD per job-hour) or running (at least ``min_i rate(j, i)`` USD/s), so
+  it pays at least ``min(w / 3600, min_i rate(j, i)) x (H - a)``.
+
+So the objective is at least ``sum_j c*_j`` whenever, for every job, the rejection penalty, the
+eviction penalty (for jobs with a spot candidate) and the horizon term are each ``>= c*_j``:
+:func:`certify` checks exactly these conditions. A schedule that runs every job once, from its
+arrival, at nominal speed, on a node of its cheapest fate, with no penalty, costs
+``sum_j c*_j``: it is optimal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from digital_twin.constants import TwinConstants
+from digital_twin.errors import SpecError
+from digital_twin.event_handlers import job_rate_usd_per_s
+from digital_twin.spec import TwinSpec
+
+RELATIVE_SLACK = 1e-9
+"""How much the conditions may miss by, relative (float rounding of the rates)."""
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Per job, the least its fate can cost, and their sum: a lower bound on any policy's objective.
+
+    Attributes:
+        cheapest_usd: ``(M,)`` per job, ``c*_j`` (USD).
+        cheapest_nodes: ``(M,)`` per job, the node indices whose run attains ``c*_j``.
+        bound_usd: ``sum_j c*_j``.
+    """
+
+    cheapest_usd: tuple[float, ...]
+    cheapest_nodes: tuple[tuple[int, ...], ...]
+    bound_usd: float
+
+    def attained_by(self, nodes: Sequence[int]) -> bool:
+        """Whether running job ``j`` on ``nodes[j]`` attains every job's cheapest fate."""
+        return all(node in best for node, best in zip(nodes, self.cheapest_nodes, strict=True))
+
+
+def certify(spec: TwinSpec) -> Certificate:
+    """The certificate of ``spec``'s jobs, after checking the conditions that make it a bound.
+
+    Raises:
+        SpecError: The cost model is not ``prorated``; a job fits no node; or, for a job, the
+            rejection penalty, the eviction penalty (when it has a spot candidate) or the
+            horizon term is below its cheapest completion (the message names the job and the
+            weight to raise).
+    """
+    settings = spec.settings
+    if settings.active_nodes:
+        raise SpecError("a planted certificate needs cost_model: prorated (active-nodes is not a sum over jobs)")
+    c = TwinConstants.of(spec)
+    weights = settings.weights
+    qos_usd = weights.qos_violation_usd
+    wait_usd_per_s = weights.wait_usd_per_job_hour / 3600.0
+    cheapest: list[float] = []
+    nodes_of: list[tuple[int, ...]] = []
+    for j in range(c.n_jobs):
+        job_id = c.job_ids[j]
+        if not c.candidates[j]:
+            raise SpecError(f"job {job_id!r} fits no node of the fleet")
+        rates = {i: job_rate_usd_per_s(c, j, i) for i in c.candidates[j]}
+        fates = {
+            i: rate * c.duration_s[j] + (qos_usd if c.is_lc[j] and c.is_spot[i] else 0.0) for i, rate in rates.items()
+        }
+        best = min(fates.values())
+        cheapest.append(best)
+        nodes_of.append(tuple(i for i, usd in fates.items() if usd <= best * (1.0 + RELATIVE_SLACK)))
+        floor = best * (1.0 - RELATIVE_SLACK)
+        if weights.rejection_usd < floor:
+            raise SpecError(
+                f"job {job_id!r}: rejection_usd {weights.rejection_usd:g} < its cheapest run {best:.6g} USD"
+            )
+        if not c.preemptible[j] and any(c.is_spot[i] for i in c.candidates[j]) and weights.eviction_usd < floor:
+            raise SpecError(f"job {job_id!r}: eviction_usd {weights.eviction_usd:g} < its cheapest run {best:.6g} USD")
+        in_system_s = c.horizon_s - c.arrival_s[j]
+        horizon_usd = min(wait_usd_per_s, min(rates.values())) * in_system_s
+        if horizon_usd < floor:
+            raise SpecError(
+                f"job {job_id!r}: running or waiting from its arrival to the horizon may cost {horizon_usd:.6g} USD, "
+                f"less than its cheapest run {best:.6g} USD (raise wait_usd_per_job_hour, or end the job earlier)"
+            )
+    return Certificate(tuple(cheapest), tuple(nodes_of), float(sum(cheapest)))

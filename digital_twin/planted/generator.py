@@ -1,0 +1,244 @@
+"""Planted episodes: jobs cut from the cheap capacity of a fleet, with the schedule that is optimal by construction.
+
+:func:`plant` cuts each *home* node's room into runs (:mod:`digital_twin.planted.tiling`) and
+makes each run a job that arrives when the run starts. A home node is one where its jobs'
+cheapest fate lies: the cheapest per core among the nodes of its arch (cpu jobs, which require
+that arch), or per GPU among the GPU nodes (GPU jobs); the other nodes are left empty by the
+plan, for other policies to fall back on at their price. Latency-critical jobs are planted on
+on-demand nodes only, below the SLA threshold; no planted run over-subscribes a node (peak
+background included), so every planted run lasts its nominal time; planted runs on spot nodes
+avoid the episode's interruptions and the node's recovery after them.
+
+The planted schedule (each job on its planted node from its arrival) therefore pays each job's
+cheapest fate and nothing else, and :func:`~digital_twin.planted.certificate.certify` proves no
+policy pays less (docs/design.md, "Planted optima"). What makes it hard: many jobs arrive at
+once and fill the home nodes exactly, so a job put on the wrong home node leaves a hole that a
+later job must pay for, on a dearer node or by waiting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from digital_twin.episode_settings import EpisodeSettings
+from digital_twin.errors import SpecError
+from digital_twin.fleet import NodeSpec
+from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, JobSpec
+from digital_twin.planted.certificate import RELATIVE_SLACK, Certificate, certify
+from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.tiling import Piece, tile
+from digital_twin.spec import TwinSpec
+from digital_twin.telemetry import CPU, Telemetry
+from digital_twin.workload import Workload
+
+MEMORY_SHARE = 0.95
+"""A planted job asks for this share of its node's memory per core (or GPU) it takes."""
+
+
+@dataclass(frozen=True, eq=False)
+class PlantedEpisode:
+    """One planted episode: its spec, the optimal schedule and the certificate.
+
+    Attributes:
+        spec: The episode (its ``fixed_interruptions_s`` are the drawn interruptions).
+        planted_nodes: ``(M,)`` per job (in ``spec.jobs`` order), the node the optimal schedule
+            starts it on, at its arrival.
+        certificate: The per-job lower bounds; ``certificate.bound_usd`` is the optimum.
+    """
+
+    spec: TwinSpec
+    planted_nodes: tuple[int, ...]
+    certificate: Certificate
+
+    @property
+    def optimum_usd(self) -> float:
+        """The optimal objective (USD): the planted schedule's value, equal to the bound."""
+        return self.certificate.bound_usd
+
+
+def plant(
+    fleet: tuple[NodeSpec, ...],
+    telemetry: Telemetry,
+    settings: EpisodeSettings,
+    config: PlantedConfig,
+    rng: np.random.Generator,
+) -> PlantedEpisode:
+    """Draw one planted episode from ``rng`` (the only randomness).
+
+    Raises:
+        SpecError: ``plant_until_s`` is past the horizon; a GPU home node has no cpu left for
+            its GPUs; the certificate's conditions fail (a weight too small: the message names it).
+    """
+    horizon_s = float(settings.horizon_s)
+    if config.plant_until_s > horizon_s:
+        raise SpecError(f"plant_until_s {config.plant_until_s:g} is past the horizon {horizon_s:g}")
+    n_ticks = settings.tick_grid(telemetry.tick_s).n_ticks
+    peak_pct = np.asarray(telemetry.background_pct)[:n_ticks, :, CPU].max(axis=0)
+    interruptions = _draw_interruptions(fleet, config, rng)
+    homes = _home_nodes(fleet)
+    planted: list[tuple[JobSpec, int]] = []
+    for i in homes:
+        node = fleet[i]
+        windows = _up_windows(config.plant_until_s, interruptions[i], settings.spot_recovery_s)
+        for start_s, end_s in windows:
+            pieces = _pieces(node, float(peak_pct[i]), settings.sla_threshold_pct, start_s, end_s, config, rng)
+            planted.extend((_job(node, float(peak_pct[i]), piece, settings, config, rng), i) for piece in pieces)
+    return _episode(fleet, telemetry, settings, interruptions, planted, rng)
+
+
+def _home_nodes(fleet: Sequence[NodeSpec]) -> list[int]:
+    """Nodes at the least price per core of their arch (cpu nodes) or per GPU (GPU nodes)."""
+
+    def unit_price(node: NodeSpec) -> float:
+        return node.price_per_hour_usd / (node.gpu_count if node.gpu_count else node.cpu_cores)
+
+    def group(node: NodeSpec) -> str:
+        return "gpu" if node.gpu_count else node.arch
+
+    best: dict[str, float] = {}
+    for node in fleet:
+        best[group(node)] = min(best.get(group(node), math.inf), unit_price(node))
+    return [i for i, node in enumerate(fleet) if unit_price(node) <= best[group(node)] * (1.0 + RELATIVE_SLACK)]
+
+
+def _draw_interruptions(
+    fleet: Sequence[NodeSpec], config: PlantedConfig, rng: np.random.Generator
+) -> tuple[tuple[float, ...], ...]:
+    """Per node, its interruption times (spot nodes: ``interruptions_per_spot_node`` uniform draws)."""
+    out = []
+    for node in fleet:
+        if node.is_spot and config.interruptions_per_spot_node:
+            draws = rng.uniform(0.0, config.plant_until_s, config.interruptions_per_spot_node)
+            out.append(tuple(float(t) for t in np.sort(np.round(draws, 3))))
+        else:
+            out.append(())
+    return tuple(out)
+
+
+def _up_windows(until_s: float, interruptions_s: Sequence[float], recovery_s: float) -> list[tuple[float, float]]:
+    """``[0, until_s)`` without the down windows ``[t, t + recovery_s)`` of the interruptions.
+
+    An interruption while the node is down has no effect (the twin drops it), as here.
+    """
+    windows, start = [], 0.0
+    for t in interruptions_s:
+        if t < start:
+            continue  # the node is down: no effect
+        if t > start:
+            windows.append((start, min(t, until_s)))
+        start = t + recovery_s
+    if start < until_s:
+        windows.append((start, until_s))
+    return [(s, e) for s, e in windows if e > s]
+
+
+def _pieces(
+    node: NodeSpec,
+    peak_pct: float,
+    sla_threshold_pct: float,
+    start_s: float,
+    end_s: float,
+    config: PlantedConfig,
+    rng: np.random.Generator,
+) -> list[Piece]:
+    """The planted runs of ``node`` in one of its up windows, as pieces of whole cores or GPUs."""
+    free_share = 1.0 - peak_pct / 100.0
+    if node.gpu_count:
+        units, max_units = math.floor(node.gpu_count * config.fill), config.max_job_gpus
+    else:
+        if not node.is_spot:  # latency-critical jobs may run here: stay at or below the SLA threshold
+            free_share = min(free_share, (sla_threshold_pct - peak_pct) / 100.0)
+        units, max_units = math.floor(node.cpu_cores * max(free_share, 0.0) * config.fill), config.max_job_cores
+    return tile(
+        units,
+        start_s,
+        end_s,
+        epoch_s=config.epoch_s,
+        min_duration_s=config.min_duration_s,
+        max_duration_s=config.max_duration_s,
+        max_units=max_units,
+        split_units_prob=config.split_cores_prob,
+        rng=rng,
+    )
+
+
+def _job(
+    node: NodeSpec,
+    peak_pct: float,
+    piece: Piece,
+    settings: EpisodeSettings,
+    config: PlantedConfig,
+    rng: np.random.Generator,
+) -> JobSpec:
+    """The job of one planted run (its id is set once all jobs are ordered).
+
+    A GPU job takes its GPUs' share of the cpu the node's peak background leaves.
+    """
+    duration_s = piece.end_s - piece.start_s
+    preemptible = bool(rng.random() < config.preemptible_share)
+    if node.gpu_count:
+        cores_per_gpu = math.floor(node.cpu_cores * (1.0 - peak_pct / 100.0) * 1000 / node.gpu_count) / 1000
+        if cores_per_gpu <= 0:
+            raise SpecError(f"node {node.node_id!r}: its peak background leaves no cpu for its GPUs")
+        return JobSpec(
+            "planted",
+            piece.start_s,
+            duration_s,
+            BATCH if rng.random() < 0.5 else STREAM,
+            cpu_cores=piece.units * cores_per_gpu,
+            mem_gb=_memory_gb(node.mem_gb / node.gpu_count, piece.units),
+            gpu_count=piece.units,
+            preemptible=preemptible,
+        )
+    latency_critical = not node.is_spot and bool(rng.random() < config.latency_critical_share)
+    workload = LATENCY_CRITICAL if latency_critical else (BATCH if rng.random() < 0.5 else STREAM)
+    deadline = None
+    if latency_critical:
+        deadline = piece.start_s + (duration_s if settings.deadline_at_completion else 0.0) + config.epoch_s
+    return JobSpec(
+        "planted",
+        piece.start_s,
+        duration_s,
+        workload,
+        cpu_cores=float(piece.units),
+        mem_gb=_memory_gb(node.mem_gb / node.cpu_cores, piece.units),
+        required_arch=node.arch,
+        preemptible=preemptible,
+        deadline_s=deadline,
+    )
+
+
+def _memory_gb(per_unit_gb: float, units: int) -> float:
+    """Whole MiB, at most ``MEMORY_SHARE`` of ``units`` x ``per_unit_gb``."""
+    return max(1, math.floor(per_unit_gb * units * MEMORY_SHARE * 1024)) / 1024
+
+
+def _episode(
+    fleet: tuple[NodeSpec, ...],
+    telemetry: Telemetry,
+    settings: EpisodeSettings,
+    interruptions: tuple[tuple[float, ...], ...],
+    planted: list[tuple[JobSpec, int]],
+    rng: np.random.Generator,
+) -> PlantedEpisode:
+    """Order the jobs (ties at one instant in a random order, so the order tells nothing), certify."""
+    order = rng.permutation(len(planted))
+    order = order[np.argsort([planted[k][0].arrival_s for k in order], kind="stable")]
+    width = len(str(max(len(planted) - 1, 0)))
+    jobs, nodes = [], []
+    for rank, k in enumerate(order):
+        job, node = planted[int(k)]
+        jobs.append(replace(job, job_id=f"planted-{rank:0{width}d}"))
+        nodes.append(node)
+    spec = TwinSpec(fleet, Workload.of(jobs), telemetry, settings, fixed_interruptions_s=interruptions)
+    certificate = certify(spec)
+    if not certificate.attained_by(nodes):
+        wrong = next(j for j, node in enumerate(nodes) if node not in certificate.cheapest_nodes[j])
+        raise RuntimeError(
+            f"a bug in the generator: planted job {jobs[wrong].job_id} is not on a node of its cheapest fate"
+        )
+    return PlantedEpisode(spec, tuple(nodes), certificate)
