@@ -32,8 +32,10 @@ GPU32_ALIBABA_ID = "aco_env/GPU32Alibaba-v1"
 """32 Alibaba GPU 2023 nodes with real GPU-cluster pods (``gpu32-alibaba2023``; needs ``ACO_ENV_TRACES``)."""
 PLACEMENT_ID = "aco_env/Placement-v1"
 """One decision per episode in a sampled state of the default scenario, with known-optimal labels."""
+PLANTED5_ID = "aco_env/Planted5-v1"
+"""ClusterSchedulingEnv on scenarios/planted5.yaml: each episode's optimum is planted and proven."""
 
-ENV_IDS = (FLEET5_ID, CLUSTER_SCHEDULING_ID, FLEET5_ALIBABA_ID, GPU32_ALIBABA_ID, PLACEMENT_ID)
+ENV_IDS = (FLEET5_ID, CLUSTER_SCHEDULING_ID, FLEET5_ALIBABA_ID, GPU32_ALIBABA_ID, PLACEMENT_ID, PLANTED5_ID)
 """Every id registered here, in the order above."""
 
 # The default scenario through ClusterSchedulingEnv.
@@ -54,3 +56,6 @@ register(id=GPU32_ALIBABA_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kw
 
 # PlacementEnv on the default scenario.
 register(id=PLACEMENT_ID, entry_point="aco_env.placement:PlacementEnv", kwargs={"scenario": "fleet5-synthetic"})
+
+# ClusterSchedulingEnv on a planted-optimum scenario (digital_twin/planted/).
+register(id=PLANTED5_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "planted5"})
