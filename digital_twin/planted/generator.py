@@ -28,6 +28,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, JobSpec
+from digital_twin.limits import Limits
 from digital_twin.planted.certificate import RELATIVE_SLACK, Certificate, certify
 from digital_twin.planted.config import PlantedConfig
 from digital_twin.planted.tiling import Piece, tile
@@ -66,12 +67,23 @@ def plant(
     settings: EpisodeSettings,
     config: PlantedConfig,
     rng: np.random.Generator,
+    max_jobs: int | None = None,
 ) -> PlantedEpisode:
     """Draw one planted episode from ``rng`` (the only randomness).
 
+    Args:
+        fleet: The nodes, in action order (the planted nodes index it).
+        telemetry: The background, one column per node (its peak per node bounds the room).
+        settings: The episode's settings (horizon, SLA threshold, spot recovery, weights).
+        config: The knobs (:class:`~digital_twin.planted.config.PlantedConfig`).
+        rng: The only source of randomness (interruptions, cuts, job classes, arrival order).
+        max_jobs: Refuse, before cutting, an episode that could hold more jobs than this (its
+            home nodes' units x ``plant_until_s / min_duration_s``); ``None``: no limit.
+
     Raises:
-        SpecError: ``plant_until_s`` is past the horizon; a GPU home node has no cpu left for
-            its GPUs; the certificate's conditions fail (a weight too small: the message names it).
+        SpecError: ``plant_until_s`` is past the horizon; the episode could hold more than
+            ``max_jobs`` jobs; a GPU home node has no cpu left for its GPUs; the certificate's
+            conditions fail (a weight too small: the message names it).
     """
     horizon_s = float(settings.horizon_s)
     if config.plant_until_s > horizon_s:
@@ -80,6 +92,14 @@ def plant(
     peak_pct = np.asarray(telemetry.background_pct)[:n_ticks, :, CPU].max(axis=0)
     interruptions = _draw_interruptions(fleet, config, rng)
     homes = _home_nodes(fleet)
+    if max_jobs is not None:
+        units = sum(fleet[i].gpu_count or math.ceil(fleet[i].cpu_cores) for i in homes)
+        most = units * math.floor(config.plant_until_s / config.min_duration_s)
+        if most > max_jobs:
+            raise SpecError(
+                f"the planted episode could hold {most:,} jobs (home units x plant_until_s / min_duration_s), "
+                f"more than limits.max_jobs = {max_jobs:,}; raise min_duration_s, or {Limits.how_to_raise('max_jobs')}"
+            )
     planted: list[tuple[JobSpec, int]] = []
     for i in homes:
         node = fleet[i]

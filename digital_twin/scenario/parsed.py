@@ -102,7 +102,7 @@ class Scenario:
         loader = self._jobs_loader
         if not isinstance(loader, PlantedJobs):
             raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
-        return self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng)
+        return self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
 
     def jobs(self, rng: np.random.Generator) -> Workload:
         """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""

@@ -108,6 +108,7 @@ class PlantedJobs:
     """
 
     config: PlantedConfig
+    max_jobs: int
 
 
 def jobs_loader(
@@ -116,11 +117,13 @@ def jobs_loader(
     """The loader of the ``workload`` section, and whether each episode draws its own jobs."""
     source = section.get("source", str, required=True)
     if source == "planted":
+        if job_budget is not None:
+            raise section.error("source", "a planted workload keeps all its jobs: remove job_budget")
         options, _ = section_options(section, PlantedConfig, skip=0)
         options.setdefault("plant_until_s", horizon_s)
         config = call_with_options(PlantedConfig, options, section.file, section.path("options"))
         section.finish()
-        return PlantedJobs(config), True
+        return PlantedJobs(config, limits.max_jobs), True
     if source == "synthetic":
         resample = section.get("resample", str, "per-episode")
         if resample not in ("per-episode", "fixed"):

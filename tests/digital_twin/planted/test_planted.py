@@ -177,3 +177,15 @@ def test_planted_scenario__bad_options_name_the_file_and_key(tmp_path: Path) -> 
     bad.write_text(text.replace("fill: 1.0", "fil: 1.0"))
     with pytest.raises(ScenarioError, match=r"bad\.yaml.*fil"):
         load_scenario(bad)
+
+
+def test_planted_scenario__refuses_a_job_budget_and_too_many_jobs(tmp_path: Path) -> None:
+    """job_budget does not apply to planted workloads; an episode above limits.max_jobs is refused before it is cut."""
+    text = PLANTED5.read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("start_hour: 6", "start_hour: 6\njob_budget: 10"))
+    with pytest.raises(ScenarioError, match=r"bad\.yaml.*job_budget"):
+        load_scenario(bad)
+    bad.write_text(text.replace("start_hour: 6", "start_hour: 6\nlimits: {max_jobs: 100}"))
+    with pytest.raises(ScenarioError, match=r"bad\.yaml.*max_jobs"):
+        load_scenario(bad).planted_episode(np.random.default_rng(0))
