@@ -100,13 +100,15 @@ def plant(
                 f"the planted episode could hold {most:,} jobs (home units x plant_until_s / min_duration_s), "
                 f"more than limits.max_jobs = {max_jobs:,}; raise min_duration_s, or {Limits.how_to_raise('max_jobs')}"
             )
+    spot_groups = {_group(node) for node in fleet if node.is_spot}
     planted: list[tuple[JobSpec, int]] = []
     for i in homes:
         node = fleet[i]
         windows = _up_windows(config.plant_until_s, interruptions[i], settings.spot_recovery_s)
         for start_s, end_s in windows:
             pieces = _pieces(node, float(peak_pct[i]), settings.sla_threshold_pct, start_s, end_s, config, rng)
-            planted.extend((_job(node, float(peak_pct[i]), piece, settings, config, rng), i) for piece in pieces)
+            peak = float(peak_pct[i])
+            planted.extend((_job(node, peak, piece, spot_groups, settings, config, rng), i) for piece in pieces)
     return _episode(fleet, telemetry, settings, interruptions, planted, rng)
 
 
@@ -116,13 +118,15 @@ def _home_nodes(fleet: Sequence[NodeSpec]) -> list[int]:
     def unit_price(node: NodeSpec) -> float:
         return node.price_per_hour_usd / (node.gpu_count if node.gpu_count else node.cpu_cores)
 
-    def group(node: NodeSpec) -> str:
-        return "gpu" if node.gpu_count else node.arch
-
     best: dict[str, float] = {}
     for node in fleet:
-        best[group(node)] = min(best.get(group(node), math.inf), unit_price(node))
-    return [i for i, node in enumerate(fleet) if unit_price(node) <= best[group(node)] * (1.0 + RELATIVE_SLACK)]
+        best[_group(node)] = min(best.get(_group(node), math.inf), unit_price(node))
+    return [i for i, node in enumerate(fleet) if unit_price(node) <= best[_group(node)] * (1.0 + RELATIVE_SLACK)]
+
+
+def _group(node: NodeSpec) -> str:
+    """The nodes a planted job on ``node`` may run on: ``"gpu"`` (GPU jobs) or the node's arch (cpu jobs)."""
+    return "gpu" if node.gpu_count else node.arch
 
 
 def _draw_interruptions(
@@ -190,16 +194,19 @@ def _job(
     node: NodeSpec,
     peak_pct: float,
     piece: Piece,
+    spot_groups: set[str],
     settings: EpisodeSettings,
     config: PlantedConfig,
     rng: np.random.Generator,
 ) -> JobSpec:
     """The job of one planted run (its id is set once all jobs are ordered).
 
-    A GPU job takes its GPUs' share of the cpu the node's peak background leaves.
+    A GPU job takes its GPUs' share of the cpu the node's peak background leaves. A job whose
+    group may meet a spot node (``spot_groups``: the groups with one) is never preemptible: the
+    certificate could not hold for it.
     """
     duration_s = piece.end_s - piece.start_s
-    preemptible = bool(rng.random() < config.preemptible_share)
+    preemptible = bool(rng.random() < config.preemptible_share) and _group(node) not in spot_groups
     if node.gpu_count:
         cores_per_gpu = math.floor(node.cpu_cores * (1.0 - peak_pct / 100.0) * 1000 / node.gpu_count) / 1000
         if cores_per_gpu <= 0:

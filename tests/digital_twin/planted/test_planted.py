@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from digital_twin import DigitalTwin, EpisodeSettings, NodeSpec, ObjectiveWeight
 from digital_twin.errors import SpecError
 from digital_twin.planted import PlantedConfig, PlantedEpisode, certify, plant, play_planted
 from digital_twin.scenario import ScenarioError, load_scenario
+from digital_twin.workload import Workload
 from tests.agents.oracle.test_oracle_random import brute_force_optimum
 from tests.helpers import assert_twin_invariants, first_fit, run_twin, seeded_random_policy
 from tests.paths import ROOT
@@ -145,6 +147,15 @@ def test_certificate__names_the_weight_that_is_too_small() -> None:
         certify(no_wait)
     with pytest.raises(SpecError, match="prorated"):
         certify(episode.spec.with_settings(cost_model="active-nodes"))
+
+
+def test_certificate__refuses_a_preemptible_job_with_a_spot_candidate() -> None:
+    """Re-queued after an eviction, such a job waits for free: no certificate holds, and none is claimed."""
+    episode = next(e for e in EPISODES if any(job.gpu_count for job in e.spec.jobs))
+    assert not any(job.preemptible for job in episode.spec.jobs if job.gpu_count)  # the generator never plants one
+    jobs = [dataclasses.replace(job, preemptible=bool(job.gpu_count)) for job in episode.spec.jobs]
+    with pytest.raises(SpecError, match="preemptible with a spot candidate"):
+        certify(dataclasses.replace(episode.spec, jobs=Workload.of(jobs)))
 
 
 def test_planted_scenario__each_seed_its_episode_and_the_env_plays_it() -> None:
