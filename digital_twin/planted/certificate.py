@@ -62,10 +62,9 @@ def certify(spec: TwinSpec) -> Certificate:
 
     Raises:
         SpecError: The cost model is not ``prorated``; a job fits no node or is preemptible
-            with a spot candidate; or, for a job, the
-            rejection penalty, the eviction penalty (when it has a spot candidate) or the
-            horizon term is below its cheapest completion (the message names the job and the
-            weight to raise).
+            with a spot candidate; or, for a job, the rejection penalty, the eviction penalty
+            (when it has a spot candidate) or the horizon term is below its cheapest completion
+            (the message names the job and the weight to raise).
     """
     settings = spec.settings
     if settings.active_nodes:
