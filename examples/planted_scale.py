@@ -19,6 +19,7 @@ from digital_twin.planted import PlantedConfig, plant
 
 
 def main() -> None:
+    """Parse the options, plant one episode, print what it took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
