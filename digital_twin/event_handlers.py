@@ -56,14 +56,15 @@ def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
     s.class_jobs[c.type_index[j]] += 1
     s.unfairness_stale = True
     if not c.candidates[j]:
-        s.set_status(j, PENDING)  # counted as submitted, then rejected at once
+        s.set_status(j, PENDING)  # counted as submitted, then rejected at once (it waited 0 s)
+        s.enqueued_s[j] = s.time_s
         reject(s, c, j, "unplaceable")
         return
     enqueue(s, c, j)
 
 
 def enqueue(s: TwinState, c: TwinConstants, j: int) -> None:
-    """Job ``j`` enters the back of the queue (on arrival, or requeued after an eviction); its TTL starts."""
+    """Job ``j`` enters the back of the queue (on arrival, or requeued after an eviction): a queue spell starts."""
     s.set_status(j, PENDING)
     s.enqueued_s[j] = s.time_s
     s.queue.enqueue(j)
@@ -82,13 +83,12 @@ def expire(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
 def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
     """Pending job ``j`` is rejected (it left the queue already).
 
-    Counts a rejection, its wait if never started, and a latency-critical job's whole utility.
+    Counts a rejection, the wait of its last queue spell, and a latency-critical job's whole utility.
     """
     s.generation[j] += 1
     s.set_status(j, REJECTED)
     s.counts[_REJECTION] += 1
-    if s.first_start_s[j] < 0.0:
-        s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
+    s.counts[_WAIT] += (s.time_s - s.enqueued_s[j]) / 3600.0
     if c.is_lc[j]:
         s.counts[_UTILITY] += 1.0
     log_event(s, c, f"rejected-{why}", j, -1)
@@ -97,15 +97,14 @@ def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
 def charge_horizon(s: TwinState, c: TwinConstants) -> None:
     """At the horizon: charge the jobs still queued, and judge the jobs still running.
 
-    A queued job costs the rejection penalty (it stays ``pending``), its wait and, latency
-    critical, its whole utility; without this, deferring the jobs that arrive near the horizon
+    A queued job costs the rejection penalty (it stays ``pending``), the wait of its queue spell
+    and, latency critical, its whole utility; without this, deferring the jobs that arrive near the horizon
     would be free. A running job ends its run here for the terms judged at a run's end
     (:func:`judge_end`: its latency is at least ``horizon - arrival``).
     """
     for j in s.queue.fifo:
         s.counts[_REJECTION] += 1
-        if s.first_start_s[j] < 0.0:
-            s.counts[_WAIT] += (s.time_s - c.arrival_s[j]) / 3600.0
+        s.counts[_WAIT] += (s.time_s - s.enqueued_s[j]) / 3600.0
         if c.is_lc[j]:
             s.counts[_UTILITY] += 1.0
         log_event(s, c, "unserved-at-horizon", j, -1)
@@ -145,8 +144,9 @@ def judge_end(s: TwinState, c: TwinConstants, j: int, work_s: float) -> None:
 def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     """Start job ``j`` (out of the queue already) on node ``i`` now: allocate, charge, schedule its completion.
 
-    The first start judges the wait and, under the ``first-start`` rule, the deadline; a
-    latency-critical job on a spot node counts a QoS violation (once per job). Under contention
+    Every start ends a queue spell and counts its wait (from arrival, or from the eviction
+    that requeued the job); the first start judges, under the ``first-start`` rule, the
+    deadline; a latency-critical job on a spot node counts a QoS violation (once per job). Under contention
     the job's completion follows its node's rate (:func:`schedule_completion`), else it
     completes after its nominal duration.
     """
@@ -166,11 +166,11 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     s.set_status(j, RUNNING)
     s.node_of[j] = i
     s.start_s[j] = t
-    if s.first_start_s[j] < 0.0:  # the first start: the wait (and the first-start deadline) is judged here only
+    wait_s = t - s.enqueued_s[j]  # the queue spell that ends here
+    s.wait_sum_s += wait_s
+    s.counts[_WAIT] += wait_s / 3600.0
+    if s.first_start_s[j] < 0.0:  # the first start: the first-start deadline is judged here only
         s.first_start_s[j] = t
-        wait_s = t - c.arrival_s[j]
-        s.wait_sum_s += wait_s
-        s.counts[_WAIT] += wait_s / 3600.0
         s.started_jobs += 1
         deadline = c.deadline_s[j]
         if deadline is not None and t > deadline and not c.deadline_at_completion:

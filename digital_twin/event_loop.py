@@ -9,8 +9,10 @@ ends:
 2. **Next event time**: a telemetry tick of the episode's grid (ticks ``k < n_ticks``,
    :mod:`digital_twin.tick_grid`), a scheduled event or an arrival, whichever is first (the
    episode ends when that is at or after the horizon, or when every job is terminal).
-   Under cpu contention a node's completion event replaced by a rate change is dropped here:
-   it is not an event (:mod:`digital_twin.contention`).
+   A stale entry of the event heap is dropped here: it is not an event, and never wakes the
+   loop (a completion of a run already cut short by an eviction, or, under cpu contention,
+   a node's completion replaced by a rate change, :mod:`digital_twin.contention`; a TTL
+   expiry of a queue spell that ended when the job started).
 3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
 4. **Events**: handle every event at that time in the documented order
    (:func:`handle_events_at`), and start a new pass.
@@ -25,7 +27,17 @@ import heapq
 
 from digital_twin.constants import TwinConstants
 from digital_twin.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
-from digital_twin.state import COMPLETION, FUTURE, PENDING, RECOVERY, RUNNING, TICK, TwinState
+from digital_twin.state import (
+    COMPLETION,
+    FUTURE,
+    PENDING,
+    RECOVERY,
+    RUNNING,
+    TICK,
+    TTL_EXPIRY,
+    ScheduledEvent,
+    TwinState,
+)
 
 
 def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901  (stages inlined: the hot path)
@@ -37,7 +49,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     queue, status_counts, heap = s.queue, s.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
     arrival_s, n_jobs, tick_s, n_ticks, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.n_ticks, c.horizon_s
-    contention, completion_token = c.contention, s.completion_token
+    contention = c.contention
     while True:
         # Stage 1: the pass.
         while True:
@@ -57,10 +69,9 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
             queue.park_current(c.no_fit, c.shape[j])  # fits nowhere until a node gains room
         if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
             break
-        # Stage 2: the next event time (a replaced completion event is not one: dropped here).
-        if contention:
-            while heap and heap[0][1] == COMPLETION and heap[0][4] != completion_token[heap[0][3]]:
-                heapq.heappop(heap)
+        # Stage 2: the next event time (a stale heap entry is not one: dropped here).
+        while heap and is_stale(s, contention, heap[0]):
+            heapq.heappop(heap)
         t = s.next_tick * tick_s if s.next_tick < n_ticks else horizon_s  # the grid's ticks only
         if heap and heap[0][0] < t:
             t = heap[0][0]
@@ -83,6 +94,23 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     s.done = True
     s.current = -1
     return [False] * c.n_nodes
+
+
+def is_stale(s: TwinState, contention: bool, entry: ScheduledEvent) -> bool:
+    """Whether a heap ``entry`` is stale: its handler would do nothing (module docstring, stage 2).
+
+    A completion is stale when its run ended already (under contention: when its node's
+    completion token moved on); a TTL expiry, when its queue spell ended. Node events and
+    the rest are never stale.
+    """
+    kind, index, generation = entry[1], entry[3], entry[4]
+    if kind == COMPLETION:
+        if contention:
+            return generation != s.completion_token[index]
+        return s.status[index] != RUNNING or s.generation[index] != generation
+    if kind == TTL_EXPIRY:
+        return s.status[index] != PENDING or s.generation[index] != generation
+    return False
 
 
 def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:

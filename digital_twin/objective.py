@@ -106,8 +106,8 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
     ),
     PenaltyTerm(
         "wait", "waiting cost", "wait_job_hours", "wait_usd_per_job_hour", "job-hours",
-        "hours each job waited from its arrival to its first start or, never started, until it left the "
-        "queue (rejected, or the horizon)",
+        "hours each job spent queued, over every queue spell: from its arrival, or from the eviction that "
+        "requeued it, to its next start or until it left the queue (rejected, or the horizon)",
         integral=False,
     ),
     PenaltyTerm(

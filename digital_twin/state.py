@@ -95,7 +95,7 @@ class TwinState:
     start_s: list[float]
     """Time of the latest start, seconds (-1.0: never started)."""
     first_start_s: list[float]
-    """Time of the first start, seconds (-1.0: never started); wait and deadline are judged there."""
+    """Time of the first start, seconds (-1.0: never started); the first-start deadline is judged there."""
     enqueued_s: list[float]
     """Time the job last entered the queue, seconds (-1.0: never)."""
     finish_clock_s: list[float]
@@ -142,7 +142,7 @@ class TwinState:
     status_counts: list[int]
     """``(6,)`` number of jobs in each status."""
     wait_sum_s: float
-    """Sum over started jobs of first start - arrival, seconds (for the mean wait)."""
+    """Sum over every start of its queue spell's wait (start - arrival or requeue), seconds (for the mean wait)."""
     started_jobs: int
     """Jobs started at least once."""
     class_jobs: list[int]

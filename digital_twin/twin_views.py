@@ -113,7 +113,8 @@ class TwinViews:
     def metrics(self, s: TwinState) -> dict[str, float]:
         """Episode metrics up to ``s.time_s``: objective terms, job counts, mean wait, utilisation, QoS.
 
-        ``mean_wait_s`` is 0.0 before any start; ``utilization_cpu`` (allocated / total
+        ``mean_wait_s`` (per started job, its time queued before its starts, every queue spell
+        counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
         millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start.
         """
         c = self.constants
