@@ -10,15 +10,15 @@ fates, and each costs at least ``c*_j``, the least that completing it can cost:
   and ``i`` is a spot node; so at least ``c*_j = min_i (rate(j, i) x d + qos(j, i))``;
 * it is rejected (its TTL, the horizon, or no room ever): the rejection penalty;
 * it fails (a non-preemptible job evicted): the eviction penalty;
-* it is still running at the horizon: from ``a`` to ``H`` it is always either queued (at ``w``
-  USD per job-hour) or running (at least ``min_i rate(j, i)`` USD/s), so it pays at least
-  ``min(w / 3600, min_i rate(j, i)) x (H - a)``. This needs every wait to count; the twin counts
-  a job's wait up to its first start only, so a preemptible job evicted from a spot node waits
-  again for free, and the term does not hold for it: such jobs are refused.
+* it is still running or queued at the horizon: from ``a`` to ``H`` it is always either queued
+  (at ``w`` USD per job-hour: the twin counts every queue spell, the one after an eviction
+  too) or running (at least ``min_i rate(j, i)`` USD/s), so it pays at least
+  ``min(w / 3600, min_i rate(j, i)) x (H - a)``; a queued one also pays the rejection penalty.
 
-So the objective is at least ``sum_j c*_j`` whenever no job is preemptible with a spot
-candidate and, for every job, the rejection penalty, the eviction penalty (for jobs with a spot
-candidate) and the horizon term are each ``>= c*_j``:
+A preemptible job evicted and requeued ends in one of the same fates (its evicted runs cost
+``>= 0``). So the objective is at least ``sum_j c*_j`` whenever, for every job, the rejection
+penalty, the eviction penalty (for non-preemptible jobs with a spot candidate) and the horizon
+term are each ``>= c*_j``:
 :func:`certify` checks exactly these conditions. A schedule that runs every job once, from its
 arrival, at nominal speed, on a node of its cheapest fate, with no penalty, costs
 ``sum_j c*_j``: it is optimal.
@@ -61,10 +61,10 @@ def certify(spec: TwinSpec) -> Certificate:
     """The certificate of ``spec``'s jobs, after checking the conditions that make it a bound.
 
     Raises:
-        SpecError: The cost model is not ``prorated``; a job fits no node or is preemptible
-            with a spot candidate; or, for a job, the rejection penalty, the eviction penalty
-            (when it has a spot candidate) or the horizon term is below its cheapest completion
-            (the message names the job and the weight to raise).
+        SpecError: The cost model is not ``prorated``; a job fits no node; or, for a job, the
+            rejection penalty, the eviction penalty (when it is not preemptible and has a spot
+            candidate) or the horizon term is below its cheapest completion (the message names
+            the job and the weight to raise).
     """
     settings = spec.settings
     if settings.active_nodes:
@@ -86,18 +86,13 @@ def certify(spec: TwinSpec) -> Certificate:
         best = min(fates.values())
         cheapest.append(best)
         nodes_of.append(tuple(i for i, usd in fates.items() if usd <= best * (1.0 + RELATIVE_SLACK)))
-        has_spot = any(c.is_spot[i] for i in c.candidates[j])
-        if c.preemptible[j] and has_spot:
-            raise SpecError(
-                f"job {job_id!r} is preemptible with a spot candidate: re-queued after an eviction it waits for free "
-                "(the twin counts a wait up to the first start), so no certificate holds for it"
-            )
+        may_fail = not c.preemptible[j] and any(c.is_spot[i] for i in c.candidates[j])
         floor = best * (1.0 - RELATIVE_SLACK)
         if weights.rejection_usd < floor:
             raise SpecError(
                 f"job {job_id!r}: rejection_usd {weights.rejection_usd:g} < its cheapest run {best:.6g} USD"
             )
-        if has_spot and weights.eviction_usd < floor:
+        if may_fail and weights.eviction_usd < floor:
             raise SpecError(f"job {job_id!r}: eviction_usd {weights.eviction_usd:g} < its cheapest run {best:.6g} USD")
         in_system_s = c.horizon_s - c.arrival_s[j]
         horizon_usd = min(wait_usd_per_s, min(rates.values())) * in_system_s

@@ -26,9 +26,9 @@ class PlantedConfig:
             lower leaves slack that other policies may use, so the episode gets easier.
         latency_critical_share: Probability (in [0, 1]) that a cpu job on an on-demand node is
             latency-critical.
-        preemptible_share: Probability (in [0, 1]) that a job without a spot candidate is
-            preemptible (a label only: jobs with a spot candidate are never preemptible, as the
-            certificate requires, see :mod:`digital_twin.planted.certificate`).
+        preemptible_share: Probability (in [0, 1]) that a job is preemptible (evicted by a
+            spot interruption, it is requeued instead of failing; the planted schedule never
+            meets one).
         split_cores_prob: Probability (in [0, 1]) that a piece is cut across its cores (or
             GPUs) rather than in time, while both cuts are possible.
         interruptions_per_spot_node: Spot interruptions drawn per spot node and episode (>= 0),

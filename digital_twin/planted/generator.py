@@ -36,6 +36,8 @@ from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload
 
+INTERRUPTION_MARGIN_S = 0.001
+"""Planted runs on a spot node end at least this long before its next interruption, seconds."""
 MEMORY_SHARE = 0.95
 """A planted job asks for this share of its node's memory per core (or GPU) it takes."""
 
@@ -100,7 +102,6 @@ def plant(
                 f"the planted episode could hold {most:,} jobs (home units x plant_until_s / min_duration_s), "
                 f"more than limits.max_jobs = {max_jobs:,}; raise min_duration_s, or {Limits.how_to_raise('max_jobs')}"
             )
-    spot_groups = {_group(node) for node in fleet if node.is_spot}
     planted: list[tuple[JobSpec, int]] = []
     for i in homes:
         node = fleet[i]
@@ -108,7 +109,7 @@ def plant(
         for start_s, end_s in windows:
             pieces = _pieces(node, float(peak_pct[i]), settings.sla_threshold_pct, start_s, end_s, config, rng)
             peak = float(peak_pct[i])
-            planted.extend((_job(node, peak, piece, spot_groups, settings, config, rng), i) for piece in pieces)
+            planted.extend((_job(node, peak, piece, settings, config, rng), i) for piece in pieces)
     return _episode(fleet, telemetry, settings, interruptions, planted, rng)
 
 
@@ -146,14 +147,16 @@ def _draw_interruptions(
 def _up_windows(until_s: float, interruptions_s: Sequence[float], recovery_s: float) -> list[tuple[float, float]]:
     """``[0, until_s)`` without the down windows ``[t, t + recovery_s)`` of the interruptions.
 
-    An interruption while the node is down has no effect (the twin drops it), as here.
+    An interruption while the node is down has no effect (the twin drops it), as here. A window
+    ends :data:`INTERRUPTION_MARGIN_S` before its interruption: a run's ``start + duration``,
+    rounded, must not reach it (the interruption would come first and evict the run).
     """
     windows, start = [], 0.0
     for t in interruptions_s:
         if t < start:
             continue  # the node is down: no effect
         if t > start:
-            windows.append((start, min(t, until_s)))
+            windows.append((start, min(t - INTERRUPTION_MARGIN_S, until_s)))
         start = t + recovery_s
     if start < until_s:
         windows.append((start, until_s))
@@ -194,19 +197,16 @@ def _job(
     node: NodeSpec,
     peak_pct: float,
     piece: Piece,
-    spot_groups: set[str],
     settings: EpisodeSettings,
     config: PlantedConfig,
     rng: np.random.Generator,
 ) -> JobSpec:
     """The job of one planted run (its id is set once all jobs are ordered).
 
-    A GPU job takes its GPUs' share of the cpu the node's peak background leaves. A job whose
-    group may meet a spot node (``spot_groups``: the groups with one) is never preemptible: the
-    certificate could not hold for it.
+    A GPU job takes its GPUs' share of the cpu the node's peak background leaves.
     """
     duration_s = piece.end_s - piece.start_s
-    preemptible = bool(rng.random() < config.preemptible_share) and _group(node) not in spot_groups
+    preemptible = bool(rng.random() < config.preemptible_share)
     if node.gpu_count:
         cores_per_gpu = math.floor(node.cpu_cores * (1.0 - peak_pct / 100.0) * 1000 / node.gpu_count) / 1000
         if cores_per_gpu <= 0:

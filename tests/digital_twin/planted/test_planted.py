@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from digital_twin import DigitalTwin, EpisodeSettings, NodeSpec, ObjectiveWeights, Telemetry
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.errors import SpecError
 from digital_twin.planted import PlantedConfig, PlantedEpisode, certify, plant, play_planted
 from digital_twin.scenario import ScenarioError, load_scenario
@@ -78,6 +77,8 @@ EPISODES = [
     *planted_episodes(5, range(0, 40)),
     *planted_episodes(10, range(40, 60), fill=0.8),
     *planted_episodes(20, range(60, 70), max_job_cores=4, latency_critical_share=0.6),
+    *planted_episodes(5, range(100, 230), preemptible_share=1.0, interruptions_per_spot_node=2),
+    *planted_episodes(50, range(230, 235), fill=0.9),
 ]
 
 
@@ -149,13 +150,40 @@ def test_certificate__names_the_weight_that_is_too_small() -> None:
         certify(episode.spec.with_settings(cost_model="active-nodes"))
 
 
-def test_certificate__refuses_a_preemptible_job_with_a_spot_candidate() -> None:
-    """Re-queued after an eviction, such a job waits for free: no certificate holds, and none is claimed."""
-    episode = next(e for e in EPISODES if any(job.gpu_count for job in e.spec.jobs))
-    assert not any(job.preemptible for job in episode.spec.jobs if job.gpu_count)  # the generator never plants one
-    jobs = [dataclasses.replace(job, preemptible=bool(job.gpu_count)) for job in episode.spec.jobs]
-    with pytest.raises(SpecError, match="preemptible with a spot candidate"):
-        certify(dataclasses.replace(episode.spec, jobs=Workload.of(jobs)))
+def _evicted_job_spec() -> TwinSpec:
+    """One preemptible GPU job (0 s, 1800 s) and two equal spot nodes; ``gspot-b`` is interrupted at 600 s."""
+    fleet = (
+        NodeSpec("gspot-a", "gpu-node", "spot", 4, 32, 0.55, 2, "A100", 80.0, 0.2),
+        NodeSpec("gspot-b", "gpu-node", "spot", 4, 32, 0.55, 2, "A100", 80.0, 0.2),
+    )
+    job = JobSpec("p", 0, 1800, "batch", 1, 8, gpu_count=1, preemptible=True)
+    settings = EpisodeSettings(
+        3600, queue_ttl_s=None, interference="processor-sharing", spot_recovery_s=600, weights=WEIGHTS
+    )
+    telemetry = Telemetry.constant(2, 0, 40, 3600, 300)
+    return TwinSpec(fleet, Workload.of([job]), telemetry, settings, ((), (600.0,)))
+
+
+def test_certificate__holds_for_a_preemptible_job_that_a_policy_gets_evicted_on_purpose() -> None:
+    """Started on ``gspot-b`` and evicted at 600 s, the job could wait to the last tick and run 300 s:
+    cheaper than its run were the wait after the requeue free. Every wait counts, so it is not, and
+    exhaustive search finds the certificate's bound (the run on ``gspot-a``)."""
+    spec = _evicted_job_spec()
+    certificate = certify(spec)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    twin.place(1)  # gspot-b at 0 s
+    while not twin.done and twin.time_s < 3300.0:  # requeued at 600 s
+        twin.defer()
+    twin.place(0)
+    while not twin.done:
+        twin.defer()
+    run_usd = 0.55 / 2 * (600 + 300) / 3600  # the two runs: less than the 1800 s one
+    assert run_usd < certificate.bound_usd
+    assert twin.objective()["wait_job_hours"] == pytest.approx((3300 - 600) / 3600, rel=1e-12)
+    assert twin.objective_usd() >= certificate.bound_usd
+    optimum = brute_force_optimum(spec, twin.objective_usd() + 1.0)
+    assert optimum == pytest.approx(certificate.bound_usd, rel=1e-9)
 
 
 def test_planted_scenario__each_seed_its_episode_and_the_env_plays_it() -> None:
