@@ -141,6 +141,11 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
+    * v2: the waiting price counts every queue spell (a preemptible job requeued after an
+      eviction waits again; the ``wait`` term and ``mean_wait_s``); a stale event (the TTL
+      expiry of a job that started, the completion of an evicted run) no longer poses a
+      decision, so a deferred job is asked again only after a real event. ``aco_env/Planted5``
+      (scenario ``planted5``, a planted and proven optimum per episode) is new.
     * v1: the bundled scenarios of the ids (``fleet5-synthetic``, ``fleet5-alibaba2018``,
       ``gpu32-alibaba2023``) slow jobs by cpu contention with the background load
       (``interference: processor-sharing``) and price waiting (``wait_usd_per_job_hour``);

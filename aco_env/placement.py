@@ -102,6 +102,8 @@ class PlacementEnv(TwinEnv):
     always labelled by deferring until the next event, whatever ``config.deferral`` says.
 
     ## Version History
+    * v2: the labels and regrets follow the v2 dynamics of :class:`aco_env.ClusterSchedulingEnv`
+      (every queue spell's wait counts; stale events pose no decision).
     * v1: the labels and regrets are those of the v1 dynamics of ``aco_env/Fleet5-v1`` (cpu
       contention, a price on waiting: see :class:`aco_env.ClusterSchedulingEnv`), with its
       spaces; actions tied for optimal (within :data:`TIE_USD`) get regret exactly 0;

@@ -7,7 +7,7 @@ An id's version changes whenever its dynamics, rewards or spaces change (Gymnasi
 convention); the env classes' docstrings say what each version is (``## Version History``).
 Only the latest version of an id is registered: ``gym.make`` of an older one raises
 ``gymnasium.error.DeprecatedEnv``, whose message names the id to use instead, e.g.
-"Environment version v0 for `aco_env/Fleet5` is deprecated. Please use `aco_env/Fleet5-v1`
+"Environment version v1 for `aco_env/Fleet5` is deprecated. Please use `aco_env/Fleet5-v2`
 instead."
 
 No id has ``max_episode_steps``: every episode ends at the scenario's horizon (each valid
@@ -19,23 +19,36 @@ from __future__ import annotations
 
 from gymnasium.envs.registration import register
 
-FLEET5_ID = "aco_env/Fleet5-v1"
+FLEET5_ID = "aco_env/Fleet5-v2"
 """The default: the reference's 5-node fleet on the bundled synthetic trace, ~50 jobs over 4 h,
 with cpu contention and a price on waiting (scenario ``fleet5-synthetic``). Works with no data present."""
-CLUSTER_SCHEDULING_ID = "aco_env/ClusterScheduling-v1"
+CLUSTER_SCHEDULING_ID = "aco_env/ClusterScheduling-v2"
 """Any scenario: ``gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3" or "path/to/file.yaml")``
 (default ``fleet5-synthetic``)."""
-FLEET5_ALIBABA_ID = "aco_env/Fleet5Alibaba-v1"
+FLEET5_ALIBABA_ID = "aco_env/Fleet5Alibaba-v2"
 """The 5-node fleet on the real Alibaba 2018 data-centre mean trace (``fleet5-alibaba2018``; needs
 ``ACO_ENV_TRACES``)."""
-GPU32_ALIBABA_ID = "aco_env/GPU32Alibaba-v1"
+GPU32_ALIBABA_ID = "aco_env/GPU32Alibaba-v2"
 """32 Alibaba GPU 2023 nodes with real GPU-cluster pods (``gpu32-alibaba2023``; needs ``ACO_ENV_TRACES``)."""
-PLACEMENT_ID = "aco_env/Placement-v1"
+PLACEMENT_ID = "aco_env/Placement-v2"
 """One decision per episode in a sampled state of the default scenario, with known-optimal labels."""
-PLANTED5_ID = "aco_env/Planted5-v1"
+PLANTED5_ID = "aco_env/Planted5-v2"
 """ClusterSchedulingEnv on scenarios/planted5.yaml: each episode's optimum is planted and proven."""
+PLANTED50_ID = "aco_env/Planted50-v2"
+"""The same on scenarios/planted50.yaml: 50 generated nodes, about 600 jobs per episode."""
+PLANTED500_ID = "aco_env/Planted500-v2"
+"""The same on scenarios/planted500.yaml: 500 generated nodes, about 6,500 jobs per episode."""
 
-ENV_IDS = (FLEET5_ID, CLUSTER_SCHEDULING_ID, FLEET5_ALIBABA_ID, GPU32_ALIBABA_ID, PLACEMENT_ID, PLANTED5_ID)
+ENV_IDS = (
+    FLEET5_ID,
+    CLUSTER_SCHEDULING_ID,
+    FLEET5_ALIBABA_ID,
+    GPU32_ALIBABA_ID,
+    PLACEMENT_ID,
+    PLANTED5_ID,
+    PLANTED50_ID,
+    PLANTED500_ID,
+)
 """Every id registered here, in the order above."""
 
 # The default scenario through ClusterSchedulingEnv.
@@ -57,5 +70,10 @@ register(id=GPU32_ALIBABA_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kw
 # PlacementEnv on the default scenario.
 register(id=PLACEMENT_ID, entry_point="aco_env.placement:PlacementEnv", kwargs={"scenario": "fleet5-synthetic"})
 
-# ClusterSchedulingEnv on a planted-optimum scenario (digital_twin/planted/).
-register(id=PLANTED5_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "planted5"})
+# ClusterSchedulingEnv on the planted-optimum scenarios (digital_twin/planted/), at three sizes.
+for planted_id, planted_scenario in (
+    (PLANTED5_ID, "planted5"),
+    (PLANTED50_ID, "planted50"),
+    (PLANTED500_ID, "planted500"),
+):
+    register(id=planted_id, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": planted_scenario})

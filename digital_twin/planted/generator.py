@@ -79,13 +79,14 @@ def plant(
         settings: The episode's settings (horizon, SLA threshold, spot recovery, weights).
         config: The knobs (:class:`~digital_twin.planted.config.PlantedConfig`).
         rng: The only source of randomness (interruptions, cuts, job classes, arrival order).
-        max_jobs: Refuse, before cutting, an episode that could hold more jobs than this (its
-            home nodes' units x ``plant_until_s / min_duration_s``); ``None``: no limit.
+        max_jobs: Refuse an episode with more jobs than this, as soon as the cut passes it
+            (at most one window's pieces more are built); ``None``: no limit.
 
     Raises:
-        SpecError: ``plant_until_s`` is past the horizon; the episode could hold more than
-            ``max_jobs`` jobs; a GPU home node has no cpu left for its GPUs; the certificate's
-            conditions fail (a weight too small: the message names it).
+        SpecError: ``plant_until_s`` is past the horizon; the episode holds more than
+            ``max_jobs`` jobs (cutting stops at the first window past it); a GPU home node has
+            no cpu left for its GPUs; the certificate's conditions fail (a weight too small: the
+            message names it).
     """
     horizon_s = float(settings.horizon_s)
     if config.plant_until_s > horizon_s:
@@ -93,21 +94,17 @@ def plant(
     n_ticks = settings.tick_grid(telemetry.tick_s).n_ticks
     peak_pct = np.asarray(telemetry.background_pct)[:n_ticks, :, CPU].max(axis=0)
     interruptions = _draw_interruptions(fleet, config, rng)
-    homes = _home_nodes(fleet)
-    if max_jobs is not None:
-        units = sum(fleet[i].gpu_count or math.ceil(fleet[i].cpu_cores) for i in homes)
-        most = units * math.floor(config.plant_until_s / config.min_duration_s)
-        if most > max_jobs:
-            raise SpecError(
-                f"the planted episode could hold {most:,} jobs (home units x plant_until_s / min_duration_s), "
-                f"more than limits.max_jobs = {max_jobs:,}; raise min_duration_s, or {Limits.how_to_raise('max_jobs')}"
-            )
     planted: list[tuple[JobSpec, int]] = []
-    for i in homes:
+    for i in _home_nodes(fleet):
         node = fleet[i]
         windows = _up_windows(config.plant_until_s, interruptions[i], settings.spot_recovery_s)
         for start_s, end_s in windows:
             pieces = _pieces(node, float(peak_pct[i]), settings.sla_threshold_pct, start_s, end_s, config, rng)
+            if max_jobs is not None and len(planted) + len(pieces) > max_jobs:
+                raise SpecError(
+                    f"the planted episode holds more than limits.max_jobs = {max_jobs:,} jobs (cut at node "
+                    f"{node.node_id!r}); raise min_duration_s, lower fill, or {Limits.how_to_raise('max_jobs')}"
+                )
             peak = float(peak_pct[i])
             planted.extend((_job(node, peak, piece, settings, config, rng), i) for piece in pieces)
     return _episode(fleet, telemetry, settings, interruptions, planted, rng)

@@ -81,7 +81,7 @@ def test_gymnasium_vector_envs__autoreset_next_step(vector_cls: type) -> None:
 
 @pytest.mark.training
 def test_maskable_ppo__learns_a_few_thousand_steps() -> None:
-    """sb3-contrib MaskablePPO trains on Fleet5-v0 through action_masks() without error."""
+    """sb3-contrib MaskablePPO trains on Fleet5 through action_masks() without error."""
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO("MultiInputPolicy", gym.make(FLEET5_ID), n_steps=512, batch_size=128,
@@ -92,7 +92,7 @@ def test_maskable_ppo__learns_a_few_thousand_steps() -> None:
 
 @pytest.mark.training
 def test_ppo__learns_a_few_thousand_steps() -> None:
-    """Plain PPO trains on Fleet5-v0 (invalid actions are penalised, not fatal)."""
+    """Plain PPO trains on Fleet5 (invalid actions are penalised, not fatal)."""
     from stable_baselines3 import PPO
 
     model = PPO("MultiInputPolicy", gym.make(FLEET5_ID), n_steps=512, batch_size=128,

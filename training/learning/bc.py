@@ -1,6 +1,6 @@
 """Behaviour cloning from the one-step placement env's labels.
 
-Labels come from ``aco_env/Placement-v1`` (:class:`aco_env.PlacementEnv`): each sample is a
+Labels come from ``aco_env/Placement-v2`` (:class:`aco_env.PlacementEnv`): each sample is a
 decision state of the scenario and the actions that are optimal *given a cheapest-fit
 continuation with the true future*: every action is scored by replaying the rest of the episode
 in the twin under cheapest-fit, with the true future arrivals, telemetry and spot interruptions,

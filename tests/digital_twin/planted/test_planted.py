@@ -219,7 +219,7 @@ def test_planted_scenario__bad_options_name_the_file_and_key(tmp_path: Path) -> 
 
 
 def test_planted_scenario__refuses_a_job_budget_and_too_many_jobs(tmp_path: Path) -> None:
-    """job_budget does not apply to planted workloads; an episode above limits.max_jobs is refused before it is cut."""
+    """job_budget does not apply to planted workloads; an episode above limits.max_jobs is refused while it is cut."""
     text = PLANTED5.read_text()
     bad = tmp_path / "bad.yaml"
     bad.write_text(text.replace("start_hour: 6", "start_hour: 6\njob_budget: 10"))
