@@ -249,7 +249,7 @@ def _points(
     if not evictable:
         return exact
     counts = exact["counts"].copy()
-    terms.relax_for_earlier_runs(inst, job, counts)
+    terms.relax_for_earlier_runs(inst, job, counts, starts)
     return recounted(inst, job, node, exact, counts)
 
 
@@ -262,7 +262,10 @@ def _cells(
     cell the counted events are at their infimum (:func:`terms.cell_counts`) and the charges
     that move with the start (compute cost, wait, lost utility) are summed exactly: the sum is
     piecewise linear between the kinks of :func:`terms.ramp_kinks`, so its infimum is its least
-    value at the cell's ends and the kinks inside.
+    value at the cell's ends and the kinks inside. For a job that may be evicted the wait is
+    the last queue spell's least, ``s - last_enqueue(s)`` (:func:`terms.relax_for_earlier_runs`):
+    it drops to 0 at each requeue time (:func:`terms.requeue_times_s`), kinks too, and is taken
+    at each evaluated start itself, at most its limit from the left there.
     """
     if len(lo) == 0:
         return None
@@ -275,12 +278,13 @@ def _cells(
         cost = rate * np.maximum(run_end(inst, job, start, t_next) - start, 0.0)
         counts = terms.cell_counts(inst, job, node, lo, t_next, infimum=infimum, at=at)
         if evictable:
-            terms.relax_for_earlier_runs(inst, job, counts)
+            terms.relax_for_earlier_runs(inst, job, counts, start)
         penalties = terms.penalty_usd(inst, counts)
         return cost, counts, penalties if inst.active_nodes else penalties + cost
 
     cost, counts, total = charge(None, infimum=False)
-    for kink in (lo, hi, *terms.ramp_kinks(inst, job)):
+    requeues = terms.requeue_times_s(inst, job) if evictable else np.zeros(0)
+    for kink in (lo, hi, *terms.ramp_kinks(inst, job), *requeues):
         cost_k, counts_k, total_k = charge(np.clip(kink, lo, hi), infimum=True)
         cheaper = total_k < total
         cost, total = np.where(cheaper, cost_k, cost), np.where(cheaper, total_k, total)
