@@ -4,7 +4,7 @@ Two numbers per episode, from two mixed-integer programs solved by HiGHS
 (``scipy.optimize.milp``):
 
 * an achievable **plan** (:mod:`agents.oracle.plans`): each job starts at its arrival or at a
-  later event time that occurs in every episode (ticks, arrivals, TTL expiries, interruptions,
+  later event time that occurs in every episode (ticks, arrivals, interruptions,
   recoveries), on one of its nodes, or is rejected; a preemptible job may first be run to be
   evicted by a known spot interruption, which re-queues it with a fresh TTL
   (:mod:`agents.oracle.plans.rerun`). The :class:`OracleAgent` replays it through the env, and the

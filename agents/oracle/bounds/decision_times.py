@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.instance import OracleInstance, first_expiries_s
 from agents.oracle.model.intervals import Interval, merge
 from digital_twin.tick_grid import count_ticks
 
@@ -84,8 +84,10 @@ def decision_time_superset(
         ``(points, fuzzy)``: sorted ``(P,)`` times outside fuzzy cells, ``(G,)`` bool per cell.
     """
     interruptions = [t for times in inst.interruptions_s for t in times]
+    placeable = np.array([inst.placeable(j) for j in range(inst.n_jobs)], dtype=bool)
+    events = np.concatenate((inst.static_events_s, first_expiries_s(inst.arrival_s[placeable], inst.ttl_s)))
     return superset_of(inst.horizon_s, inst.ttl_s, (inst.duration_s, inst.longest_run_s), interruptions,
-                       inst.static_events_s, windows, bounds, max_points)
+                       events, windows, bounds, max_points)
 
 
 def superset_of(
@@ -101,11 +103,12 @@ def superset_of(
     """:func:`decision_time_superset` from arrays.
 
     ``runs_s`` holds the ``(J,)`` shortest (nominal) and longest run times; ``interruptions_s``
-    every node's interruption times.
+    every node's interruption times; ``static_events_s`` the possible events known in advance
+    (any order: the static events and the first TTL expiries).
     """
     sweep = _Sweep(horizon_s, runs_s, windows, bounds, max_points)
     requeue = [t + ttl_s for t in interruptions_s] if ttl_s else []
-    sweep.add(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64))
+    sweep.add(np.sort(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64)))
     for g in range(len(bounds) - 1):
         sweep.process(g)
     points = sorted(t for c in sweep.cells for t in c)

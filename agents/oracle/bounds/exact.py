@@ -7,16 +7,18 @@ feasible solution of the program whose program objective is no larger):
 1. **Which run is kept.** A job's episode is mapped to its *last* start ``s`` on node ``i``,
    unless the job never started, or it is preemptible and its last run was evicted (it then
    ends rejected): both are mapped to "no option", charged exactly the rejection penalty the
-   twin charges. Earlier (evicted) runs of preemptible jobs are dropped: dropping their cost,
-   penalties and resource usage only lowers the objective and loosens every constraint.
+   twin charges (and a wait no longer than the episode's, item 3). Earlier (evicted) runs of
+   preemptible jobs are dropped: dropping their cost, penalties and resource usage only
+   lowers the objective and loosens every constraint.
    The kept run is never crossed by an interruption for a preemptible job (it would have been
    evicted), so options whose every start crosses one are omitted.
-2. **Where it can start.** Decisions happen only at event times. Events are the static ones
-   (ticks, arrivals, first TTL expiries, interruptions, recoveries, and re-queue TTL expiries
-   ``t_int + TTL``) and completions ``s + d_j`` of runs (stale ones included: their heap
-   entries still pop). :func:`decision_time_superset` computes a superset of all of them by a
-   sweep in time over a grid of cells (``tick_s / divisor`` wide): each possible start ``t`` of
-   job ``j`` (``t`` in ``j``'s window) adds ``t + d_j``; a grid cell holding more than
+2. **Where it can start.** Decisions happen only at event times. Events are among the static
+   ones (ticks, arrivals, interruptions, recoveries), the TTL expiries that may reject a job
+   (first ones ``a_j + TTL`` and re-queue ones ``t_int + TTL``) and completions ``s + d_j`` of
+   runs (those of evicted runs too: a superset of the twin's, which drops them).
+   :func:`decision_time_superset` computes a superset of all of them by a sweep in time
+   over a grid of cells (``tick_s / divisor`` wide): each possible start ``t`` of job ``j``
+   (``t`` in ``j``'s window) adds ``t + d_j``; a grid cell holding more than
    ``max_points_per_cell`` points becomes *fuzzy* (any time in it possible), and a fuzzy part
    ``[l, h)`` of a window adds ``[l + d_j, h + d_j]``. Under cpu contention a run lasts between
    ``d_j`` and ``D_j`` (``longest_run_s``: ``d_j`` over the slowest rate of its candidate
@@ -38,11 +40,19 @@ feasible solution of the program whose program objective is no larger):
    run on a spot node means the job was placed on a spot node). Exceptions: for a preemptible
    job that may be evicted, the deadline penalty is charged only when its arrival is already
    past the deadline (an earlier run may have started in time, and the penalty may be read as
-   "first start late"); and a last run of a preemptible job that starts after its first TTL
-   window proves an earlier run was evicted on a spot node, so its option adds the least cost
-   and wait that run can have had (it started no later than the last possible decision time
-   in the first window) and, for a latency-critical job, the QoS penalty
-   (:func:`_charge_earlier_runs`).
+   "first start late"), and the wait is that of the last queue spell alone, at its least: the
+   spell began at the arrival or at an eviction, an interruption of a candidate node, so it
+   lasted at least ``s`` minus the latest such time ``<= s``
+   (:func:`terms.relax_for_earlier_runs`; 0 right after each, kinks of the cells); the
+   earlier spells are dropped (their waits are >= 0). A last run of a preemptible job that
+   starts after its first TTL window proves an earlier run was evicted on a spot node, so its
+   option adds the least cost and first-spell wait that run can have had (it started no later
+   than the last possible decision time in the first window; the first spell ended before
+   the last one began, so both waits add up) and, for a latency-critical job, the QoS penalty
+   (:func:`_charge_earlier_runs`). A job mapped to "no option" waited, in its last spell,
+   from an enqueue ``e`` (its arrival, or an eviction for a job that may be evicted) until
+   ``min(e + TTL, H)``: it is charged the least of these over the possible ``e``
+   (:func:`terms.unserved_counts`).
 4. **Resources and activity.** An option reserves only its *core* ``[hi, e(lo))`` (``e`` = run
    end), which every start in the cell occupies: the cores of the kept runs are subsets of the
    actual runs, so they fit wherever the actual runs fit, and a node is active (``active-nodes``)
@@ -249,7 +259,7 @@ def _points(
     if not evictable:
         return exact
     counts = exact["counts"].copy()
-    terms.relax_for_earlier_runs(inst, job, counts)
+    terms.relax_for_earlier_runs(inst, job, counts, starts)
     return recounted(inst, job, node, exact, counts)
 
 
@@ -262,7 +272,10 @@ def _cells(
     cell the counted events are at their infimum (:func:`terms.cell_counts`) and the charges
     that move with the start (compute cost, wait, lost utility) are summed exactly: the sum is
     piecewise linear between the kinks of :func:`terms.ramp_kinks`, so its infimum is its least
-    value at the cell's ends and the kinks inside.
+    value at the cell's ends and the kinks inside. For a job that may be evicted the wait is
+    the last queue spell's least, ``s - last_enqueue(s)`` (:func:`terms.relax_for_earlier_runs`):
+    it drops to 0 at each requeue time (:func:`terms.requeue_times_s`), kinks too, and is taken
+    at each evaluated start itself, at most its limit from the left there.
     """
     if len(lo) == 0:
         return None
@@ -275,12 +288,13 @@ def _cells(
         cost = rate * np.maximum(run_end(inst, job, start, t_next) - start, 0.0)
         counts = terms.cell_counts(inst, job, node, lo, t_next, infimum=infimum, at=at)
         if evictable:
-            terms.relax_for_earlier_runs(inst, job, counts)
+            terms.relax_for_earlier_runs(inst, job, counts, start)
         penalties = terms.penalty_usd(inst, counts)
         return cost, counts, penalties if inst.active_nodes else penalties + cost
 
     cost, counts, total = charge(None, infimum=False)
-    for kink in (lo, hi, *terms.ramp_kinks(inst, job)):
+    requeues = terms.requeue_times_s(inst, job) if evictable else np.zeros(0)
+    for kink in (lo, hi, *terms.ramp_kinks(inst, job), *requeues):
         cost_k, counts_k, total_k = charge(np.clip(kink, lo, hi), infimum=True)
         cheaper = total_k < total
         cost, total = np.where(cheaper, cost_k, cost), np.where(cheaper, total_k, total)

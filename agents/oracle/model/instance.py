@@ -58,8 +58,9 @@ class OracleInstance:
         candidates: Per job, the nodes it could ever run on (the twin's static candidates).
         rate_per_s: ``(J, N)`` pro-rated USD per second of job j on node i (0 off-candidate).
         static_events_s: Sorted times < horizon at which the twin handles an event in every
-            episode whatever the policy: ticks, arrivals, first TTL expiries of placeable jobs,
-            interruptions and recoveries. A pending job is asked at each of them.
+            episode whatever the policy: ticks, arrivals, interruptions and recoveries. A
+            pending job is asked at each of them. A TTL expiry is not one: it is an event only
+            when it rejects a job still queued (:func:`first_expiries_s` lists the first ones).
         node_classes: Groups (>= 2) of interchangeable nodes: equal specs apart from the id,
             equal background cpu series and equal interruption times.
     """
@@ -151,7 +152,6 @@ class OracleInstance:
         price = np.array([n.price_per_hour_usd / 3600.0 for n in fleet])
         candidates = fit_candidates(node_shapes(fleet, jobs))
         submitted = np.array([j.arrival_s < horizon for j in jobs], dtype=bool)
-        placeable = submitted & np.array([bool(c) for c in candidates], dtype=bool)
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
         durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
         slowest = slowest_rate_table(view)
@@ -182,7 +182,7 @@ class OracleInstance:
             submitted=submitted,
             candidates=candidates,
             rate_per_s=_rates(jobs, candidates, node_cpu, node_gpus, price),
-            static_events_s=static_events(view, ticks, submitted, placeable),
+            static_events_s=static_events(view, ticks, submitted),
             node_classes=_node_classes(fleet, background, view.interruptions_s),
         )
 
@@ -276,24 +276,32 @@ def _sla_allowed(background: np.ndarray, node_cpu: np.ndarray, threshold: float)
     return allowed
 
 
-def static_events(view: HindsightView, ticks: np.ndarray, submitted: np.ndarray, placeable: np.ndarray) -> np.ndarray:
+def static_events(view: HindsightView, ticks: np.ndarray, submitted: np.ndarray) -> np.ndarray:
     """``(E,)`` sorted event times < horizon that occur whatever the policy (see :class:`OracleInstance`).
 
     Args:
         view: The episode.
         ticks: ``(K,)`` SLA tick times.
         submitted: ``(J,)`` bool, the job arrives before the horizon.
-        placeable: ``(J,)`` bool, submitted and fits some node (its first TTL expiry is an event).
     """
     spec = view.spec
     horizon = float(spec.settings.horizon_s)
-    arrivals = spec.jobs.arrival_s
-    times = [ticks, arrivals[submitted]]
-    if spec.settings.queue_ttl_s is not None:
-        times.append(arrivals[placeable] + spec.settings.queue_ttl_s)  # the twin's float expression
+    times = [ticks, spec.jobs.arrival_s[submitted]]
     times.extend(np.array(windows, dtype=np.float64).reshape(-1) for windows in view.down_windows_s)
     out = np.unique(np.concatenate(times).astype(np.float64))
     return out[out < horizon]
+
+
+def first_expiries_s(arrival_s: np.ndarray, ttl_s: float | None) -> np.ndarray:
+    """``(n,)`` the first TTL expiries ``a + TTL`` of jobs arriving at ``arrival_s`` (seconds; none without a TTL).
+
+    Each is an event of the twin only in episodes where the job is still queued then (it is
+    rejected), so a plan may not count on it; the relaxation's decision-time superset holds it.
+    The twin's float expression.
+    """
+    if ttl_s is None:
+        return np.zeros(0)
+    return np.asarray(arrival_s, dtype=np.float64) + ttl_s
 
 
 def _node_classes(

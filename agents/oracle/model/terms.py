@@ -10,7 +10,10 @@ twin will count, and charge the relaxation no more than any episode counts
   len(PENALTIES)``, table order); exact for a point start with a nominal run
   (:func:`point_counts`), at the cell's first start or the infimum over the rest of it for a
   cell (:func:`cell_counts`), and only what no earlier run can have avoided for a job whose
-  earlier run may have been evicted (:func:`relax_for_earlier_runs`, :func:`add_earlier_spot_run`);
+  earlier run may have been evicted (:func:`relax_for_earlier_runs`, :func:`add_earlier_spot_run`).
+  The wait is charged per queue spell, as the twin counts it: each start pays the time since
+  the job last entered the queue (its arrival, or the eviction that requeued it;
+  :func:`as_rerun` for a planned rerun);
 * **per job not served**, the program's "no option" choice (rejection, waiting until the job
   left the queue, a latency-critical job's whole utility): :func:`unserved_counts`;
 * **by the program** (the SLA: a variable per latency-critical job and rows over node loads,
@@ -171,17 +174,42 @@ def _late_at_completion(
     return ~may_fail & late
 
 
-def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray) -> None:
+def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray, starts: np.ndarray) -> None:
     """Keep, for a job whose earlier run may have been evicted, only what every run counts (in place).
 
-    The option stands for the job's *last* run; the terms judged at the first start are then
-    known only by their bound over all first starts: under the ``first-start`` rule late only
-    when the arrival is already past the deadline, and no wait. The terms judged at the end
-    of a run (lost utility, the ``completion`` rule's deadline) judge the last run: they stay.
+    The option stands for the job's *last* run, started at ``starts`` (``(n,)`` seconds). The
+    ``first-start`` deadline is known only by its bound over all first starts: late only when
+    the arrival is already past the deadline. The wait counted is the last queue spell's
+    least: it began at the job's last enqueue, its arrival or an eviction at an interruption
+    of a candidate node, no later than :func:`last_enqueue_s`. Earlier spells are not counted
+    here. The terms judged at the end of a run (lost utility, the ``completion`` rule's
+    deadline) judge the last run: they stay.
     """
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = inst.arrival_s[job] > inst.deadline_s[job]
-    counts[:, _WAIT] = 0.0
+    counts[:, _WAIT] = wait_job_hours(starts - last_enqueue_s(inst, job, starts))
+
+
+def requeue_times_s(inst: OracleInstance, job: int) -> np.ndarray:
+    """``(m,)`` sorted times at which ``job`` may be requeued: interruptions of its candidate nodes in ``(a, H)``.
+
+    Empty for a job that is not preemptible (an eviction fails it).
+    """
+    if not inst.job_preemptible[job]:
+        return np.zeros(0)
+    a, h = float(inst.arrival_s[job]), inst.horizon_s
+    times = {t for i in inst.candidates[job] for t in inst.interruptions_s[i] if a < t < h}
+    return np.array(sorted(times), dtype=np.float64)
+
+
+def last_enqueue_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
+    """``(n,)`` the latest time ``<= starts`` the job can have entered the queue: its arrival or a requeue (seconds).
+
+    Every queue spell ending at a start ``s`` began at the arrival or at an eviction
+    (:func:`requeue_times_s`) no later than ``s``, so ``s - last_enqueue_s`` is at most its wait.
+    """
+    times = np.concatenate(([float(inst.arrival_s[job])], requeue_times_s(inst, job)))
+    return times[np.searchsorted(times, starts, side="right") - 1]
 
 
 def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
@@ -198,13 +226,14 @@ def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np
     return counts
 
 
-def as_rerun(inst: OracleInstance, counts: np.ndarray) -> None:
-    """Turn a run's counts into those of a rerun after an eviction (in place).
+def as_rerun(inst: OracleInstance, counts: np.ndarray, starts: np.ndarray, requeued_s: float) -> None:
+    """Turn a run's counts into those of a rerun at ``starts`` after an eviction at ``requeued_s`` (in place).
 
-    The wait and the ``first-start`` deadline were judged at the first run
+    The rerun ends the queue spell that began at the eviction: it waits ``starts - requeued_s``
+    (``(n,)`` seconds). The ``first-start`` deadline was judged at the first run
     (:func:`evicted_run_counts`); the terms judged at the end of a run stay.
     """
-    counts[:, _WAIT] = 0.0
+    counts[:, _WAIT] = wait_job_hours(starts - requeued_s)
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = 0.0
 
@@ -220,37 +249,44 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
 
 
 def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: np.ndarray) -> None:
-    """Count ``wait_s`` of waiting before a surely evicted first run in the options ``later`` (in place).
+    """Add ``wait_s`` of waiting before a surely evicted first run to the options ``later`` (in place).
 
-    The options stand for a last run after that eviction, whose own wait is not counted
-    (:func:`relax_for_earlier_runs`); ``wait_s`` (one per option of ``later``, seconds)
-    is the least the first run can have waited (:func:`agents.oracle.bounds.exact._charge_earlier_runs`).
+    The options stand for a last run after that eviction and count its own queue spell's
+    wait (:func:`relax_for_earlier_runs`), a later spell than the first; ``wait_s`` (one per
+    option of ``later``, seconds) is the least the first spell can have lasted
+    (:func:`agents.oracle.bounds.exact._charge_earlier_runs`).
     """
-    counts[later, _WAIT] = wait_job_hours(wait_s)
+    counts[later, _WAIT] += wait_job_hours(wait_s)
 
 
 def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = None) -> np.ndarray:
     """``(J, T)`` counts of leaving each job unserved: the program's "no option" choice.
 
     Every submitted job that is not served counts a rejection (TTL, unplaceable, or still queued
-    at the horizon), a latency-critical one its whole utility (1), and, never started, its wait
-    until it left the queue: ``min(a + TTL, H) - a`` for a job that fits some node, 0 for one
-    rejected on arrival. Jobs arriving at or after the horizon never exist and count nothing.
+    at the horizon), a latency-critical one its whole utility (1), and the wait of its last
+    queue spell, until it left the queue: from an enqueue at ``e`` to ``min(e + TTL, H)``. A
+    job never started entered the queue once, at ``e = a``; one rejected on arrival waits 0.
+    Jobs arriving at or after the horizon never exist and count nothing.
 
     Args:
         inst: The episode.
         may_have_started: ``(J,)`` bool, jobs whose "no option" may stand for an episode in which
-            they started and were then evicted (the relaxation); ``None``: no job (the plan).
+            they started and were then evicted (the relaxation): their last spell may also
+            begin at any requeue time (:func:`requeue_times_s`), and the least over those
+            enqueues is counted; ``None``: no job (the plan).
     """
     counts = np.zeros((inst.n_jobs, N_TERMS))
     counts[:, _REJECTION] = inst.submitted
     counts[:, _UTILITY] = inst.submitted & inst.job_lc
-    never_started = np.array([inst.placeable(j) for j in range(inst.n_jobs)], dtype=bool)
-    if may_have_started is not None:
-        never_started &= ~may_have_started  # a started job's wait ended at its first start: bound by 0
-    a = inst.arrival_s[never_started]
-    left = np.full(len(a), inst.horizon_s) if inst.ttl_s is None else np.minimum(a + inst.ttl_s, inst.horizon_s)
-    counts[never_started, _WAIT] = wait_job_hours(left - a)
+    for j in range(inst.n_jobs):
+        if not inst.placeable(j):
+            continue
+        enqueues = np.array([float(inst.arrival_s[j])])
+        if may_have_started is not None and may_have_started[j]:
+            enqueues = np.concatenate((enqueues, requeue_times_s(inst, j)))
+        left = np.full(len(enqueues), inst.horizon_s) if inst.ttl_s is None else np.minimum(
+            enqueues + inst.ttl_s, inst.horizon_s)
+        counts[j, _WAIT] = wait_job_hours(float((left - enqueues).min()))
     return counts
 
 

@@ -1,10 +1,11 @@
 """The plan program's options: starts at guaranteed decision points, and evict-and-rerun families.
 
 A job ``j`` may start at ``S_j = {a_j}`` plus every *static event* time ``t`` with
-``a_j < t < min(a_j + TTL, H)``: telemetry ticks, other arrivals, first
-TTL expiries, interruptions and recoveries. The twin handles an event at each of these times in
-every episode (a stale TTL entry still pops), and asks every pending job that fits somewhere,
-so a job planned there on a node with room is asked and can be placed. Starts on a down node
+``a_j < t < min(a_j + TTL, H)``: telemetry ticks, other arrivals, interruptions and
+recoveries. The twin handles an event at each of these times in every episode, and asks every
+pending job that fits somewhere, so a job planned there on a node with room is asked and can
+be placed. A TTL expiry is not among them: it is an event only when it rejects a job still
+queued (the expiry of a job that started is dropped unseen). Starts on a down node
 are excluded; so are preemptible runs that would cross an interruption (a restriction, still
 achievable). Because usage only rises at starts, capacity checked at each start time is exact.
 A preemptible job may also be planned to run twice: evicted by a known spot interruption,

@@ -20,7 +20,8 @@ candidate node is interrupted, one *family* of options (:class:`agents.oracle.mi
   time, and the terms judged at the first start (:func:`agents.oracle.model.terms.evicted_run_counts`);
 * reruns on each candidate node at ``t`` (the re-queued job is asked at once) or a static
   event in ``(t, min(t + TTL, H))``, as ordinary runs (never crossing an interruption) without
-  the terms judged at the first start (:func:`agents.oracle.model.terms.as_rerun`).
+  the ``first-start`` deadline, and waiting from the eviction at ``t`` to the rerun's start:
+  the job's second queue spell (:func:`agents.oracle.model.terms.as_rerun`).
 
 The program takes a first run of a family exactly when it takes one of its reruns
 (:mod:`agents.oracle.milp.program`), and the replay starts both (:mod:`agents.oracle.plans.replay`).
@@ -84,7 +85,7 @@ def rerun_blocks(
             if ok.any():
                 run = point_terms(inst, job, i, later[ok], runs=runs)
                 counts = run["counts"].copy()
-                terms.as_rerun(inst, counts)
+                terms.as_rerun(inst, counts, later[ok], t)
                 reruns.append(recounted(inst, job, i, run, counts, family))
         if reruns:
             blocks.extend(firsts + reruns)

@@ -13,7 +13,7 @@ import numpy as np
 
 from agents.oracle.bounds.decision_times import grid_bounds_for
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
-from agents.oracle.model.instance import longest_runs, slowest_rates, static_events
+from agents.oracle.model.instance import first_expiries_s, longest_runs, slowest_rates, static_events
 from digital_twin import HindsightView
 from digital_twin.jobs import LATENCY_CRITICAL, WORKLOAD_TYPES
 from digital_twin.objective import ACTIVE_NODES
@@ -35,6 +35,7 @@ class EpisodeColumns:
             the programs' slowdown rows exist).
         need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
         events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
+        expiries: ``(J',)`` first TTL expiries (empty without a TTL): possible events only.
         shape_ints: Per shape, the sorted interruption times of all its nodes.
         shape_cuts_sum, shape_cuts_max: ``(S,)`` interruptions plus twice the down windows,
             summed over and maximal among the shape's nodes.
@@ -50,7 +51,7 @@ class EpisodeColumns:
         shapes = node_shapes(spec.fleet, jobs)
         submitted = jobs.arrival_s < self.horizon
         placeable = submitted & (shapes.n_candidates > 0)
-        self.events = static_events(view, self.ticks, submitted, placeable)
+        self.events = static_events(view, self.ticks, submitted)
         self.edges = grid_bounds_for(self.horizon, float(spec.tick_s), divisor)
         self.fits = shapes.fits[:, placeable]
         self.sizes = shapes.sizes
@@ -66,6 +67,7 @@ class EpisodeColumns:
         self.slowed = (shape_rate[:, 0] < 1.0) & (spec.settings.cost_model != ACTIVE_NODES)
         ttl = math.inf if self.ttl is None else self.ttl
         self.w = np.minimum(self.a + ttl, self.horizon)
+        self.expiries = first_expiries_s(self.a, self.ttl)
         self.need = np.stack((np.rint(jobs.cpu_cores[placeable] * 1000.0), np.rint(jobs.mem_gb[placeable] * 1024.0),
                               jobs.gpu_count[placeable].astype(np.float64)))
         self.lc = jobs.workload_index[placeable] == WORKLOAD_TYPES.index(LATENCY_CRITICAL)

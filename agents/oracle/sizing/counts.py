@@ -140,8 +140,8 @@ def bound_size(ep: EpisodeColumns, max_points: int) -> ProgramSize:
     wh = np.array([hi for w in windows for _, hi in w], dtype=np.float64)
     if len(ep.edges) - 1 <= _MAX_SWEEP_CELLS:
         interruptions = [float(t) for times in ep.shape_ints for t in times]
-        points, fuzzy = superset_of(ep.horizon, ep.ttl, (ep.d, ep.longest), interruptions, ep.events,
-                                    tuple(windows), ep.edges, max_points)
+        points, fuzzy = superset_of(ep.horizon, ep.ttl, (ep.d, ep.longest), interruptions,
+                                    np.concatenate((ep.events, ep.expiries)), tuple(windows), ep.edges, max_points)
         per_cell = 1
     else:  # too fine a grid to sweep cheaply: any cell may hold max_points points and a piece
         points, fuzzy = np.zeros(0), np.ones(len(ep.edges) - 1, dtype=bool)

@@ -88,7 +88,8 @@ def test_rerun_families__first_runs_end_at_the_interruption_and_reruns_start_aft
     assert set(options.start_lo_s[firsts].tolist()) == {0.0, 300.0}  # the starts in (900 - 1200, 900) within the TTL
     assert (options.start_lo_s[reruns] >= 900.0).all() and (options.start_lo_s[reruns] < 1500.0).all()
     wait = PENALTY_INDEX["wait"]
-    assert (options.counts[reruns, wait] == 0.0).all()  # the wait ended at the first run
+    rerun_wait = (options.start_lo_s[reruns] - 900.0) / 3600.0  # the second queue spell, from the eviction
+    assert np.array_equal(options.counts[reruns, wait], rerun_wait)
     assert np.array_equal(options.counts[firsts, wait], options.start_lo_s[firsts] / 3600.0)
 
 
@@ -124,3 +125,55 @@ def test_example_oracle_gap__splits_the_gap_at_the_nominal_program(capsys: pytes
         plan, program, bound, above, below = (float(row[k]) for k in (2, 3, 4, 6, 7))
         assert bound <= program + TOL  # the bound is below the nominal plan program's optimum
         assert above == pytest.approx(plan - program, abs=2e-4) and below == pytest.approx(program - bound, abs=2e-4)
+
+
+@pytest.mark.parametrize("wait_usd_per_job_hour", [0.3, 3.0])
+@pytest.mark.parametrize(("interruptions", "horizon_s"), [((900.0,), 3600.0), ((900.0, 1500.0), 3600.0),
+                                                          ((900.0,), 1500.0)])
+def test_oracle__a_requeued_job_pays_its_second_wait(
+    wait_usd_per_job_hour: float, interruptions: tuple[float, ...], horizon_s: float
+) -> None:
+    """Waiting is charged: a job evicted from the spot node waits again, from the eviction to its next start.
+
+    The plan's charged value equals the twin's replay (its rerun pays the second queue spell),
+    and the bound stays below the exhaustive optimum, which may requeue the job and never
+    restart it (it then waits until its TTL or the horizon).
+    """
+    spec = _spec()
+    weights = dataclasses.replace(spec.settings.weights, wait_usd_per_job_hour=wait_usd_per_job_hour)
+    settings = dataclasses.replace(spec.settings, horizon_s=horizon_s, weights=weights)
+    spec = dataclasses.replace(spec, settings=settings, fixed_interruptions_s=(interruptions, ()),
+                               telemetry=Telemetry.constant(2, 10, 10, horizon_s, 300))
+    result = _solve(spec)
+    replayed = replay_plan(spec, result)
+    assert abs(replayed - result.plan_objective_usd) <= TOL, (replayed, result.plan_objective_usd)
+    _assert_charged_as_replayed(result)
+    optimum = brute_force_optimum(spec, replayed)
+    assert optimum is not None
+    assert result.lower_bound_usd <= optimum + TOL <= result.plan_objective_usd + 2 * TOL
+
+
+def test_oracle__the_rerun_plan_pays_both_queue_spells() -> None:
+    """With waiting at 0.3 USD/job-hour ``p`` runs on spot from 0, is evicted at 900 s, and reruns at 1200 s.
+
+    It waits 0 s, then 300 s from the eviction to the recovery: 2100 s of the spot node
+    (0.0525) plus 300 s of waiting (0.025) beat 1200 s on demand (0.12) and starting at 300 s
+    (0.045 + 0.05).
+    """
+    spec = _spec()
+    weights = dataclasses.replace(spec.settings.weights, wait_usd_per_job_hour=0.3)
+    spec = dataclasses.replace(spec, settings=dataclasses.replace(spec.settings, weights=weights))
+    result = _solve(spec)
+    assert result.plan == {"p": (0, 1200.0)}
+    assert result.plan_first_runs == {"p": (0, 0.0, 900.0)}
+    assert result.plan_objective_usd == pytest.approx(2100.0 * SPOT_PER_S + 0.3 * 300.0 / 3600.0, abs=1e-12)
+    assert abs(replay_plan(spec, result) - result.plan_objective_usd) <= TOL
+    _assert_charged_as_replayed(result)
+    assert result.plan_breakdown["wait_job_hours"] == pytest.approx(300.0 / 3600.0, abs=1e-12)
+    assert brute_force_optimum(spec, replay_plan(spec, result)) == pytest.approx(result.plan_objective_usd, abs=TOL)
+
+
+def _assert_charged_as_replayed(result) -> None:  # type: ignore[no-untyped-def]
+    """The plan program charged its plan what the twin's replay counts (no contention: exactly)."""
+    assert result.plan_source == "milp" and result.plan_program is not None
+    assert result.plan_program.objective_usd == pytest.approx(result.plan_objective_usd, abs=TOL)
