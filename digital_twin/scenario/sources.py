@@ -79,10 +79,11 @@ def constant_telemetry(
     n_ticks = count_ticks(horizon_s, check_tick_s(tick_s))
     background = np.empty((n_ticks, n_nodes, 2))
     for column, (name, value) in enumerate((("cpu_pct", cpu_pct), ("mem_pct", mem_pct))):
-        values = np.asarray(value, dtype=np.float64)
-        if values.ndim > 1 or (values.ndim == 1 and values.size != n_nodes):
+        per_node = isinstance(value, list | tuple)
+        items: Sequence[object] = value if isinstance(value, list | tuple) else [value]
+        if (per_node and len(items) != n_nodes) or not all(_is_number(item) for item in items):
             raise SpecError(f"{name} must be one number or a list of {n_nodes} (one per node), got {short_repr(value)}")
-        background[:, :, column] = values
+        background[:, :, column] = np.asarray(value, dtype=np.float64)
     return Telemetry(background, tick_s, source=f"constant cpu={cpu_pct} mem={mem_pct}")
 
 
@@ -135,3 +136,8 @@ def evenly_spread_offsets(series_ticks: int, needed_ticks: int, n_nodes: int) ->
     """
     step = max(series_ticks - needed_ticks, 0) // max(n_nodes, 1)
     return [OffsetScaleBias(k * step) for k in range(n_nodes)]
+
+
+def _is_number(value: object) -> bool:
+    """A real number as YAML gives it (``int`` or ``float``, not ``bool``; numpy scalars too)."""
+    return not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating)
