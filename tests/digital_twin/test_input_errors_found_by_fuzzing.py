@@ -213,6 +213,20 @@ def test_scenario_telemetry__a_machine_id_that_is_not_a_string_is_named(tmp_path
     )
 
 
+@pytest.mark.parametrize("cpu_pct", ["[5, /dev/zero]", "[5, true]", "[5, [5]]", "[5]"])
+def test_scenario_telemetry__a_constant_per_node_value_that_is_not_a_number_is_named(
+    tmp_path: Path, cpu_pct: str
+) -> None:
+    """A string in ``cpu_pct``'s per-node list was an unexpected ValueError (could not convert string to float)."""
+    path = _with_fleet(tmp_path, f"{{nodes: [{NODE}, {NODE.replace('node_id: a', 'node_id: b')}]}}",
+                       f"{{reader: constant, cpu_pct: {cpu_pct}, mem_pct: 5}}")
+    scenario = load_scenario(path)
+    with pytest.raises(ScenarioError) as caught:
+        scenario.telemetry  # noqa: B018  (built on first use)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: telemetry: cpu_pct must be one number or a list of 2 (one per node), got")
+
+
 def test_scenario_paths__a_nul_character_is_refused_naming_the_key(tmp_path: Path) -> None:
     """A data path holding NUL was an unexpected ValueError (embedded null byte) from stat."""
     path = _with_fleet(tmp_path, f"{{nodes: [{NODE}]}}", '{reader: generic, path: "a\\0b.csv", mapping: {kind: x}}')
