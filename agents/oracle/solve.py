@@ -5,12 +5,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
-from agents.oracle.bounds.capacity_free import scale_bound
+from agents.oracle.bounds.capacity_free import capacity_free_bound, scale_bound
 from agents.oracle.bounds.exact import bound_options
 from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
 from agents.oracle.milp.limits import (
@@ -20,14 +17,9 @@ from agents.oracle.milp.limits import (
     TIME_LIMIT,
     SolveLimits,
 )
-from agents.oracle.milp.options import Options
 from agents.oracle.milp.program import ProgramResult, solve_program
 from agents.oracle.model.instance import OracleInstance
-from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths
-from agents.oracle.plans.evaluate import advance_starts, greedy_plan
-from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
-from agents.oracle.plans.options import plan_options
-from agents.oracle.plans.replay import replay_plan, replayed_runs
+from agents.oracle.plans.candidates import Candidate, cheapest, plan_batches
 from agents.oracle.sizing.budget import budget_bytes, check_memory
 from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
@@ -166,26 +158,30 @@ def solve_oracle(
     if not decompose:
         check_memory(estimate, budget)
     inst = OracleInstance.from_hindsight(hindsight)
+    lower = capacity_free_bound(inst) if compute_bound else -math.inf  # no solve: O(jobs x nodes)
     bound_program = None
-    lower = -math.inf
-    if decompose:  # the programs would not fit: no program is built
-        best = _decomposed_plan(inst, hindsight)
-        if compute_bound:  # the plan's objective is the ascent's target
-            lower = scale_bound(inst, best.breakdown.total_usd, lagrangian_iterations)
-    else:
-        best = _cheapest(_plan_candidates(inst, hindsight, limits, mip_rel_gap, replayed_rounds))
-        if compute_bound:
+    best: Candidate | None = None
+    for batch in plan_batches(inst, hindsight, limits, mip_rel_gap, replayed_rounds, programs=not decompose):
+        best = cheapest(best, batch)
+        if _gap(best.total_usd, lower)[1]:
+            break  # proven: no later plan can be cheaper, and no other bound is needed
+        if compute_bound and not decompose and bound_program is None:  # the exact relaxation, once
             bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
                                           limits, mip_rel_gap)
-            lower = bound_program.dual_bound_usd
-    plan_value = best.breakdown.total_usd
+            lower = max(lower, bound_program.dual_bound_usd)
+            if _gap(best.total_usd, lower)[1]:
+                break
+    assert best is not None  # the first batch holds a plan
+    if compute_bound and decompose and not _gap(best.total_usd, lower)[1]:
+        lower = max(lower, scale_bound(inst, best.total_usd, lagrangian_iterations))
+    plan_value = best.total_usd
     gap, proven = _gap(plan_value, lower)
     if proven:
         status = "proven-optimal"
-    elif best.program is None:
+    elif decompose:
         status = "decomposed"
     else:
-        status = _unproven_status(best.program, bound_program)
+        status = _unproven_status(best.solve_status, bound_program)
     return OracleResult(
         plan=best.plan,
         plan_objective_usd=plan_value,
@@ -217,129 +213,16 @@ def _gap(plan_usd: float, bound_usd: float) -> tuple[float, bool]:
     return (max(plan_usd - bound_usd, 0.0) / scale if math.isfinite(bound_usd) else math.inf), False
 
 
-def _decomposed_plan(inst: OracleInstance, hindsight: HindsightView) -> _Candidate:
-    """The plan at scale (:mod:`agents.oracle.plans.hindsight_greedy`), replayed waiting and repairing; the cheaper."""
-    plan = hindsight_greedy_plan(hindsight, inst)
-    replays = [(replay_plan(hindsight, plan, repair), repair) for repair in (False, True)]
-    breakdown, repair = min(replays, key=lambda replay: replay[0].total_usd)
-    return _Candidate("hindsight greedy", dict(plan), repair, breakdown, None)
-
-
-def _cheapest(candidates: Iterator[_Candidate]) -> _Candidate:
-    """The cheapest replay; a later candidate only when strictly cheaper (not by float noise)."""
-    best: _Candidate | None = None
-    for candidate in candidates:
-        if best is None or candidate.breakdown.total_usd < best.breakdown.total_usd - 1e-9 * max(
-            1.0, abs(best.breakdown.total_usd)
-        ):
-            best = candidate
-    assert best is not None  # the greedy plan always exists
-    return best
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """A plan the oracle may return: where it comes from and what its replay costs."""
-
-    source: str
-    plan: dict[str, tuple[int, float] | None]
-    repair: bool
-    breakdown: ObjectiveBreakdown
-    program: ProgramResult | None  # None: the plan at scale, no program built
-    first_runs: dict[str, tuple[int, float, float]] = dataclasses.field(default_factory=dict)
-
-
-def _plan_candidates(
-    inst: OracleInstance, hindsight: HindsightView, limits: SolveLimits, mip_rel_gap: float, replayed_rounds: int
-) -> Iterator[_Candidate]:
-    """The plans to choose from, in order of preference: the MILP's, then the greedy fallback.
-
-    Under cpu contention runs last longer than the nominal plan assumes, and its planned
-    starts may find a node still busy (its jobs then wait off-plan, up to their TTL). So both
-    again from programs whose runs last longer (:mod:`agents.oracle.model.stretch`): until their
-    worst-case end (the twin replays every planned start, but the runs are reserved long), and
-    ``replayed_rounds`` times as long as the replay of the previous MILP plan measured them
-    (from the nominal one; a measured plan packs about as its replay runs, and its own replay
-    checks the guess). Each plan is scored by its replay in the twin, under contention both
-    waiting for a busy planned node and repairing (:mod:`agents.oracle.plans.replay`); one option set
-    is alive at a time.
-    """
-    contended = bool((inst.slowest_rate < 1.0).any())
-    previous = _program_candidates(inst, hindsight, None, limits, mip_rel_gap, contended)
-    yield from previous
-    if not contended:
-        return
-    yield from _program_candidates(inst, hindsight, WORST_CASE, limits, mip_rel_gap, contended)
-    for round_ in range(1, replayed_rounds + 1):
-        milp = [candidate for candidate in previous if candidate.source.startswith("milp")]
-        if not milp:
-            return
-        measured = min(milp, key=lambda candidate: candidate.breakdown.total_usd)
-        runs = replayed_runs(hindsight, measured.plan, measured.repair, measured.first_runs)
-        lengths = replayed_lengths(inst, runs, f"replayed runs, round {round_}")
-        previous = _program_candidates(inst, hindsight, lengths, limits, mip_rel_gap, contended)
-        yield from previous
-
-
-def _program_candidates(
-    inst: OracleInstance,
-    hindsight: HindsightView,
-    runs: RunLengths | None,
-    limits: SolveLimits,
-    mip_rel_gap: float,
-    contended: bool,
-) -> list[_Candidate]:
-    """The plan program with runs as long as ``runs`` says (``None``: nominal): its MILP and greedy plans, replayed."""
-    options = plan_options(inst, runs=runs)
-    program = solve_program(inst, options, limits, mip_rel_gap)
-    plans: list[tuple[str, np.ndarray, np.ndarray | None]] = []
-    if program.chosen is not None:
-        chosen = advance_starts(inst, options, program.chosen, program.first_runs)
-        plans.append(("milp", chosen, program.first_runs))
-    plans.append(("greedy", greedy_plan(inst, options), None))
-    suffix = "" if runs is None else f" ({runs.label})"
-    candidates = []
-    for source, chosen, first_runs in plans:
-        plan = _plan_dict(inst, options, chosen)
-        firsts = _first_runs_dict(inst, options, first_runs)
-        for repair in (False, True) if contended else (False,):
-            replay = replay_plan(hindsight, plan, repair, firsts)
-            candidates.append(_Candidate(source + suffix, plan, repair, replay, program, firsts))
-    return candidates
-
-
-def _unproven_status(plan: ProgramResult, bound: ProgramResult | None) -> str:
+def _unproven_status(plan_status: str, bound: ProgramResult | None) -> str:
     """``OracleResult.status`` of an episode whose plan does not meet its bound.
 
-    ``"time-limit"`` if a solve hit the wall-time cap, else ``"work-limit"`` if one hit its node
-    limit, else ``"solver-failed"`` if HiGHS failed otherwise (the greedy plan and the trivial
+    ``"time-limit"`` if a solve hit the wall-time cap, else ``"work-limit"`` if one hit its work
+    limit, else ``"solver-failed"`` if a solver failed otherwise (the greedy plan and the trivial
     bound stand in), else ``"gap"`` (both solved: the relaxation is below the plan).
     """
-    statuses = {plan.status} if bound is None else {plan.status, bound.status}
+    statuses = {plan_status} if bound is None else {plan_status, bound.status}
     if TIME_LIMIT in statuses:
         return "time-limit"
     if NODE_LIMIT in statuses:
         return "work-limit"
     return "gap" if statuses == {OPTIMAL} else "solver-failed"
-
-
-def _first_runs_dict(
-    inst: OracleInstance, options: Options, first_runs: np.ndarray | None
-) -> dict[str, tuple[int, float, float]]:
-    """``job_id -> (node, start_s, evicted_at_s)`` for the jobs with an evicted first run."""
-    if first_runs is None:
-        return {}
-    return {
-        inst.job_ids[j]: (int(options.node[o]), float(options.start_lo_s[o]), float(options.use_end_s[o]))
-        for j, o in enumerate(first_runs.tolist())
-        if o >= 0
-    }
-
-
-def _plan_dict(inst: OracleInstance, options: Options, chosen: np.ndarray) -> dict[str, tuple[int, float] | None]:
-    """``job_id -> (node, start_s)`` or ``None``, for every job of the episode."""
-    out: dict[str, tuple[int, float] | None] = {}
-    for j, job_id in enumerate(inst.job_ids):
-        o = int(chosen[j])
-        out[job_id] = None if o < 0 else (int(options.node[o]), float(options.start_lo_s[o]))
-    return out

@@ -29,8 +29,12 @@ charged 0 here):
    A latency-critical job on a spot node counts the QoS penalty (exact); under the
    ``first-start`` deadline rule a job that arrives after its deadline counts the miss however
    it is served. Every other term is >= 0 and charged 0.
-3. An evictable job's last run may start as late as the horizon, after re-queues whose waits
-   are not tracked here: it is charged only the QoS penalty of its cheapest node.
+3. An evictable job (a preemptible one whose run an interruption can reach) may run several
+   times, but from its arrival to its end or the horizon it is always queued or running, and
+   every queue spell's wait counts: it is charged the least of completing (its last run's
+   nominal cost and QoS penalty), running at the horizon (the cheaper of waiting and its
+   cheapest run, per second since its arrival) and being unserved
+   (:func:`agents.oracle.bounds.fates.evictable_charge_usd`).
 
 Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it is
 deterministic and needs no limit. It is weak where capacity binds, so the bound reported

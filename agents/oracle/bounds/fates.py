@@ -6,7 +6,7 @@ classify the jobs the same way (:mod:`agents.oracle.bounds.capacity_free` argues
 
 * a job that cannot run (unplaceable, or never submitted) is *unserved*;
 * an *evictable* job (its windows hold an interruption that can reach a run) is charged the
-  smaller of being unserved and the QoS penalty of its cheapest node;
+  least of its three endings (:func:`evictable_charge_usd`);
 * any other job *may run*, once, starting in its single window ``[a, S)``
   (:class:`RunFates`), or stay unserved.
 """
@@ -63,7 +63,7 @@ def job_fates(inst: OracleInstance) -> tuple[float, list[RunFates]]:
             continue
         qos = charges.qos(inst.node_spot[nodes] & bool(inst.job_lc[j]))
         if evictable[j]:
-            constant += min(float(unserved[j]), float(qos.min()))
+            constant += min(float(unserved[j]), evictable_charge_usd(inst, j, nodes, qos))
             continue
         a, d = float(inst.arrival_s[j]), float(inst.duration_s[j])
         latest = windows[j][0][0][1]  # S: the single window [a, S) of a job that is not evictable
@@ -73,3 +73,33 @@ def job_fates(inst: OracleInstance) -> tuple[float, list[RunFates]]:
             may_fail = np.array([crossed_within(inst.interruptions_s[i], a, latest + d) for i in nodes], dtype=bool)
         runs.append(RunFates(j, nodes, qos, latest, late, may_fail, float(unserved[j])))
     return constant, runs
+
+
+def evictable_charge_usd(inst: OracleInstance, job: int, nodes: np.ndarray, qos_usd: np.ndarray) -> float:
+    """The least an evictable (preemptible) job that is not left unserved can cost, USD.
+
+    From its arrival ``a`` until it completes, is rejected or the horizon ``H`` comes, a job is
+    always queued or running: an arrival queues it, a start runs it, and an eviction requeues
+    a preemptible job at once. Every queue spell's wait counts (``w`` USD/s), and a run on node
+    ``i`` costs at least ``r_i`` USD/s of wall time (:func:`agents.oracle.model.terms.run_usd_per_s`;
+    under contention a run only lasts longer). So a job that is not rejected
+
+    * completes: its last run, on some ``i``, lasts at least its nominal ``d``: at least
+      ``r_i x d`` plus the QoS penalty of ``i`` (only when ``a + d <= H``); or
+    * runs at the horizon: at least ``min(w, min_i r_i) x (H - a)``, plus the least QoS penalty.
+
+    Its evicted runs and earlier waits cost ``>= 0``. Being rejected is the caller's
+    unserved charge; the bound takes the least of the three.
+
+    Args:
+        inst: The episode.
+        job: The job's index.
+        nodes: ``(c,)`` its candidate nodes.
+        qos_usd: ``(c,)`` the QoS penalty of a run on each.
+    """
+    rates = terms.run_usd_per_s(inst, np.array([job]), nodes)[0]
+    a, d, h = float(inst.arrival_s[job]), float(inst.duration_s[job]), inst.horizon_s
+    per_second = min(float(inst.charges.wait(1.0)), float(rates.min()))
+    at_horizon = per_second * (h - a) + float(qos_usd.min())
+    completes = float((rates * d + qos_usd).min()) if a + d <= h else np.inf
+    return min(completes, at_horizon)

@@ -23,7 +23,7 @@ from agents.oracle.bounds.capacity_free import capacity_free_bound
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
-from digital_twin import DigitalTwin, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
 from tests.agents.oracle.test_oracle_random import brute_force_optimum, cheapest, policy_objective, small_specs
 from tests.helpers import first_fit, seeded_random_policy
@@ -90,3 +90,51 @@ def test_solve_oracle__refuses_over_the_budget_when_asked_and_checks_the_choice(
         solve_oracle(env.hindsight(), memory_budget_bytes=1e3, too_large="refuse")
     with pytest.raises(ValueError, match="too_large"):
         solve_oracle(env.hindsight(), too_large="shrink")
+
+
+@st.composite
+def _preemptible_specs(draw: st.DrawFn) -> TwinSpec:
+    """Small random instances where every job is preemptible and waiting is dear: evictable jobs abound."""
+    spec = draw(small_specs(exact_grid=False))
+    jobs = tuple(dataclasses.replace(job, preemptible=True) for job in spec.jobs)
+    weights = dataclasses.replace(spec.settings.weights,
+                                  wait_usd_per_job_hour=draw(st.sampled_from((0.6, 2.0, 20.0))))
+    return dataclasses.replace(spec, jobs=type(spec.jobs).of(jobs)).with_settings(weights=weights)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_preemptible_specs(), st.booleans())
+def test_capacity_free__evictable_jobs_charged_their_least_ending_stay_below_the_optimum(
+    spec: TwinSpec, contended: bool
+) -> None:
+    """Every job preemptible, waiting priced: the bound (evictable jobs charged their least ending) <= the optimum."""
+    test_scale__bound_below_the_exhaustive_optimum_below_the_plan.hypothesis.inner_test(spec, contended)
+
+
+def test_capacity_free__an_evictable_job_pays_at_least_its_cheapest_run() -> None:
+    """One preemptible job, one spot node interrupted during its run, one dear on-demand node.
+
+    The job can run on the spot node before the interruption, be evicted and requeued, and run
+    again: whatever it does it is queued or running from its arrival, so the bound charges it
+    the least of its endings (its whole run on the spot node), not 0. The optimum runs it at
+    once on the spot node, is evicted at 300 s, waits for the recovery at 600 s and runs again.
+    """
+    fleet = (
+        NodeSpec("spot", "x86_64", "spot", 4, 16, 0.36, interruption_prob_per_hour=0.5),
+        NodeSpec("dear", "x86_64", "on-demand", 4, 16, 3.6),
+    )
+    job = JobSpec("j", 0.0, 600.0, "batch", 4, 8, preemptible=True)
+    spec = TwinSpec(
+        fleet, (job,), Telemetry(np.zeros((4, 2, 2)), 600.0),
+        EpisodeSettings(2400.0, queue_ttl_s=None, spot_recovery_s=300.0,
+                        weights=ObjectiveWeights(wait_usd_per_job_hour=2.0)),
+        fixed_interruptions_s=((300.0,), ()),
+    )
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    inst = OracleInstance.from_hindsight(twin.hindsight())
+    bound = capacity_free_bound(inst)
+    spot_run_usd = 0.36 / 3600.0 * 600.0
+    assert bound == pytest.approx(spot_run_usd, rel=1e-12)
+    optimum = 0.36 / 3600.0 * 300.0 + 2.0 / 3600.0 * 300.0 + spot_run_usd  # evicted run, wait, last run
+    assert brute_force_optimum(spec, 10.0) == pytest.approx(optimum, rel=1e-9)

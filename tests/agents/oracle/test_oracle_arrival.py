@@ -1,0 +1,97 @@
+"""The arrival plan (agents.oracle.plans.arrival): exact where it serves every job, optimal on planted episodes.
+
+* Its program's value is what the twin charges: on random small instances (interruptions,
+  TTLs, latency-critical jobs, cpu contention on and off) a plan that serves every job replays
+  at the program's value, recomputed here by playing it in the twin, and no run is slowed or
+  violates the SLA there; every arrival plan replays at or above the exhaustive optimum.
+* On planted episodes it finds the planted optimum, and ``solve_oracle`` proves it against the
+  capacity-free bound (plan = bound = the certificate) without building the big programs.
+* The no-slowdown room is the largest allocation the twin's contention rule runs at full speed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from agents.oracle import solve_oracle
+from agents.oracle.model.instance import OracleInstance
+from agents.oracle.plans.arrival import _room_without_slowdown_m, arrival_options, solve_arrival_plan
+from agents.oracle.plans.replay import replay_plan
+from digital_twin import DigitalTwin, TwinSpec
+from digital_twin.contention import PROCESSOR_SHARING, progress_rate
+from digital_twin.planted import PlantedEpisode
+from tests.agents.oracle.test_oracle_random import brute_force_optimum, small_specs
+from tests.digital_twin.planted.test_planted import planted_episodes
+
+TOL = 1e-7
+
+
+def _solved(spec: TwinSpec) -> tuple[OracleInstance, DigitalTwin, dict[str, tuple[int, float] | None] | None]:
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    view = twin.hindsight()
+    inst = OracleInstance.from_hindsight(view)
+    return inst, twin, solve_arrival_plan(inst, view).plan
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False), st.booleans())
+def test_arrival_plan__replays_at_its_value_and_never_below_the_optimum(spec: TwinSpec, contended: bool) -> None:
+    """A plan serving every job costs in the twin what its options say; any plan is >= the exhaustive optimum."""
+    spec = spec.with_settings(cost_model="prorated", interference=PROCESSOR_SHARING if contended else "none")
+    inst, twin, plan = _solved(spec)
+    assert plan is not None  # leaving every job unserved is always feasible
+    view = twin.hindsight()
+    replayed = replay_plan(view, plan, False)
+    options = arrival_options(inst)
+    if all(plan[job_id] is not None for j, job_id in enumerate(inst.job_ids) if inst.placeable(j)):
+        chosen = [int(np.flatnonzero((options.job == j) & (options.node == plan[job_id][0]))[0])  # type: ignore[index]
+                  for j, job_id in enumerate(inst.job_ids) if inst.placeable(j)]
+        value = float(options.coef_usd[chosen].sum()) + float(
+            options.unserved_usd[[j for j in range(inst.n_jobs) if not inst.placeable(j)]].sum())
+        unfair = replayed["unfairness_usd"]
+        assert replayed.total_usd - unfair == pytest.approx(value, rel=1e-9, abs=1e-9)
+        assert replayed["sla_violations"] == 0
+        event("every job served")
+    optimum = brute_force_optimum(spec, replayed.total_usd)
+    assume(optimum is not None)
+    assert optimum is not None
+    assert replayed.total_usd >= optimum - TOL
+
+
+@pytest.mark.parametrize(
+    "episode",
+    [*planted_episodes(5, range(0, 6)), *planted_episodes(10, range(40, 42), fill=0.8),
+     *planted_episodes(5, range(100, 104), preemptible_share=1.0, interruptions_per_spot_node=2)],
+    ids=lambda e: f"{len(e.spec.fleet)}n-{len(e.spec.jobs)}j",
+)
+def test_oracle__proves_the_planted_optimum_with_the_arrival_plan(episode: PlantedEpisode) -> None:
+    """Plan = bound = the planted optimum, the plan from the arrival program, no plan or bound program built."""
+    twin = DigitalTwin(episode.spec)
+    twin.reset(np.random.default_rng(0))
+    result = solve_oracle(twin.hindsight())
+    assert result.proven_optimal and result.plan_source == "arrival"
+    assert result.plan_program is None and result.bound_program is None
+    assert result.plan_objective_usd == pytest.approx(episode.optimum_usd, rel=1e-9)
+    assert result.lower_bound_usd == pytest.approx(episode.optimum_usd, rel=1e-9)
+    assert result.lower_bound_usd <= episode.optimum_usd * (1.0 + 1e-12)  # a bound: never above the optimum
+
+
+def test_arrival_plan__the_same_plan_every_time() -> None:
+    """One worker and a work limit: the solve is deterministic."""
+    episode = planted_episodes(10, range(40, 41), fill=0.8)[0]
+    plans = [_solved(episode.spec)[2] for _ in range(2)]
+    assert plans[0] == plans[1]
+
+
+@given(st.integers(1, 64_000), st.floats(0.0, 100.0))
+def test_room_without_slowdown__the_largest_allocation_at_full_speed(capacity_m: int, background_pct: float) -> None:
+    background_m = background_pct * capacity_m / 100.0  # the twin's product
+    room = _room_without_slowdown_m(capacity_m, background_m)
+    assert 0 <= room <= capacity_m
+    assert progress_rate(background_m, room, capacity_m) == 1.0
+    if room < capacity_m:
+        assert progress_rate(background_m, room + 1, capacity_m) < 1.0
