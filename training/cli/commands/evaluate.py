@@ -92,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
     if args.background_cpu_pct is not None:
         loaded = [scenario.with_background_cpu(args.background_cpu_pct) for scenario in loaded]
+    for scenario in loaded:
+        checks.agents_fit_scenario(agents, scenario, "--agents")
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
