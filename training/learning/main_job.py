@@ -24,7 +24,7 @@ instead of the oracle, whose solves take minutes per planted5 episode and prove 
 
 
 def run_baselines(baselines: tuple[str, ...], planted: bool) -> tuple[str, ...]:
-    """The baselines ``aco-env run`` evaluates: ``baselines``, with the oracle replaced by the planted expert when ``planted``.
+    """The baselines ``aco-env run`` evaluates: the oracle replaced by the planted expert when ``planted``.
 
     >>> run_baselines(("first-fit", "oracle"), planted=True), run_baselines(("first-fit", "oracle"), planted=False)
     (('first-fit', 'planted'), ('first-fit', 'oracle'))
