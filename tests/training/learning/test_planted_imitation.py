@@ -1,4 +1,6 @@
-"""Imitation of the planted expert: behaviour cloning on an exported dataset, DAgger with ``planted`` as expert."""
+"""Imitation of the planted expert: behaviour cloning on an exported dataset, and the checks before training.
+
+(DAgger with ``planted`` as expert: tests/training/learning/test_imitation.py.)"""
 
 from __future__ import annotations
 
@@ -9,14 +11,12 @@ import pytest
 from sb3_contrib import MaskablePPO
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-import scenarios
 from aco_env import ClusterSchedulingEnv
 from agents.set_policy import SetPolicy
 from tests.train_helpers import TINY
 from training.errors import DataError, UsageError
 from training.learning.bc import fit_policy, label_accuracy
 from training.learning.config import TrainConfig
-from training.learning.imitation import DaggerSettings, dagger
 from training.learning.planted_dataset import collect_planted, save_planted_dataset
 from training.learning.train import train
 from training.learning.train_checks import check_train_config
@@ -52,17 +52,6 @@ def test_train__bc_dataset_pretrains_on_the_file_and_logs_bc_scalars(planted5_fi
     rows = len(np.load(planted5_file)["action"])
     assert accumulator.Scalars("bc/samples")[-1].value == rows
     assert 0.0 < accumulator.Scalars("bc/accuracy")[-1].value <= 1.0
-
-
-@pytest.mark.training
-def test_dagger__the_planted_expert_labels_the_students_states() -> None:
-    """Iteration 0 has the expert's own episode (its decisions), every label valid; iteration 1 the student's."""
-    scenario = scenarios.load("planted5")
-    model = MaskablePPO(SetPolicy, ClusterSchedulingEnv(scenario), seed=0, device="cpu")
-    settings = DaggerSettings(expert="planted", iterations=2, episodes=1, epochs=2)
-    labels, rounds = dagger(model, scenario, settings, seed=0, progress=False)
-    assert rounds[1].new_labels > 0 and len(labels.actions) == rounds[-1].labels
-    assert labels.masks[np.arange(len(labels.actions)), labels.actions].all()
 
 
 @pytest.mark.parametrize(
