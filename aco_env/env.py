@@ -13,6 +13,7 @@ from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
 from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError
+from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
 __all__ = ["ClusterSchedulingEnv"]
@@ -119,7 +120,9 @@ class ClusterSchedulingEnv(TwinEnv):
     ## Starting State
     ``reset(seed)`` builds the episode from the scenario with the env's seeded generator (the
     synthetic workload, if any, and the spot interruption times) and runs the twin to the first
-    decision.
+    decision. On a planted scenario (``scenario.planted``) the episode is drawn with its optimal
+    schedule, which :meth:`planted` and :meth:`planted_action` hold (hindsight, never in the
+    observation or ``info``).
 
     ## Episode End
     Terminated when every submitted job is completed, failed or rejected (and no job arrives
@@ -174,6 +177,7 @@ class ClusterSchedulingEnv(TwinEnv):
         self._invalid_actions = 0
         self._invalid_streak = 0  # invalid actions since the last valid one
         self._stuck = False  # the episode was truncated by max_invalid_streak
+        self._planted: PlantedEpisode | None = None  # the episode's planted schedule (planted scenarios)
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(
@@ -182,7 +186,10 @@ class ClusterSchedulingEnv(TwinEnv):
         """Start an episode; ``options`` is unused. ``info`` has the keys of :class:`~aco_env.types.StepInfo`."""
         super().reset(seed=seed)
         del options
-        twin = DigitalTwin(self.scenario.make_spec(self.np_random))
+        # drawn once: a planted episode's spec is the one make_spec would build from the same draws
+        self._planted = self.scenario.planted_episode(self.np_random) if self.scenario.planted else None
+        spec = self._planted.spec if self._planted is not None else self.scenario.make_spec(self.np_random)
+        twin = DigitalTwin(spec)
         twin.reset(self.np_random)
         self._start_episode(twin)
         self._decisions = 0
@@ -223,6 +230,26 @@ class ClusterSchedulingEnv(TwinEnv):
         Online agents decide from :meth:`cluster_view`, which holds the present and the past.
         """
         return self._require_twin().hindsight()
+
+    def planted(self) -> PlantedEpisode | None:
+        """The episode's planted schedule and certificate; ``None`` when the scenario is not planted.
+
+        Hindsight, like :meth:`hindsight`: the schedule was cut from the episode's whole future
+        (every arrival, the spot interruptions). It is for evaluation (the proven optimum,
+        ``optimum_usd``), hindsight experts that label training states (the ``planted`` agent) and
+        datasets; never for an online agent or the policy being evaluated.
+        """
+        self._require_twin()
+        return self._planted
+
+    def planted_action(self) -> int | None:
+        """The current job's planted node (hindsight, as :meth:`planted`); ``None`` off planted scenarios or at the end.
+
+        On the planted trajectory (every earlier valid action was the planted one) it is valid
+        and optimal: following it from here attains the proven optimum. Off it, it may not fit.
+        """
+        j = self._require_twin().current_job_index
+        return None if self._planted is None or j < 0 else self._planted.planted_nodes[j]
 
     def episode_metrics(self) -> dict[str, float]:
         """The metrics of the episode so far (the final step's ``info["episode_metrics"]``)."""

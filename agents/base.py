@@ -4,7 +4,9 @@ An agent is bound to one env and decides online, from what is known at decision 
 observation, ``env.unwrapped.fleet`` and ``env.unwrapped.cluster_view()`` (the fleet, the
 episode's settings, the telemetry up to the current tick, the node state, the current job and
 the queue: :class:`aco_env.ClusterView`). The future (jobs not yet arrived, later telemetry,
-spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` by the oracle only.
+spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` or
+``env.unwrapped.planted()`` only by the agents registered with ``hindsight=True`` (the oracle,
+the planted expert): references and experts, never online policies.
 Its ``predict`` has the signature of Stable-Baselines3's ``PolicyPredictor``, so SB3's
 ``evaluate_policy`` and our evaluator treat every agent alike.
 """
@@ -69,17 +71,30 @@ class AgentEntry:
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
             rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
+        hindsight: The agent reads the episode's future (``hindsight()``, ``planted()``): a
+            reference or an expert that labels training states, not an online policy.
     """
 
     factory: AgentFactory
     deferral: str = NEXT_EVENT
+    hindsight: bool = False
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
 
 
-def register_agent(name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, overwrite: bool = False) -> None:
-    """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``)."""
+def register_agent(
+    name: str,
+    factory: AgentFactory,
+    *,
+    deferral: str = NEXT_EVENT,
+    hindsight: bool = False,
+    overwrite: bool = False,
+) -> None:
+    """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``).
+
+    ``hindsight=True`` labels an agent that reads the episode's future (:class:`AgentEntry`).
+    """
     if not name or name != name.strip().lower() or " " in name:
         raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")
     if name in _REGISTRY and not overwrite:
@@ -88,7 +103,7 @@ def register_agent(name: str, factory: AgentFactory, *, deferral: str = NEXT_EVE
         raise TypeError(f"the factory for {name!r} must be callable")
     if deferral not in DEFERRALS:
         raise ValueError(f"deferral must be one of {DEFERRALS}, got {deferral!r}")
-    _REGISTRY[name] = AgentEntry(factory, deferral)
+    _REGISTRY[name] = AgentEntry(factory, deferral, hindsight)
 
 
 def agent_names() -> list[str]:

@@ -11,12 +11,15 @@ import pytest
 
 from aco_env.placement import apply as apply_action
 from aco_env.placement import first_fit  # noqa: F401  (the tests' first-fit policy on the twin)
+from aco_env.registration import FLEET5_ID, PLANTED5_ID
 from digital_twin import DigitalTwin, JobSpec
 from digital_twin.objective import USD_KEYS
 
 TERM_FIELDS = USD_KEYS
 AGENT_NEEDS = {"aco-lstm": pytest.mark.training, "oracle": pytest.mark.heavy}
 """What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs."""
+AGENT_ENV_IDS = {"planted": PLANTED5_ID}
+"""Agents that play only some envs: the planted expert follows a planted episode's schedule."""
 
 
 def agent_params() -> list[Any]:
@@ -24,6 +27,11 @@ def agent_params() -> list[Any]:
     from agents import agent_names
 
     return [pytest.param(name, marks=AGENT_NEEDS.get(name, ())) for name in agent_names()]
+
+
+def agent_env_id(name: str) -> str:
+    """The env id the agent-generic tests play ``name`` in: its own (:data:`AGENT_ENV_IDS`), else Fleet5."""
+    return AGENT_ENV_IDS.get(name, FLEET5_ID)
 
 
 def assert_twin_invariants(twin: DigitalTwin) -> None:

@@ -33,6 +33,7 @@ import importlib.abc
 import importlib.machinery
 import multiprocessing.process
 import os
+import platform
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -129,6 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Check the layer's name and install the import guard, before any test module loads."""
     del config
     _build_the_font_cache()
+    platform.processor()  # SB3 saves it with a model; the first call runs `uname -p` (a child process), then caches
     refused = NOT_IN_THE_FAST_LAYER if layer() == FAST else ()
     loaded = [name for name in refused if name in sys.modules]
     if loaded:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import scenarios
@@ -147,3 +147,25 @@ def oracle_budget() -> float:
         return budget_bytes()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+PLANTED_EXPERT = "planted"
+"""The agent that follows a planted episode's schedule (:mod:`agents.planted`): planted scenarios only."""
+
+
+def planted_scenario_names() -> list[str]:
+    """The bundled scenarios whose episodes are planted (``workload: source: planted``)."""
+    return [name for name in scenarios.names() if scenarios.load(name).planted]
+
+
+def agents_fit_scenario(agents: Sequence[str], scenario: Scenario, option: str) -> None:
+    """Refuse the planted expert on a scenario that is not planted: it has no schedule to follow.
+
+    Raises:
+        UsageError: ``agents`` names the planted expert and ``scenario`` is not planted.
+    """
+    if PLANTED_EXPERT in agents and not scenario.planted:
+        raise UsageError(
+            f"{option}: the {PLANTED_EXPERT} expert follows a planted schedule; {scenario.name} is not planted "
+            f"(planted: {', '.join(planted_scenario_names())})"
+        )

@@ -71,7 +71,6 @@ def certify(spec: TwinSpec) -> Certificate:
         raise SpecError("a planted certificate needs cost_model: prorated (active-nodes is not a sum over jobs)")
     c = TwinConstants.of(spec)
     weights = settings.weights
-    qos_usd = weights.qos_violation_usd
     wait_usd_per_s = weights.wait_usd_per_job_hour / 3600.0
     cheapest: list[float] = []
     nodes_of: list[tuple[int, ...]] = []
@@ -80,9 +79,7 @@ def certify(spec: TwinSpec) -> Certificate:
         if not c.candidates[j]:
             raise SpecError(f"job {job_id!r} fits no node of the fleet")
         rates = {i: job_rate_usd_per_s(c, j, i) for i in c.candidates[j]}
-        fates = {
-            i: rate * c.duration_s[j] + (qos_usd if c.is_lc[j] and c.is_spot[i] else 0.0) for i, rate in rates.items()
-        }
+        fates = completion_usd(c, j)
         best = min(fates.values())
         cheapest.append(best)
         nodes_of.append(tuple(i for i, usd in fates.items() if usd <= best * (1.0 + RELATIVE_SLACK)))
@@ -102,3 +99,17 @@ def certify(spec: TwinSpec) -> Certificate:
                 f"less than its cheapest run {best:.6g} USD (raise wait_usd_per_job_hour, or end the job earlier)"
             )
     return Certificate(tuple(cheapest), tuple(nodes_of), float(sum(cheapest)))
+
+
+def completion_usd(c: TwinConstants, j: int) -> dict[int, float]:
+    """Per node job ``j`` fits (``c.candidates[j]``), the least its completion there costs (USD).
+
+    ``rate(j, i) x d_j`` (the prorated rate of the job on node ``i`` times its nominal duration)
+    plus the QoS penalty when ``j`` is latency-critical and ``i`` a spot node: the fate ``c*_j``
+    minimises over nodes. Empty when the job fits no node.
+    """
+    qos_usd = c.settings.weights.qos_violation_usd
+    return {
+        i: job_rate_usd_per_s(c, j, i) * c.duration_s[j] + (qos_usd if c.is_lc[j] and c.is_spot[i] else 0.0)
+        for i in c.candidates[j]
+    }

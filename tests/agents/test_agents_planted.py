@@ -1,4 +1,5 @@
-"""On planted episodes no agent scores below the planted optimum (below it: a bug in the agent or the certificate)."""
+"""On planted episodes no agent scores below the planted optimum (below it: a bug in the agent or the certificate),
+and the hindsight ``planted`` expert attains it, falling back to the cheapest valid node off its trajectory."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 
-from aco_env.registration import PLANTED5_ID
-from agents import make_agent
+from aco_env.registration import FLEET5_ID, PLANTED5_ID, PLANTED50_ID, PLANTED500_ID
+from agents import agent_names, make_agent
+from agents.base import registered_agent
 from tests.helpers import agent_params, run_episode
 
-ONLINE = [param for param in agent_params() if param.values[0] not in ("oracle", "lookahead")]
+HINDSIGHT = [name for name in agent_names() if registered_agent(name).hindsight]
+ONLINE = [param for param in agent_params() if param.values[0] not in (*HINDSIGHT, "lookahead")]
 """Every registered online agent but the lookahead (about 10 s per planted episode: two seeds, below)."""
 SEEDS = range(20)
 
@@ -42,3 +45,71 @@ def test_lookahead__never_below_the_planted_optimum() -> None:
     player = make_agent("lookahead", env)
     for seed in (0, 1):
         assert run_episode(env, player, seed)["objective_usd"] >= optimum_usd(env, seed) * (1.0 - 1e-9)
+
+
+def test_registry__the_oracle_and_the_planted_expert_are_labelled_hindsight() -> None:
+    """The agents that read the future say so; the heuristics and ACO do not."""
+    assert {"oracle", "planted"} <= set(HINDSIGHT)
+    assert not {"first-fit", "cheapest", "aco", "lookahead", "random"} & set(HINDSIGHT)
+
+
+@pytest.mark.parametrize(("env_id", "seeds"), [(PLANTED5_ID, range(20)), (PLANTED50_ID, range(5))])
+def test_planted_expert__attains_the_planted_optimum(env_id: str, seeds: range) -> None:
+    """On every seed the expert's objective is the proven optimum (to float rounding), nothing rejected."""
+    env = gym.make(env_id)
+    expert = make_agent("planted", env)
+    for seed in seeds:
+        metrics = run_episode(env, expert, seed)
+        assert metrics["objective_usd"] == pytest.approx(optimum_usd(env, seed), rel=1e-9), seed
+        assert metrics["rejected_jobs"] == metrics["failed_jobs"] == 0
+
+
+@pytest.mark.heavy
+def test_planted_expert__attains_the_planted_optimum_on_500_nodes() -> None:
+    """One planted500 episode (about 6,500 decisions)."""
+    env = gym.make(PLANTED500_ID)
+    metrics = run_episode(env, make_agent("planted", env), seed=0)
+    assert metrics["objective_usd"] == pytest.approx(optimum_usd(env, 0), rel=1e-9)
+
+
+def test_planted_expert__refuses_a_scenario_that_is_not_planted() -> None:
+    """On the default scenario there is no schedule to follow: a ValueError naming the scenario."""
+    with pytest.raises(ValueError, match=r"fleet5-synthetic.*not planted"):
+        make_agent("planted", gym.make(FLEET5_ID))
+
+
+def completion_usd(env: gym.Env, job_id: str, node: int) -> float:
+    """The job's completion cost on ``node``, recomputed from the node's price: price x share x duration + QoS."""
+    spec = env.unwrapped.planted().spec
+    job = next(job for job in spec.jobs if job.job_id == job_id)
+    fleet_node = spec.fleet[node]
+    share = job.gpu_count / fleet_node.gpu_count if job.gpu_count else job.cpu_cores / fleet_node.cpu_cores
+    qos = spec.settings.weights.qos_violation_usd if job.workload == "latency-critical" and fleet_node.is_spot else 0.0
+    return fleet_node.price_per_hour_usd * share * job.duration_s / 3600.0 + qos
+
+
+def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node() -> None:
+    """After first-fit play, where the planted node is full the expert picks the valid node of least completion cost."""
+    env = gym.make(PLANTED5_ID)
+    expert = make_agent("planted", env)
+    fallbacks = 0
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        expert.reset(seed)
+        terminated = truncated = False
+        while not (terminated or truncated):
+            mask = env.unwrapped.action_masks()
+            action = int(expert.predict(obs)[0])
+            planted = env.unwrapped.planted_action()
+            if mask[planted]:
+                assert action == planted
+            elif mask[:-1].any():
+                fallbacks += 1
+                job_id = env.unwrapped.cluster_view().job.job_id
+                valid = np.flatnonzero(mask[:-1])
+                costs = [completion_usd(env, job_id, int(node)) for node in valid]
+                assert completion_usd(env, job_id, action) == pytest.approx(min(costs), rel=1e-9)
+            else:
+                assert action == len(mask) - 1  # defer
+            obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(mask)[0]))  # first-fit moves on
+    assert fallbacks > 0  # first-fit leaves the planted trajectory

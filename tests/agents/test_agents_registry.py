@@ -12,9 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aco_env  # noqa: F401  (registers the env ids)
-from aco_env.registration import FLEET5_ID
 from agents import agent_names, make_agent
-from tests.helpers import agent_params, check_agent_protocol, run_episode
+from tests.helpers import agent_env_id, agent_params, check_agent_protocol, run_episode
 from tests.paths import ROOT
 
 AGENTS = agent_params()
@@ -54,15 +53,15 @@ def test_registry__has_the_reference_agents() -> None:
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__implements_the_protocol(name: str) -> None:
-    """Each agent is an Agent, and its first action on Fleet5 is a valid int64 scalar array."""
-    env = gym.make(FLEET5_ID)
+    """Each agent is an Agent, and its first action on Fleet5 (or its own env) is a valid int64 scalar array."""
+    env = gym.make(agent_env_id(name))
     check_agent_protocol(make_agent(name, env), env)
 
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
     """gym.make, reset(seed), agent.reset(seed), predict/step to the end, only valid actions."""
-    env = gym.make(FLEET5_ID)
+    env = gym.make(agent_env_id(name))
     metrics = run_episode(env, make_agent(name, env), seed=1)
     assert metrics["decisions"] > 0 and metrics["invalid_actions"] == 0
     assert metrics["return"] == pytest.approx(-metrics["objective_usd"])
@@ -71,7 +70,7 @@ def test_agent__plays_a_full_fleet5_episode(name: str) -> None:
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__same_seed_same_episode(name: str) -> None:
     """Two runs with the same seed give the same episode metrics (all randomness is seeded)."""
-    env = gym.make(FLEET5_ID)
+    env = gym.make(agent_env_id(name))
     agent = make_agent(name, env)
     assert run_episode(env, agent, seed=4) == run_episode(env, agent, seed=4)
 
@@ -101,7 +100,7 @@ def test_oracle_agent__only_valid_actions_on_states_reached_by_random_play(
 
 def _valid_actions_along_random_play(name: str, episode_seed: int, steps: int, agent_seed: int) -> None:
     """Random play from ``episode_seed`` for ``steps`` steps; ``name`` answers every state with a valid action."""
-    env = gym.make(FLEET5_ID)
+    env = gym.make(agent_env_id(name))
     obs, _ = env.reset(seed=episode_seed)
     agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
     agent.reset(seed=agent_seed)

@@ -31,7 +31,19 @@ from training.errors import (
     UsageError,
 )
 
-COMMANDS = ("run", "train", "sweep", "evaluate", "scenarios", "validate", "replay", "bench", "reproduce", "rllib")
+COMMANDS = (
+    "run",
+    "train",
+    "sweep",
+    "evaluate",
+    "export-planted",
+    "scenarios",
+    "validate",
+    "replay",
+    "bench",
+    "reproduce",
+    "rllib",
+)
 """Subcommand names; ``training/cli/commands/<name>.py`` implements each."""
 DEBUG_ENV = "ACO_ENV_DEBUG"
 """Set to 1 for tracebacks (as ``--debug``)."""

@@ -148,6 +148,7 @@ def play_unit(unit: EpisodeUnit) -> UnitResult:
         decision_latency_ms_p50=float(np.percentile(result.decision_latency_ms, 50)),
         decision_latency_ms_p99=float(np.percentile(result.decision_latency_ms, 99)),
         oracle=_oracle_episode(agent),
+        planted=result.planted,
     )
     return UnitResult(episode, result.decision_latency_ms)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from agents.base import registered_agent
 from digital_twin.objective import PENALTIES
 from training.evaluation.results import EPISODE_ENV_NAME, ORACLE, SAMPLED_SUFFIX, Evaluation, Summary
 from training.evaluation.tables import new_table, print_table
@@ -18,6 +19,9 @@ EPISODE_COLUMNS = (
     ("rejected_jobs", "rejected", "{:.1f}"),
     ("optimality_gap", "gap/bound", "{:.1%}"),
     ("optimality_gap_vs_plan", "gap/plan", "{:.1%}"),
+    ("planted_gap", "gap/opt", "{:.1%}"),
+    ("planted_agreement", "agree", "{:.0%}"),
+    ("planted_on_trajectory", "on-path", "{:.0%}"),
     ("decision_latency_ms_p50", "p50 ms", "{:.3f}"),
     ("decision_latency_ms_p99", "p99 ms", "{:.3f}"),
 )
@@ -33,6 +37,12 @@ _TERM_KEYS = frozenset(term.usd_key for term in PENALTIES)
 
 LEGEND_CI = "+-: half-width of the 95 % t-interval of the mean over episodes"
 LEGEND_GAPS = "gap/bound: (objective - oracle lower bound) / bound; gap/plan: (objective - oracle plan) / plan"
+LEGEND_PLANTED = (
+    "gap/opt: objective / planted optimum - 1 (exact); agree: share of decisions whose action is the planted "
+    "schedule's; on-path: share taken while every earlier decision agreed. Agreement is a diagnostic, not "
+    "optimality: several schedules can be optimal (identical nodes, equal-cost swaps)"
+)
+LEGEND_HINDSIGHT = "hindsight (knows the episode's future): a reference, not an online policy"
 LEGEND_SAMPLED = f"{SAMPLED_SUFFIX}: the trained policy sampling its actions rather than taking the most likely one"
 LEGEND_PLACEMENT = (
     "optimality rate: share of decisions whose action is optimal given a cheapest-fit continuation with the "
@@ -64,6 +74,8 @@ def _cell(summary: Summary, key: str, fmt: str, with_ci: bool) -> str:
     if value is None:
         return "-"
     cell = fmt.format(value)
+    if cell.startswith("-") and not cell.strip("-0.%"):  # float noise below zero: "-0.0%" reads as 0
+        cell = cell[1:]
     half_width = summary.ci95.get(key)
     if with_ci and half_width is not None:
         cell += " +- " + fmt.format(half_width).lstrip()
@@ -80,11 +92,20 @@ def _notes(
         proven = summaries[ORACLE].mean.get("oracle_proven_optimal")
         if bound is not None and proven is not None:
             notes.append(f"oracle lower bound (mean): {bound:.4f} USD; proven optimal in {proven:.0%} of episodes")
+    optima = [summary.mean.get("planted_optimum_usd") for summary in summaries.values()]
+    optimum = next((value for value in optima if value is not None), None)  # the same seeds for every agent
+    if not placement and optimum is not None:
+        notes.append(f"planted optimum (mean): {optimum:.4f} USD, proven by construction")
     keys = {key for key, _, _ in shown}
     if evaluation.episodes > 1:
         notes.append(LEGEND_CI)
     if "optimality_gap" in keys:
         notes.append(LEGEND_GAPS)
+    if "planted_gap" in keys:
+        notes.append(LEGEND_PLANTED)
+    hindsight = [name for name in summaries if (entry := registered_agent(name)) is not None and entry.hindsight]
+    if hindsight:
+        notes.append(f"{', '.join(hindsight)}: {LEGEND_HINDSIGHT}")
     if any(name.endswith(SAMPLED_SUFFIX) for name in summaries):
         notes.append(LEGEND_SAMPLED)
     if placement:

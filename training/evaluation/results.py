@@ -12,7 +12,10 @@ per-episode row holds the env's episode metrics, ``seed``, ``decision_latency_ms
 the oracle ``objective_lower_bound_usd``, ``oracle_plan_objective_usd``, ``oracle_solve_time_s``
 and ``oracle_proven_optimal``, and, when the oracle played the same seeds of the full episode
 env, every agent's ``optimality_gap`` (against the oracle's lower bound) and
-``optimality_gap_vs_plan`` (against its plan).
+``optimality_gap_vs_plan`` (against its plan). On a planted scenario every row also holds
+``planted_optimum_usd`` (the episode's proven optimum), ``planted_gap`` (``objective / optimum -
+1``, exact), ``planted_agreement`` and ``planted_on_trajectory`` (per-step agreement with the
+planted schedule: :mod:`training.evaluation.agreement`). Files without them read as before.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from training.evaluation.agreement import PlantedScore
 from training.evaluation.stats import ci95_half_width
 
 ORACLE = "oracle"
@@ -36,6 +40,8 @@ SAMPLED_SUFFIX = "-sampled"
 """The name suffix of a trained policy evaluated by sampling its actions (a training run's evaluation)."""
 GAP_KEYS = ("optimality_gap", "optimality_gap_vs_plan")
 """Per-episode gap metrics: against the oracle's lower bound, and against its plan."""
+PLANTED_GAP = "planted_gap"
+"""Per-episode gap to the proven optimum of a planted episode: ``objective / optimum - 1``."""
 LATENCY_KEYS = ("decision_latency_ms_p50", "decision_latency_ms_p99")
 """Per-episode decision latency percentiles (ms)."""
 TIMING_KEYS = (*LATENCY_KEYS, "oracle_solve_time_s")
@@ -83,6 +89,8 @@ class EpisodeEvaluation:
         decision_latency_ms_p50: Median wall time of the agent's ``predict`` calls (ms).
         decision_latency_ms_p99: Their 99th percentile (ms).
         oracle: The oracle's bound and plan when the agent is the oracle, else ``None``.
+        planted: On a planted scenario, the episode's optimum and the agent's agreement with
+            the planted schedule, else ``None``.
     """
 
     seed: int
@@ -90,27 +98,39 @@ class EpisodeEvaluation:
     decision_latency_ms_p50: float
     decision_latency_ms_p99: float
     oracle: OracleEpisode | None = None
+    planted: PlantedScore | None = None
 
     def row(self, gaps: Mapping[str, float] | None = None) -> dict[str, Any]:
-        """The episode's results.json row, with ``gaps`` (:data:`GAP_KEYS`) appended when given."""
+        """The episode's results.json row, with ``gaps`` (:data:`GAP_KEYS`) appended when given.
+
+        A planted episode's row has its :data:`PLANTED_GAP` too (derived from its optimum).
+        """
+        planted: dict[str, float] = {}
+        if self.planted is not None:
+            planted = self.planted.metrics()
+            planted[PLANTED_GAP] = relative_gap(self.metrics["objective_usd"], self.planted.optimum_usd)
         return {
             **self.metrics,
             "seed": self.seed,
             **dict(zip(LATENCY_KEYS, (self.decision_latency_ms_p50, self.decision_latency_ms_p99), strict=True)),
             **(self.oracle.metrics() if self.oracle is not None else {}),
+            **planted,
             **(gaps or {}),
         }
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> EpisodeEvaluation:
         """The episode of a results.json row (gaps are dropped: they are derived again)."""
-        rest = {key: value for key, value in row.items() if key not in (*GAP_KEYS, *LATENCY_KEYS, "seed")}
-        oracle = None
+        derived = (*GAP_KEYS, PLANTED_GAP, *LATENCY_KEYS, "seed")
+        rest = {key: value for key, value in row.items() if key not in derived}
+        oracle = planted = None
         if all(key in rest for key in OracleEpisode.KEYS):
             bound, plan, solve_time, proven = (rest.pop(key) for key in OracleEpisode.KEYS)
             oracle = OracleEpisode(bound, plan, solve_time, proven_optimal=bool(proven))
+        if all(key in rest for key in PlantedScore.KEYS):
+            planted = PlantedScore(*(float(rest.pop(key)) for key in PlantedScore.KEYS))
         p50, p99 = (float(row[key]) for key in LATENCY_KEYS)
-        return cls(int(row["seed"]), rest, p50, p99, oracle)
+        return cls(int(row["seed"]), rest, p50, p99, oracle, planted)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,10 @@
-"""Behaviour cloning from the one-step placement env's labels.
+"""Behaviour cloning: fitting a policy's action distribution to labelled states.
 
-Labels come from ``aco_env/Placement-v2`` (:class:`aco_env.PlacementEnv`): each sample is a
+:func:`fit_policy` fits any :class:`~training.learning.labels.Labels`: the placement env's (below),
+DAgger's (:mod:`training.learning.imitation`) or a planted dataset's
+(:func:`training.learning.planted_dataset.load_planted_dataset`, ``aco-env train --bc-dataset``).
+
+:func:`collect_labels` draws labels from ``aco_env/Placement-v2`` (:class:`aco_env.PlacementEnv`): each sample is a
 decision state of the scenario and the actions that are optimal *given a cheapest-fit
 continuation with the true future*: every action is scored by replaying the rest of the episode
 in the twin under cheapest-fit, with the true future arrivals, telemetry and spot interruptions,
@@ -11,30 +15,15 @@ lowest-index such action, with the action mask applied for MaskablePPO policies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
 from aco_env import PlacementEnv
 from digital_twin.scenario import Scenario
+from training.learning.labels import Labels, stack_labels
 from training.progress import Progress
 
-
-@dataclass(frozen=True)
-class Labels:
-    """``n`` decision states and their labelled actions.
-
-    Attributes:
-        observations: Observation dict, each value ``(n, ...)`` float32.
-        actions: ``(n,)`` int64, the lowest-index action that is optimal given a cheapest-fit
-            continuation with the true future.
-        masks: ``(n, N + 1)`` bool action masks.
-    """
-
-    observations: dict[str, np.ndarray]
-    actions: np.ndarray  # (n,)
-    masks: np.ndarray  # (n, N + 1)
+__all__ = ["Labels", "collect_labels", "fit_policy", "label_accuracy", "stack_labels"]
 
 
 def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: bool = True) -> Labels:
@@ -54,12 +43,6 @@ def collect_labels(scenario: str | Scenario, samples: int, seed: int, progress: 
     return stack_labels(observations, actions)
 
 
-def stack_labels(observations: list[dict[str, np.ndarray]], actions: list[int]) -> Labels:
-    """Labels from per-state observation dicts and actions (the masks are the observations' ``action_mask``)."""
-    stacked = {key: np.stack([o[key] for o in observations]) for key in observations[0]}
-    return Labels(stacked, np.array(actions, dtype=np.int64), stacked["action_mask"].astype(bool))
-
-
 def fit_policy(
     policy: torch.nn.Module,
     labels: Labels,
@@ -73,7 +56,7 @@ def fit_policy(
 
     Args:
         policy: An SB3 ``ActorCriticPolicy`` (MaskablePPO's when ``masked``).
-        labels: From :func:`collect_labels`.
+        labels: The states and their labels (:func:`collect_labels`, a planted dataset's, DAgger's).
         epochs: Passes over the labels.
         batch_size: Minibatch size.
         learning_rate: Adam's learning rate.
@@ -84,7 +67,6 @@ def fit_policy(
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     n = len(labels.actions)
     policy.set_training_mode(True)
-    loss_value, accuracy = float("nan"), float("nan")
     for _ in range(epochs):
         order = rng.permutation(n)
         for start in range(0, n, batch_size):
@@ -100,6 +82,17 @@ def fit_policy(
             loss.backward()
             optimizer.step()
     policy.set_training_mode(False)
+    return label_accuracy(policy, labels, masked)
+
+
+def label_accuracy(policy: torch.nn.Module, labels: Labels, masked: bool) -> dict[str, float]:
+    """``loss`` (mean cross-entropy of the labels, nats) and ``accuracy`` (share where the policy's mode is the label).
+
+    Args:
+        policy: An SB3 ``ActorCriticPolicy`` (MaskablePPO's when ``masked``), not changed.
+        labels: The states and their labels.
+        masked: Pass the action masks to the distribution (MaskablePPO).
+    """
     with torch.no_grad():
         obs, _ = policy.obs_to_tensor(labels.observations)
         distribution = (

@@ -100,6 +100,10 @@ class TrainConfig:
     """Labelled states of aco_env/Placement-v2 to pretrain the policy with before RL (0 = off); a label is
     the action that is optimal given a cheapest-fit continuation with the true future. The bc algorithm
     uses 4000 when this is 0."""
+    bc_dataset: Path | None = optional_path("FILE.npz")  # noqa: RUF009  (returns a dataclasses.field)
+    """Pretrain the policy before RL by behaviour cloning on a planted dataset (aco-env export-planted: states
+    of the run's scenario labelled by the planted expert) instead of --bc-samples placement labels; with the bc
+    algorithm, the whole training."""
     bc_epochs: int = counted(20, minimum=1)
     """Passes over the BC labels."""
     dagger_iterations: int = counted(0, minimum=0)
@@ -109,7 +113,9 @@ class TrainConfig:
     dagger_episodes: int = counted(16, minimum=1)
     """Episodes per DAgger iteration (about 57 decisions each on the default scenario)."""
     dagger_expert: str = "lookahead"
-    """The online agent DAgger imitates (a registered agent that decides from what is known at decision time)."""
+    """The agent DAgger imitates: a registered agent that can label any state the student visits, online
+    (lookahead, aco, ...) or, on planted scenarios, planted (the planted schedule's action, else the cheapest
+    valid node: a hindsight expert, fine for labelling training states, never for the evaluated policy)."""
     curve_every: int = counted(0, minimum=-1)
     """Steps between learning-curve points (the policy on --curve-episodes validation seeds, beside the
     --curve-baselines, as eval/<agent>/objective_usd in TensorBoard); 0 = auto, a tenth of the run (11
@@ -201,7 +207,7 @@ class TrainConfig:
             raise ValueError("not a JSON object")
         known = {f.name for f in dataclasses.fields(cls)}
         values = {key: value for key, value in document.items() if key in known}
-        for name in ("logdir", "resume"):
+        for name in ("logdir", "resume", "bc_dataset"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
         for name in ("net_arch", "eval_agents", "curve_baselines"):

@@ -1,4 +1,4 @@
-"""DAgger: imitation of an online expert in the states the student itself visits.
+"""DAgger: imitation of an expert in the states the student itself visits.
 
 Behaviour cloning from an expert's own episodes teaches a policy the states the expert
 reaches; a student that errs once is then in states it never saw, and errors compound. DAgger
@@ -10,10 +10,15 @@ reaches; a student that errs once is then in states it never saw, and errors com
 3. After each iteration the policy is fitted by masked cross-entropy on all labels so far
    (:func:`training.learning.bc.fit_policy`).
 
-The expert must be an *online* agent (it decides from what is known at decision time): the
-default is ``lookahead`` (:mod:`agents.lookahead`), which plans by rollouts in sampled futures.
-Its labels are noisy (4 sampled futures; ties between deferring and placing), so the student
-does not reach 100 % accuracy on them and need not.
+The expert must label any state the student visits. The default is ``lookahead``
+(:mod:`agents.lookahead`), an online agent that plans by rollouts in sampled futures; its labels
+are noisy (4 sampled futures; ties between deferring and placing), so the student does not
+reach 100 % accuracy on them and need not. On planted scenarios the expert may be ``planted``
+(:mod:`agents.planted`): the planted schedule's action where it is valid (proven optimal on the
+planted trajectory), else the valid node of least completion cost. It reads the episode's
+future: a hindsight expert is fine for labelling the states a policy trains on, never as the
+policy that is evaluated (the student only ever sees observations). The ``oracle`` cannot be
+the expert: it replays its own plan and cannot label the states the student visits.
 
 Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations),
 away from the validation (5,000 + seed) and evaluation (10,000 + seed) seeds.
@@ -31,7 +36,8 @@ import numpy as np
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from digital_twin.scenario import Scenario
-from training.learning.bc import Labels, fit_policy, stack_labels
+from training.learning.bc import fit_policy
+from training.learning.labels import Labels, stack_labels
 from training.progress import Progress
 
 IMITATION_SEED_OFFSET = 20_000
@@ -66,7 +72,8 @@ class DaggerSettings:
     """How to imitate.
 
     Attributes:
-        expert: A registered online agent (``lookahead`` by default).
+        expert: A registered agent that labels any state: online (``lookahead``, the default) or
+            ``planted`` on planted scenarios (hindsight, for labels only).
         iterations: DAgger iterations (>= 1; the first plays the expert).
         episodes: Episodes per iteration (>= 1).
         epochs: Passes over all labels after each iteration.

@@ -8,7 +8,9 @@ text), ``checkpoints/``, ``model.zip``,
 ``eval.json`` and ``eval/`` (the evaluation harness on the trained model beside the baselines,
 same seeds: :mod:`training.evaluation.results`); :mod:`training.learning.run_dir` describes the layout. The
 scenario is loaded once (by the caller, or here) and shared by the training envs, the
-behaviour-cloning labels and the evaluation. ``config.resume`` continues a run in its own
+behaviour-cloning labels and the evaluation. Behaviour cloning fits ``config.bc_samples``
+placement labels, or the planted dataset ``config.bc_dataset`` (``aco-env export-planted``).
+``config.resume`` continues a run in its own
 directory up to ``config.timesteps`` in all. Ctrl-C or SIGTERM saves ``model.zip`` and a
 checkpoint and raises :class:`~training.learning.interrupt.TrainingInterrupted`.
 """
@@ -52,6 +54,8 @@ from training.learning.config import RESUME_OPTIONS, TrainConfig
 from training.learning.curves import CurvePointHook, LearningCurve
 from training.learning.imitation import DaggerSettings, dagger
 from training.learning.interrupt import StopRequest, TrainingInterrupted, ignore_stop_signals
+from training.learning.labels import Labels
+from training.learning.planted_dataset import load_planted_dataset
 from training.learning.run_dir import (
     CONFIG,
     EVAL_DIR,
@@ -233,9 +237,11 @@ def _learn(
         KeyboardInterrupt: Ctrl-C or SIGTERM during RL, after it stopped at an environment step.
     """
     algorithm = ALGORITHMS[config.algo]
-    bc_samples = config.bc_samples or (BC_DEFAULT_SAMPLES if config.algo == "bc" else 0)
-    if bc_samples and point is None:
-        _pretrain(model, config, scenario, bc_samples)
+    bc_samples = config.bc_samples or (BC_DEFAULT_SAMPLES if config.algo == "bc" and not config.bc_dataset else 0)
+    if point is None and config.bc_dataset is not None:
+        _pretrain(model, config, load_planted_dataset(config.bc_dataset).labels())
+    elif bc_samples and point is None:
+        _pretrain(model, config, collect_labels(scenario, bc_samples, seed=config.seed, progress=config.progress_bar))
     if config.dagger_rounds and point is None:
         _imitate(model, config, scenario)
     remaining = max(config.timesteps - int(model.num_timesteps), 0) if algorithm.reinforcement_learning else 0
@@ -295,12 +301,11 @@ def _save_interrupted(model: Any, config: TrainConfig, run_dir: Path) -> list[Pa
     return saved
 
 
-def _pretrain(model: Any, config: TrainConfig, scenario: Scenario, samples: int) -> None:
-    """Behaviour cloning of ``samples`` one-step labels into ``model.policy``; logs ``bc/`` scalars."""
+def _pretrain(model: Any, config: TrainConfig, labels: Labels) -> None:
+    """Behaviour cloning of ``labels`` (placement labels or a planted dataset's) into ``model.policy``; logs ``bc/``."""
     algorithm = ALGORITHMS[config.algo]
     if algorithm.value_based:
         raise ValueError(f"behaviour cloning needs a policy with an action distribution (not {algorithm.name})")
-    labels = collect_labels(scenario, samples, seed=config.seed, progress=config.progress_bar)
     stats = fit_policy(
         model.policy,
         labels,
@@ -312,7 +317,7 @@ def _pretrain(model: Any, config: TrainConfig, scenario: Scenario, samples: int)
     )
     model.logger.record("bc/loss", stats["loss"])
     model.logger.record("bc/accuracy", stats["accuracy"])
-    model.logger.record("bc/samples", samples)
+    model.logger.record("bc/samples", len(labels.actions))
     model.logger.dump(0)
 
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from agents.algorithms import ALGORITHMS
 from digital_twin.scenario import Scenario
 from training import checks
-from training.errors import UsageError
+from training.errors import DataError, UsageError
 from training.learning.config import RESUME_OPTIONS, TrainConfig
 from training.learning.run_dir import find_resume_point, resumed_config, stored_config
 
@@ -85,12 +88,14 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
     scenario = checks.scenario(config.scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
+        checks.agents_fit_scenario(config.eval_agents, scenario, "--eval-agents")
     if config.dagger_iterations and not config.dagger_rounds:
         raise UsageError(
             f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
         )
     if config.dagger_rounds:
         checks.agent_list(config.dagger_expert, "--dagger-expert")
+        checks.agents_fit_scenario([config.dagger_expert], scenario, "--dagger-expert")
         if config.dagger_expert == "oracle":
             raise UsageError(
                 "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
@@ -98,10 +103,8 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
             )
     if config.curve_interval and config.curve_baselines and ALGORITHMS[config.algo].reinforcement_learning:
         checks.agent_list(",".join(config.curve_baselines), "--curve-baselines")
-    if config.bc_samples and ALGORITHMS[config.algo].value_based:
-        raise UsageError(
-            f"--bc-samples: behaviour cloning needs a policy with an action distribution; not with {config.algo}"
-        )
+        checks.agents_fit_scenario(config.curve_baselines, scenario, "--curve-baselines")
+    check_behaviour_cloning(config, scenario)
     if point is not None:
         checks.writable_dir(point.run_dir, "--resume")
     else:
@@ -125,3 +128,48 @@ def check_hyperparameters(algo: str, hyperparameters: dict[str, Any]) -> None:
         raise UsageError(
             f"--hp {unknown[0]}: {algorithm.class_name} ({algo}) has no such parameter; valid: {', '.join(valid)}"
         )
+
+
+def check_behaviour_cloning(config: TrainConfig, scenario: Scenario) -> None:
+    """``--bc-samples`` or ``--bc-dataset`` (one of them) with an algorithm that has an action distribution.
+
+    Raises:
+        UsageError: Both are given, or the algorithm is value-based, or the dataset is of another env.
+        DataError: The dataset cannot be read.
+    """
+    for option, value in (("--bc-samples", config.bc_samples), ("--bc-dataset", config.bc_dataset)):
+        if value and ALGORITHMS[config.algo].value_based:
+            raise UsageError(
+                f"{option}: behaviour cloning needs a policy with an action distribution; not with {config.algo}"
+            )
+    if config.bc_dataset is not None:
+        if config.bc_samples:
+            raise UsageError("--bc-dataset and --bc-samples: behaviour cloning fits one set of labels; give one")
+        check_bc_dataset(config.bc_dataset, scenario)
+
+
+def check_bc_dataset(path: Path, scenario: Scenario) -> None:
+    """The planted dataset at ``path`` can be read and has the observations of ``scenario``'s env.
+
+    Raises:
+        DataError: The file cannot be read or is not a planted dataset.
+        UsageError: Its observations have other shapes than the scenario's (another fleet size,
+            queue window or history).
+    """
+    from aco_env import ClusterSchedulingEnv
+    from training.learning.planted_dataset import PlantedDatasetError, load_planted_dataset
+
+    try:
+        dataset = load_planted_dataset(path)
+    except OSError as exc:
+        raise DataError(f"--bc-dataset {path}: cannot read it ({exc.strerror or exc})") from None
+    except PlantedDatasetError as exc:
+        raise DataError(f"--bc-dataset {exc}") from None
+    space = ClusterSchedulingEnv(scenario).observation_space
+    for key, box in space.spaces.items():  # type: ignore[attr-defined]  # a Dict space
+        shape = dataset.observations.get(key, np.zeros(0)).shape[1:]
+        if shape != box.shape:
+            raise UsageError(
+                f"--bc-dataset {path}: its {key!r} observations are {shape}, the env of {scenario.name} has "
+                f"{box.shape} (the dataset is of {dataset.meta.get('scenario')}; export one of {scenario.name})"
+            )

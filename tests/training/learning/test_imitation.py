@@ -23,14 +23,18 @@ from training.learning.train_checks import check_train_config
 
 
 @pytest.mark.training
-def test_dagger__labels_every_state_and_only_valid_actions() -> None:
-    """Iteration 0 replays the expert's own episode (as many labels as it has decisions); every label is valid."""
-    scenario = scenarios.load("fleet5-synthetic")
+@pytest.mark.parametrize(("scenario_name", "expert"), [("fleet5-synthetic", "aco"), ("planted5", "planted")])
+def test_dagger__labels_every_state_and_only_valid_actions(scenario_name: str, expert: str) -> None:
+    """Iteration 0 replays the expert's own episode (as many labels as it has decisions); every label is valid.
+
+    The planted expert (hindsight, on a planted scenario) labels the student's states too.
+    """
+    scenario = scenarios.load(scenario_name)
     model = MaskablePPO(SetPolicy, ClusterSchedulingEnv(scenario), seed=0, device="cpu")
-    settings = DaggerSettings(expert="aco", iterations=2, episodes=1, epochs=2)
+    settings = DaggerSettings(expert=expert, iterations=2, episodes=1, epochs=2)
     labels, rounds = dagger(model, scenario, settings, seed=0, progress=False)
     env = ClusterSchedulingEnv(scenario)
-    expert_episode = play_episode(env, make_agent("aco", env), IMITATION_SEED_OFFSET)
+    expert_episode = play_episode(env, make_agent(expert, env), IMITATION_SEED_OFFSET)
     assert rounds[0].new_labels == expert_episode.metrics["decisions"]
     assert [r.labels for r in rounds] == [rounds[0].new_labels, rounds[0].new_labels + rounds[1].new_labels]
     assert len(labels.actions) == rounds[-1].labels

@@ -109,6 +109,17 @@ def test_backends__the_oracle_and_the_placement_env_give_the_results_of_serial(
     assert expected in parallel["agents"]["aco"]["mean"]
 
 
+@pytest.mark.parametrize("name", PARALLEL)
+def test_backends__planted_scores_are_those_of_serial(name: str, backend: Backend) -> None:
+    """planted5 (optimum, gap, per-step agreement computed in each unit): equal to serial."""
+    serial, parallel = (
+        evaluate("planted5", ["planted", "cheapest"], 2, seed=1, progress=False, backend=chosen).to_json()
+        for chosen in (SerialBackend(), backend)
+    )
+    assert without_timing(parallel) == without_timing(serial)
+    assert "planted_agreement" in parallel["agents"]["cheapest"]["mean"]
+
+
 @pytest.mark.parametrize("agent", agent_params())
 def test_play_unit__a_new_agent_per_episode_plays_what_one_agent_over_every_seed_played(agent: str) -> None:
     """Per-unit evaluation changes no number: no agent carries anything from one episode into the next.
@@ -116,7 +127,7 @@ def test_play_unit__a_new_agent_per_episode_plays_what_one_agent_over_every_seed
     The reference is the evaluator before backends: one env and one agent playing the seeds in
     turn (here in the order 2, 0, 1, so an episode follows others).
     """
-    scenario = scenarios.load("toy3" if agent == "oracle" else "fleet5-synthetic")
+    scenario = scenarios.load({"oracle": "toy3", "planted": "planted5"}.get(agent, "fleet5-synthetic"))
     env = EPISODE_ENV.make(scenario, agent)
     one_agent = make_agent(agent, env)
     in_turn = {seed: play_episode(env, one_agent, seed).metrics for seed in (2, 0, 1)}

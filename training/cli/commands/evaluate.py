@@ -6,9 +6,14 @@
 ``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
 ``rejected_jobs``, ``completed_jobs``, ``decision_latency_ms_p50/p99`` and, when ``oracle`` is
 evaluated, ``optimality_gap`` (against the oracle's lower bound) and, for the oracle,
-``objective_lower_bound_usd`` (:mod:`training.evaluation.results` has the whole format). An oracle too
-large for its memory budget is left out with a note (``"skipped"``); raise the budget with
-``ACO_ENV_ORACLE_MEMORY_GB``.
+``objective_lower_bound_usd`` (:mod:`training.evaluation.results` has the whole format). On a
+planted scenario (``planted5``, ``planted50``, ``planted500``) every agent's rows also hold the
+episode's proven optimum ``planted_optimum_usd``, the exact gap ``planted_gap`` (objective /
+optimum - 1), ``planted_agreement`` (share of decisions whose action is the planted schedule's)
+and ``planted_on_trajectory`` (share taken while every earlier decision agreed); the leaderboard
+shows them as ``gap/opt``, ``agree`` and ``on-path``. Agreement is a diagnostic, not optimality:
+several schedules can be optimal. An oracle too large for its memory budget is left out with a
+note (``"skipped"``); raise the budget with ``ACO_ENV_ORACLE_MEMORY_GB``.
 
 Each (agent, seed) episode is a unit of work that ``--backend`` runs: ``serial`` (in this
 process), ``processes`` (a pool with one process per core; the default) or ``ray`` (Ray tasks
@@ -87,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
     if args.background_cpu_pct is not None:
         loaded = [scenario.with_background_cpu(args.background_cpu_pct) for scenario in loaded]
+    for scenario in loaded:
+        checks.agents_fit_scenario(agents, scenario, "--agents")
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
