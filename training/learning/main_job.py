@@ -18,20 +18,4 @@ minibatches of 1,024 per epoch). Long per-env rollouts keep the returns Monte-Ca
 end inside one): with 128 steps each, the greedy policy drifted to deferring after 60,000 steps
 (docs/results.md)."""
 
-PLANTED_REFERENCE = "planted"
-"""On a planted scenario the run evaluates the planted expert (its objective is the proven optimum)
-instead of the oracle, whose solves take minutes per planted5 episode and prove nothing more."""
-
-
-def run_baselines(baselines: tuple[str, ...], planted: bool) -> tuple[str, ...]:
-    """The baselines ``aco-env run`` evaluates: the oracle replaced by the planted expert when ``planted``.
-
-    >>> run_baselines(("first-fit", "oracle"), planted=True), run_baselines(("first-fit", "oracle"), planted=False)
-    (('first-fit', 'planted'), ('first-fit', 'oracle'))
-    """
-    if not planted:
-        return baselines
-    return tuple(PLANTED_REFERENCE if name == "oracle" else name for name in baselines)
-
-
-__all__ = ["PLANTED_REFERENCE", "RUN_DAGGER_ITERATIONS", "RUN_ROLLOUT", "RUN_TIMESTEPS", "run_baselines"]
+__all__ = ["RUN_DAGGER_ITERATIONS", "RUN_ROLLOUT", "RUN_TIMESTEPS"]

@@ -221,17 +221,17 @@ def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytes
 def test_run_command__a_planted_scenario_shows_the_planted_optimum(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`aco-env run --scenario planted5` (no training, one episode): the leaderboard has the optimum and the gaps."""
+    """`aco-env run --scenario planted5` (no training, one episode): the optimum, the gaps, the oracle proving it."""
     from training.cli.main import build_parser
 
     command = ["run", "--scenario", "planted5", "--timesteps", "0", "--episodes", "1", "--dagger-iterations", "0"]
     args = build_parser().parse_args([*command, "--logdir", str(tmp_path)])
     assert args._run(args) == 0
     out = capsys.readouterr().out
-    assert "planted5 is planted: the planted expert (the proven optimum) stands in for the oracle" in out
     assert "planted optimum (mean): 4.4667 USD, proven by construction" in out
     table = out[out.index("planted5: 1 episode(s)") :].splitlines()
     assert all(column in table[1] for column in ("gap/opt", "agree", "on-path"))
     agents = [line.split()[0] for line in table[2:8]]
-    assert agents[0] == "planted" and "oracle" not in agents
+    assert agents[0] == "oracle"
+    assert "proven optimal in 100% of episodes" in out
     assert {"maskable-ppo", "maskable-ppo-sampled", "first-fit", "cheapest", "aco"} <= set(agents)

@@ -5,9 +5,8 @@ DAgger imitation of the online ``lookahead`` agent (:mod:`training.learning.imit
 16 episodes), then MaskablePPO, collecting from 16 envs in this process (their actions chosen in
 one batch; :data:`RUN_ROLLOUT`). It evaluates the trained agent beside
 first-fit, cheapest, ACO and the oracle on the same seeds and prints the leaderboard. On a
-planted scenario (``--scenario planted5``) the planted expert stands in for the oracle, and the
-leaderboard shows the proven optimum, each agent's exact gap to it and its agreement with the
-planted schedule.
+planted scenario (``--scenario planted5``) the leaderboard also shows the proven optimum, each
+agent's exact gap to it and its agreement with the planted schedule.
 
 The default budget (DAgger, then RUN_TIMESTEPS steps of RL) fits in ten minutes on a 2-core machine; the run
 directory holds the model, TensorBoard events and ``eval.json`` (see ``aco-env train --help``).
@@ -18,7 +17,6 @@ and a checkpoint, says where, and exits 130; ``aco-env train --resume RUN_DIR`` 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +24,7 @@ import scenarios
 from digital_twin.objective import OBJECTIVE_KEY, USD_KEYS
 from training import checks
 from training.learning.config import TrainConfig
-from training.learning.main_job import RUN_DAGGER_ITERATIONS, RUN_ROLLOUT, RUN_TIMESTEPS, run_baselines
+from training.learning.main_job import RUN_DAGGER_ITERATIONS, RUN_ROLLOUT, RUN_TIMESTEPS
 
 if TYPE_CHECKING:
     from training.evaluation.results import Evaluation
@@ -76,10 +74,6 @@ def run(args: argparse.Namespace) -> int:
     from training.learning.train import train  # torch and SB3: after the checks, so a mistake is reported at once
 
     config = checked.config
-    baselines = run_baselines(config.eval_agents, checked.scenario.planted)
-    if baselines != config.eval_agents:
-        config = dataclasses.replace(config, eval_agents=baselines)
-        print(f"{checked.scenario.name} is planted: the planted expert (the proven optimum) stands in for the oracle")
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
     # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli.main)
     run_dir = train(config, scenario=checked.scenario)
