@@ -1,18 +1,21 @@
 """The oracle: the offline optimum of the episode objective with full hindsight, as MILPs.
 
-Two numbers per episode, from two mixed-integer programs solved by HiGHS
-(``scipy.optimize.milp``):
+Two numbers per episode:
 
-* an achievable **plan** (:mod:`agents.oracle.plans`): each job starts at its arrival or at a
-  later event time that occurs in every episode (ticks, arrivals, interruptions,
-  recoveries), on one of its nodes, or is rejected; a preemptible job may first be run to be
-  evicted by a known spot interruption, which re-queues it with a fresh TTL
-  (:mod:`agents.oracle.plans.rerun`). The :class:`OracleAgent` replays it through the env, and the
-  replay's objective is the plan's;
-* a **lower bound** valid for every policy (:mod:`agents.oracle.bounds.exact`, whose docstring
-  proves it): a relaxation over every possible start time.
+* an achievable **plan** (:mod:`agents.oracle.plans`), the cheapest replay of: the arrival plan
+  (:mod:`agents.oracle.plans.arrival`, CP-SAT: each job at its arrival on a node where it is
+  never slowed); the plan program's (HiGHS, ``scipy.optimize.milp``: each job starts at its
+  arrival or at a later event time that occurs in every episode, on one of its nodes, or is
+  rejected; a preemptible job may first be run to be evicted by a known spot interruption,
+  which re-queues it with a fresh TTL, :mod:`agents.oracle.plans.rerun`). The
+  :class:`OracleAgent` replays it through the env, and the replay's objective is the plan's;
+* a **lower bound** valid for every policy: the larger of the capacity-free bound
+  (:mod:`agents.oracle.bounds.capacity_free`, no solve) and a relaxation over every possible
+  start time (:mod:`agents.oracle.bounds.exact`, whose docstring proves it), solved only when
+  the first is below the best plan.
 
-When the two meet (``OracleResult.proven_optimal``) the plan is the optimum of the episode.
+When the two meet (``OracleResult.proven_optimal``) the plan is the optimum of the episode, and
+the search stops there (:mod:`agents.oracle.plans.candidates` lists the plans in order).
 
 Before building anything, :func:`solve_oracle` estimates the programs' peak memory; an episode
 above its memory budget (4 GB unless the ``memory_budget_gb`` option or the

@@ -63,10 +63,12 @@ class OracleResult:
             :data:`PROVEN_RTOL` relative.
         plan_breakdown: The plan's objective by term.
         plan_program: HiGHS outcome of the plan program the chosen plan comes from (``None``
-            when decomposed).
-        bound_program: HiGHS outcome of the relaxation (``None`` when not computed or decomposed).
-        plan_source: ``"milp"`` or ``"greedy"`` (the fallback, when better or HiGHS had none),
-            with ``" (worst-case runs)"`` when it comes from the worst-case plan program and
+            for the arrival plan and when decomposed).
+        bound_program: HiGHS outcome of the exact relaxation (``None`` when not computed: no
+            bound asked, decomposed, or the capacity-free bound already proved the plan).
+        plan_source: ``"arrival"`` (:mod:`agents.oracle.plans.arrival`), ``"milp"`` or
+            ``"greedy"`` (the fallback, when better or HiGHS had none), with
+            ``" (worst-case runs)"`` when it comes from the worst-case plan program and
             ``" (replayed runs, round k)"`` from one whose runs last as a replay measured;
             ``"hindsight greedy"`` when decomposed.
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
@@ -110,7 +112,11 @@ def solve_oracle(
     lagrangian_iterations: int = DEFAULT_LAGRANGIAN_ITERATIONS,
     replayed_rounds: int = REPLAYED_ROUNDS,
 ) -> OracleResult:
-    """Solve the plan program and the relaxation of one episode.
+    """The cheapest plan found and the best bound of one episode, stopping at the first proven plan.
+
+    Bounds and plans come in order of cost (:mod:`agents.oracle.plans.candidates`): the
+    capacity-free bound, the arrival plan, the plan programs; the exact relaxation is solved
+    once the capacity-free bound has failed to prove the best plan so far.
 
     The programs' peak memory is estimated first (:func:`agents.oracle.sizing.size.estimate_oracle_memory`);
     an episode above the memory budget is never built: it is decomposed (a bound and a plan
