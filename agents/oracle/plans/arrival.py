@@ -61,11 +61,13 @@ class ArrivalPlan:
         status: CP-SAT's status name (``"OPTIMAL"``, ``"FEASIBLE"``, ``"UNKNOWN"``, ...), or
             ``"too-large"`` when the episode has more than :data:`MAX_OPTIONS` options (nothing built).
         options: The options the program chose from (0 when too large).
+        work: CP-SAT's deterministic time spent (its work measure, about seconds; 0 when too large).
     """
 
     plan: Plan | None
     status: str
     options: int
+    work: float = 0.0
 
 
 def arrival_options(inst: OracleInstance) -> Options:
@@ -75,16 +77,17 @@ def arrival_options(inst: OracleInstance) -> Options:
         if not inst.placeable(j):
             continue
         a = np.array([float(inst.arrival_s[j])])
-        for i in inst.candidates[j]:
-            if inst.is_down(i, float(a[0])) or inst.next_interruption_s(i, a)[0] < a[0] + inst.duration_s[j]:
-                continue
-            blocks.append(point_terms(inst, j, i, a))
+        mine = [point_terms(inst, j, i, a) for i in inst.candidates[j]
+                if not inst.is_down(i, float(a[0])) and inst.next_interruption_s(i, a)[0] >= a[0] + inst.duration_s[j]]
+        blocks += mine
     options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
 
 
 def solve_arrival_plan(
-    inst: OracleInstance, hindsight: HindsightView, deterministic_time: float = DETERMINISTIC_TIME_LIMIT
+    inst: OracleInstance,
+    hindsight: HindsightView,
+    deterministic_time: float = DETERMINISTIC_TIME_LIMIT,
 ) -> ArrivalPlan:
     """The cheapest arrival plan CP-SAT finds within ``deterministic_time`` (see the module docstring).
 
@@ -121,12 +124,12 @@ def solve_arrival_plan(
     status = solver.solve(model)
     name = solver.status_name(status)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return ArrivalPlan(None, name, options.n)
+        return ArrivalPlan(None, name, options.n, solver.deterministic_time)
     plan: dict[str, tuple[int, float] | None] = dict.fromkeys(inst.job_ids)
     for o in range(options.n):
         if solver.boolean_value(x[o]):
             plan[inst.job_ids[int(options.job[o])]] = (int(options.node[o]), float(options.start_lo_s[o]))
-    return ArrivalPlan(plan, name, options.n)
+    return ArrivalPlan(plan, name, options.n, solver.deterministic_time)
 
 
 def _node_rows(
@@ -137,32 +140,42 @@ def _node_rows(
     x: list[cp_model.IntVar],
     background_m: np.ndarray,
 ) -> None:
-    """The fit, no-slowdown and SLA rows of one node over its options ``on_node`` (see the module docstring)."""
+    """The fit, no-slowdown and SLA rows of one node over its options ``on_node`` (see the module docstring).
+
+    Fit is checked at each start (usage only rises there), no slowdown at each start and tick
+    (the background changes at ticks), the SLA at each tick a latency-critical option covers,
+    enforced only when one of them is taken (one indicator per tick).
+    """
     i = int(options.node[on_node[0]])
     start, end = options.use_start_s[on_node], options.use_end_s[on_node]
-    cpu = inst.job_cpu_m[options.job[on_node]]
-    requests = ((cpu, int(inst.node_cpu_m[i])), (inst.job_mem_mib[options.job[on_node]], int(inst.node_mem_mib[i])),
-                (inst.job_gpus[options.job[on_node]], int(inst.node_gpus[i])))
+    jobs = options.job[on_node]
+    cpu = inst.job_cpu_m[jobs]
+    lits = [x[int(o)] for o in on_node]
+    requests = ((cpu, int(inst.node_cpu_m[i])), (inst.job_mem_mib[jobs], int(inst.node_mem_mib[i])),
+                (inst.job_gpus[jobs], int(inst.node_gpus[i])))
     ticks = inst.tick_times_s
-    contended = bool(inst.slowest_rate[:, i].min() < 1.0)
-    for t in np.unique(np.concatenate((start, ticks[(ticks >= start.min()) & (ticks < end.max())]))):
+    starts = np.unique(start)
+    for t in starts:
         holding = np.flatnonzero((start <= t) & (t < end))
-        if len(holding) == 0:
-            continue
-        lits = [x[int(on_node[h])] for h in holding]
         for amounts, capacity in requests:
-            _at_most(model, lits, amounts[holding], capacity)
-        if contended:
+            _at_most(model, [lits[h] for h in holding], amounts[holding], capacity)
+    if inst.slowest_rate[:, i].min() < 1.0:  # processor sharing may slow this node's runs
+        for t in np.union1d(starts, ticks[(ticks >= start.min()) & (ticks < end.max())]):
+            holding = np.flatnonzero((start <= t) & (t < end))
             k = int(np.searchsorted(ticks, t, side="right")) - 1
-            _at_most(model, lits, cpu[holding], _room_without_slowdown_m(int(inst.node_cpu_m[i]), background_m[k]))
-    lc = inst.job_lc[options.job[on_node]]
-    for h in np.flatnonzero(lc):
-        o = int(on_node[h])
-        for k in range(int(options.tick_lo[o]), int(options.tick_hi[o])):
-            covering = np.flatnonzero((start < ticks[k]) & (ticks[k] < end))
-            allowed = int(inst.sla_allowed_cpu_m[k, i])
-            terms = [cpu[c] * x[int(on_node[c])] for c in covering]
-            model.add(sum(terms) <= allowed).only_enforce_if(x[o])
+            room = _room_without_slowdown_m(int(inst.node_cpu_m[i]), float(background_m[k]))
+            _at_most(model, [lits[h] for h in holding], cpu[holding], room)
+    lc = inst.job_lc[jobs]
+    for tick in np.flatnonzero(lc.any() & (ticks >= start.min()) & (ticks < end.max())).tolist():
+        covering = np.flatnonzero((start < ticks[tick]) & (ticks[tick] < end))
+        latency_critical = covering[lc[covering]]
+        allowed = int(inst.sla_allowed_cpu_m[tick, i])
+        if len(latency_critical) == 0 or int(cpu[covering].sum()) <= allowed:
+            continue
+        watched = model.new_bool_var(f"lc{i}_{tick}")  # a latency-critical run covers the tick
+        for h in latency_critical:
+            model.add_implication(lits[h], watched)
+        model.add(sum(int(cpu[c]) * lits[c] for c in covering) <= allowed).only_enforce_if(watched)
 
 
 def _at_most(model: cp_model.CpModel, lits: list[cp_model.IntVar], amounts: np.ndarray, capacity: int) -> None:
