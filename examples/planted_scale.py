@@ -23,6 +23,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-duration-s", type=float, default=1800.0, help="longest planted run (shorter: more jobs)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     types = {node.node_id: node for node in default_fleet()}
@@ -37,7 +38,8 @@ def main() -> None:
     )
     telemetry = Telemetry.constant(len(fleet), rng.uniform(0, 30, len(fleet)).tolist(), 40, horizon_s, 300)
     start = time.perf_counter()
-    episode = plant(fleet, telemetry, settings, PlantedConfig(plant_until_s=10800, max_duration_s=1800), rng)
+    config = PlantedConfig(plant_until_s=10800, max_duration_s=args.max_duration_s)
+    episode = plant(fleet, telemetry, settings, config, rng)
     seconds = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from digital_twin.constants import TwinConstants
 from digital_twin.errors import SpecError
-from digital_twin.event_handlers import job_rate_usd_per_s
 from digital_twin.spec import TwinSpec
 
 RELATIVE_SLACK = 1e-9
@@ -74,16 +75,17 @@ def certify(spec: TwinSpec) -> Certificate:
     wait_usd_per_s = weights.wait_usd_per_job_hour / 3600.0
     cheapest: list[float] = []
     nodes_of: list[tuple[int, ...]] = []
+    fleet = _Nodes.of(c)
     for j in range(c.n_jobs):
         job_id = c.job_ids[j]
         if not c.candidates[j]:
             raise SpecError(f"job {job_id!r} fits no node of the fleet")
-        rates = {i: job_rate_usd_per_s(c, j, i) for i in c.candidates[j]}
-        fates = completion_usd(c, j)
-        best = min(fates.values())
+        nodes, rates, fates = _completions(c, j, fleet)
+        best = float(fates.min())
         cheapest.append(best)
-        nodes_of.append(tuple(i for i, usd in fates.items() if usd <= best * (1.0 + RELATIVE_SLACK)))
-        may_fail = not c.preemptible[j] and any(c.is_spot[i] for i in c.candidates[j])
+        candidates = c.candidates[j]  # its int objects, shared (a fleet of 1,000 nodes: thousands of jobs each)
+        nodes_of.append(tuple(candidates[k] for k in np.flatnonzero(fates <= best * (1.0 + RELATIVE_SLACK)).tolist()))
+        may_fail = not c.preemptible[j] and bool(fleet.is_spot[nodes].any())
         floor = best * (1.0 - RELATIVE_SLACK)
         if weights.rejection_usd < floor:
             raise SpecError(
@@ -92,7 +94,7 @@ def certify(spec: TwinSpec) -> Certificate:
         if may_fail and weights.eviction_usd < floor:
             raise SpecError(f"job {job_id!r}: eviction_usd {weights.eviction_usd:g} < its cheapest run {best:.6g} USD")
         in_system_s = c.horizon_s - c.arrival_s[j]
-        horizon_usd = min(wait_usd_per_s, min(rates.values())) * in_system_s
+        horizon_usd = min(wait_usd_per_s, float(rates.min())) * in_system_s
         if horizon_usd < floor:
             raise SpecError(
                 f"job {job_id!r}: running or waiting from its arrival to the horizon may cost {horizon_usd:.6g} USD, "
@@ -108,8 +110,41 @@ def completion_usd(c: TwinConstants, j: int) -> dict[int, float]:
     plus the QoS penalty when ``j`` is latency-critical and ``i`` a spot node: the fate ``c*_j``
     minimises over nodes. Empty when the job fits no node.
     """
-    qos_usd = c.settings.weights.qos_violation_usd
-    return {
-        i: job_rate_usd_per_s(c, j, i) * c.duration_s[j] + (qos_usd if c.is_lc[j] and c.is_spot[i] else 0.0)
-        for i in c.candidates[j]
-    }
+    nodes, _, fates = _completions(c, j)
+    return dict(zip(nodes.tolist(), fates.tolist(), strict=True))
+
+
+@dataclass(frozen=True)
+class _Nodes:
+    """``(N,)`` float64 node columns of a fleet, read once: price per second, millicores, GPUs; spot flags."""
+
+    price_per_s: np.ndarray
+    cpu_m: np.ndarray
+    gpus: np.ndarray
+    is_spot: np.ndarray
+
+    @classmethod
+    def of(cls, c: TwinConstants) -> _Nodes:
+        return cls(
+            np.asarray(c.price_per_s, dtype=np.float64),
+            np.asarray(c.cpu_m, dtype=np.float64),
+            np.asarray(c.gpus, dtype=np.float64),
+            np.asarray(c.is_spot, dtype=bool),
+        )
+
+
+def _completions(c: TwinConstants, j: int, fleet: _Nodes | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(nodes, rates, fates)``, each ``(k,)`` over job ``j``'s candidate nodes: USD/s and completion USD.
+
+    The twin's own arithmetic (:func:`digital_twin.event_handlers.job_rate_usd_per_s`: price per
+    second times the request over the capacity, left to right), elementwise, so every number is
+    the twin's bit for bit. ``fleet``: the node columns, when already read.
+    """
+    fleet = fleet or _Nodes.of(c)
+    nodes = np.asarray(c.candidates[j], dtype=np.int64)
+    if c.req_gpus[j] > 0:
+        rates = fleet.price_per_s[nodes] * c.req_gpus[j] / fleet.gpus[nodes]
+    else:
+        rates = fleet.price_per_s[nodes] * c.req_cpu_m[j] / fleet.cpu_m[nodes]
+    qos = np.where(c.is_lc[j] & fleet.is_spot[nodes], c.settings.weights.qos_violation_usd, 0.0)
+    return nodes, rates, rates * c.duration_s[j] + qos
