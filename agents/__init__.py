@@ -3,18 +3,20 @@
 ``make_agent(name, env)`` (:mod:`agents.build`) builds any registered agent or saved SB3 model;
 ``agent_names()`` lists the registered ones (:mod:`agents.base`: the ``Agent`` Protocol and the
 registry). Importing this package registers the heuristics (:mod:`agents.heuristics`), the ACO
-agents (:mod:`agents.aco`), the online lookahead reference (:mod:`agents.lookahead`) and the
-oracle (:mod:`agents.oracle`); it never imports torch (the LSTM predictor imports it on first
+agents (:mod:`agents.aco`), the online lookahead reference (:mod:`agents.lookahead`), and the
+hindsight agents: its clairvoyant twin (:mod:`agents.lookahead_clairvoyant`) and the oracle
+(:mod:`agents.oracle`); it never imports torch (the LSTM predictor imports it on first
 use). What each objective term charges, for every agent that prices a decision, is
 :mod:`agents.charges`.
 """
 
-# agents.aco, agents.heuristics, agents.lookahead and agents.oracle are imported to register their agents.
+# agents.aco, agents.heuristics, agents.lookahead(_clairvoyant) and agents.oracle are imported to register their agents.
 import agents.aco
 import agents.heuristics
 import agents.lookahead
+import agents.lookahead_clairvoyant
 import agents.oracle  # noqa: F401  (scipy.optimize loads on the oracle's first solve)
-from agents.base import Agent, AgentSpecError, agent_names, register_agent
+from agents.base import Agent, AgentSpecError, agent_names, is_hindsight_agent, listed_agent_names, register_agent
 from agents.build import agent_deferral, check_agent_name, make_agent
 
 __all__ = [
@@ -23,6 +25,8 @@ __all__ = [
     "agent_deferral",
     "agent_names",
     "check_agent_name",
+    "is_hindsight_agent",
+    "listed_agent_names",
     "make_agent",
     "register_agent",
 ]

@@ -4,7 +4,9 @@ An agent is bound to one env and decides online, from what is known at decision 
 observation, ``env.unwrapped.fleet`` and ``env.unwrapped.cluster_view()`` (the fleet, the
 episode's settings, the telemetry up to the current tick, the node state, the current job and
 the queue: :class:`aco_env.ClusterView`). The future (jobs not yet arrived, later telemetry,
-spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` by the oracle only.
+spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` only by the agents
+registered as hindsight agents (``hindsight=True``: the oracle and ``lookahead-clairvoyant``),
+which are no online policies and are labelled so wherever agents are listed.
 Its ``predict`` has the signature of Stable-Baselines3's ``PolicyPredictor``, so SB3's
 ``evaluate_policy`` and our evaluator treat every agent alike.
 """
@@ -69,17 +71,25 @@ class AgentEntry:
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
             rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
+        hindsight: The agent reads the episode's future (``env.unwrapped.hindsight()``): a
+            reference, not an online policy (checks of online agents leave it out).
     """
 
     factory: AgentFactory
     deferral: str = NEXT_EVENT
+    hindsight: bool = False
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
 
 
-def register_agent(name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, overwrite: bool = False) -> None:
-    """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``)."""
+def register_agent(
+    name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, hindsight: bool = False, overwrite: bool = False
+) -> None:
+    """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``).
+
+    ``deferral`` and ``hindsight`` are the :class:`AgentEntry` fields of the same names.
+    """
     if not name or name != name.strip().lower() or " " in name:
         raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")
     if name in _REGISTRY and not overwrite:
@@ -88,12 +98,29 @@ def register_agent(name: str, factory: AgentFactory, *, deferral: str = NEXT_EVE
         raise TypeError(f"the factory for {name!r} must be callable")
     if deferral not in DEFERRALS:
         raise ValueError(f"deferral must be one of {DEFERRALS}, got {deferral!r}")
-    _REGISTRY[name] = AgentEntry(factory, deferral)
+    if not isinstance(hindsight, bool):
+        raise TypeError(f"hindsight must be True or False, got {hindsight!r}")
+    _REGISTRY[name] = AgentEntry(factory, deferral, hindsight)
 
 
 def agent_names() -> list[str]:
     """Registered agent names, sorted."""
     return sorted(_REGISTRY)
+
+
+def listed_agent_names() -> str:
+    """The registered names for a message or a listing: sorted, comma-separated, hindsight agents marked.
+
+    >>> "oracle (hindsight)" in listed_agent_names()
+    True
+    """
+    return ", ".join(f"{name} (hindsight)" if _REGISTRY[name].hindsight else name for name in agent_names())
+
+
+def is_hindsight_agent(name: str) -> bool:
+    """Whether ``name`` is a registered agent that reads the episode's future (False for others and ``sb3:``)."""
+    entry = _REGISTRY.get(name)
+    return entry is not None and entry.hindsight
 
 
 def registered_agent(name: str) -> AgentEntry | None:

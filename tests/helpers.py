@@ -26,6 +26,13 @@ def agent_params() -> list[Any]:
     return [pytest.param(name, marks=AGENT_NEEDS.get(name, ())) for name in agent_names()]
 
 
+def online_agent_params() -> list[Any]:
+    """:func:`agent_params` of the online agents: the hindsight ones (``AgentEntry.hindsight``) left out."""
+    from agents import is_hindsight_agent
+
+    return [param for param in agent_params() if not is_hindsight_agent(param.values[0])]
+
+
 def assert_twin_invariants(twin: DigitalTwin) -> None:
     """No node over capacity, allocations equal the running jobs, counts add up, terms >= 0."""
     spec = twin.spec

@@ -89,7 +89,7 @@ from agents.base import register_agent
 from agents.oracle.agent import OracleAgent, make_oracle
 from agents.oracle.sizing.budget import OracleTooLargeError
 
-register_agent("oracle", make_oracle)
+register_agent("oracle", make_oracle, hindsight=True)
 
 __all__ = [
     "OracleAgent",
