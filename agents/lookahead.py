@@ -31,6 +31,7 @@ square of its decisions.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,22 +61,35 @@ class LookaheadAgent(ViewAgent):
         env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_twin()`` and
             ``config.deferral``).
         samples: Sampled futures per decision (>= 1).
+        rollout_window_s: ``None`` (the default): each rollout plays to the end of the episode.
+            A number of seconds (> 0): each stops at its first decision that far after now,
+            and is judged on its objective so far plus what its state commits
+            (:func:`agents.rollouts.action_objectives`); for episodes of thousands of
+            decisions, whose rollouts to the horizon would take hours.
 
     Raises:
-        ValueError: ``samples`` is not an integer >= 1.
+        ValueError: ``samples`` is not an integer >= 1, or ``rollout_window_s`` not ``None`` or a number > 0.
         TypeError: The env offers no ``known_twin()``.
     """
 
     name = "lookahead"
 
-    def __init__(self, env: gym.Env[Any, Any], samples: int = DEFAULT_SAMPLES) -> None:
+    def __init__(
+        self, env: gym.Env[Any, Any], samples: int = DEFAULT_SAMPLES, rollout_window_s: float | None = None
+    ) -> None:
         super().__init__(env)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
+        if rollout_window_s is not None and not (
+            isinstance(rollout_window_s, int | float) and not isinstance(rollout_window_s, bool)
+            and math.isfinite(rollout_window_s) and rollout_window_s > 0
+        ):  # fmt: skip
+            raise ValueError(f"rollout_window_s must be None or a finite number > 0, got {rollout_window_s!r}")
         if not isinstance(env.unwrapped, KnownTwinSource):
             raise TypeError(f"{type(self).__name__} needs an env with known_twin() (aco_env.ClusterSchedulingEnv)")
         self._known: KnownTwinSource = env.unwrapped
         self.samples = samples
+        self.rollout_window_s = rollout_window_s
         config = getattr(env.unwrapped, "config", None)
         self.deferral: str = getattr(config, "deferral", NEXT_EVENT)
         self._rng = np.random.default_rng()
@@ -100,7 +114,7 @@ class LookaheadAgent(ViewAgent):
         actions: list[Action] = [*valid.tolist(), None]
         totals = np.zeros(len(actions))
         for future in self._futures(view):
-            totals += action_objectives(future, actions, self.deferral)
+            totals += action_objectives(future, actions, self.deferral, self.rollout_window_s)
         return dict(zip(actions, totals.tolist(), strict=True))
 
     def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:

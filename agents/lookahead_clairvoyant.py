@@ -51,15 +51,17 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
     Args:
         env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_twin()``,
             ``hindsight()`` and ``config.deferral``).
+        rollout_window_s: As the lookahead's (``None``: to the end of the episode).
 
     Raises:
+        ValueError: A bad ``rollout_window_s``.
         TypeError: The env offers no ``known_twin()`` or no ``hindsight()``.
     """
 
     name = "lookahead-clairvoyant"
 
-    def __init__(self, env: gym.Env[Any, Any]) -> None:
-        super().__init__(env, samples=1)
+    def __init__(self, env: gym.Env[Any, Any], rollout_window_s: float | None = None) -> None:
+        super().__init__(env, samples=1, rollout_window_s=rollout_window_s)
         if not isinstance(env.unwrapped, HindsightSource):
             raise TypeError(f"{type(self).__name__} needs an env with hindsight() (aco_env.ClusterSchedulingEnv)")
         self._hindsight: HindsightSource = env.unwrapped

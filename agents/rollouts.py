@@ -4,6 +4,15 @@ The lookahead agents (:mod:`agents.lookahead`, :mod:`agents.lookahead_clairvoyan
 action by taking it in a twin that stands at the current decision and playing on by a fixed
 rule, :func:`cheapest_charge`, to the end of the episode; the action's value is the episode's
 final objective. :func:`action_objectives` does it for every action from one snapshot.
+
+**A rollout window** bounds the work: played to the horizon, each rollout costs the episode's
+remaining decisions, so an episode costs the square of its decisions (thousands of decisions
+make that hours). With ``window_s``, a rollout stops at its first decision at or after
+``now + window_s`` (every action's at about the same time), and the action's value is the
+objective so far plus what the state at the stop has committed (:func:`committed_usd`: the
+rest of each running job's run, and the cheapest run of each queued job), so that an action
+whose costs fall after the window is not judged cheaper for it. Penalties that would be
+counted after the stop (a late start, a TTL) are not charged: within the window they are.
 """
 
 from __future__ import annotations
@@ -14,8 +23,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agents.charges import Charges, nominal_run_usd
-from digital_twin import DigitalTwin
+from agents.charges import SECONDS_PER_HOUR, Charges, nominal_run_usd
+from digital_twin import DigitalTwin, JobSpec, NodeSpec
 from digital_twin.deferral import NEXT_EVENT
 
 Action = int | None
@@ -45,18 +54,27 @@ def cheapest_charge(twin: DigitalTwin) -> int | None:
     for i, fits in enumerate(twin.feasible_mask()):
         if not fits:
             continue
-        node = twin.spec.fleet[i]
-        charge = nominal_run_usd(node, job)
-        if job.workload == "latency-critical" and node.is_spot:
-            charge += qos
+        charge = rule_charge(twin.spec.fleet[i], job, qos)
         if charge < best_charge:
             best, best_charge = i, charge
     return best
 
 
-def roll_out(twin: DigitalTwin, deferral: str = NEXT_EVENT) -> None:
-    """Play ``twin`` to the end of its episode by :func:`cheapest_charge` (deferring when nothing fits)."""
-    while not twin.done:
+def rule_charge(node: NodeSpec, job: JobSpec, qos_usd: float, run_part: float = 1.0) -> float:
+    """What :func:`cheapest_charge` charges ``job`` on ``node``: ``run_part`` of its nominal run, plus QoS on spot.
+
+    ``qos_usd`` is added for a latency-critical job on a spot node.
+    """
+    charge = nominal_run_usd(node, job) * run_part
+    return charge + qos_usd if job.workload == "latency-critical" and node.is_spot else charge
+
+
+def roll_out(twin: DigitalTwin, deferral: str = NEXT_EVENT, until_s: float = math.inf) -> None:
+    """Play ``twin`` by :func:`cheapest_charge` (deferring when nothing fits) to its end.
+
+    With ``until_s``, stop at the first decision at or after it if the episode is not over by then.
+    """
+    while not twin.done and twin.time_s < until_s:
         node = cheapest_charge(twin)
         if node is None:
             twin.defer(deferral)
@@ -72,17 +90,53 @@ def take(twin: DigitalTwin, action: Action, deferral: str = NEXT_EVENT) -> None:
         twin.place(action)
 
 
-def action_objectives(twin: DigitalTwin, actions: Sequence[Action], deferral: str = NEXT_EVENT) -> np.ndarray:
-    """``(len(actions),)`` the final objective (USD) of each action taken now, then :func:`roll_out`.
+def action_objectives(
+    twin: DigitalTwin, actions: Sequence[Action], deferral: str = NEXT_EVENT, window_s: float | None = None
+) -> np.ndarray:
+    """``(len(actions),)`` the objective (USD) each action taken now leads to by :func:`roll_out`.
 
     ``twin`` stands at a decision; each rollout starts from its snapshot, and ``twin`` is left
-    at the end of the last one.
+    at the end of the last one. ``window_s`` ``None``: each rollout plays to the end, and its
+    value is the final objective; else it stops at its first decision at or after
+    ``now + window_s`` and its value is the objective so far plus :func:`committed_usd`.
     """
     present = twin.snapshot()
+    until_s = math.inf if window_s is None else twin.time_s + window_s
     objectives = np.zeros(len(actions))
     for k, action in enumerate(actions):
         twin.restore(present)
         take(twin, action, deferral)
-        roll_out(twin, deferral)
-        objectives[k] = twin.objective_usd()
+        roll_out(twin, deferral, until_s)
+        objectives[k] = twin.objective_usd() + (0.0 if twin.done else committed_usd(twin))
     return objectives
+
+
+def committed_usd(twin: DigitalTwin) -> float:
+    """What ``twin``'s present commits after now, USD, at nominal speed and up to the horizon.
+
+    Each running job: the rest of its run (:meth:`~digital_twin.DigitalTwin.runs_left`) at its
+    prorated rate on its node, or, under ``active-nodes``, each busy node's price while its
+    longest run lasts. Each queued job: its run where :func:`cheapest_charge` would charge
+    least if every node had room (:func:`nominal_run_usd`, plus the QoS penalty for a
+    latency-critical job on a spot node), a lower bound of what serving it costs. Runs are cut
+    at the horizon, as the twin charges them.
+    """
+    spec, now = twin.spec, twin.time_s
+    left_s = float(spec.settings.horizon_s) - now
+    fleet, jobs = spec.fleet, spec.jobs
+    total = 0.0
+    if spec.settings.active_nodes:
+        longest: dict[int, float] = {}
+        for _, node, seconds in twin.runs_left():
+            longest[node] = max(longest.get(node, 0.0), seconds)
+        total += sum(fleet[i].price_per_hour_usd * min(s, left_s) / SECONDS_PER_HOUR for i, s in longest.items())
+    else:
+        for j, node, seconds in twin.runs_left():
+            job = jobs[j]
+            total += nominal_run_usd(fleet[node], job) * min(seconds, left_s) / job.duration_s
+    qos = Charges(spec.settings.weights).qos(1.0)
+    for j in twin.pending_jobs():
+        job = jobs[j]
+        cut = min(1.0, left_s / job.duration_s)
+        total += min(rule_charge(fleet[i], job, qos, cut) for i in twin.candidate_nodes(j))
+    return total

@@ -278,6 +278,14 @@ class DigitalTwin:
         """Episode metrics so far: objective terms, job counts, mean wait, utilisation, QoS."""
         return self._views.metrics(self._s)
 
+    def runs_left(self) -> list[tuple[int, int, float]]:
+        """``(job, node, seconds)`` of every running job: the nominal work its run has left (see ``TwinViews``)."""
+        return self._views.runs_left(self._s)
+
+    def candidate_nodes(self, job: int) -> tuple[int, ...]:
+        """The nodes job ``job`` (index into ``spec.jobs``) could ever run on (empty and up), increasing."""
+        return tuple(self._c.candidates[job])
+
     def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
         return self._views.node_free(self._s)
