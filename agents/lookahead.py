@@ -18,14 +18,18 @@ interruptions so far) and re-plans at the next one:
    and defer) is taken and the episode is played to the horizon by the rollout rule
    (:func:`agents.rollouts.cheapest_charge`: the fitting node of least prorated cost plus the
    QoS penalty); the action with the least mean final objective over the samples wins (the
-   same samples for every action), ties to the lowest index.
+   same samples for every action), ties to the lowest index. With ``rollout_window_s`` each
+   rollout stops that long after now instead, and adds what its state commits
+   (:mod:`agents.rollouts`).
 
-It bounds from above what an online policy can reach with these models of the future, and
-its gap to the oracle's plan splits into hindsight (the gap of ``lookahead-clairvoyant``, the
-same rollouts in the true future, :mod:`agents.lookahead_clairvoyant`, to the oracle) and the
-rest. Cost per decision: ``samples x (one continuation, O(nodes + jobs), + actions x remaining
-decisions twin steps)``; the rollouts to the horizon make an episode's cost grow with the
-square of its decisions.
+It bounds from above what an online policy can reach with these models of the future. Its
+clairvoyant twin ``lookahead-clairvoyant`` (:mod:`agents.lookahead_clairvoyant`, a hindsight
+agent) makes the same rollouts in the true future, so that its gap to the oracle's plan splits
+in two: ``lookahead - lookahead-clairvoyant``, what knowing the future is worth to this planner,
+and ``lookahead-clairvoyant - oracle``, what its planning leaves. Cost per decision:
+``samples x (one continuation, O(nodes + jobs), + actions x the rollout's decisions)`` twin
+steps; rollouts to the horizon make an episode's cost grow with the square of its decisions
+(the window makes it linear).
 """
 
 from __future__ import annotations
@@ -120,24 +124,29 @@ class LookaheadAgent(ViewAgent):
     def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:
         """Hook: twins standing at the current decision, one per future to roll out in (here: sampled ones)."""
         present = self._known.known_twin()
+        window = self.rollout_window_s
+        until_s = None if window is None else view.time_s + window
         for _ in range(self.samples):
-            yield present.continued_in(sample_future(present.spec, view.time_s, self._rng))
+            yield present.continued_in(sample_future(present.spec, view.time_s, self._rng, until_s))
 
 
-def sample_future(known: TwinSpec, now_s: float, rng: np.random.Generator) -> TwinSpec:
+def sample_future(
+    known: TwinSpec, now_s: float, rng: np.random.Generator, until_s: float | None = None
+) -> TwinSpec:
     """``known`` (the episode as known at ``now_s``) with sampled future arrivals and interruptions.
 
-    Arrivals after ``now_s``: a Poisson process at the rate observed so far, each a copy of a
+    Arrivals in ``(now_s, until_s)`` (``until_s`` ``None``: the horizon; a windowed rollout
+    needs no later ones): a Poisson process at the rate observed so far, each a copy of a
     uniformly drawn known job (new id ``"sampled-K"``, its deadline at the same slack after its
     arrival). Interruptions after ``now_s``: for each spot node, a Poisson process at its
     ``interruption_prob_per_hour``. The telemetry is ``known``'s (held after the current tick).
     """
-    past = tuple(known.jobs)
+    past = known.jobs
     horizon = float(known.settings.horizon_s)
     rate_per_s = len(past) / max(now_s, known.tick_s)
-    arrivals = _poisson_times(rng, rate_per_s, now_s, horizon)
-    templates = rng.integers(len(past), size=len(arrivals)) if past else np.zeros(0, dtype=np.int64)
-    future = tuple(
+    arrivals = _poisson_times(rng, rate_per_s, now_s, horizon if until_s is None else min(until_s, horizon))
+    templates = rng.integers(len(past), size=len(arrivals)) if len(past) else np.zeros(0, dtype=np.int64)
+    future = Workload.of(
         _copy_job(past[int(t)], f"sampled-{k}", float(at))
         for k, (t, at) in enumerate(zip(templates, arrivals, strict=True))
     )
@@ -147,7 +156,7 @@ def sample_future(known: TwinSpec, now_s: float, rng: np.random.Generator) -> Tw
         if node.is_spot else times
         for node, times in zip(known.fleet, known_interruptions, strict=True)
     )
-    return dataclasses.replace(known, jobs=Workload.of(past + future), fixed_interruptions_s=interruptions)
+    return dataclasses.replace(known, jobs=past.then(future), fixed_interruptions_s=interruptions)
 
 
 def _poisson_times(rng: np.random.Generator, rate_per_s: float, after_s: float, before_s: float) -> np.ndarray:

@@ -64,7 +64,6 @@ from digital_twin.spot import draw_interruptions
 from digital_twin.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
 from digital_twin.telemetry import Telemetry
 from digital_twin.twin_views import TwinViews
-from digital_twin.workload import Workload
 
 _NODE_INDEX_TYPES = (int, np.integer)
 
@@ -282,9 +281,10 @@ class DigitalTwin:
         """``(job, node, seconds)`` of every running job: the nominal work its run has left (see ``TwinViews``)."""
         return self._views.runs_left(self._s)
 
-    def candidate_nodes(self, job: int) -> tuple[int, ...]:
-        """The nodes job ``job`` (index into ``spec.jobs``) could ever run on (empty and up), increasing."""
-        return tuple(self._c.candidates[job])
+    def candidate_masks(self, jobs: list[int]) -> np.ndarray:
+        """``(len(jobs), n_nodes)`` bool: the nodes each of ``jobs`` (indices into ``spec.jobs``) could ever run on."""
+        masks = self._c.candidate_mask
+        return np.array([masks[j] for j in jobs], dtype=bool).reshape(len(jobs), self._c.n_nodes)
 
     def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
@@ -335,8 +335,9 @@ class DigitalTwin:
         current tick, its last known values held to the end (a persistence forecast); the spot
         interruptions so far, as fixed times (none later). A twin reset on it and given
         :meth:`decisions` (under the same deferral rule) reaches the current decision in the
-        same state, as nothing before now differs (tested). An online planner adds its own forecast of the
-        future to it (e.g. :class:`agents.lookahead.LookaheadAgent`).
+        same state, as nothing before now differs (tested); :meth:`continued_in` stands there
+        without the replay. An online planner adds its own forecast of the future to it (e.g.
+        :class:`agents.lookahead.LookaheadAgent`).
         """
         s, spec = self._s, self.spec
         k = self.tick_index
@@ -346,7 +347,7 @@ class DigitalTwin:
         past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
         return dataclasses.replace(
             spec,
-            jobs=Workload.of(spec.jobs[: s.next_arrival]),
+            jobs=spec.jobs.head(s.next_arrival),
             telemetry=telemetry,
             settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,

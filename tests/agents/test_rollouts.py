@@ -1,16 +1,20 @@
-"""The lookahead's rollouts: a window that reaches the horizon changes nothing; what a cut-off state commits, by hand."""
+"""The lookahead's rollouts: a window reaching the horizon changes nothing; what a cut-off state commits, by hand."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import scenarios
 from aco_env import ClusterSchedulingEnv
+from agents.charges import nominal_run_usd
 from agents.lookahead import LookaheadAgent
-from agents.rollouts import action_objectives, committed_usd
-from digital_twin import DigitalTwin
+from agents.rollouts import _queued_usd, action_objectives, committed_usd, take
+from digital_twin import DigitalTwin, TwinSpec
 from tests.small_twins import ONE_CORE, SPOT_TWO_CORES, TWO_CORES, batch, lc, spec_of
+from tests.strategies import twin_specs
 
 
 def _at_second_decision(spec_jobs: tuple, **settings: object) -> DigitalTwin:
@@ -37,6 +41,34 @@ def test_committed__runs_are_cut_at_the_horizon_and_active_nodes_pay_the_longest
     assert committed_usd(_at_second_decision(jobs, horizon_s=500.0)) == pytest.approx(0.04 + 0.04)
     active = _at_second_decision(jobs, cost_model="active-nodes")
     assert committed_usd(active) == pytest.approx(0.0002 * 900 + 0.06)  # the whole node (0.72 $/h) for 900 s
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=twin_specs(), seed=st.integers(0, 2**32 - 1), steps=st.integers(0, 40))
+def test_committed__queued_jobs_as_the_rule_charges_them_one_by_one(spec: TwinSpec, seed: int, steps: int) -> None:
+    """Random fleets (GPUs, arches, spot), random play: the queue's charge is each job's least charge on a node."""
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if twin.done:
+            return
+        valid = np.flatnonzero(twin.feasible_mask())
+        take(twin, None if rng.random() < 0.5 else int(rng.choice(valid)))
+    if twin.done:
+        return
+    left_s = spec.settings.horizon_s - twin.time_s
+    qos = spec.settings.weights.qos_violation_usd
+    expected = 0.0
+    for j in twin.pending_jobs():
+        job = spec.jobs[j]
+        run_part, lc_job = min(1.0, left_s / job.duration_s), job.workload == "latency-critical"
+        expected += min(
+            nominal_run_usd(node, job) * run_part + (qos if lc_job and node.is_spot else 0.0)
+            for node, candidate in zip(spec.fleet, twin.candidate_masks([j])[0], strict=True)
+            if candidate
+        )
+    assert _queued_usd(twin, left_s) == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 def test_runs_left__under_contention_counts_nominal_work() -> None:
