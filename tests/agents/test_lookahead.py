@@ -93,6 +93,9 @@ def test_sample_future__adds_only_later_arrivals_and_interruptions() -> None:
         assert times[: len(past)] == past and all(t > view.time_s for t in times[len(past) :])
     again = sample_future(known, view.time_s, np.random.default_rng(0))  # seeded: the same future
     assert tuple(again.jobs) == tuple(sampled.jobs) and again.fixed_interruptions_s == sampled.fixed_interruptions_s
+    until = view.time_s + 1800.0  # a windowed rollout's future: arrivals in its window only
+    windowed = tuple(sample_future(known, view.time_s, np.random.default_rng(0), until).jobs)[len(known.jobs) :]
+    assert windowed and all(view.time_s < job.arrival_s < until for job in windowed)
 
 
 def _play(env: ClusterSchedulingEnv, agent: LookaheadAgent, seed: int) -> tuple[list[int], float]:
