@@ -106,6 +106,17 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """
         return self._require_twin().known_spec()
 
+    def known_twin(self) -> DigitalTwin:
+        """The episode as known now, as a twin standing at the current decision, for online planners.
+
+        A twin on :meth:`known_spec` in the env's present state
+        (:meth:`digital_twin.DigitalTwin.continued_in`): nothing of the future, and not the env's
+        own twin (playing it changes nothing here). A planner continues it into futures of its
+        own guessing; cost O(nodes + jobs), not a replay of the episode.
+        """
+        twin = self._require_twin()
+        return twin.continued_in(twin.known_spec())
+
     # ------------------------------------------------------------------ for subclasses
     def _start_episode(self, twin: DigitalTwin) -> None:
         """Make ``twin`` (reset, standing at its first decision) the episode the env poses."""

@@ -3,20 +3,22 @@
 ``make_agent(name, env)`` (:mod:`agents.build`) builds any registered agent or saved SB3 model;
 ``agent_names()`` lists the registered ones (:mod:`agents.base`: the ``Agent`` Protocol and the
 registry). Importing this package registers the heuristics (:mod:`agents.heuristics`), the ACO
-agents (:mod:`agents.aco`), the online lookahead reference (:mod:`agents.lookahead`), the
-oracle (:mod:`agents.oracle`) and the planted expert (:mod:`agents.planted`; the last two read
-the future: registered with ``hindsight=True``); it never imports torch (the LSTM predictor
-imports it on first use). What each objective term charges, for every agent that prices a decision, is
-:mod:`agents.charges`.
+agents (:mod:`agents.aco`), the online lookahead reference (:mod:`agents.lookahead`), and the
+hindsight agents, which read the future and are registered with ``hindsight=True``: the
+lookahead's clairvoyant twin (:mod:`agents.lookahead_clairvoyant`), the oracle
+(:mod:`agents.oracle`) and the planted expert (:mod:`agents.planted`); it never imports torch
+(the LSTM predictor imports it on first use). What each objective term charges, for every agent
+that prices a decision, is :mod:`agents.charges`.
 """
 
-# agents.aco, .heuristics, .lookahead, .oracle and .planted are imported to register their agents.
+# agents.aco, .heuristics, .lookahead(_clairvoyant), .oracle and .planted are imported to register their agents.
 import agents.aco
 import agents.heuristics
 import agents.lookahead
+import agents.lookahead_clairvoyant
 import agents.oracle  # (scipy.optimize loads on the oracle's first solve)
 import agents.planted  # noqa: F401
-from agents.base import Agent, AgentSpecError, agent_names, register_agent
+from agents.base import Agent, AgentSpecError, agent_names, is_hindsight_agent, listed_agent_names, register_agent
 from agents.build import agent_deferral, check_agent_name, make_agent
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "agent_deferral",
     "agent_names",
     "check_agent_name",
+    "is_hindsight_agent",
+    "listed_agent_names",
     "make_agent",
     "register_agent",
 ]

@@ -5,8 +5,9 @@ observation, ``env.unwrapped.fleet`` and ``env.unwrapped.cluster_view()`` (the f
 episode's settings, the telemetry up to the current tick, the node state, the current job and
 the queue: :class:`aco_env.ClusterView`). The future (jobs not yet arrived, later telemetry,
 spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` or
-``env.unwrapped.planted()`` only by the agents registered with ``hindsight=True`` (the oracle,
-the planted expert): references and experts, never online policies.
+``env.unwrapped.planted()`` only by the agents registered as hindsight agents
+(``hindsight=True``: the oracle, ``lookahead-clairvoyant``, the planted expert), which are no
+online policies and are labelled so wherever agents are listed.
 Its ``predict`` has the signature of Stable-Baselines3's ``PolicyPredictor``, so SB3's
 ``evaluate_policy`` and our evaluator treat every agent alike.
 """
@@ -72,7 +73,8 @@ class AgentEntry:
             somewhere new would repeat its answer. Evaluations build the agent's env with this
             rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
         hindsight: The agent reads the episode's future (``hindsight()``, ``planted()``): a
-            reference or an expert that labels training states, not an online policy.
+            reference or an expert that labels training states, not an online policy (checks
+            of online agents leave it out).
     """
 
     factory: AgentFactory
@@ -84,16 +86,11 @@ _REGISTRY: dict[str, AgentEntry] = {}
 
 
 def register_agent(
-    name: str,
-    factory: AgentFactory,
-    *,
-    deferral: str = NEXT_EVENT,
-    hindsight: bool = False,
-    overwrite: bool = False,
+    name: str, factory: AgentFactory, *, deferral: str = NEXT_EVENT, hindsight: bool = False, overwrite: bool = False
 ) -> None:
     """Add a named agent factory (names are lower-case with dashes, e.g. ``"first-fit"``).
 
-    ``hindsight=True`` labels an agent that reads the episode's future (:class:`AgentEntry`).
+    ``deferral`` and ``hindsight`` are the :class:`AgentEntry` fields of the same names.
     """
     if not name or name != name.strip().lower() or " " in name:
         raise ValueError(f"agent names are lower-case words joined by dashes, got {name!r}")
@@ -103,12 +100,29 @@ def register_agent(
         raise TypeError(f"the factory for {name!r} must be callable")
     if deferral not in DEFERRALS:
         raise ValueError(f"deferral must be one of {DEFERRALS}, got {deferral!r}")
+    if not isinstance(hindsight, bool):
+        raise TypeError(f"hindsight must be True or False, got {hindsight!r}")
     _REGISTRY[name] = AgentEntry(factory, deferral, hindsight)
 
 
 def agent_names() -> list[str]:
     """Registered agent names, sorted."""
     return sorted(_REGISTRY)
+
+
+def listed_agent_names() -> str:
+    """The registered names for a message or a listing: sorted, comma-separated, hindsight agents marked.
+
+    >>> "oracle (hindsight)" in listed_agent_names()
+    True
+    """
+    return ", ".join(f"{name} (hindsight)" if _REGISTRY[name].hindsight else name for name in agent_names())
+
+
+def is_hindsight_agent(name: str) -> bool:
+    """Whether ``name`` is a registered agent that reads the episode's future (False for others and ``sb3:``)."""
+    entry = _REGISTRY.get(name)
+    return entry is not None and entry.hindsight
 
 
 def registered_agent(name: str) -> AgentEntry | None:

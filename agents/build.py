@@ -11,7 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.base import Agent, AgentSpecError, agent_names, registered_agent
+from agents.base import Agent, AgentSpecError, listed_agent_names, registered_agent
 from digital_twin import NEXT_EVENT
 
 
@@ -27,7 +27,7 @@ def check_agent_name(name: str) -> None:
 
         parse_sb3_spec(name[4:])
     elif registered_agent(name) is None:
-        raise AgentSpecError(f"unknown agent {name!r}; registered: {', '.join(agent_names())}, or sb3:PATH")
+        raise AgentSpecError(f"unknown agent {name!r}; registered: {listed_agent_names()}, or sb3:PATH")
 
 
 def agent_deferral(name: str) -> str:

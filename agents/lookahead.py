@@ -1,8 +1,9 @@
 """The online reference: rollouts in sampled futures from the episode as known now (model-predictive control).
 
 At every decision the ``lookahead`` agent plans with only what is known online
-(:meth:`aco_env.ClusterSchedulingEnv.known_spec`: the jobs arrived so far, the telemetry to
-the current tick, the spot interruptions so far) and re-plans at the next one:
+(:meth:`aco_env.ClusterSchedulingEnv.known_twin`: a twin of the episode as known now, at the
+current decision: the jobs arrived so far, the telemetry to the current tick, the spot
+interruptions so far) and re-plans at the next one:
 
 1. **Sample futures.** ``samples`` times: future arrivals as a Poisson process at the rate
    observed so far (jobs arrived over ``max(now, tick)`` seconds), each a copy of a past job
@@ -10,26 +11,32 @@ the current tick, the spot interruptions so far) and re-plans at the next one:
    interruptions as Poisson processes at each spot node's hourly probability; the background
    held at its last known value (persistence). Nothing is read from the episode's future, and
    the generator is seeded by ``reset(seed)`` only.
-2. **Reach the present.** A twin on the sampled episode replays the episode's decisions so far
-   (:meth:`aco_env.ClusterSchedulingEnv.decisions`, whoever took them); the past of the sampled
-   episode is the real past, so the twin reaches the current decision in the same state
-   (checked at each decision).
-3. **Roll out.** From a snapshot, each valid action (every node that fits, and defer) is taken
-   and the episode is played to the horizon by the rollout rule (:func:`cheapest_charge`: the
-   fitting node of least prorated cost plus the QoS penalty); the action with the least mean
-   final objective over the samples wins (the same samples for every action), ties to the
-   lowest index.
+2. **Continue the present.** The known twin is continued into each sampled episode
+   (:meth:`digital_twin.DigitalTwin.continued_in`: a copy of the present state, exact, with
+   no replay of the past), whoever took the decisions so far.
+3. **Roll out.** From the continued twin's snapshot, each valid action (every node that fits,
+   and defer) is taken and the episode is played to the horizon by the rollout rule
+   (:func:`agents.rollouts.cheapest_charge`: the fitting node of least prorated cost plus the
+   QoS penalty); the action with the least mean final objective over the samples wins (the
+   same samples for every action), ties to the lowest index. With ``rollout_window_s`` each
+   rollout stops that long after now instead, and adds what its state commits
+   (:mod:`agents.rollouts`).
 
-It bounds from above what an online policy can reach with these models of the future, and
-its gap to the oracle's plan is the part of an agent's gap that hindsight buys. Cost per
-decision: ``samples x (decisions so far + actions x remaining decisions)`` twin steps, a few
-tens of milliseconds on the default scenario; it is meant for the 5-node scenarios.
+It bounds from above what an online policy can reach with these models of the future. Its
+clairvoyant twin ``lookahead-clairvoyant`` (:mod:`agents.lookahead_clairvoyant`, a hindsight
+agent) makes the same rollouts in the true future, so that its gap to the oracle's plan splits
+in two: ``lookahead - lookahead-clairvoyant``, what knowing the future is worth to this planner,
+and ``lookahead-clairvoyant - oracle``, what its planning leaves. Cost per decision:
+``samples x (one continuation, O(nodes + jobs), + actions x the rollout's decisions)`` twin
+steps; rollouts to the horizon make an episode's cost grow with the square of its decisions
+(the window makes it linear).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -37,7 +44,7 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.base import register_agent
-from agents.charges import Charges, nominal_run_usd
+from agents.rollouts import Action, KnownTwinSource, action_objectives
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, TwinSpec
 from digital_twin.deferral import NEXT_EVENT
@@ -50,87 +57,96 @@ DEFAULT_SAMPLES = 4
 class LookaheadAgent(ViewAgent):
     """Rollouts from the present in sampled futures (see the module docstring).
 
+    Template method: :meth:`rollout_totals` sums each action's rolled-out objective over the
+    futures the hook :meth:`_futures` gives (here: ``samples`` sampled ones; the clairvoyant
+    subclass gives the true one).
+
     Args:
-        env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_spec()``,
-            ``decisions()`` and ``config.deferral``).
+        env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_twin()`` and
+            ``config.deferral``).
         samples: Sampled futures per decision (>= 1).
+        rollout_window_s: ``None`` (the default): each rollout plays to the end of the episode.
+            A number of seconds (> 0): each stops at its first decision that far after now,
+            and is judged on its objective so far plus what its state commits
+            (:func:`agents.rollouts.action_objectives`); for episodes of thousands of
+            decisions, whose rollouts to the horizon would take hours.
 
     Raises:
-        ValueError: ``samples`` is not an integer >= 1.
-        TypeError: The env offers no ``known_spec()`` or ``decisions()``.
+        ValueError: ``samples`` is not an integer >= 1, or ``rollout_window_s`` not ``None`` or a number > 0.
+        TypeError: The env offers no ``known_twin()``.
     """
 
     name = "lookahead"
 
-    def __init__(self, env: gym.Env[Any, Any], samples: int = DEFAULT_SAMPLES) -> None:
+    def __init__(
+        self, env: gym.Env[Any, Any], samples: int = DEFAULT_SAMPLES, rollout_window_s: float | None = None
+    ) -> None:
         super().__init__(env)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
-        if not all(callable(getattr(env.unwrapped, method, None)) for method in ("known_spec", "decisions")):
-            raise TypeError(
-                f"{type(self).__name__} needs an env with known_spec() and decisions() (aco_env.ClusterSchedulingEnv)"
-            )
+        if rollout_window_s is not None and not (
+            isinstance(rollout_window_s, int | float) and not isinstance(rollout_window_s, bool)
+            and math.isfinite(rollout_window_s) and rollout_window_s > 0
+        ):  # fmt: skip
+            raise ValueError(f"rollout_window_s must be None or a finite number > 0, got {rollout_window_s!r}")
+        if not isinstance(env.unwrapped, KnownTwinSource):
+            raise TypeError(f"{type(self).__name__} needs an env with known_twin() (aco_env.ClusterSchedulingEnv)")
+        self._known: KnownTwinSource = env.unwrapped
         self.samples = samples
+        self.rollout_window_s = rollout_window_s
         config = getattr(env.unwrapped, "config", None)
         self.deferral: str = getattr(config, "deferral", NEXT_EVENT)
         self._rng = np.random.default_rng()
+
+    def rollout_totals(self) -> dict[Action, float]:
+        """Per valid action now (``None``: defer), its rolled-out final objective summed over the futures, USD.
+
+        Draws the futures from the agent's generator (a call changes the next ones).
+        """
+        view = self._source.cluster_view()
+        return self._totals(view, np.flatnonzero(view.action_mask[: self.n_nodes]))
 
     def _reset(self, seed: int | None) -> None:
         self._rng = np.random.default_rng(seed)
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
-        """The action of least mean rolled-out objective (``None``: defer)."""
-        base: Any = self._source  # checked in __init__: known_spec() and decisions()
-        known, past = base.known_spec(), base.decisions()
-        actions: list[int | None] = [*valid.tolist(), None]
+        """The action of least summed rolled-out objective (``None``: defer), ties to the lowest node."""
+        totals = self._totals(view, valid)
+        return min(totals, key=totals.__getitem__)
+
+    def _totals(self, view: ClusterView, valid: np.ndarray) -> dict[Action, float]:
+        actions: list[Action] = [*valid.tolist(), None]
         totals = np.zeros(len(actions))
+        for future in self._futures(view):
+            totals += action_objectives(future, actions, self.deferral, self.rollout_window_s)
+        return dict(zip(actions, totals.tolist(), strict=True))
+
+    def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:
+        """Hook: twins standing at the current decision, one per future to roll out in (here: sampled ones)."""
+        present = self._known.known_twin()
+        window = self.rollout_window_s
+        until_s = None if window is None else view.time_s + window
         for _ in range(self.samples):
-            twin = DigitalTwin(sample_future(known, view.time_s, self._rng))
-            twin.reset(np.random.default_rng(0))  # its interruptions are fixed: nothing is drawn
-            self._replay(twin, view, past)
-            present = twin.snapshot()
-            for k, action in enumerate(actions):
-                twin.restore(present)
-                self._apply(twin, action)
-                roll_out(twin, self.deferral)
-                totals[k] += twin.objective_usd()
-        return actions[int(np.argmin(totals))]
-
-    def _replay(self, twin: DigitalTwin, view: ClusterView, past: list[tuple[str, int | None]]) -> None:
-        """Play the episode's decisions so far in ``twin``; it must then stand at ``view``'s decision."""
-        for job_id, action in past:
-            job = twin.current_job
-            if job is None or job.job_id != job_id:
-                raise RuntimeError(
-                    f"{self.name}: replaying the episode diverged at job {job_id!r} (the twin asks for "
-                    f"{None if job is None else job.job_id!r})"
-                )
-            self._apply(twin, action)
-        job = twin.current_job
-        if job is None or view.job is None or job.job_id != view.job.job_id or twin.time_s != view.time_s:
-            raise RuntimeError(f"{self.name}: the replay did not reach the current decision at t={view.time_s:g} s")
-
-    def _apply(self, twin: DigitalTwin, action: int | None) -> None:
-        if action is None:
-            twin.defer(self.deferral)
-        else:
-            twin.place(action)
+            yield present.continued_in(sample_future(present.spec, view.time_s, self._rng, until_s))
 
 
-def sample_future(known: TwinSpec, now_s: float, rng: np.random.Generator) -> TwinSpec:
+def sample_future(
+    known: TwinSpec, now_s: float, rng: np.random.Generator, until_s: float | None = None
+) -> TwinSpec:
     """``known`` (the episode as known at ``now_s``) with sampled future arrivals and interruptions.
 
-    Arrivals after ``now_s``: a Poisson process at the rate observed so far, each a copy of a
+    Arrivals in ``(now_s, until_s)`` (``until_s`` ``None``: the horizon; a windowed rollout
+    needs no later ones): a Poisson process at the rate observed so far, each a copy of a
     uniformly drawn known job (new id ``"sampled-K"``, its deadline at the same slack after its
     arrival). Interruptions after ``now_s``: for each spot node, a Poisson process at its
     ``interruption_prob_per_hour``. The telemetry is ``known``'s (held after the current tick).
     """
-    past = tuple(known.jobs)
+    past = known.jobs
     horizon = float(known.settings.horizon_s)
     rate_per_s = len(past) / max(now_s, known.tick_s)
-    arrivals = _poisson_times(rng, rate_per_s, now_s, horizon)
-    templates = rng.integers(len(past), size=len(arrivals)) if past else np.zeros(0, dtype=np.int64)
-    future = tuple(
+    arrivals = _poisson_times(rng, rate_per_s, now_s, horizon if until_s is None else min(until_s, horizon))
+    templates = rng.integers(len(past), size=len(arrivals)) if len(past) else np.zeros(0, dtype=np.int64)
+    future = Workload.of(
         _copy_job(past[int(t)], f"sampled-{k}", float(at))
         for k, (t, at) in enumerate(zip(templates, arrivals, strict=True))
     )
@@ -140,7 +156,7 @@ def sample_future(known: TwinSpec, now_s: float, rng: np.random.Generator) -> Tw
         if node.is_spot else times
         for node, times in zip(known.fleet, known_interruptions, strict=True)
     )
-    return dataclasses.replace(known, jobs=Workload.of(past + future), fixed_interruptions_s=interruptions)
+    return dataclasses.replace(known, jobs=past.then(future), fixed_interruptions_s=interruptions)
 
 
 def _poisson_times(rng: np.random.Generator, rate_per_s: float, after_s: float, before_s: float) -> np.ndarray:
@@ -155,39 +171,6 @@ def _poisson_times(rng: np.random.Generator, rate_per_s: float, after_s: float, 
 def _copy_job(job: JobSpec, job_id: str, arrival_s: float) -> JobSpec:
     deadline = None if job.deadline_s is None else arrival_s + (job.deadline_s - job.arrival_s)
     return dataclasses.replace(job, job_id=job_id, arrival_s=arrival_s, deadline_s=deadline)
-
-
-def cheapest_charge(twin: DigitalTwin) -> int | None:
-    """The rollout rule: the fitting node of least prorated cost of the nominal run plus QoS; ``None`` if none fits.
-
-    The charge is the node's price times the job's share (GPU share for GPU jobs, cpu share
-    otherwise, as the twin charges under ``prorated``) times the run, plus the QoS penalty for
-    a latency-critical job on a spot node; ties to the lowest index.
-    """
-    job = twin.current_job
-    assert job is not None
-    qos = Charges(twin.spec.settings.weights).qos(1.0)
-    best, best_charge = None, math.inf
-    for i, fits in enumerate(twin.feasible_mask()):
-        if not fits:
-            continue
-        node = twin.spec.fleet[i]
-        charge = nominal_run_usd(node, job)
-        if job.workload == "latency-critical" and node.is_spot:
-            charge += qos
-        if charge < best_charge:
-            best, best_charge = i, charge
-    return best
-
-
-def roll_out(twin: DigitalTwin, deferral: str = NEXT_EVENT) -> None:
-    """Play ``twin`` to the end of its episode by :func:`cheapest_charge` (deferring when nothing fits)."""
-    while not twin.done:
-        node = cheapest_charge(twin)
-        if node is None:
-            twin.defer(deferral)
-        else:
-            twin.place(node)
 
 
 def make_lookahead(env: gym.Env[Any, Any], **options: Any) -> LookaheadAgent:

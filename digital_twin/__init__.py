@@ -16,7 +16,7 @@ native.activate(__path__)
 
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.episode_settings import EpisodeSettings
-from digital_twin.errors import InvalidPlacementError, SettingError, SpecError, TraceError
+from digital_twin.errors import InvalidPlacementError, PastMismatchError, SettingError, SpecError, TraceError
 from digital_twin.fleet import (
     NodeSpec,
     default_fleet,
@@ -48,6 +48,7 @@ __all__ = [
     "NodeSpec",
     "ObjectiveBreakdown",
     "ObjectiveWeights",
+    "PastMismatchError",
     "SettingError",
     "SpecError",
     "Telemetry",

@@ -46,6 +46,13 @@ class SettingError(SpecError):
         return (type(self), (self.name, self.problem))
 
 
+class PastMismatchError(SpecError):
+    """A spec does not continue a twin's episode: it differs before now (the message says where).
+
+    Raised by :meth:`digital_twin.DigitalTwin.continued_in`.
+    """
+
+
 class InvalidPlacementError(ValueError):
     """A placement was asked for that the twin cannot perform (node full, down, wrong arch...).
 

@@ -51,19 +51,19 @@ from collections.abc import Callable
 import numpy as np
 
 from digital_twin.constants import TwinConstants
+from digital_twin.continuation import continued_state, given_interruptions, past_difference
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
-from digital_twin.errors import InvalidPlacementError
+from digital_twin.errors import InvalidPlacementError, PastMismatchError
 from digital_twin.event_handlers import log_event, start
 from digital_twin.event_loop import fit_mask, run_to_decision
 from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import JobSpec
 from digital_twin.objective import ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import draw_interruptions, effective_interruptions
+from digital_twin.spot import draw_interruptions
 from digital_twin.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
 from digital_twin.telemetry import Telemetry
 from digital_twin.twin_views import TwinViews
-from digital_twin.workload import Workload
 
 _NODE_INDEX_TYPES = (int, np.integer)
 
@@ -106,15 +106,9 @@ class DigitalTwin:
     def reset(self, rng: np.random.Generator) -> None:
         """Start the episode: draw spot interruptions from ``rng``, run to the first decision."""
         spec, c = self.spec, self._c
-        if spec.fixed_interruptions_s is not None:
-            interruptions_s = tuple(
-                effective_interruptions(times, c.horizon_s, c.spot_recovery_s)
-                for times in spec.fixed_interruptions_s
-            )
-        elif spec.settings.spot_interruptions:
+        interruptions_s = given_interruptions(spec)
+        if interruptions_s is None:
             interruptions_s = draw_interruptions(spec.fleet, c.horizon_s, c.spot_recovery_s, rng)
-        else:
-            interruptions_s = tuple(() for _ in spec.fleet)
         self._s = s = TwinState.initial(c, interruptions_s, self.record_events)
         for node, times in enumerate(interruptions_s):
             for t in times:
@@ -210,6 +204,33 @@ class DigitalTwin:
         self._s = s = snapshot._state.copy()
         self._mask = [False] * self._c.n_nodes if s.done else fit_mask(s, self._c, s.current)
 
+    def continued_in(self, spec: TwinSpec) -> DigitalTwin:
+        """A twin on ``spec`` standing at this twin's current decision, in the same state.
+
+        ``spec`` continues this episode: the same fleet and settings (``spot_interruptions``
+        aside), the jobs arrived so far as its first jobs (every later one arrives after now),
+        the telemetry to the current tick, the spot interruptions up to now, given
+        (``fixed_interruptions_s``); after now it may differ (e.g. :meth:`known_spec` with a
+        forecast added). The result is exact: played on with any actions, it gives bit for bit
+        what a twin reset on ``spec`` and given :meth:`decisions` would (what carries over and
+        why: :mod:`digital_twin.continuation`). It records events if this twin does, its log
+        continuing this one's. Cost: O(nodes + jobs), and this twin is unchanged.
+
+        Raises:
+            PastMismatchError: This twin stands at no decision, or ``spec`` differs before now
+                (the message says what differs).
+        """
+        if self._s.done:
+            raise PastMismatchError("the twin stands at no decision (not reset, or its episode is over)")
+        difference = past_difference(self.spec, self._s, self.tick_index, spec)
+        interruptions = given_interruptions(spec)
+        if difference is not None or interruptions is None:
+            raise PastMismatchError(f"the spec does not continue the episode at t={self.time_s:g} s: {difference}")
+        twin = DigitalTwin(spec, self.record_events)
+        twin._s = s = continued_state(self._s, twin._c, interruptions)
+        twin._mask = fit_mask(s, twin._c, s.current)
+        return twin
+
     def __reduce__(self) -> tuple[Callable[..., DigitalTwin], tuple[object, ...]]:
         """Pickle as its spec and state; the derived constants and views are rebuilt from the spec.
 
@@ -255,6 +276,15 @@ class DigitalTwin:
     def metrics(self) -> dict[str, float]:
         """Episode metrics so far: objective terms, job counts, mean wait, utilisation, QoS."""
         return self._views.metrics(self._s)
+
+    def runs_left(self) -> list[tuple[int, int, float]]:
+        """``(job, node, seconds)`` of every running job: the nominal work its run has left (see ``TwinViews``)."""
+        return self._views.runs_left(self._s)
+
+    def candidate_masks(self, jobs: list[int]) -> np.ndarray:
+        """``(len(jobs), n_nodes)`` bool: the nodes each of ``jobs`` (indices into ``spec.jobs``) could ever run on."""
+        masks = self._c.candidate_mask
+        return np.array([masks[j] for j in jobs], dtype=bool).reshape(len(jobs), self._c.n_nodes)
 
     def node_free(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free cpu cores, free mem GB and free GPUs per node, each ``(n_nodes,)`` float64."""
@@ -305,8 +335,9 @@ class DigitalTwin:
         current tick, its last known values held to the end (a persistence forecast); the spot
         interruptions so far, as fixed times (none later). A twin reset on it and given
         :meth:`decisions` (under the same deferral rule) reaches the current decision in the
-        same state, as nothing before now differs (tested). An online planner adds its own forecast of the
-        future to it (e.g. :class:`agents.lookahead.LookaheadAgent`).
+        same state, as nothing before now differs (tested); :meth:`continued_in` stands there
+        without the replay. An online planner adds its own forecast of the future to it (e.g.
+        :class:`agents.lookahead.LookaheadAgent`).
         """
         s, spec = self._s, self.spec
         k = self.tick_index
@@ -316,7 +347,7 @@ class DigitalTwin:
         past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
         return dataclasses.replace(
             spec,
-            jobs=Workload.of(spec.jobs[: s.next_arrival]),
+            jobs=spec.jobs.head(s.next_arrival),
             telemetry=telemetry,
             settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,

@@ -128,6 +128,24 @@ class TwinViews:
         out["sim_time_s"] = s.time_s
         return out
 
+    def runs_left(self, s: TwinState) -> list[tuple[int, int, float]]:
+        """``(job, node, seconds)`` of every running job: the nominal work its run has left, node by node.
+
+        Without contention that is ``start + duration - now``; under contention, the run's finish
+        on its node's work clock less the clock brought to now at the node's current rate (the
+        wall time it takes may change with the rate). Never negative.
+        """
+        c = self.constants
+        out: list[tuple[int, int, float]] = []
+        for i, jobs in enumerate(s.node_jobs):
+            if not jobs:
+                continue
+            clock = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
+            for j in jobs:
+                left = s.finish_clock_s[j] - clock if c.contention else s.start_s[j] + c.duration_s[j] - s.time_s
+                out.append((j, i, left if left > 0.0 else 0.0))
+        return out
+
     def node_free(self, s: TwinState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free cpu cores, free mem GB and free GPUs per node, each ``(N,)`` float64."""
         return (

@@ -31,6 +31,11 @@ import numpy as np
 from digital_twin.errors import SpecError
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validate_workload
 
+_ARRAY_COLUMNS = (
+    "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
+    "deadline_s", "workload_index",
+)  # fmt: skip
+"""The columns held as arrays (the others are lists: ``job_ids``, ``allowed_gpu_models``, ``required_arch``)."""
 _NUMERIC_FIELDS = ("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "duration_s", "arrival_s")
 
 
@@ -222,6 +227,44 @@ class Workload(Sequence[JobSpec]):
 
     def __repr__(self) -> str:
         return f"Workload({len(self)} jobs)"
+
+    def head(self, n: int) -> Workload:
+        """The first ``n`` jobs (this workload when ``n >= len``), cut from the columns: no job is built again."""
+        if n >= len(self):
+            return self
+        columns: dict[str, Any] = {name: getattr(self, name)[:n] for name in _ARRAY_COLUMNS}  # read-only views
+        columns.update(job_ids=self.job_ids[:n], required_arch=self.required_arch[:n])
+        columns["allowed_gpu_models"] = self.allowed_gpu_models[:n]
+        return Workload(columns, self._jobs[:n], copy=False)
+
+    def then(self, later: Workload) -> Workload:
+        """This workload followed by ``later``, whose jobs arrive at or after this one's last.
+
+        The columns are joined and the ``JobSpec`` s already built are kept: no job is built or
+        checked again (a forecast appends a few jobs to thousands at every decision).
+
+        Raises:
+            SpecError: A job of ``later`` arrives before this workload's last job, or reuses an id.
+        """
+        if not len(later):
+            return self
+        if len(self) and later.arrival_s[0] < self.arrival_s[-1]:
+            raise SpecError(
+                f"job {later.job_ids[0]!r} arrives at {later.arrival_s[0]:g} s, before the last job "
+                f"{self.job_ids[-1]!r} ({self.arrival_s[-1]:g} s)"
+            )
+        job_ids = self.job_ids + later.job_ids
+        if len(set(job_ids)) < len(job_ids):
+            check_unique_ids(job_ids)
+        columns: dict[str, Any] = {
+            name: np.concatenate((getattr(self, name), getattr(later, name))) for name in _ARRAY_COLUMNS
+        }
+        columns.update(
+            job_ids=job_ids,
+            allowed_gpu_models=self.allowed_gpu_models + later.allowed_gpu_models,
+            required_arch=self.required_arch + later.required_arch,
+        )
+        return Workload(columns, self._jobs + later._jobs, copy=False)
 
     def select(self, indices: Sequence[int]) -> Selection:
         """The jobs at ``indices``, in that order, as a sequence that builds each ``JobSpec`` when read."""

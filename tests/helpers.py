@@ -34,6 +34,13 @@ def agent_env_id(name: str) -> str:
     return AGENT_ENV_IDS.get(name, FLEET5_ID)
 
 
+def online_agent_params() -> list[Any]:
+    """:func:`agent_params` of the online agents: the hindsight ones (``AgentEntry.hindsight``) left out."""
+    from agents import is_hindsight_agent
+
+    return [param for param in agent_params() if not is_hindsight_agent(param.values[0])]
+
+
 def assert_twin_invariants(twin: DigitalTwin) -> None:
     """No node over capacity, allocations equal the running jobs, counts add up, terms >= 0."""
     spec = twin.spec

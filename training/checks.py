@@ -120,12 +120,12 @@ def agent_list(text: str, option: str = "--agents") -> list[str]:
         UsageError: The list is empty, names an agent twice, or names an unknown agent or algorithm.
         DataError: An ``sb3:`` model file is missing, truncated or corrupt.
     """
-    from agents import AgentSpecError, agent_names, check_agent_name
+    from agents import AgentSpecError, check_agent_name, listed_agent_names
     from agents.sb3_agent import ModelFileError
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
-        raise UsageError(f"{option} is empty; give one or more of {', '.join(agent_names())} or sb3:PATH")
+        raise UsageError(f"{option} is empty; give one or more of {listed_agent_names()} or sb3:PATH")
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise UsageError(f"{option} names {', '.join(repeated)} more than once")

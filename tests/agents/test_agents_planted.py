@@ -9,12 +9,11 @@ import pytest
 from gymnasium.utils import seeding
 
 from aco_env.registration import FLEET5_ID, PLANTED5_ID, PLANTED50_ID, PLANTED500_ID
-from agents import agent_names, make_agent
-from agents.base import registered_agent
-from tests.helpers import agent_params, run_episode
+from agents import agent_names, is_hindsight_agent, make_agent
+from tests.helpers import online_agent_params, run_episode
 
-HINDSIGHT = [name for name in agent_names() if registered_agent(name).hindsight]
-ONLINE = [param for param in agent_params() if param.values[0] not in (*HINDSIGHT, "lookahead")]
+HINDSIGHT = [name for name in agent_names() if is_hindsight_agent(name)]
+ONLINE = [param for param in online_agent_params() if param.values[0] != "lookahead"]
 """Every registered online agent but the lookahead (about 10 s per planted episode: two seeds, below)."""
 SEEDS = range(20)
 
@@ -39,10 +38,11 @@ def test_online_agent__never_below_the_planted_optimum(agent: str) -> None:
 
 
 @pytest.mark.heavy
-def test_lookahead__never_below_the_planted_optimum() -> None:
-    """The online lookahead on two planted5 episodes."""
+@pytest.mark.parametrize("agent", ["lookahead", "lookahead-clairvoyant"])
+def test_lookahead__never_below_the_planted_optimum(agent: str) -> None:
+    """The lookahead and its clairvoyant twin (hindsight, yet a policy: the optimum bounds it), two episodes."""
     env = gym.make(PLANTED5_ID)
-    player = make_agent("lookahead", env)
+    player = make_agent(agent, env)
     for seed in (0, 1):
         assert run_episode(env, player, seed)["objective_usd"] >= optimum_usd(env, seed) * (1.0 - 1e-9)
 

@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aco_env  # noqa: F401  (registers the env ids)
-from agents import agent_names, make_agent
-from tests.helpers import agent_env_id, agent_params, check_agent_protocol, run_episode
+from aco_env.registration import FLEET5_ID
+from agents import agent_names, is_hindsight_agent, make_agent
+from tests.helpers import agent_env_id, agent_params, check_agent_protocol, online_agent_params, run_episode
 from tests.paths import ROOT
 
 AGENTS = agent_params()
@@ -73,6 +74,30 @@ def test_agent__same_seed_same_episode(name: str) -> None:
     env = gym.make(agent_env_id(name))
     agent = make_agent(name, env)
     assert run_episode(env, agent, seed=4) == run_episode(env, agent, seed=4)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_agent__reads_the_future_only_if_registered_as_hindsight(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``hindsight()`` refused, an online agent plays a whole Fleet5 episode; a hindsight agent cannot."""
+    env = gym.make(FLEET5_ID)
+
+    def refused() -> None:
+        raise LookupError(f"{name} read the episode's future")
+
+    monkeypatch.setattr(env.unwrapped, "hindsight", refused)
+    agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
+    if not is_hindsight_agent(name):
+        assert run_episode(env, agent, seed=0)["invalid_actions"] == 0
+        return
+    with pytest.raises(LookupError, match="future"):
+        run_episode(env, agent, seed=0)
+
+
+def test_online_agent_params__leave_the_hindsight_agents_out() -> None:
+    """The online agents the tests iterate are the registered ones that are not hindsight agents."""
+    online = {param.values[0] for param in online_agent_params()}
+    assert online == {name for name in agent_names() if not is_hindsight_agent(name)}
+    assert {"oracle", "lookahead-clairvoyant"}.isdisjoint(online) and "lookahead" in online
 
 
 RANDOM_PLAY = {"episode_seed": st.integers(0, 2**16), "steps": st.integers(0, 60), "agent_seed": st.integers(0, 2**16)}

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from agents.charges import Charges, nominal_run_usd
-from agents.lookahead import cheapest_charge
 from agents.oracle import solve_oracle
 from agents.oracle.bounds.capacity_free import capacity_free_bound
 from agents.oracle.bounds.lagrangian import lagrangian_bound
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
+from agents.rollouts import cheapest_charge
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.objective import ObjectiveWeights
 

@@ -1,4 +1,4 @@
-"""The online reference: ``known_spec`` holds the past and nothing else; the lookahead agent plans from it."""
+"""The online reference: ``known_spec`` and ``known_twin`` hold the past alone; the lookahead plans from them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import pytest
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from agents.lookahead import LookaheadAgent, sample_future
+from agents.rollouts import action_objectives, take
 from digital_twin import DigitalTwin
+from tests.paths import ROOT
 
 
 def _decisions(env: ClusterSchedulingEnv, seed: int, stops: int) -> list[tuple[str, int]]:
@@ -60,6 +62,13 @@ def _check_known_spec(env: ClusterSchedulingEnv, log: list[tuple[str, int]]) -> 
     assert twin.current_job.job_id == view.job.job_id and twin.time_s == view.time_s
     assert twin.objective_usd() == pytest.approx(env.episode_metrics()["objective_usd"], abs=1e-12)
     assert twin.feasible_mask() == view.action_mask[:-1].tolist()
+    # The known twin stands there too, without the replay, and knows no more than the known spec.
+    present = env.known_twin()
+    assert tuple(present.spec.jobs) == tuple(known.jobs) and present.hindsight().interruptions_s == tuple(
+        known.fixed_interruptions_s
+    )
+    assert present.objective_dict() == twin.objective_dict() and present.metrics() == twin.metrics()
+    assert present.current_job == twin.current_job and present.feasible_mask() == twin.feasible_mask()
 
 
 @pytest.mark.parametrize("scenario", ["fleet5-synthetic", "toy3"])
@@ -84,6 +93,9 @@ def test_sample_future__adds_only_later_arrivals_and_interruptions() -> None:
         assert times[: len(past)] == past and all(t > view.time_s for t in times[len(past) :])
     again = sample_future(known, view.time_s, np.random.default_rng(0))  # seeded: the same future
     assert tuple(again.jobs) == tuple(sampled.jobs) and again.fixed_interruptions_s == sampled.fixed_interruptions_s
+    until = view.time_s + 1800.0  # a windowed rollout's future: arrivals in its window only
+    windowed = tuple(sample_future(known, view.time_s, np.random.default_rng(0), until).jobs)[len(known.jobs) :]
+    assert windowed and all(view.time_s < job.arrival_s < until for job in windowed)
 
 
 def _play(env: ClusterSchedulingEnv, agent: LookaheadAgent, seed: int) -> tuple[list[int], float]:
@@ -118,7 +130,7 @@ def test_lookahead__checks_its_options() -> None:
 
 
 def test_lookahead__plans_from_states_other_policies_reached() -> None:
-    """It replays the env's own decision log, so steps someone else took are part of its past."""
+    """It continues the env's present, so steps someone else took are part of its past."""
     env = ClusterSchedulingEnv("fleet5-synthetic")
     agent = LookaheadAgent(env, samples=1)
     obs, _ = env.reset(seed=2)
@@ -127,3 +139,36 @@ def test_lookahead__plans_from_states_other_policies_reached() -> None:
         obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))  # first fit, not the agent
     assert len(env.decisions()) == 12
     assert env.action_masks()[int(agent.predict(obs)[0])]
+
+
+def _replayed_totals(env: ClusterSchedulingEnv, samples: int, rng: np.random.Generator) -> dict[int | None, float]:
+    """The per-action totals the slow way: a twin per sampled future, reset, given the episode's decisions."""
+    view, known = env.cluster_view(), env.known_spec()
+    actions: list[int | None] = [*np.flatnonzero(view.action_mask[:-1]).tolist(), None]
+    totals = np.zeros(len(actions))
+    for _ in range(samples):
+        twin = DigitalTwin(sample_future(known, view.time_s, rng))
+        twin.reset(np.random.default_rng(0))
+        for _, node in env.decisions():
+            take(twin, node, env.config.deferral)
+        totals += action_objectives(twin, actions, env.config.deferral)
+    return dict(zip(actions, totals.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("scenario", ["fleet5-synthetic", str(ROOT / "tests/data/fleet5-contention.yaml")])
+def test_lookahead__continuing_the_present_gives_the_replays_totals(scenario: str) -> None:
+    """At decisions along random play (defers included), its totals are those of replaying the past, bit for bit."""
+    env = ClusterSchedulingEnv(scenario)
+    agent = LookaheadAgent(env, samples=2)
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        agent.reset(seed)
+        play = np.random.default_rng(seed)
+        for step in range(40):
+            if step % 8 == 3:
+                assert agent.rollout_totals() == _replayed_totals(env, 2, np.random.default_rng(seed))
+                agent.reset(seed)  # the same generator again: the same sampled futures
+            valid = np.flatnonzero(obs["action_mask"])
+            obs, _, terminated, truncated, _ = env.step(int(valid[int(play.integers(len(valid)))]))
+            if terminated or truncated:
+                break

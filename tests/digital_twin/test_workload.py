@@ -53,6 +53,43 @@ def test_of__columns_hold_every_field() -> None:
         workload.arrival_s[0] = 1.0  # read-only
 
 
+def _same_columns(a: Workload, b: Workload) -> bool:
+    """Every column of ``a`` equals ``b``'s (NaN deadlines equal), lists and arrays alike."""
+    names = ("job_ids", "allowed_gpu_models", "required_arch")
+    arrays = ("arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority",
+              "preemptible", "deadline_s", "workload_index")  # fmt: skip
+    same_arrays = (
+        getattr(a, name).dtype == getattr(b, name).dtype and np.array_equal(getattr(a, name), getattr(b, name), True)
+        for name in arrays
+    )
+    return all(getattr(a, name) == getattr(b, name) for name in names) and all(same_arrays)
+
+
+JOB_TUPLES = st.integers(0, 12).flatmap(lambda n: st.tuples(*[job_strategy(i, 3600.0) for i in range(n)]))
+"""Up to 12 random jobs."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(JOB_TUPLES, st.integers(0, 13))
+def test_head_and_then__are_the_workloads_of_the_parts(jobs: tuple[JobSpec, ...], cut: int) -> None:
+    """``head(k)`` is the workload of the first k jobs; a workload ``then`` the rest is the whole, columns too."""
+    whole = Workload.of(jobs)
+    first, rest = Workload.of(whole[:cut]), Workload.of(whole[cut:])
+    assert whole.head(cut) == first and _same_columns(whole.head(cut), first)
+    joined = first.then(rest)
+    assert joined == whole and _same_columns(joined, whole) and joined.deadlines() == whole.deadlines()
+    assert first.then(Workload.of(())) is first and whole.head(len(whole)) is whole
+
+
+def test_then__refuses_an_earlier_arrival_or_a_reused_id() -> None:
+    """The jobs appended must arrive at or after the last one and have ids of their own."""
+    workload = Workload.of(_jobs())
+    with pytest.raises(SpecError, match="'early' arrives at 5 s, before the last job 'late'"):
+        workload.then(Workload.of([JobSpec("early", 5.0, 1.0, "batch", 1, 1)]))
+    with pytest.raises(SpecError, match="duplicate job_id 'gpu'"):
+        workload.then(Workload.of([JobSpec("gpu", 40.0, 1.0, "batch", 1, 1)]))
+
+
 def test_of__duplicate_ids_name_the_job() -> None:
     with pytest.raises(SpecError, match="duplicate job_id 'a'"):
         Workload.of([JobSpec("a", 0.0, 1.0, "batch", 1, 1), JobSpec("a", 1.0, 1.0, "batch", 1, 1)])

@@ -1,10 +1,14 @@
-"""The printed leaderboard of an evaluation: agents as rows, sorted by mean objective, and a legend."""
+"""The printed leaderboard of an evaluation: agents as rows, sorted by mean objective, and a legend.
+
+Hindsight agents (the oracle, ``lookahead-clairvoyant``: they read the episode's future) are
+marked ``(hindsight)`` after their name.
+"""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from agents.base import registered_agent
+from agents import is_hindsight_agent
 from digital_twin.objective import PENALTIES
 from training.evaluation.results import EPISODE_ENV_NAME, ORACLE, SAMPLED_SUFFIX, Evaluation, Summary
 from training.evaluation.tables import new_table, print_table
@@ -42,8 +46,10 @@ LEGEND_PLANTED = (
     "schedule's; on-path: share taken while every earlier decision agreed. Agreement is a diagnostic, not "
     "optimality: several schedules can be optimal (identical nodes, equal-cost swaps)"
 )
-LEGEND_HINDSIGHT = "hindsight (knows the episode's future): a reference, not an online policy"
 LEGEND_SAMPLED = f"{SAMPLED_SUFFIX}: the trained policy sampling its actions rather than taking the most likely one"
+HINDSIGHT_MARK = " (hindsight)"
+"""After the name of an agent that reads the episode's future (``AgentEntry.hindsight``)."""
+LEGEND_HINDSIGHT = "(hindsight): the agent reads the episode's future; a reference, not an online policy"
 LEGEND_PLACEMENT = (
     "optimality rate: share of decisions whose action is optimal given a cheapest-fit continuation with the "
     "true future; regret: that continuation's objective minus the best action's (USD)"
@@ -59,7 +65,8 @@ def print_leaderboard(evaluation: Evaluation, file: TextIO | None = None) -> Non
     shown = [column for column in columns if _present(summaries, column[0])]
     table = new_table(["agent"] + [title for _, title, _ in shown])
     for name in sorted(summaries, key=lambda name: summaries[name].mean.get(sort_key) or 0.0):
-        table.add_row(name, *(_cell(summaries[name], key, fmt, key == columns[0][0]) for key, _, fmt in shown))
+        label = name + (HINDSIGHT_MARK if is_hindsight_agent(name) else "")
+        table.add_row(label, *(_cell(summaries[name], key, fmt, key == columns[0][0]) for key, _, fmt in shown))
     title = (
         f"{evaluation.scenario}: {evaluation.episodes} episode(s) per agent, seeds "
         f"{evaluation.seeds[0]}..{evaluation.seeds[-1]}" + (" (one-step placement env)" if placement else "")
@@ -103,11 +110,10 @@ def _notes(
         notes.append(LEGEND_GAPS)
     if "planted_gap" in keys:
         notes.append(LEGEND_PLANTED)
-    hindsight = [name for name in summaries if (entry := registered_agent(name)) is not None and entry.hindsight]
-    if hindsight:
-        notes.append(f"{', '.join(hindsight)}: {LEGEND_HINDSIGHT}")
     if any(name.endswith(SAMPLED_SUFFIX) for name in summaries):
         notes.append(LEGEND_SAMPLED)
+    if any(is_hindsight_agent(name) for name in summaries):
+        notes.append(LEGEND_HINDSIGHT)
     if placement:
         notes.append(LEGEND_PLACEMENT)
     return notes

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import io
 
-from training.evaluation.leaderboard import LEGEND_CI, LEGEND_GAPS, LEGEND_PLACEMENT, LEGEND_SAMPLED, print_leaderboard
+from training.evaluation.leaderboard import (
+    LEGEND_CI,
+    LEGEND_GAPS,
+    LEGEND_HINDSIGHT,
+    LEGEND_PLACEMENT,
+    LEGEND_SAMPLED,
+    print_leaderboard,
+)
 from training.evaluation.results import AgentEvaluation, EpisodeEvaluation, Evaluation, OracleEpisode
 
 
@@ -32,7 +39,8 @@ def test_leaderboard__sorted_by_objective_with_gaps_ci_and_legend() -> None:
     assert [line.split()[0] for line in lines[2:5]] == ["oracle", "ppo-sampled", "first-fit"]
     assert "4.000 +- 12.706" in lines[4] and "300.0%" in lines[4]  # mean 4, t(0.975, 1) * 1.414 / 1.414; gap 3x
     assert "oracle lower bound (mean): 1.0000 USD; proven optimal in 100% of episodes" in lines
-    assert {LEGEND_CI, LEGEND_GAPS, LEGEND_SAMPLED} <= set(lines)
+    assert {LEGEND_CI, LEGEND_GAPS, LEGEND_SAMPLED, LEGEND_HINDSIGHT} <= set(lines)
+    assert lines[2].startswith("oracle (hindsight) ") and "(hindsight)" not in lines[3] + lines[4]
     assert "\x1b" not in text and all(line == line.rstrip() for line in lines)
 
 
@@ -43,6 +51,7 @@ def test_leaderboard__one_episode_placement_env_has_no_ci_and_explains_its_label
     text = printed(Evaluation("toy", "placement", 0, (0,), agents))
     assert "optimality rate" in text and "100.0%" in text and "+-" not in text.splitlines()[2]
     assert LEGEND_PLACEMENT in text.splitlines() and LEGEND_CI not in text.splitlines()
+    assert LEGEND_HINDSIGHT not in text.splitlines()  # no hindsight agent here
 
 
 def test_leaderboard__penalty_columns_of_zeros_are_left_out() -> None:

@@ -1,0 +1,193 @@
+"""A twin's present continued into another future: the state behind :meth:`DigitalTwin.continued_in`.
+
+An online planner knows the episode's past and guesses its future. Replaying the episode's
+decisions on a twin of each guessed future costs the whole past at every decision; continuing
+the present costs a copy of it. :func:`continued_state` is that copy, for a spec that agrees
+with the twin's episode on everything up to now (:func:`past_difference` says what does not).
+
+**What carries over, and why the result is exact.** The state of a twin at a decision is a
+function of the fleet, the settings, the jobs arrived so far, the telemetry ticks fired so far,
+the interruptions so far and the decisions taken: the events still to come (later arrivals,
+ticks and interruptions) have not been read. A twin built on the new spec and given the same
+decisions therefore passes through the same states up to now, except in three places that
+depend on the whole spec and are rebuilt here:
+
+* **per-job lists** (``M`` entries): the arrived jobs' entries are kept; the jobs still to
+  arrive (the old spec's and the new one's) hold the initial values of a job in the future,
+  and ``status_counts`` counts the new spec's future jobs;
+* **the interruptions**: ``interruptions_s`` becomes the new spec's; the old future
+  interruptions leave the event heap and the new spec's future ones enter it (every past one
+  was handled before the current decision: events come before decisions at equal times);
+* **the tie-break** ``seq``: a twin pushes every interruption at reset, node by node, before
+  any other event, so interruption ``k`` of the episode (in that order) has ``seq = k`` and
+  every later event is shifted by the number of interruptions. The continued twin's heap
+  holds the very entries the rebuilt twin's holds, ``seq`` included, so equal-time events are
+  handled in the same order.
+
+Nothing else reads the spec's future before it happens: the event loop reads the next
+arrival, the next tick and the heap's top. So the continued twin's state equals the rebuilt
+twin's field by field, but for *stale* heap entries (a completion of a run that ended, a TTL
+expiry of a queue spell that ended: no events, dropped when they reach the heap's top, so
+which ones a twin still holds depends on the events that came before them): the continued
+twin drops them all, and its heap holds the rebuilt twin's live entries, ``seq`` included. A
+heap pops by its entries' order, every ``seq`` is unique, and stale entries never change what
+happens, so every later step gives the same results bit for bit (tested).
+
+Cost: O(nodes + jobs + interruptions + ticks so far), plus the event log when recording.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Sequence
+
+import numpy as np
+
+from digital_twin.constants import TwinConstants
+from digital_twin.event_loop import is_stale
+from digital_twin.spec import TwinSpec
+from digital_twin.spot import effective_interruptions
+from digital_twin.state import FUTURE, INTERRUPTION, ScheduledEvent, TwinState
+
+Interruptions = tuple[tuple[float, ...], ...]
+"""Per node, its sorted effective interruption times, seconds."""
+
+_JOB_COLUMNS = (
+    "job_ids", "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb",
+    "allowed_gpu_models", "required_arch", "priority", "preemptible", "deadline_s",
+)  # fmt: skip
+"""The :class:`~digital_twin.workload.Workload` columns: a job is these values."""
+
+
+def given_interruptions(spec: TwinSpec) -> Interruptions | None:
+    """``spec``'s effective interruptions when they are given, ``None`` when its reset draws them.
+
+    Given: its ``fixed_interruptions_s`` (effective: before the horizon, on an up node), or none
+    when spot interruptions are off or no node can be interrupted.
+    """
+    settings = spec.settings
+    if spec.fixed_interruptions_s is not None:
+        horizon_s, recovery_s = float(settings.horizon_s), settings.spot_recovery_s
+        return tuple(effective_interruptions(times, horizon_s, recovery_s) for times in spec.fixed_interruptions_s)
+    if settings.spot_interruptions and any(node.interruption_rate_per_s > 0.0 for node in spec.fleet):
+        return None
+    return tuple(() for _ in spec.fleet)
+
+
+def past_difference(old: TwinSpec, s: TwinState, tick_index: int, new: TwinSpec) -> str | None:
+    """What of ``new`` differs from ``old``'s episode up to state ``s``'s decision (``None``: nothing).
+
+    Up to now: the fleet; the settings (but ``spot_interruptions``, which says only whether a
+    reset draws them); the telemetry's tick and its rows to ``tick_index`` (the current tick);
+    the jobs arrived (the first ``s.next_arrival`` of ``new``, equal in every field, the rest
+    arriving after now); the interruptions at or before now (``new`` must give them).
+    """
+    now = s.time_s
+    if new.fleet != old.fleet:
+        at = next(i for i in range(max(len(old.fleet), len(new.fleet))) if old.fleet[i : i + 1] != new.fleet[i : i + 1])
+        return f"the fleet differs at node {at} ({len(new.fleet)} nodes, the twin's {len(old.fleet)})"
+    settings = [
+        field.name for field in dataclasses.fields(old.settings)
+        if field.name != "spot_interruptions" and getattr(old.settings, field.name) != getattr(new.settings, field.name)
+    ]  # fmt: skip
+    if settings:
+        return f"the settings differ in {', '.join(settings)}"
+    return (
+        _telemetry_difference(old, new, tick_index)
+        or _jobs_difference(old, new, s.next_arrival, now)
+        or _interruptions_difference(s.interruptions_s, given_interruptions(new), now)
+    )
+
+
+def continued_state(s: TwinState, c: TwinConstants, interruptions: Interruptions) -> TwinState:
+    """State ``s`` (of a twin at a decision) as the state of a twin on a spec of constants ``c`` that continues it.
+
+    That spec must agree with the twin's up to now (:func:`past_difference` is ``None``);
+    ``interruptions`` are its effective ones (:func:`given_interruptions`). See the module
+    docstring for what carries over and why the result is exact.
+    """
+    out = s.copy()
+    arrived, later = s.next_arrival, c.n_jobs - s.next_arrival
+    out.status = s.status[:arrived] + [FUTURE] * later
+    out.node_of = s.node_of[:arrived] + [-1] * later
+    out.start_s = s.start_s[:arrived] + [-1.0] * later
+    out.first_start_s = s.first_start_s[:arrived] + [-1.0] * later
+    out.enqueued_s = s.enqueued_s[:arrived] + [-1.0] * later
+    out.finish_clock_s = s.finish_clock_s[:arrived] + [0.0] * later
+    out.generation = s.generation[:arrived] + [0] * later
+    out.sla_hit = s.sla_hit[:arrived] + [False] * later
+    out.qos_hit = s.qos_hit[:arrived] + [False] * later
+    out.queue.parked_fit = s.queue.parked_fit[:arrived] + [None] * later
+    out.queue.position = s.queue.position[:arrived] + [0] * later
+    out.status_counts[FUTURE] = later
+    out.interruptions_s = interruptions
+    shift = _count(interruptions) - _count(s.interruptions_s)
+    heap: list[ScheduledEvent] = [
+        (t, kind, seq + shift, index, generation)
+        for t, kind, seq, index, generation in s.heap
+        if kind != INTERRUPTION and not is_stale(s, c.contention, (t, kind, seq, index, generation))
+    ]
+    heap.extend(_future_interruptions(interruptions, s.time_s))
+    heapq.heapify(heap)
+    out.heap = heap
+    out.seq = s.seq + shift
+    return out
+
+
+def _future_interruptions(interruptions: Interruptions, now_s: float) -> list[ScheduledEvent]:
+    """The heap entries of the interruptions after ``now_s``, with the ``seq`` a reset gives them (1, 2, ...)."""
+    entries: list[ScheduledEvent] = []
+    seq = 0
+    for node, times in enumerate(interruptions):
+        for t in times:
+            seq += 1
+            if t > now_s:
+                entries.append((t, INTERRUPTION, seq, node, 0))
+    return entries
+
+
+def _count(interruptions: Interruptions) -> int:
+    return sum(len(times) for times in interruptions)
+
+
+def _telemetry_difference(old: TwinSpec, new: TwinSpec, tick_index: int) -> str | None:
+    if new.telemetry.tick_s != old.telemetry.tick_s:
+        return f"the telemetry tick differs ({new.telemetry.tick_s:g} s, the twin's {old.telemetry.tick_s:g} s)"
+    rows = tick_index + 1
+    ours, theirs = old.telemetry.background_pct[:rows], new.telemetry.background_pct[:rows]
+    if theirs.shape != ours.shape or not np.array_equal(ours, theirs):
+        differs = np.flatnonzero((ours != theirs).any(axis=(1, 2))) if theirs.shape == ours.shape else [len(theirs)]
+        return f"the telemetry differs at tick {int(differs[0])} (the current tick is {tick_index})"
+    return None
+
+
+def _jobs_difference(old: TwinSpec, new: TwinSpec, arrived: int, now_s: float) -> str | None:
+    if len(new.jobs) < arrived:
+        return f"the spec has {len(new.jobs)} jobs, fewer than the {arrived} arrived by t={now_s:g} s"
+    for name in _JOB_COLUMNS:
+        ours, theirs = getattr(old.jobs, name)[:arrived], getattr(new.jobs, name)[:arrived]
+        if not _equal_columns(ours, theirs):
+            at = next(j for j in range(arrived) if not _equal_columns(ours[j : j + 1], theirs[j : j + 1]))
+            return f"arrived job {at} ({old.jobs.job_ids[at]!r}) differs in {name}"
+    if len(new.jobs) > arrived and new.jobs.arrival_s[arrived] <= now_s:
+        job = new.jobs.job_ids[arrived]
+        return f"job {job!r} arrives at {new.jobs.arrival_s[arrived]:g} s, not after now (t={now_s:g} s)"
+    return None
+
+
+def _equal_columns(ours: Sequence[object] | np.ndarray, theirs: Sequence[object] | np.ndarray) -> bool:
+    if isinstance(ours, np.ndarray) and isinstance(theirs, np.ndarray):
+        return bool(np.array_equal(ours, theirs, equal_nan=ours.dtype.kind == "f"))
+    return list(ours) == list(theirs)
+
+
+def _interruptions_difference(ours: Interruptions, theirs: Interruptions | None, now_s: float) -> str | None:
+    if theirs is None:
+        return "the spec draws its spot interruptions at reset: give them (fixed_interruptions_s)"
+    for node, (mine, given) in enumerate(zip(ours, theirs, strict=True)):
+        past_mine = [t for t in mine if t <= now_s]
+        past_given = [t for t in given if t <= now_s]
+        if past_mine != past_given:
+            return f"node {node}'s interruptions up to now differ ({past_given}, the twin's {past_mine})"
+    return None
