@@ -52,8 +52,9 @@ class OracleResult:
             or ``"solver-failed"`` (HiGHS failed otherwise: the greedy plan and a trivial bound
             stand in); ``"decomposed"`` for an episode too large for the programs, solved by
             a capacity-free bound tightened by a Lagrangian relaxation of node capacity
-            (:mod:`agents.oracle.bounds.capacity_free`) and a hindsight greedy plan
-            (:mod:`agents.oracle.plans.hindsight_greedy`). Plan
+            (:mod:`agents.oracle.bounds.capacity_free`) and the arrival plan
+            (:mod:`agents.oracle.plans.arrival`, when its model is small enough) or a
+            hindsight greedy plan (:mod:`agents.oracle.plans.hindsight_greedy`). Plan
             and bound are achievable and valid in every case, and the same on every machine
             except after a ``"time-limit"`` (:mod:`agents.oracle.milp.limits`).
         solve_time_s: Wall time of the whole call (both programs): reported, never a limit
@@ -70,7 +71,7 @@ class OracleResult:
             ``"greedy"`` (the fallback, when better or HiGHS had none), with
             ``" (worst-case runs)"`` when it comes from the worst-case plan program and
             ``" (replayed runs, round k)"`` from one whose runs last as a replay measured;
-            ``"hindsight greedy"`` when decomposed.
+            ``"arrival"`` or ``"hindsight greedy"`` when decomposed.
         plan_repairs: How the plan is followed when a planned node is busy at the planned start
             (only under contention): ``True`` = start the job on the cheapest node that can take
             it, ``False`` = wait for the planned node (:func:`agents.oracle.plans.replay.planned_node`).
@@ -150,16 +151,14 @@ def solve_oracle(
     """
     started = time.perf_counter()
     limits = SolveLimits(node_limit, time_limit_s)
-    if memory_budget_bytes is not None and not memory_budget_bytes > 0:
-        raise ValueError(f"memory_budget_bytes must be > 0 (inf = no limit), got {memory_budget_bytes!r}")
-    budget = budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
-    if too_large not in (DECOMPOSE, REFUSE):
-        raise ValueError(f"too_large must be {DECOMPOSE!r} or {REFUSE!r}, got {too_large!r}")
-    check_iterations(lagrangian_iterations)
-    if not (isinstance(replayed_rounds, int) and replayed_rounds >= 0):
-        raise ValueError(f"replayed_rounds must be an integer >= 0, got {replayed_rounds!r}")
-    estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
-                                      bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
+    budget = _checked_budget(memory_budget_bytes, too_large, lagrangian_iterations, replayed_rounds)
+    estimate = estimate_oracle_memory(
+        hindsight,
+        math.inf if time_limit_s is None else time_limit_s,
+        bound_grid_divisor,
+        max_points_per_cell,
+        compute_bound=compute_bound,
+    )
     decompose = too_large == DECOMPOSE and estimate.peak_bytes > budget
     if not decompose:
         check_memory(estimate, budget)
@@ -172,8 +171,9 @@ def solve_oracle(
         if _gap(best.total_usd, lower)[1]:
             break  # proven: no later plan can be cheaper, and no other bound is needed
         if compute_bound and not decompose and bound_program is None:  # the exact relaxation, once
-            bound_program = solve_program(inst, bound_options(inst, bound_grid_divisor, max_points_per_cell),
-                                          limits, mip_rel_gap)
+            bound_program = solve_program(
+                inst, bound_options(inst, bound_grid_divisor, max_points_per_cell), limits, mip_rel_gap
+            )
             lower = max(lower, bound_program.dual_bound_usd)
             if _gap(best.total_usd, lower)[1]:
                 break
@@ -204,6 +204,24 @@ def solve_oracle(
         memory_estimate=estimate,
         plan_first_runs=best.first_runs,
     )
+
+
+def _checked_budget(
+    memory_budget_bytes: float | None, too_large: str, lagrangian_iterations: int, replayed_rounds: int
+) -> float:
+    """The memory budget in bytes, once :func:`solve_oracle`'s other options are checked.
+
+    Raises:
+        ValueError: A budget that is not > 0, an unknown ``too_large``, or a bad iteration or round count.
+    """
+    if memory_budget_bytes is not None and not memory_budget_bytes > 0:
+        raise ValueError(f"memory_budget_bytes must be > 0 (inf = no limit), got {memory_budget_bytes!r}")
+    if too_large not in (DECOMPOSE, REFUSE):
+        raise ValueError(f"too_large must be {DECOMPOSE!r} or {REFUSE!r}, got {too_large!r}")
+    check_iterations(lagrangian_iterations)
+    if not (isinstance(replayed_rounds, int) and replayed_rounds >= 0):
+        raise ValueError(f"replayed_rounds must be an integer >= 0, got {replayed_rounds!r}")
+    return budget_bytes() if memory_budget_bytes is None else float(memory_budget_bytes)
 
 
 def _gap(plan_usd: float, bound_usd: float) -> tuple[float, bool]:

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import aco_env  # noqa: F401  (registers the env ids)
-from aco_env.registration import FLEET5_ID
 from agents import agent_names, is_hindsight_agent, make_agent
 from tests.helpers import agent_env_id, agent_params, check_agent_protocol, online_agent_params, run_episode
 from tests.paths import ROOT
@@ -27,9 +26,7 @@ hits HiGHS's 60 s limit would make a dozen random states cost minutes."""
 def test_agents_package__does_not_import_torch() -> None:
     """Importing agents (and every agent module it registers) leaves torch unimported."""
     code = "import sys, agents; print('torch' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
-    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
 
 
@@ -78,13 +75,17 @@ def test_agent__same_seed_same_episode(name: str) -> None:
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_agent__reads_the_future_only_if_registered_as_hindsight(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ``hindsight()`` refused, an online agent plays a whole Fleet5 episode; a hindsight agent cannot."""
-    env = gym.make(FLEET5_ID)
+    """With the future's accessors refused, an online agent plays a whole episode; a hindsight agent cannot.
+
+    The accessors are ``hindsight()`` and the planted schedule's ``planted()`` and ``planted_action()``.
+    """
+    env = gym.make(agent_env_id(name))
 
     def refused() -> None:
         raise LookupError(f"{name} read the episode's future")
 
-    monkeypatch.setattr(env.unwrapped, "hindsight", refused)
+    for accessor in ("hindsight", "planted", "planted_action"):
+        monkeypatch.setattr(env.unwrapped, accessor, refused)
     agent = make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
     if not is_hindsight_agent(name):
         assert run_episode(env, agent, seed=0)["invalid_actions"] == 0
@@ -134,9 +135,7 @@ def _valid_actions_along_random_play(name: str, episode_seed: int, steps: int, a
         mask = env.unwrapped.action_masks()
         action, _ = agent.predict(obs)  # the agent sees (and updates its state on) every state ...
         assert mask[int(action)], f"{name} chose invalid action {int(action)} with mask {mask}"
-        obs, _, terminated, truncated, _ = env.step(
-            int(rng.choice(np.flatnonzero(mask)))
-        )  # ... random play moves on
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))  # ... random play moves on
         if terminated or truncated:
             return
     action, _ = agent.predict(obs)

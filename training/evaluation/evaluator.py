@@ -236,7 +236,10 @@ def _oracle_episode(agent: Agent) -> OracleEpisode | None:
     if result.status == "decomposed":
         logger.warning(
             "oracle: %s, above the memory budget: decomposed (per-job bound with capacity priced in, "
-            "hindsight greedy plan; gap %.1f %%)", result.memory_estimate.describe(), 100.0 * result.gap,
+            "%s plan; gap %.1f %%)",
+            result.memory_estimate.describe(),
+            result.plan_source,
+            100.0 * result.gap,
         )
     return OracleEpisode(
         lower_bound_usd=float(result.lower_bound_usd),

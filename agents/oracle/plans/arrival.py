@@ -59,7 +59,8 @@ class ArrivalPlan:
         plan: ``job_id -> (node, arrival)`` for the jobs started at arrival, ``None`` for the
             others (left unserved); ``None`` when CP-SAT found no solution.
         status: CP-SAT's status name (``"OPTIMAL"``, ``"FEASIBLE"``, ``"UNKNOWN"``, ...), or
-            ``"too-large"`` when the episode has more than :data:`MAX_OPTIONS` options (nothing built).
+            ``"too-large"`` when the episode may have more than :data:`MAX_OPTIONS` options
+            (:func:`arrival_options_upper_bound`; nothing built).
         options: The options the program chose from (0 when too large).
         work: CP-SAT's deterministic time spent (its work measure, about seconds; 0 when too large).
     """
@@ -77,11 +78,41 @@ def arrival_options(inst: OracleInstance) -> Options:
         if not inst.placeable(j):
             continue
         a = np.array([float(inst.arrival_s[j])])
-        mine = [point_terms(inst, j, i, a) for i in inst.candidates[j]
-                if not inst.is_down(i, float(a[0])) and inst.next_interruption_s(i, a)[0] >= a[0] + inst.duration_s[j]]
+        mine = [
+            point_terms(inst, j, i, a)
+            for i in inst.candidates[j]
+            if not inst.is_down(i, float(a[0])) and inst.next_interruption_s(i, a)[0] >= a[0] + inst.duration_s[j]
+        ]
         blocks += mine
     options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
+
+
+def arrival_options_upper_bound(inst: OracleInstance) -> int:
+    """An upper bound on ``arrival_options(inst).n`` in ``O(jobs x nodes)``, building nothing.
+
+    Each placeable job on each candidate node, the interruption filter ignored, then the
+    symmetry rule (:func:`agents.oracle.milp.options.symmetry_allowed`) on that superset: the
+    ``r``-th job with candidates on a class of interchangeable nodes keeps at most ``r + 1`` of
+    them. A job's rank among a superset of users is at least its rank among the real users, so
+    the count only grows; plus one unserved option per job.
+    """
+    class_of = {i: c for c, members in enumerate(inst.node_classes) for i in members}
+    users = [0] * len(inst.node_classes)
+    total = inst.n_jobs
+    for j in range(inst.n_jobs):
+        if not inst.placeable(j):
+            continue
+        per_class: dict[int, int] = {}
+        for i in inst.candidates[j]:
+            if i in class_of:
+                per_class[class_of[i]] = per_class.get(class_of[i], 0) + 1
+            else:
+                total += 1
+        for c, on_class in per_class.items():
+            users[c] += 1
+            total += min(on_class, users[c])
+    return total
 
 
 def solve_arrival_plan(
@@ -101,9 +132,9 @@ def solve_arrival_plan(
     """
     if not deterministic_time > 0:
         raise ValueError(f"deterministic_time must be > 0, got {deterministic_time!r}")
-    options = arrival_options(inst)
-    if options.n > MAX_OPTIONS:
+    if arrival_options_upper_bound(inst) > MAX_OPTIONS:
         return ArrivalPlan(None, "too-large", 0)
+    options = arrival_options(inst)
     model = cp_model.CpModel()
     x = [model.new_bool_var(f"x{o}") for o in range(options.n)]
     for j in range(inst.n_jobs):
@@ -151,8 +182,11 @@ def _node_rows(
     jobs = options.job[on_node]
     cpu = inst.job_cpu_m[jobs]
     lits = [x[int(o)] for o in on_node]
-    requests = ((cpu, int(inst.node_cpu_m[i])), (inst.job_mem_mib[jobs], int(inst.node_mem_mib[i])),
-                (inst.job_gpus[jobs], int(inst.node_gpus[i])))
+    requests = (
+        (cpu, int(inst.node_cpu_m[i])),
+        (inst.job_mem_mib[jobs], int(inst.node_mem_mib[i])),
+        (inst.job_gpus[jobs], int(inst.node_gpus[i])),
+    )
     ticks = inst.tick_times_s
     starts = np.unique(start)
     for t in starts:

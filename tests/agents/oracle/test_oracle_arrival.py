@@ -18,9 +18,14 @@ from hypothesis import strategies as st
 
 from agents.oracle import solve_oracle
 from agents.oracle.model.instance import OracleInstance
-from agents.oracle.plans.arrival import _room_without_slowdown_m, arrival_options, solve_arrival_plan
+from agents.oracle.plans.arrival import (
+    _room_without_slowdown_m,
+    arrival_options,
+    arrival_options_upper_bound,
+    solve_arrival_plan,
+)
 from agents.oracle.plans.replay import replay_plan
-from digital_twin import DigitalTwin, TwinSpec
+from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING, progress_rate
 from digital_twin.planted import PlantedEpisode
 from tests.agents.oracle.test_oracle_random import brute_force_optimum, small_specs
@@ -48,10 +53,14 @@ def test_arrival_plan__replays_at_its_value_and_never_below_the_optimum(spec: Tw
     replayed = replay_plan(view, plan, False)
     options = arrival_options(inst)
     if all(plan[job_id] is not None for j, job_id in enumerate(inst.job_ids) if inst.placeable(j)):
-        chosen = [int(np.flatnonzero((options.job == j) & (options.node == plan[job_id][0]))[0])  # type: ignore[index]
-                  for j, job_id in enumerate(inst.job_ids) if inst.placeable(j)]
+        chosen = [
+            int(np.flatnonzero((options.job == j) & (options.node == plan[job_id][0]))[0])  # type: ignore[index]
+            for j, job_id in enumerate(inst.job_ids)
+            if inst.placeable(j)
+        ]
         value = float(options.coef_usd[chosen].sum()) + float(
-            options.unserved_usd[[j for j in range(inst.n_jobs) if not inst.placeable(j)]].sum())
+            options.unserved_usd[[j for j in range(inst.n_jobs) if not inst.placeable(j)]].sum()
+        )
         unfair = replayed["unfairness_usd"]
         assert replayed.total_usd - unfair == pytest.approx(value, rel=1e-9, abs=1e-9)
         assert replayed["sla_violations"] == 0
@@ -64,8 +73,11 @@ def test_arrival_plan__replays_at_its_value_and_never_below_the_optimum(spec: Tw
 
 @pytest.mark.parametrize(
     "episode",
-    [*planted_episodes(5, range(0, 6)), *planted_episodes(10, range(40, 42), fill=0.8),
-     *planted_episodes(5, range(100, 104), preemptible_share=1.0, interruptions_per_spot_node=2)],
+    [
+        *planted_episodes(5, range(0, 6)),
+        *planted_episodes(10, range(40, 42), fill=0.8),
+        *planted_episodes(5, range(100, 104), preemptible_share=1.0, interruptions_per_spot_node=2),
+    ],
     ids=lambda e: f"{len(e.spec.fleet)}n-{len(e.spec.jobs)}j",
 )
 def test_oracle__proves_the_planted_optimum_with_the_arrival_plan(episode: PlantedEpisode) -> None:
@@ -78,6 +90,40 @@ def test_oracle__proves_the_planted_optimum_with_the_arrival_plan(episode: Plant
     assert result.plan_objective_usd == pytest.approx(episode.optimum_usd, rel=1e-9)
     assert result.lower_bound_usd == pytest.approx(episode.optimum_usd, rel=1e-9)
     assert result.lower_bound_usd <= episode.optimum_usd * (1.0 + 1e-12)  # a bound: never above the optimum
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False))
+def test_arrival_options_upper_bound__never_below_the_options_built(spec: TwinSpec) -> None:
+    """The count that decides "too large" without building anything bounds the options from above."""
+    inst = _solved(spec)[0]
+    assert arrival_options_upper_bound(inst) >= arrival_options(inst).n
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 6), st.integers(1, 3), st.integers(0, 2**16))
+def test_arrival_options_upper_bound__holds_on_fleets_of_interchangeable_nodes(
+    twins: int, others: int, seed: int
+) -> None:
+    """Identical nodes form a class whose options the symmetry rule cuts; the bound still holds."""
+    rng = np.random.default_rng(seed)
+    fleet = (
+        *(NodeSpec(f"same{i}", "x86_64", "on-demand", 4, 16, 0.4) for i in range(twins)),
+        *(
+            NodeSpec(f"other{i}", "x86_64", "spot", 2 + 2 * i, 8, 0.1 + 0.1 * i, interruption_prob_per_hour=0.9)
+            for i in range(others)
+        ),
+    )
+    jobs = tuple(
+        JobSpec(f"j{k}", float(rng.uniform(0, 3000)), float(rng.uniform(60, 1800)), "batch", int(rng.integers(1, 5)), 2)
+        for k in range(20)
+    )
+    spec = TwinSpec(fleet, jobs, Telemetry(np.full((7, len(fleet), 2), 20.0), 600.0), EpisodeSettings(3600.0))
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(seed))
+    inst = OracleInstance.from_hindsight(twin.hindsight())
+    assert inst.node_classes
+    assert arrival_options(inst).n <= arrival_options_upper_bound(inst)
 
 
 def test_arrival_plan__the_same_plan_every_time() -> None:

@@ -18,7 +18,7 @@ from agents import make_agent
 from tests.paths import ROOT
 from training.evaluation.agreement import PlantedScore, PlantedTracker
 from training.evaluation.evaluator import evaluate
-from training.evaluation.leaderboard import LEGEND_PLANTED, print_leaderboard
+from training.evaluation.leaderboard import LEGEND_HINDSIGHT, LEGEND_PLANTED, print_leaderboard
 from training.evaluation.results import AgentEvaluation, EpisodeEvaluation, Evaluation, read_evaluation
 from training.evaluation.results_writer import write_json
 
@@ -112,7 +112,7 @@ def test_leaderboard__planted_columns_optimum_line_and_legend() -> None:
     assert "100.0%" in lines[3] and "40%" in lines[3] and "20%" in lines[3]  # gap (4 - 2) / 2; agree 0.4; on-path
     assert "planted optimum (mean): 2.0000 USD, proven by construction" in lines
     assert LEGEND_PLANTED in lines and "several schedules can be optimal" in LEGEND_PLANTED
-    assert any(line.startswith("planted: hindsight") for line in lines)
+    assert lines[2].startswith("planted (hindsight)") and LEGEND_HINDSIGHT in lines
 
 
 @pytest.mark.subprocess
