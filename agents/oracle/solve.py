@@ -152,13 +152,8 @@ def solve_oracle(
     started = time.perf_counter()
     limits = SolveLimits(node_limit, time_limit_s)
     budget = _checked_budget(memory_budget_bytes, too_large, lagrangian_iterations, replayed_rounds)
-    estimate = estimate_oracle_memory(
-        hindsight,
-        math.inf if time_limit_s is None else time_limit_s,
-        bound_grid_divisor,
-        max_points_per_cell,
-        compute_bound=compute_bound,
-    )
+    estimate = estimate_oracle_memory(hindsight, math.inf if time_limit_s is None else time_limit_s,
+                                      bound_grid_divisor, max_points_per_cell, compute_bound=compute_bound)
     decompose = too_large == DECOMPOSE and estimate.peak_bytes > budget
     if not decompose:
         check_memory(estimate, budget)
@@ -171,9 +166,8 @@ def solve_oracle(
         if _gap(best.total_usd, lower)[1]:
             break  # proven: no later plan can be cheaper, and no other bound is needed
         if compute_bound and not decompose and bound_program is None:  # the exact relaxation, once
-            bound_program = solve_program(
-                inst, bound_options(inst, bound_grid_divisor, max_points_per_cell), limits, mip_rel_gap
-            )
+            bound_options_ = bound_options(inst, bound_grid_divisor, max_points_per_cell)
+            bound_program = solve_program(inst, bound_options_, limits, mip_rel_gap)
             lower = max(lower, bound_program.dual_bound_usd)
             if _gap(best.total_usd, lower)[1]:
                 break
