@@ -166,8 +166,8 @@ def solve_oracle(
         if _gap(best.total_usd, lower)[1]:
             break  # proven: no later plan can be cheaper, and no other bound is needed
         if compute_bound and not decompose and bound_program is None:  # the exact relaxation, once
-            bound_options_ = bound_options(inst, bound_grid_divisor, max_points_per_cell)
-            bound_program = solve_program(inst, bound_options_, limits, mip_rel_gap)
+            relaxation = bound_options(inst, bound_grid_divisor, max_points_per_cell)
+            bound_program = solve_program(inst, relaxation, limits, mip_rel_gap)
             lower = max(lower, bound_program.dual_bound_usd)
             if _gap(best.total_usd, lower)[1]:
                 break
