@@ -120,8 +120,11 @@ def listed_agent_names() -> str:
 
 
 def is_hindsight_agent(name: str) -> bool:
-    """Whether ``name`` is a registered agent that reads the episode's future (False for others and ``sb3:``)."""
-    entry = _REGISTRY.get(name)
+    """Whether ``name`` (options aside: ``NAME[...]``) is a registered agent that reads the episode's future.
+
+    False for unknown names and ``sb3:`` specs.
+    """
+    entry = None if name.startswith("sb3:") else _REGISTRY.get(name.partition("[")[0])
     return entry is not None and entry.hindsight
 
 

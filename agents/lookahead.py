@@ -20,7 +20,8 @@ interruptions so far) and re-plans at the next one:
    QoS penalty); the action with the least mean final objective over the samples wins (the
    same samples for every action), ties to the lowest index. With ``rollout_window_s`` each
    rollout stops that long after now instead, and adds what its state commits
-   (:mod:`agents.rollouts`).
+   (:mod:`agents.rollouts`); with ``candidates`` only that many fitting nodes are tried (those
+   the rollout rule charges least), and defer.
 
 It bounds from above what an online policy can reach with these models of the future. Its
 clairvoyant twin ``lookahead-clairvoyant`` (:mod:`agents.lookahead_clairvoyant`, a hindsight
@@ -29,7 +30,8 @@ in two: ``lookahead - lookahead-clairvoyant``, what knowing the future is worth 
 and ``lookahead-clairvoyant - oracle``, what its planning leaves. Cost per decision:
 ``samples x (one continuation, O(nodes + jobs), + actions x the rollout's decisions)`` twin
 steps; rollouts to the horizon make an episode's cost grow with the square of its decisions
-(the window makes it linear).
+(the window makes it linear), and ``candidates`` caps ``actions`` on large fleets. Both are
+options of the agent spec: ``aco-env evaluate --agents "lookahead[rollout_window_s=600,candidates=8]"``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.base import register_agent
-from agents.rollouts import Action, KnownTwinSource, action_objectives
+from agents.charges import Charges
+from agents.rollouts import Action, KnownTwinSource, action_objectives, rule_charge
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, TwinSpec
 from digital_twin.deferral import NEXT_EVENT
@@ -70,20 +73,31 @@ class LookaheadAgent(ViewAgent):
             and is judged on its objective so far plus what its state commits
             (:func:`agents.rollouts.action_objectives`); for episodes of thousands of
             decisions, whose rollouts to the horizon would take hours.
+        candidates: ``None`` (the default): every fitting node is tried. An integer ``k >= 1``:
+            only the ``k`` fitting nodes of least rollout-rule charge
+            (:func:`agents.rollouts.rule_charge`, ties to the lowest index), and defer; for
+            fleets of hundreds of nodes.
 
     Raises:
-        ValueError: ``samples`` is not an integer >= 1, or ``rollout_window_s`` not ``None`` or a number > 0.
+        ValueError: ``samples`` is not an integer >= 1, ``rollout_window_s`` not ``None`` or a
+            number > 0, or ``candidates`` not ``None`` or an integer >= 1.
         TypeError: The env offers no ``known_twin()``.
     """
 
     name = "lookahead"
 
     def __init__(
-        self, env: gym.Env[Any, Any], samples: int = DEFAULT_SAMPLES, rollout_window_s: float | None = None
+        self,
+        env: gym.Env[Any, Any],
+        samples: int = DEFAULT_SAMPLES,
+        rollout_window_s: float | None = None,
+        candidates: int | None = None,
     ) -> None:
         super().__init__(env)
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        if not _is_count(samples):
             raise ValueError(f"samples must be an integer >= 1, got {samples!r}")
+        if candidates is not None and not _is_count(candidates):
+            raise ValueError(f"candidates must be None or an integer >= 1, got {candidates!r}")
         if rollout_window_s is not None and not (
             isinstance(rollout_window_s, int | float) and not isinstance(rollout_window_s, bool)
             and math.isfinite(rollout_window_s) and rollout_window_s > 0
@@ -94,6 +108,8 @@ class LookaheadAgent(ViewAgent):
         self._known: KnownTwinSource = env.unwrapped
         self.samples = samples
         self.rollout_window_s = rollout_window_s
+        self.candidates = candidates
+        self._qos_usd: float | None = None  # the rollout rule's QoS charge, read from the first known twin
         config = getattr(env.unwrapped, "config", None)
         self.deferral: str = getattr(config, "deferral", NEXT_EVENT)
         self._rng = np.random.default_rng()
@@ -115,11 +131,22 @@ class LookaheadAgent(ViewAgent):
         return min(totals, key=totals.__getitem__)
 
     def _totals(self, view: ClusterView, valid: np.ndarray) -> dict[Action, float]:
-        actions: list[Action] = [*valid.tolist(), None]
+        actions: list[Action] = [*self._tried(view, valid), None]
         totals = np.zeros(len(actions))
         for future in self._futures(view):
             totals += action_objectives(future, actions, self.deferral, self.rollout_window_s)
         return dict(zip(actions, totals.tolist(), strict=True))
+
+    def _tried(self, view: ClusterView, valid: np.ndarray) -> list[int]:
+        """The fitting nodes to roll out: all, or the ``candidates`` the rollout rule charges least."""
+        nodes: list[int] = valid.tolist()
+        if self.candidates is None or len(nodes) <= self.candidates:
+            return nodes
+        assert view.job is not None  # act() checked
+        if self._qos_usd is None:
+            self._qos_usd = Charges(self._known.known_twin().spec.settings.weights).qos(1.0)
+        charges = {node: rule_charge(view.fleet[node], view.job, self._qos_usd) for node in nodes}
+        return sorted(sorted(nodes, key=lambda node: (charges[node], node))[: self.candidates])
 
     def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:
         """Hook: twins standing at the current decision, one per future to roll out in (here: sampled ones)."""
@@ -128,6 +155,11 @@ class LookaheadAgent(ViewAgent):
         until_s = None if window is None else view.time_s + window
         for _ in range(self.samples):
             yield present.continued_in(sample_future(present.spec, view.time_s, self._rng, until_s))
+
+
+def _is_count(value: object) -> bool:
+    """``value`` is an integer >= 1 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def sample_future(

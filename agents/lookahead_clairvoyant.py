@@ -52,16 +52,19 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
         env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_twin()``,
             ``hindsight()`` and ``config.deferral``).
         rollout_window_s: As the lookahead's (``None``: to the end of the episode).
+        candidates: As the lookahead's (``None``: every fitting node is tried).
 
     Raises:
-        ValueError: A bad ``rollout_window_s``.
+        ValueError: A bad ``rollout_window_s`` or ``candidates``.
         TypeError: The env offers no ``known_twin()`` or no ``hindsight()``.
     """
 
     name = "lookahead-clairvoyant"
 
-    def __init__(self, env: gym.Env[Any, Any], rollout_window_s: float | None = None) -> None:
-        super().__init__(env, samples=1, rollout_window_s=rollout_window_s)
+    def __init__(
+        self, env: gym.Env[Any, Any], rollout_window_s: float | None = None, candidates: int | None = None
+    ) -> None:
+        super().__init__(env, samples=1, rollout_window_s=rollout_window_s, candidates=candidates)
         if not isinstance(env.unwrapped, HindsightSource):
             raise TypeError(f"{type(self).__name__} needs an env with hindsight() (aco_env.ClusterSchedulingEnv)")
         self._hindsight: HindsightSource = env.unwrapped

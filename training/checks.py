@@ -114,7 +114,9 @@ def scenario(name_or_path: str, option: str = "--scenario", need_data: bool = Tr
 
 
 def agent_list(text: str, option: str = "--agents") -> list[str]:
-    """Comma-separated agent names or ``sb3:`` specs, each checked (models are not loaded).
+    """Comma-separated agent names (``NAME[key=value,...]`` with options) or ``sb3:`` specs, each checked.
+
+    Models are not loaded, and options are checked when the agent is built.
 
     Raises:
         UsageError: The list is empty, names an agent twice, or names an unknown agent or algorithm.
@@ -122,8 +124,9 @@ def agent_list(text: str, option: str = "--agents") -> list[str]:
     """
     from agents import AgentSpecError, check_agent_name, listed_agent_names
     from agents.sb3_agent import ModelFileError
+    from agents.spec import split_agent_specs
 
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = split_agent_specs(text)
     if not names:
         raise UsageError(f"{option} is empty; give one or more of {listed_agent_names()} or sb3:PATH")
     repeated = sorted({name for name in names if names.count(name) > 1})
@@ -164,7 +167,9 @@ def agents_fit_scenario(agents: Sequence[str], scenario: Scenario, option: str) 
     Raises:
         UsageError: ``agents`` names the planted expert and ``scenario`` is not planted.
     """
-    if PLANTED_EXPERT in agents and not scenario.planted:
+    from agents.spec import agent_base_name
+
+    if PLANTED_EXPERT in map(agent_base_name, agents) and not scenario.planted:
         raise UsageError(
             f"{option}: the {PLANTED_EXPERT} expert follows a planted schedule; {scenario.name} is not planted "
             f"(planted: {', '.join(planted_scenario_names())})"

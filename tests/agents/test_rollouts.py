@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import scenarios
 from aco_env import ClusterSchedulingEnv
-from agents.charges import nominal_run_usd
+from agents.charges import Charges, nominal_run_usd
 from agents.lookahead import LookaheadAgent
-from agents.rollouts import _queued_usd, action_objectives, committed_usd, take
+from agents.rollouts import _queued_usd, action_objectives, committed_usd, rule_charge, take
 from digital_twin import DigitalTwin, TwinSpec
 from tests.small_twins import ONE_CORE, SPOT_TWO_CORES, TWO_CORES, batch, lc, spec_of
 from tests.strategies import twin_specs
@@ -113,3 +113,27 @@ def test_lookahead__a_windowed_lookahead_plays_valid_episodes_and_checks_the_win
     for bad in (0.0, -1.0, float("inf"), True, "600"):
         with pytest.raises(ValueError, match="rollout_window_s"):
             LookaheadAgent(env, rollout_window_s=bad)  # type: ignore[arg-type]
+
+
+def test_lookahead__candidates_tries_the_nodes_the_rule_charges_least_and_defer() -> None:
+    """With ``candidates=k`` the rolled-out actions are the k cheapest fitting nodes by the rule, and defer."""
+    env = ClusterSchedulingEnv("fleet20-synthetic")
+    env.reset(seed=3)
+    everything = LookaheadAgent(env, samples=1)
+    everything.reset(3)
+    view = env.cluster_view()
+    valid = np.flatnonzero(view.action_mask[: len(view.fleet)])
+    assert len(valid) > 2
+    qos = Charges(env.known_twin().spec.settings.weights).qos(1.0)
+    assert view.job is not None
+    ranked = sorted(valid.tolist(), key=lambda node: (rule_charge(view.fleet[node], view.job, qos), node))
+    few = LookaheadAgent(env, samples=1, candidates=2)
+    few.reset(3)
+    assert set(few.rollout_totals()) == {*ranked[:2], None}
+    all_totals = everything.rollout_totals()
+    assert set(all_totals) == {*valid.tolist(), None}
+    few.reset(3)
+    assert few.rollout_totals() == {action: all_totals[action] for action in (*ranked[:2], None)}  # same futures
+    for bad in (0, -1, 1.5, True, "8"):
+        with pytest.raises(ValueError, match="candidates"):
+            LookaheadAgent(env, candidates=bad)  # type: ignore[arg-type]

@@ -80,6 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check everything, evaluate every scenario, then print the leaderboard(s) and write the files."""
     # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
+    from agents.spec import agent_base_name
     from training.evaluation.leaderboard import print_leaderboard
     from training.evaluation.results_writer import RESULTS_JSON, write_results
     from training.execution.backend import BackendError
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_backend(args.backend, args.address)
     agents = checks.agent_list(args.agents)
-    if "oracle" in agents:
+    if "oracle" in map(agent_base_name, agents):
         checks.oracle_budget()
     loaded = [checks.scenario(name) for name in (args.scenario or ["fleet5-synthetic"])]
     if args.background_cpu_pct is not None:
