@@ -45,19 +45,48 @@ def cheapest_charge(twin: DigitalTwin) -> int | None:
 
     The charge is the node's price times the job's share (GPU share for GPU jobs, cpu share
     otherwise, as the twin charges under ``prorated``) times the run, plus the QoS penalty for
-    a latency-critical job on a spot node; ties to the lowest index.
+    a latency-critical job on a spot node (:func:`rule_charge`, computed for every node at once
+    with the same float operations); ties to the lowest index.
     """
     job = twin.current_job
     assert job is not None
-    qos = Charges(twin.spec.settings.weights).qos(1.0)
-    best, best_charge = None, math.inf
-    for i, fits in enumerate(twin.feasible_mask()):
-        if not fits:
-            continue
-        charge = rule_charge(twin.spec.fleet[i], job, qos)
-        if charge < best_charge:
-            best, best_charge = i, charge
-    return best
+    fits = np.asarray(twin.feasible_mask(), dtype=bool)
+    if not fits.any():
+        return None
+    charges = _FleetColumns.of(twin.spec.fleet).rule_charges(job, Charges(twin.spec.settings.weights).qos(1.0))
+    return int(np.argmin(np.where(fits, charges, math.inf)))  # argmin: the first of equal minima
+
+
+class _FleetColumns:
+    """A fleet's prices, shares' denominators and spot flags as arrays, for :func:`cheapest_charge`.
+
+    One fleet is kept (:meth:`of`): rollouts ask thousands of times about the same one.
+    """
+
+    _last: _FleetColumns | None = None
+
+    def __init__(self, fleet: Sequence[NodeSpec]) -> None:
+        self.fleet = fleet
+        self.price_per_hour = np.array([node.price_per_hour_usd for node in fleet], dtype=np.float64)
+        self.gpus = np.array([node.gpu_count for node in fleet], dtype=np.int64)
+        self.cores = np.array([node.cpu_cores for node in fleet], dtype=np.int64)
+        self.spot = np.array([node.is_spot for node in fleet], dtype=bool)
+
+    @classmethod
+    def of(cls, fleet: Sequence[NodeSpec]) -> _FleetColumns:
+        """The columns of ``fleet`` (built again only for another fleet object)."""
+        if cls._last is None or cls._last.fleet is not fleet:
+            cls._last = cls(fleet)
+        return cls._last
+
+    def rule_charges(self, job: JobSpec, qos_usd: float) -> np.ndarray:
+        """``(N,)`` :func:`rule_charge` of ``job`` on every node (``inf`` where a GPU job meets no GPUs)."""
+        with np.errstate(divide="ignore"):
+            share = job.gpu_count / self.gpus if job.gpu_count else job.cpu_cores / self.cores
+        charges = self.price_per_hour * share * job.duration_s / SECONDS_PER_HOUR
+        if job.workload == "latency-critical":
+            charges = np.where(self.spot, charges + qos_usd, charges)
+        return charges
 
 
 def rule_charge(node: NodeSpec, job: JobSpec, qos_usd: float) -> float:

@@ -11,7 +11,7 @@ import scenarios
 from aco_env import ClusterSchedulingEnv
 from agents.charges import Charges, nominal_run_usd
 from agents.lookahead import LookaheadAgent
-from agents.rollouts import _queued_usd, action_objectives, committed_usd, rule_charge, take
+from agents.rollouts import _queued_usd, action_objectives, cheapest_charge, committed_usd, rule_charge, take
 from digital_twin import DigitalTwin, TwinSpec
 from tests.small_twins import ONE_CORE, SPOT_TWO_CORES, TWO_CORES, batch, lc, spec_of
 from tests.strategies import twin_specs
@@ -69,6 +69,25 @@ def test_committed__queued_jobs_as_the_rule_charges_them_one_by_one(spec: TwinSp
             if candidate
         )
     assert _queued_usd(twin, left_s) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=twin_specs(), seed=st.integers(0, 2**32 - 1))
+def test_cheapest_charge__the_node_a_loop_over_rule_charge_picks(spec: TwinSpec, seed: int) -> None:
+    """At every decision of a random episode the vectorised rule picks the node, and ties, that a loop would."""
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    qos = Charges(spec.settings.weights).qos(1.0)
+    while not twin.done:
+        job = twin.current_job
+        assert job is not None
+        charges = {i: rule_charge(node, job, qos) for i, (node, fits)
+                   in enumerate(zip(spec.fleet, twin.feasible_mask(), strict=True)) if fits}
+        expected = min(charges, key=lambda i: (charges[i], i)) if charges else None
+        assert cheapest_charge(twin) == expected
+        valid = np.flatnonzero(twin.feasible_mask())
+        take(twin, None if not len(valid) or rng.random() < 0.3 else int(rng.choice(valid)))
 
 
 def test_runs_left__under_contention_counts_nominal_work() -> None:
