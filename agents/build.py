@@ -52,14 +52,14 @@ def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
         from agents.sb3_agent import load_sb3_agent  # torch is imported only here
 
         return load_sb3_agent(name[4:], env, **options)
-    base, written = parse_agent_spec(name)
+    _, written = parse_agent_spec(name)
     entry = _entry(name)
     try:
         return entry.factory(env, **{**written, **options})
     except TypeError as exc:
         if "unexpected keyword argument" not in str(exc):
             raise
-        raise AgentSpecError(f"agent {name!r}: {base} has no such option ({exc})") from None
+        raise AgentSpecError(f"agent {name!r}: no such option ({exc})") from None
 
 
 def _entry(name: str) -> AgentEntry:

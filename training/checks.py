@@ -161,6 +161,33 @@ def planted_scenario_names() -> list[str]:
     return [name for name in scenarios.names() if scenarios.load(name).planted]
 
 
+def agent_options(agents: Sequence[str], scenario: Scenario, option: str = "--agents") -> None:
+    """Build each agent written with options (``NAME[key=value,...]``) once, on ``scenario``'s env, to check them.
+
+    So that a misspelt or bad option ends the command before any work, not in every episode.
+
+    Raises:
+        UsageError: An option the agent does not take, or a value it refuses.
+    """
+    from aco_env import ClusterSchedulingEnv
+    from agents import AgentSpecError, make_agent
+
+    with_options = [name for name in agents if not name.startswith("sb3:") and "[" in name]
+    if not with_options:
+        return
+    env = ClusterSchedulingEnv(scenario)
+    try:
+        for name in with_options:
+            try:
+                make_agent(name, env)
+            except AgentSpecError as exc:
+                raise UsageError(f"{option}: {exc}") from None
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"{option}: {name}: {exc}") from None
+    finally:
+        env.close()
+
+
 def agents_fit_scenario(agents: Sequence[str], scenario: Scenario, option: str) -> None:
     """Refuse the planted expert on a scenario that is not planted: it has no schedule to follow.
 

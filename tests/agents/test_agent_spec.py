@@ -6,6 +6,7 @@ import gymnasium as gym
 import pytest
 
 import aco_env  # noqa: F401  (registers the env ids)
+import scenarios
 from aco_env.registration import FLEET5_ID
 from agents import AgentSpecError, check_agent_name, is_hindsight_agent, make_agent
 from agents.lookahead import LookaheadAgent
@@ -62,3 +63,13 @@ def test_agent_list__takes_specs_with_options_and_refuses_bad_ones() -> None:
     assert checks.agent_list("aco,lookahead[samples=2,candidates=4]") == ["aco", "lookahead[samples=2,candidates=4]"]
     with pytest.raises(UsageError, match="--agents: agent spec"):
         checks.agent_list("lookahead[samples=2")
+
+
+def test_agent_options__a_bad_option_ends_the_command_before_any_episode() -> None:
+    """Specs with options are built once on the scenario's env; plain names and good options pass."""
+    scenario = scenarios.load("fleet5-synthetic")
+    checks.agent_options(["aco", "lookahead[samples=1,candidates=2]"], scenario)
+    with pytest.raises(UsageError, match=r"--agents: agent 'lookahead\[windw=60\]': no such option.*windw"):
+        checks.agent_options(["lookahead[windw=60]"], scenario)
+    with pytest.raises(UsageError, match="candidates must be"):
+        checks.agent_options(["lookahead[candidates=0]"], scenario)

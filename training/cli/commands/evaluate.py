@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         loaded = [scenario.with_background_cpu(args.background_cpu_pct) for scenario in loaded]
     for scenario in loaded:
         checks.agents_fit_scenario(agents, scenario, "--agents")
+    checks.agent_options(agents, loaded[0])
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
