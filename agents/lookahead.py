@@ -47,7 +47,7 @@ import numpy as np
 from aco_env import ClusterView
 from agents.base import register_agent
 from agents.charges import Charges
-from agents.rollouts import Action, KnownTwinSource, action_objectives, rule_charge
+from agents.rollouts import Action, KnownTwinSource, action_objectives, rule_charges
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, TwinSpec
 from digital_twin.deferral import NEXT_EVENT
@@ -75,7 +75,7 @@ class LookaheadAgent(ViewAgent):
             decisions, whose rollouts to the horizon would take hours.
         candidates: ``None`` (the default): every fitting node is tried. An integer ``k >= 1``:
             only the ``k`` fitting nodes of least rollout-rule charge
-            (:func:`agents.rollouts.rule_charge`, ties to the lowest index), and defer; for
+            (:func:`agents.rollouts.rule_charges`, ties to the lowest index), and defer; for
             fleets of hundreds of nodes.
 
     Raises:
@@ -139,14 +139,14 @@ class LookaheadAgent(ViewAgent):
 
     def _tried(self, view: ClusterView, valid: np.ndarray) -> list[int]:
         """The fitting nodes to roll out: all, or the ``candidates`` the rollout rule charges least."""
-        nodes: list[int] = valid.tolist()
-        if self.candidates is None or len(nodes) <= self.candidates:
-            return nodes
+        if self.candidates is None or len(valid) <= self.candidates:
+            return valid.tolist()
         assert view.job is not None  # act() checked
         if self._qos_usd is None:
             self._qos_usd = Charges(self._known.known_twin().spec.settings.weights).qos(1.0)
-        charges = {node: rule_charge(view.fleet[node], view.job, self._qos_usd) for node in nodes}
-        return sorted(sorted(nodes, key=lambda node: (charges[node], node))[: self.candidates])
+        charges = rule_charges(view.fleet, view.job, self._qos_usd)[valid]
+        cheapest = np.argsort(charges, kind="stable")[: self.candidates]  # stable: ties to the lowest node
+        return sorted(valid[cheapest].tolist())
 
     def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:
         """Hook: twins standing at the current decision, one per future to roll out in (here: sampled ones)."""

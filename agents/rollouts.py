@@ -53,12 +53,20 @@ def cheapest_charge(twin: DigitalTwin) -> int | None:
     fits = np.asarray(twin.feasible_mask(), dtype=bool)
     if not fits.any():
         return None
-    charges = _FleetColumns.of(twin.spec.fleet).rule_charges(job, Charges(twin.spec.settings.weights).qos(1.0))
+    charges = rule_charges(twin.spec.fleet, job, Charges(twin.spec.settings.weights).qos(1.0))
     return int(np.argmin(np.where(fits, charges, math.inf)))  # argmin: the first of equal minima
 
 
+def rule_charges(fleet: Sequence[NodeSpec], job: JobSpec, qos_usd: float) -> np.ndarray:
+    """``(N,)`` :func:`rule_charge` of ``job`` on every node of ``fleet``, with its float operations.
+
+    ``inf`` where a GPU job meets a node without GPUs (never a candidate).
+    """
+    return _FleetColumns.of(fleet).rule_charges(job, qos_usd)
+
+
 class _FleetColumns:
-    """A fleet's prices, shares' denominators and spot flags as arrays, for :func:`cheapest_charge`.
+    """A fleet's prices, shares' denominators and spot flags as arrays, for the rule's charges.
 
     One fleet is kept (:meth:`of`): rollouts ask thousands of times about the same one.
     """
@@ -80,7 +88,7 @@ class _FleetColumns:
         return cls._last
 
     def rule_charges(self, job: JobSpec, qos_usd: float) -> np.ndarray:
-        """``(N,)`` :func:`rule_charge` of ``job`` on every node (``inf`` where a GPU job meets no GPUs)."""
+        """``(N,)`` :func:`rule_charge` of ``job`` on every node (see :func:`rule_charges`)."""
         with np.errstate(divide="ignore"):
             share = job.gpu_count / self.gpus if job.gpu_count else job.cpu_cores / self.cores
         charges = self.price_per_hour * share * job.duration_s / SECONDS_PER_HOUR
@@ -173,16 +181,13 @@ def _queued_usd(twin: DigitalTwin, left_s: float) -> float:
     if not queued:
         return 0.0
     spec = twin.spec
-    jobs, fleet = spec.jobs, spec.fleet
-    price = np.array([node.price_per_hour_usd for node in fleet])
-    gpus, cores = np.array([node.gpu_count for node in fleet]), np.array([node.cpu_cores for node in fleet])
-    spot = np.array([node.is_spot for node in fleet])
+    jobs, nodes = spec.jobs, _FleetColumns.of(spec.fleet)
     job_gpus, job_cores = jobs.gpu_count[queued][:, None], jobs.cpu_cores[queued][:, None]
     with np.errstate(divide="ignore", invalid="ignore"):  # GPU shares of GPU-less nodes: never candidates
-        share = np.where(job_gpus > 0, job_gpus / gpus, job_cores / cores)
+        share = np.where(job_gpus > 0, job_gpus / nodes.gpus, job_cores / nodes.cores)
     run_s = np.minimum(jobs.duration_s[queued], left_s)[:, None]
-    charge = price * share * run_s / SECONDS_PER_HOUR
+    charge = nodes.price_per_hour * share * run_s / SECONDS_PER_HOUR
     latency_critical = (jobs.workload_index[queued] == WORKLOAD_TYPES.index("latency-critical"))[:, None]
-    charge += Charges(spec.settings.weights).qos(1.0) * (latency_critical & spot)
+    charge += Charges(spec.settings.weights).qos(1.0) * (latency_critical & nodes.spot)
     charge[~twin.candidate_masks(queued)] = math.inf
     return float(charge.min(axis=1).sum())

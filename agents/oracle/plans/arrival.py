@@ -78,12 +78,11 @@ def arrival_options(inst: OracleInstance) -> Options:
         if not inst.placeable(j):
             continue
         a = np.array([float(inst.arrival_s[j])])
-        mine = [
+        blocks += [
             point_terms(inst, j, i, a)
             for i in inst.candidates[j]
             if not inst.is_down(i, float(a[0])) and inst.next_interruption_s(i, a)[0] >= a[0] + inst.duration_s[j]
         ]
-        blocks += mine
     options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node))
 
