@@ -11,11 +11,12 @@ lists them; it never imports torch or Stable-Baselines3)::
 
 import aco_env.registration  # noqa: F401  (importing it registers the ids)
 from aco_env.env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of, planted_action_of, planted_of, scenario_of
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.placement import PlacementEnv
 from aco_env.twin_env import TwinEnv
 from aco_env.types import EnvConfig, InvalidActionError
-from aco_env.views import ClusterView, TelemetrySoFar, cluster_view_of
+from aco_env.views import ClusterView, KnownJobs, TelemetryRecord, TelemetrySoFar, cluster_view_of
 
 __all__ = [
     "EPISODE_METRICS",
@@ -23,8 +24,14 @@ __all__ = [
     "ClusterView",
     "EnvConfig",
     "InvalidActionError",
+    "KnownJobs",
     "PlacementEnv",
+    "TelemetryRecord",
     "TelemetrySoFar",
     "TwinEnv",
     "cluster_view_of",
+    "hindsight_of",
+    "planted_action_of",
+    "planted_of",
+    "scenario_of",
 ]

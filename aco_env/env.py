@@ -12,7 +12,7 @@ from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from digital_twin import DigitalTwin, HindsightView, InvalidPlacementError
+from digital_twin import DigitalTwin, InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
@@ -121,7 +121,7 @@ class ClusterSchedulingEnv(TwinEnv):
     ``reset(seed)`` builds the episode from the scenario with the env's seeded generator (the
     synthetic workload, if any, and the spot interruption times) and runs the twin to the first
     decision. On a planted scenario (``scenario.planted``) the episode is drawn with its optimal
-    schedule, which :meth:`planted` and :meth:`planted_action` hold (hindsight, never in the
+    schedule, which :func:`aco_env.hindsight.planted_of` and ``planted_action_of`` hold (hindsight, never in the
     observation or ``info``).
 
     ## Episode End
@@ -158,7 +158,7 @@ class ClusterSchedulingEnv(TwinEnv):
       truncates an episode stuck on invalid actions, and every end carries
       ``episode_metrics``). ``EnvConfig.deferral`` offers the ``new-fit`` deferral rule (the
       default, ``next-event``, is v0's). Online agents see the settings and the telemetry so
-      far in :meth:`cluster_view`; the oracle reads :meth:`hindsight`.
+      far in :meth:`cluster_view`; the oracle reads the episode's future.
     * v0: initial version (no contention, no waiting price, episodes cut at 10,000 steps).
     """
 
@@ -187,8 +187,8 @@ class ClusterSchedulingEnv(TwinEnv):
         super().reset(seed=seed)
         del options
         # drawn once: a planted episode's spec is the one make_spec would build from the same draws
-        self._planted = self.scenario.planted_episode(self.np_random) if self.scenario.planted else None
-        spec = self._planted.spec if self._planted is not None else self.scenario.make_spec(self.np_random)
+        self._planted = self._scenario.planted_episode(self.np_random) if self._scenario.planted else None
+        spec = self._planted.spec if self._planted is not None else self._scenario.make_spec(self.np_random)
         twin = DigitalTwin(spec)
         twin.reset(self.np_random)
         self._start_episode(twin)
@@ -224,33 +224,6 @@ class ClusterSchedulingEnv(TwinEnv):
         return self._encoder.encode(twin), reward, terminated, twin.done and not terminated, info
 
     # ------------------------------------------------------------------ public views
-    def hindsight(self) -> HindsightView:
-        """The episode's future (jobs, telemetry, spot interruptions): for the oracle only.
-
-        Online agents decide from :meth:`cluster_view`, which holds the present and the past.
-        """
-        return self._require_twin().hindsight()
-
-    def planted(self) -> PlantedEpisode | None:
-        """The episode's planted schedule and certificate; ``None`` when the scenario is not planted.
-
-        Hindsight, like :meth:`hindsight`: the schedule was cut from the episode's whole future
-        (every arrival, the spot interruptions). It is for evaluation (the proven optimum,
-        ``optimum_usd``), hindsight experts that label training states (the ``planted`` agent) and
-        datasets; never for an online agent or the policy being evaluated.
-        """
-        self._require_twin()
-        return self._planted
-
-    def planted_action(self) -> int | None:
-        """The current job's planted node (hindsight, as :meth:`planted`); ``None`` off planted scenarios or at the end.
-
-        On the planted trajectory (every earlier valid action was the planted one) it is valid
-        and optimal: following it from here attains the proven optimum. Off it, it may not fit.
-        """
-        j = self._require_twin().current_job_index
-        return None if self._planted is None or j < 0 else self._planted.planted_nodes[j]
-
     def episode_metrics(self) -> dict[str, float]:
         """The metrics of the episode so far (the final step's ``info["episode_metrics"]``)."""
         twin = self._require_twin()

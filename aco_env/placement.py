@@ -137,7 +137,7 @@ class PlacementEnv(TwinEnv):
         super().reset(seed=seed)
         del options
         while True:
-            twin = DigitalTwin(self.scenario.make_spec(self.np_random))
+            twin = DigitalTwin(self._scenario.make_spec(self.np_random))
             twin.reset(self.np_random)
             warmup = int(self.np_random.integers(0, self.max_warmup_decisions + 1))
             played = 0

@@ -36,6 +36,7 @@ import numpy as np
 
 import scenarios
 from aco_env.env import ClusterSchedulingEnv
+from aco_env.hindsight import scenario_of
 from aco_env.types import EnvConfig
 from digital_twin.scenario import Scenario, load_scenario
 
@@ -95,7 +96,7 @@ class RecordEpisode(gym.Wrapper[dict[str, np.ndarray], np.int64, dict[str, np.nd
         self._record = {
             "format": FORMAT,
             "version": VERSION,
-            "scenario": scenario_reference(base.scenario),
+            "scenario": scenario_reference(scenario_of(base)),
             "config": dataclasses.asdict(base.config),
             "seed": seed,
             "agent": self.agent,

@@ -21,7 +21,7 @@ from aco_env.actions import action_mask
 from aco_env.observation import ObservationEncoder
 from aco_env.render import render_ansi, render_rgb_array
 from aco_env.types import EnvConfig
-from aco_env.views import ClusterView, cluster_view_of
+from aco_env.views import ClusterView, TelemetryRecord, cluster_view_of
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.scenario import Scenario
 
@@ -41,7 +41,8 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         **config_overrides: :class:`EnvConfig` fields that replace the config's (as ``gym.make`` kwargs).
 
     Attributes:
-        scenario: The loaded scenario.
+        scenario_name: The loaded scenario's name (the scenario itself, which holds a trace
+            scenario's whole trace, is hindsight: :func:`aco_env.hindsight.scenario_of`).
         config: The config, overrides applied.
         fleet: The nodes, in action order.
         n_nodes: N; the action ``N`` defers.
@@ -64,14 +65,16 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise ValueError(f"render_mode must be one of {list(RENDER_MODES)}, got {render_mode!r}")
         base = config or EnvConfig()
         self.config = dataclasses.replace(base, **config_overrides) if config_overrides else base
-        self.scenario = scenarios.load(scenario)
+        self._scenario = scenarios.load(scenario)  # holds a trace scenario's whole trace: aco_env.hindsight
+        self.scenario_name = self._scenario.name
         self.render_mode = render_mode
-        self.fleet = self.scenario.fleet
+        self.fleet = self._scenario.fleet
         self.n_nodes = len(self.fleet)
-        self._encoder = ObservationEncoder.for_scenario(self.scenario, self.config)
+        self._encoder = ObservationEncoder.for_scenario(self._scenario, self.config)
         self.action_space = spaces.Discrete(self.n_nodes + 1)
         self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
+        self._telemetry_record: TelemetryRecord | None = None  # the episode's ticks so far, for its views
 
     def action_masks(self) -> np.ndarray:
         """``(N + 1,)`` bool valid actions (sb3-contrib MaskablePPO calls this)."""
@@ -89,7 +92,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def cluster_view(self) -> ClusterView:
         """The present state as online agents may see it: never the future (:mod:`aco_env.views`)."""
-        return cluster_view_of(self._require_twin(), self.config.history_ticks)
+        return cluster_view_of(self._require_twin(), self.config.history_ticks, self._telemetry_record)
 
     def decisions(self) -> list[tuple[str, int | None]]:
         """The episode's decisions so far, in order: ``(job_id, node)``, ``None`` for a deferral.
@@ -121,6 +124,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _start_episode(self, twin: DigitalTwin) -> None:
         """Make ``twin`` (reset, standing at its first decision) the episode the env poses."""
         self._twin = twin
+        self._telemetry_record = TelemetryRecord(twin.spec.telemetry)
         self._encoder.start_episode(twin.spec)
 
     def _require_twin(self) -> DigitalTwin:

@@ -4,50 +4,98 @@
 (:class:`digital_twin.EpisodeSettings`) and tick grid (:class:`digital_twin.TickGrid`), the
 telemetry recorded so far (:class:`TelemetrySoFar`), the node state now, the current job and
 the queue. :func:`cluster_view_of` builds it from a twin at its current decision. What will
-happen later (future arrivals, future telemetry, spot interruptions) is hindsight:
-:meth:`aco_env.ClusterSchedulingEnv.hindsight`, for the oracle only.
+happen later (future arrivals, future telemetry, spot interruptions) and how long a job will
+really run are hindsight: :mod:`aco_env.hindsight`, for the oracle only.
+
+A view holds only the past and present, and not by convention: its jobs are copies whose
+``duration_s`` is the declared duration (:class:`KnownJobs`), and its telemetry is a copy of
+the ticks so far (:class:`TelemetryRecord`). Nothing reachable from a view (private
+attributes, array bases included) refers to a later job, tick or interruption (tested by
+walking its object graph).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
 from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
 from digital_twin.telemetry import CPU, MEM
+from digital_twin.workload import Workload
+
+
+class TelemetryRecord:
+    """The background telemetry of one episode, recorded tick by tick as the ticks pass.
+
+    A live monitor holds the ticks it has seen and no others; so does this record: its buffer
+    holds copies of ticks ``0..k`` (the ticks recorded so far) and nothing of the episode's
+    later ticks, so the arrays it hands out cannot lead to them. Recording tick ``k`` copies
+    only the ticks since the last call (amortised ``O(N)`` per tick: the buffer doubles).
+
+    Args:
+        telemetry: The episode's telemetry (read up to the requested tick only).
+    """
+
+    __slots__ = ("_buffer", "_recorded", "_telemetry")
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        self._telemetry = telemetry
+        self._buffer = np.empty((0, telemetry.n_nodes, 2), dtype=np.float64)
+        self._recorded = 0  # ticks 0.._recorded-1 are in the buffer
+
+    def so_far(self, tick_index: int) -> TelemetrySoFar:
+        """The ticks ``0..tick_index``, recording the ones not yet recorded (ticks never go back)."""
+        if not 0 <= tick_index < self._telemetry.n_ticks:
+            raise IndexError(f"tick {tick_index} is outside the telemetry's [0, {self._telemetry.n_ticks})")
+        rows = tick_index + 1
+        if rows > self._recorded:
+            if rows > len(self._buffer):
+                grown = np.full((max(rows, 2 * len(self._buffer), 16), *self._buffer.shape[1:]), np.nan)
+                grown[: self._recorded] = self._buffer[: self._recorded]
+                self._buffer = grown
+            self._buffer[self._recorded : rows] = self._telemetry.background_pct[self._recorded : rows]
+            self._recorded = rows
+        past = self._buffer[:rows]
+        past.flags.writeable = False
+        return TelemetrySoFar(past, self._telemetry.tick_s)
 
 
 class TelemetrySoFar:
     """The background telemetry recorded up to the current tick, as a live monitor would hold it.
 
-    Every read returns a fresh array of ticks ``0..tick_index`` at most: the ticks after the
-    current one cannot be read through this object.
+    It holds the ticks ``0..tick_index`` and nothing later (:class:`TelemetryRecord` builds it
+    from copies), and every read returns a fresh array.
 
     Args:
-        telemetry: The episode's telemetry.
-        tick_index: The current tick (``0 <= tick_index < telemetry.n_ticks``).
+        past: ``(k + 1, N, 2)`` background % of ticks ``0..k`` (cpu, mem), an array that refers
+            to no later tick.
+        tick_s: Tick length in seconds.
 
     Attributes:
         tick_index: The current tick, k.
         tick_s: Tick length in seconds.
     """
 
-    __slots__ = ("_background_pct", "tick_index", "tick_s")
+    __slots__ = ("_past", "tick_index", "tick_s")
 
-    def __init__(self, telemetry: Telemetry, tick_index: int) -> None:
-        if not 0 <= tick_index < telemetry.n_ticks:
-            raise IndexError(f"tick {tick_index} is outside the telemetry's [0, {telemetry.n_ticks})")
-        self._background_pct = telemetry.background_pct  # (T, N, 2), read-only; read up to tick_index only
-        self.tick_index = tick_index
-        self.tick_s = telemetry.tick_s
+    def __init__(self, past: np.ndarray, tick_s: float) -> None:
+        if past.ndim != 3 or len(past) == 0:
+            raise ValueError(f"past must be (k + 1, N, 2) with k >= 0, got shape {past.shape}")
+        self._past = past
+        self.tick_index = len(past) - 1
+        self.tick_s = tick_s
+
+    def __repr__(self) -> str:
+        return f"TelemetrySoFar(ticks 0..{self.tick_index} of {self.n_nodes} nodes, tick {self.tick_s:g} s)"
 
     @property
     def n_nodes(self) -> int:
         """N, the number of node columns."""
-        return int(self._background_pct.shape[1])
+        return int(self._past.shape[1])
 
     def cpu_pct(self, window: int | None = None) -> np.ndarray:
         """``(W, N)`` background cpu % of the last W ticks, oldest first, ending at the current tick.
@@ -64,13 +112,13 @@ class TelemetrySoFar:
     def _last(self, channel: int, window: int | None) -> np.ndarray:
         k = self.tick_index
         if window is None:
-            return self._background_pct[: k + 1, :, channel].copy()
+            return self._past[:, :, channel].copy()
         if window < 1:
             raise ValueError(f"window must be >= 1, got {window}")
         if window <= k + 1:
-            return self._background_pct[k + 1 - window : k + 1, :, channel].copy()
+            return self._past[k + 1 - window :, :, channel].copy()
         ticks = np.maximum(np.arange(k - window + 1, k + 1), 0)  # tick 0 repeated before the start
-        return self._background_pct[ticks, :, channel]  # fancy indexing: a copy
+        return self._past[ticks, :, channel]  # fancy indexing: a copy
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,9 +130,10 @@ class ClusterView:
     Attributes:
         time_s: Simulated time in seconds.
         fleet: The nodes in action order.
-        job: The job to place (``None`` once the episode is over).
-        queue: Jobs queued behind it, in the order they will be asked (a sequence of
-            ``JobSpec`` that builds each when it is read: cheap for long queues).
+        job: The job to place (``None`` once the episode is over); its ``duration_s`` is the
+            declared duration, as for every job of the view.
+        queue: Jobs queued behind it, in the order they will be asked (:class:`KnownJobs`:
+            copies, each ``JobSpec`` built when it is read).
         free_cpu_cores, free_mem_gb, free_gpus: ``(N,)`` free allocatable resources.
         up: ``(N,)`` bool, node up (spot nodes go down when interrupted).
         background_cpu_pct, background_mem_pct: ``(N,)`` other tenants' load now, in %.
@@ -121,22 +170,26 @@ class ClusterView:
     telemetry: TelemetrySoFar
 
 
-def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:
+def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryRecord | None = None) -> ClusterView:
     """The :class:`ClusterView` of a twin at its current decision point.
 
     Args:
         twin: A twin after ``reset``.
         history_ticks: W, the window of ``background_cpu_history_pct``.
+        record: The episode's telemetry record (an env keeps one per episode, so that each
+            view copies only the ticks since the last); ``None`` records ticks ``0..k`` afresh.
     """
     spec = twin.spec
-    telemetry = TelemetrySoFar(spec.telemetry, twin.tick_index)
+    telemetry = (record or TelemetryRecord(spec.telemetry)).so_far(twin.tick_index)
     free_cpu, free_mem, free_gpus = twin.node_free()
     pending = twin.pending_jobs()
+    known = known_jobs(spec.jobs, pending)
+    current = twin.current_job is not None
     return ClusterView(
         time_s=twin.time_s,
         fleet=spec.fleet,
-        job=twin.current_job,
-        queue=spec.jobs.select(pending[1:] if twin.current_job is not None else pending),
+        job=known[0] if current else None,
+        queue=known[1:] if current else known,
         free_cpu_cores=free_cpu,
         free_mem_gb=free_mem,
         free_gpus=free_gpus,
@@ -152,3 +205,57 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int) -> ClusterView:
         settings=spec.settings,
         telemetry=telemetry,
     )
+
+
+def known_jobs(jobs: Workload, indices: Sequence[int]) -> KnownJobs:
+    """Jobs ``indices`` of an episode as an online agent knows them: copies, with their declared durations.
+
+    Args:
+        jobs: The episode's workload.
+        indices: The jobs, in the order to list them (a queue's order).
+    """
+    order = np.asarray(indices, dtype=np.int64)
+    if not len(order):
+        return KnownJobs(Workload.of(()), ())
+    ascending = np.unique(order)  # Workload.take keeps arrival order; the queue's order is listed apart
+    taken = jobs.take(ascending, duration_s=jobs.declared_or_true_s()[ascending])
+    return KnownJobs(taken, tuple(np.searchsorted(ascending, order).tolist()))
+
+
+class KnownJobs(Sequence[JobSpec]):
+    """Jobs as an online agent knows them (a queue): a tuple of ``JobSpec`` built when read.
+
+    Each job's ``duration_s`` is its *declared* duration (what the submitter stated; the true
+    run time is hindsight). The jobs are copies: nothing here refers to the episode's workload.
+    """
+
+    __slots__ = ("_jobs", "_order")
+
+    def __init__(self, jobs: Workload, order: tuple[int, ...]) -> None:
+        self._jobs = jobs
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> JobSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> KnownJobs: ...
+
+    def __getitem__(self, index: int | slice) -> JobSpec | KnownJobs:
+        if isinstance(index, slice):
+            return KnownJobs(self._jobs, self._order[index])
+        return self._jobs[self._order[index]]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"KnownJobs({len(self)} jobs)"

@@ -4,8 +4,8 @@ An agent is bound to one env and decides online, from what is known at decision 
 observation, ``env.unwrapped.fleet`` and ``env.unwrapped.cluster_view()`` (the fleet, the
 episode's settings, the telemetry up to the current tick, the node state, the current job and
 the queue: :class:`aco_env.ClusterView`). The future (jobs not yet arrived, later telemetry,
-spot interruptions) is hindsight, read from ``env.unwrapped.hindsight()`` or
-``env.unwrapped.planted()`` only by the agents registered as hindsight agents
+spot interruptions) is hindsight, read through :mod:`aco_env.hindsight` (``hindsight_of(env)``,
+``planted_of(env)``) only by the agents registered as hindsight agents
 (``hindsight=True``: the oracle, ``lookahead-clairvoyant``, the planted expert), which are no
 online policies and are labelled so wherever agents are listed.
 Its ``predict`` has the signature of Stable-Baselines3's ``PolicyPredictor``, so SB3's
@@ -72,7 +72,7 @@ class AgentEntry:
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
             rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.
-        hindsight: The agent reads the episode's future (``hindsight()``, ``planted()``): a
+        hindsight: The agent reads the episode's future (:mod:`aco_env.hindsight`): a
             reference or an expert that labels training states, not an online policy (checks
             of online agents leave it out).
     """

@@ -2,7 +2,7 @@
 
 At every decision the ``lookahead-clairvoyant`` agent continues the episode as known now
 (``env.unwrapped.known_twin()``) into the episode's *true* spec, read through the privileged
-``env.unwrapped.hindsight()`` (every job's arrival, the spot interruptions drawn for the
+``hindsight_of(env)`` (every job's arrival, the spot interruptions drawn for the
 episode, the whole telemetry): the continued twin is a copy of the env's own twin
 (:meth:`digital_twin.DigitalTwin.continued_in` is exact). From its snapshot it takes each valid
 action and plays the episode to the horizon by the lookahead's rollout rule
@@ -26,23 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import gymnasium as gym
 
 from aco_env import ClusterView
+from aco_env.hindsight import hindsight_of
 from agents.base import register_agent
 from agents.lookahead import LookaheadAgent
-from digital_twin import DigitalTwin, HindsightView, TwinSpec
-
-
-@runtime_checkable
-class HindsightSource(Protocol):
-    """An env that shows its episode's future (``aco_env.ClusterSchedulingEnv.hindsight``), for hindsight agents."""
-
-    def hindsight(self) -> HindsightView:
-        """The privileged, read-only view of the episode's future."""
-        ...
+from digital_twin import DigitalTwin, TwinSpec
 
 
 class ClairvoyantLookaheadAgent(LookaheadAgent):
@@ -50,13 +42,13 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
 
     Args:
         env: The env (``env.unwrapped`` must offer ``cluster_view()``, ``known_twin()``,
-            ``hindsight()`` and ``config.deferral``).
+            ``config.deferral``; its future is read with :func:`aco_env.hindsight.hindsight_of`).
         rollout_window_s: As the lookahead's (``None``: to the end of the episode).
         candidates: As the lookahead's (``None``: every fitting node is tried).
 
     Raises:
         ValueError: A bad ``rollout_window_s`` or ``candidates``.
-        TypeError: The env offers no ``known_twin()`` or no ``hindsight()``.
+        TypeError: The env offers no ``known_twin()``.
     """
 
     name = "lookahead-clairvoyant"
@@ -65,9 +57,7 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
         self, env: gym.Env[Any, Any], rollout_window_s: float | None = None, candidates: int | None = None
     ) -> None:
         super().__init__(env, samples=1, rollout_window_s=rollout_window_s, candidates=candidates)
-        if not isinstance(env.unwrapped, HindsightSource):
-            raise TypeError(f"{type(self).__name__} needs an env with hindsight() (aco_env.ClusterSchedulingEnv)")
-        self._hindsight: HindsightSource = env.unwrapped
+        self._hindsight = env  # read through aco_env.hindsight.hindsight_of
         self._truth: TwinSpec | None = None
         self._truth_of: TwinSpec | None = None  # the env's spec _truth was built from (held: its id stays its own)
 
@@ -78,7 +68,7 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
 
     def _true_spec(self) -> TwinSpec:
         """The episode's spec with its drawn interruptions given (built again only for another episode)."""
-        hindsight = self._hindsight.hindsight()
+        hindsight = hindsight_of(self._hindsight)
         spec, interruptions = hindsight.spec, hindsight.interruptions_s
         truth = self._truth
         if truth is None or self._truth_of is not spec or truth.fixed_interruptions_s != interruptions:

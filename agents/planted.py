@@ -25,38 +25,23 @@ Example:
     >>> obs, _ = env.reset(seed=0)
     >>> expert = make_agent("planted", env)
     >>> expert.reset(seed=0)
-    >>> int(expert.predict(obs)[0]) == env.unwrapped.planted_action()
+    >>> int(expert.predict(obs)[0]) == planted_action_of(env)
     True
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from aco_env import ClusterView
+from aco_env import ClusterSchedulingEnv, ClusterView
+from aco_env.hindsight import planted_action_of, planted_of, scenario_of
 from agents.base import register_agent
 from agents.view_agent import ViewAgent
 from digital_twin.constants import TwinConstants
 from digital_twin.planted import PlantedEpisode, completion_usd
-from digital_twin.scenario import Scenario
-
-
-@runtime_checkable
-class PlantedSource(Protocol):
-    """What the expert reads of its env's ``unwrapped`` (:class:`aco_env.ClusterSchedulingEnv` has it)."""
-
-    scenario: Scenario
-
-    def planted(self) -> PlantedEpisode | None:
-        """The episode's planted schedule (``None`` off planted scenarios)."""
-        ...
-
-    def planted_action(self) -> int | None:
-        """The current job's planted node."""
-        ...
 
 
 class PlantedAgent(ViewAgent):
@@ -76,12 +61,12 @@ class PlantedAgent(ViewAgent):
     def __init__(self, env: gym.Env[Any, Any]) -> None:
         super().__init__(env)
         base = env.unwrapped
-        if not isinstance(base, PlantedSource):
+        if not isinstance(base, ClusterSchedulingEnv):
             raise TypeError(f"the planted expert needs aco_env.ClusterSchedulingEnv, got {type(base).__name__}")
-        if not base.scenario.planted:
+        if not scenario_of(base).planted:
             raise ValueError(
                 f"the planted expert needs a planted scenario (workload source: planted, e.g. planted5); "
-                f"{base.scenario.name!r} is not planted"
+                f"{base.scenario_name!r} is not planted"
             )
         self._planted_source = base
         self._fallback_costs: _CompletionCosts | None = None
@@ -91,7 +76,7 @@ class PlantedAgent(ViewAgent):
         self._fallback_costs = None
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
-        planted = self._planted_source.planted_action()
+        planted = planted_action_of(self._planted_source)
         if planted is not None and view.action_mask[planted]:
             return planted
         assert view.job is not None  # act() checked
@@ -100,7 +85,7 @@ class PlantedAgent(ViewAgent):
 
     def _costs(self) -> _CompletionCosts:
         """The completion costs of the env's current episode (built at the episode's first fallback)."""
-        episode = self._planted_source.planted()
+        episode = planted_of(self._planted_source)
         assert episode is not None  # the scenario is planted (checked at construction)
         if self._fallback_costs is None or self._fallback_costs.episode is not episode:
             self._fallback_costs = _CompletionCosts(episode)

@@ -33,6 +33,15 @@ twin drops them all, and its heap holds the rebuilt twin's live entries, ``seq``
 heap pops by its entries' order, every ``seq`` is unique, and stale entries never change what
 happens, so every later step gives the same results bit for bit (tested).
 
+**Durations known so far.** The new spec may give the jobs that have not completed other
+durations (an online planner knows only the declared ones, :meth:`DigitalTwin.known_spec`): a
+pending job's duration is read only when it starts, and a running job's run then ends when its
+new duration of work is done, which must be more than the work it has done by now (its
+completion event, and under contention its finish on the node's work clock, are moved; the
+rest of the state is unchanged, as nothing before now depended on a duration that had not run
+out). The result is then the rebuilt twin's to the rounding of one addition on the work clock
+(``finish - old + new`` for ``clock at start + new``); with unchanged durations it is exact.
+
 Cost: O(nodes + jobs + interruptions + ticks so far), plus the event log when recording.
 """
 
@@ -48,7 +57,7 @@ from digital_twin.constants import TwinConstants
 from digital_twin.event_loop import is_stale
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import effective_interruptions
-from digital_twin.state import FUTURE, INTERRUPTION, ScheduledEvent, TwinState
+from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, ScheduledEvent, TwinState
 
 Interruptions = tuple[tuple[float, ...], ...]
 """Per node, its sorted effective interruption times, seconds."""
@@ -75,13 +84,15 @@ def given_interruptions(spec: TwinSpec) -> Interruptions | None:
     return tuple(() for _ in spec.fleet)
 
 
-def past_difference(old: TwinSpec, s: TwinState, tick_index: int, new: TwinSpec) -> str | None:
+def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: int, new: TwinSpec) -> str | None:
     """What of ``new`` differs from ``old``'s episode up to state ``s``'s decision (``None``: nothing).
 
     Up to now: the fleet; the settings (but ``spot_interruptions``, which says only whether a
     reset draws them); the telemetry's tick and its rows to ``tick_index`` (the current tick);
-    the jobs arrived (the first ``s.next_arrival`` of ``new``, equal in every field, the rest
-    arriving after now); the interruptions at or before now (``new`` must give them).
+    the jobs arrived (the first ``s.next_arrival`` of ``new``, equal in every field but the
+    duration of a job that has not completed, which for a running job must exceed the work it
+    has done; the rest arriving after now); the interruptions at or before now (``new`` must
+    give them). ``c`` are ``old``'s constants.
     """
     now = s.time_s
     if new.fleet != old.fleet:
@@ -95,13 +106,16 @@ def past_difference(old: TwinSpec, s: TwinState, tick_index: int, new: TwinSpec)
         return f"the settings differ in {', '.join(settings)}"
     return (
         _telemetry_difference(old, new, tick_index)
-        or _jobs_difference(old, new, s.next_arrival, now)
+        or _jobs_difference(old, new, s.next_arrival, now, s.status)
+        or _durations_difference(c, s, new)
         or _interruptions_difference(s.interruptions_s, given_interruptions(new), now)
     )
 
 
-def continued_state(s: TwinState, c: TwinConstants, interruptions: Interruptions) -> TwinState:
-    """State ``s`` (of a twin at a decision) as the state of a twin on a spec of constants ``c`` that continues it.
+def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interruptions: Interruptions) -> TwinState:
+    """State ``s`` (of a twin of constants ``old``, at a decision) as the state of a twin of constants ``c``.
+
+    ``c`` are the constants of a spec that continues the twin's episode.
 
     That spec must agree with the twin's up to now (:func:`past_difference` is ``None``);
     ``interruptions`` are its effective ones (:func:`given_interruptions`). See the module
@@ -129,10 +143,50 @@ def continued_state(s: TwinState, c: TwinConstants, interruptions: Interruptions
         if kind != INTERRUPTION and not is_stale(s, c.contention, (t, kind, seq, index, generation))
     ]
     heap.extend(_future_interruptions(interruptions, s.time_s))
+    moved = [j for j in _running(s) if c.duration_s[j] != old.duration_s[j]]
+    if moved:
+        heap = _moved_completions(out, old, c, moved, heap)
     heapq.heapify(heap)
     out.heap = heap
     out.seq = s.seq + shift
     return out
+
+
+def _moved_completions(
+    out: TwinState, old: TwinConstants, c: TwinConstants, moved: list[int], heap: list[ScheduledEvent]
+) -> list[ScheduledEvent]:
+    """``heap`` with the completions of running jobs ``moved`` (whose duration ``c`` changes) at their new ends.
+
+    Without contention a run completes at its start plus its duration. Under contention its
+    finish on the node's work clock moves by the change, the node's runs are reordered, and
+    the node's one live completion event (same ``seq`` and token) is set for its first run.
+    """
+    if not c.contention:
+        ends = {j: out.start_s[j] + c.duration_s[j] for j in moved}
+        return [
+            (ends[index], kind, seq, index, generation) if kind == COMPLETION and index in ends else entry
+            for entry in heap for (_, kind, seq, index, generation) in (entry,)
+        ]  # fmt: skip
+    out.finish_clock_s = list(out.finish_clock_s)
+    out.runs_by_finish = [list(runs) for runs in out.runs_by_finish]
+    nodes = sorted({out.node_of[j] for j in moved})
+    for j in moved:
+        out.finish_clock_s[j] += c.duration_s[j] - old.duration_s[j]
+    for i in nodes:
+        out.runs_by_finish[i] = [(out.finish_clock_s[j], j, out.generation[j]) for j in out.node_jobs[i]]
+        heapq.heapify(out.runs_by_finish[i])
+    ends = {i: _first_finish_time(out, i) for i in nodes}
+    return [
+        (ends[index], kind, seq, index, generation) if kind == COMPLETION and index in ends else entry
+        for entry in heap for (_, kind, seq, index, generation) in (entry,)
+    ]  # fmt: skip
+
+
+def _first_finish_time(s: TwinState, i: int) -> float:
+    """When node ``i``'s first run finishes at the node's current rate (its clock need not be settled)."""
+    clock_now = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
+    left = s.runs_by_finish[i][0][0] - clock_now
+    return s.time_s + (left if left > 0.0 else 0.0) / s.rate[i]
 
 
 def _future_interruptions(interruptions: Interruptions, now_s: float) -> list[ScheduledEvent]:
@@ -162,18 +216,49 @@ def _telemetry_difference(old: TwinSpec, new: TwinSpec, tick_index: int) -> str 
     return None
 
 
-def _jobs_difference(old: TwinSpec, new: TwinSpec, arrived: int, now_s: float) -> str | None:
+def _jobs_difference(old: TwinSpec, new: TwinSpec, arrived: int, now_s: float, status: list[int]) -> str | None:
     if len(new.jobs) < arrived:
         return f"the spec has {len(new.jobs)} jobs, fewer than the {arrived} arrived by t={now_s:g} s"
     for name in _JOB_COLUMNS:
         ours, theirs = getattr(old.jobs, name)[:arrived], getattr(new.jobs, name)[:arrived]
+        if name == "duration_s":  # only a completed run's duration is known for sure
+            done = np.array(status[:arrived]) == COMPLETED
+            ours, theirs = ours[done], theirs[done]
         if not _equal_columns(ours, theirs):
-            at = next(j for j in range(arrived) if not _equal_columns(ours[j : j + 1], theirs[j : j + 1]))
+            at = next(j for j in range(len(ours)) if not _equal_columns(ours[j : j + 1], theirs[j : j + 1]))
+            if name == "duration_s":
+                at = int(np.flatnonzero(np.array(status[:arrived]) == COMPLETED)[at])
+                return f"completed job {at} ({old.jobs.job_ids[at]!r}) differs in duration_s"
             return f"arrived job {at} ({old.jobs.job_ids[at]!r}) differs in {name}"
     if len(new.jobs) > arrived and new.jobs.arrival_s[arrived] <= now_s:
         job = new.jobs.job_ids[arrived]
         return f"job {job!r} arrives at {new.jobs.arrival_s[arrived]:g} s, not after now (t={now_s:g} s)"
     return None
+
+
+def _durations_difference(c: TwinConstants, s: TwinState, new: TwinSpec) -> str | None:
+    for j in _running(s):
+        done, duration = work_done_s(s, c, j), float(new.jobs.duration_s[j])
+        if duration <= done:
+            return f"running job {j} ({c.job_ids[j]!r}) has done {done:g} s of work, not less than its {duration:g} s"
+    return None
+
+
+def _running(s: TwinState) -> list[int]:
+    return [j for node_jobs in s.node_jobs for j in node_jobs]
+
+
+def work_done_s(s: TwinState, c: TwinConstants, j: int) -> float:
+    """Nominal seconds of work running job ``j``'s current run has done by now (``c``: its twin's constants).
+
+    Without contention, the time since its start; under contention, its duration less the
+    work its node's clock has still to do before the run's finish.
+    """
+    if not c.contention:
+        return s.time_s - s.start_s[j]
+    i = s.node_of[j]
+    clock_now = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
+    return c.duration_s[j] - (s.finish_clock_s[j] - clock_now)
 
 
 def _equal_columns(ours: Sequence[object] | np.ndarray, theirs: Sequence[object] | np.ndarray) -> bool:

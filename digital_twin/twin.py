@@ -58,6 +58,7 @@ from digital_twin.event_handlers import log_event, start
 from digital_twin.event_loop import fit_mask, run_to_decision
 from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import JobSpec
+from digital_twin.known_durations import known_durations_s
 from digital_twin.objective import ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions
@@ -222,12 +223,12 @@ class DigitalTwin:
         """
         if self._s.done:
             raise PastMismatchError("the twin stands at no decision (not reset, or its episode is over)")
-        difference = past_difference(self.spec, self._s, self.tick_index, spec)
+        difference = past_difference(self.spec, self._c, self._s, self.tick_index, spec)
         interruptions = given_interruptions(spec)
         if difference is not None or interruptions is None:
             raise PastMismatchError(f"the spec does not continue the episode at t={self.time_s:g} s: {difference}")
         twin = DigitalTwin(spec, self.record_events)
-        twin._s = s = continued_state(self._s, twin._c, interruptions)
+        twin._s = s = continued_state(self._s, self._c, twin._c, interruptions)
         twin._mask = fit_mask(s, twin._c, s.current)
         return twin
 
@@ -331,12 +332,16 @@ class DigitalTwin:
     def known_spec(self) -> TwinSpec:
         """The episode as known at the current decision: its past, with nothing of its future.
 
-        The same fleet and settings; the jobs that have arrived so far; the telemetry up to the
+        The same fleet and settings; the jobs that have arrived so far (copies), each with the
+        duration known now (:func:`digital_twin.known_durations.expected_duration_s`: a
+        completed job's true one, a running job's declaration or, once it has outlived it,
+        twice the work it has done, a queued job's declaration); the telemetry up to the
         current tick, its last known values held to the end (a persistence forecast); the spot
         interruptions so far, as fixed times (none later). A twin reset on it and given
         :meth:`decisions` (under the same deferral rule) reaches the current decision in the
-        same state, as nothing before now differs (tested); :meth:`continued_in` stands there
-        without the replay. An online planner adds its own forecast of the future to it (e.g.
+        same state but for the running jobs' planned ends, as nothing before now depended on
+        a duration that had not run out (tested); :meth:`continued_in` stands there without
+        the replay. An online planner adds its own forecast of the future to it (e.g.
         :class:`agents.lookahead.LookaheadAgent`).
         """
         s, spec = self._s, self.spec
@@ -347,7 +352,7 @@ class DigitalTwin:
         past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
         return dataclasses.replace(
             spec,
-            jobs=spec.jobs.head(s.next_arrival),
+            jobs=spec.jobs.take(range(s.next_arrival), duration_s=known_durations_s(s, self._c, spec.jobs)),
             telemetry=telemetry,
             settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,

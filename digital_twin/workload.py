@@ -266,6 +266,34 @@ class Workload(Sequence[JobSpec]):
         )
         return Workload(columns, self._jobs + later._jobs, copy=False)
 
+    def take(
+        self, indices: Sequence[int] | np.ndarray, duration_s: Sequence[float] | np.ndarray | None = None
+    ) -> Workload:
+        """The jobs at ``indices`` (in arrival order) as a workload of their own, every column copied.
+
+        Unlike :meth:`head` and :meth:`select`, which read this workload's columns, nothing of
+        the result refers to this workload: handing it out hands out these jobs and no others.
+
+        Args:
+            indices: Job indices, ascending (the result keeps arrival order).
+            duration_s: ``(len(indices),)`` durations that replace the jobs' (e.g. what is
+                known of them online); ``None`` keeps theirs and shares the ``JobSpec`` s already built.
+        """
+        index = np.asarray(indices, dtype=np.int64)
+        columns: dict[str, Any] = {name: getattr(self, name)[index] for name in _ARRAY_COLUMNS}  # copies
+        picked = index.tolist()
+        columns.update(
+            job_ids=[self.job_ids[i] for i in picked],
+            allowed_gpu_models=[self.allowed_gpu_models[i] for i in picked],
+            required_arch=[self.required_arch[i] for i in picked],
+        )
+        if duration_s is None:
+            return Workload(columns, [self._jobs[i] for i in picked], copy=False)
+        if np.shape(duration_s) != index.shape:
+            raise ValueError(f"duration_s has shape {np.shape(duration_s)}, expected {index.shape}")
+        columns["duration_s"] = np.array(duration_s, dtype=np.float64)
+        return Workload(columns, [None] * len(picked), copy=False)
+
     def select(self, indices: Sequence[int]) -> Selection:
         """The jobs at ``indices``, in that order, as a sequence that builds each ``JobSpec`` when read."""
         return Selection(self, indices)

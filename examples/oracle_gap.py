@@ -20,6 +20,7 @@ import argparse
 import math
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import solve_oracle
 from agents.oracle.milp.limits import SolveLimits
 from agents.oracle.milp.program import solve_program
@@ -47,7 +48,7 @@ def main() -> None:
     totals = [0.0, 0.0]
     for seed in args.seeds:
         env.reset(seed=seed)
-        hindsight = env.hindsight()
+        hindsight = hindsight_of(env)
         result = solve_oracle(hindsight)
         inst = OracleInstance.from_hindsight(hindsight)
         program = solve_program(inst, plan_options(inst), SolveLimits(), PROVEN_RTOL / 10).objective_usd

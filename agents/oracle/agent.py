@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
+from aco_env.hindsight import hindsight_of
 from agents.base import AgentState
 from agents.oracle.bounds.lagrangian import DEFAULT_LAGRANGIAN_ITERATIONS, check_iterations
 from agents.oracle.milp.limits import DEFAULT_NODE_LIMIT, SolveLimits
@@ -91,7 +92,7 @@ class OracleAgent:
 
         self._result = None  # a refused episode leaves no stale plan behind
         self._result = solve_oracle(
-            self.env.unwrapped.hindsight(),  # type: ignore[attr-defined]  # documented env API
+            hindsight_of(self.env),
             time_limit_s=self.limits.time_limit_s,
             node_limit=self.limits.node_limit,
             bound_grid_divisor=self.bound_grid_divisor,

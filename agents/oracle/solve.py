@@ -125,7 +125,7 @@ def solve_oracle(
     :mod:`agents.oracle.plans.hindsight_greedy`) or refused (``too_large``).
 
     Args:
-        hindsight: The episode's future (``env.unwrapped.hindsight()`` after ``reset``).
+        hindsight: The episode's future (``hindsight_of(env)`` after ``reset``).
         time_limit_s: Wall-time cap of *each* HiGHS solve, seconds (``None``: none, the default;
             a capped solve may give other numbers on another machine).
         bound_grid_divisor: The relaxation's grid is ``tick_s / bound_grid_divisor`` wide.

@@ -15,6 +15,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import aco_env
 import scenarios
 from aco_env import ClusterSchedulingEnv, EnvConfig, InvalidActionError
+from aco_env.hindsight import hindsight_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID, ENV_IDS, FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
 from digital_twin.objective import USD_KEYS
@@ -115,9 +116,9 @@ def test_different_seeds__give_different_episodes() -> None:
     """The per-episode workload depends on the seed."""
     env = gym.make(FLEET5_ID)
     env.reset(seed=1)
-    first = [j.job_id + str(j.arrival_s) for j in env.unwrapped.hindsight().jobs]
+    first = [j.job_id + str(j.arrival_s) for j in hindsight_of(env).jobs]
     env.reset(seed=2)
-    assert first != [j.job_id + str(j.arrival_s) for j in env.unwrapped.hindsight().jobs]
+    assert first != [j.job_id + str(j.arrival_s) for j in hindsight_of(env).jobs]
 
 
 def test_invalid_action__penalty_mode_keeps_the_job_and_state() -> None:

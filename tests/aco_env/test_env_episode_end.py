@@ -10,6 +10,7 @@ import pytest
 
 import aco_env
 from aco_env import EnvConfig
+from aco_env.hindsight import scenario_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID, FLEET5_ID
 from training.evaluation.rollout import play_episode
 
@@ -81,7 +82,7 @@ def test_long_episode__runs_past_10000_decisions_to_its_horizon(many_decisions: 
     metrics = info["episode_metrics"]
     assert steps > 10_000 and truncated and not terminated
     assert metrics["decisions"] == steps and metrics["invalid_actions"] == 0
-    assert metrics["sim_time_s"] == env.unwrapped.scenario.settings.horizon_s
+    assert metrics["sim_time_s"] == scenario_of(env).settings.horizon_s
     assert total == pytest.approx(-metrics["objective_usd"], rel=1e-9, abs=1e-9)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import scenarios
 from aco_env import ClusterSchedulingEnv, ClusterView, EnvConfig
+from aco_env.hindsight import scenario_of
 from aco_env.observation import CLOCK_FEATURES, COUNT_CAP, JOB_FEATURES, NODE_FEATURES, VRAM_CAP
 from digital_twin import WORKLOAD_TYPES, JobSpec
 from digital_twin.fleet import ARCHES
@@ -130,7 +131,7 @@ def assert_observation_matches_view(env: ClusterSchedulingEnv, obs: dict[str, np
         queue[row] = expected_job(env, view, queued)
     np.testing.assert_allclose(obs["queue"], queue, **close)
     np.testing.assert_array_equal(obs["queue_mask"], [1.0] * len(window) + [0.0] * (len(queue) - len(window)))
-    hour = 2 * math.pi * ((env.scenario.settings.start_hour * 3600 + view.time_s) % 86_400) / 86_400
+    hour = 2 * math.pi * ((scenario_of(env).settings.start_hour * 3600 + view.time_s) % 86_400) / 86_400
     clock = [math.sin(hour), math.cos(hour), min(view.time_s / view.settings.horizon_s, 1.0)]
     np.testing.assert_allclose(obs["clock"], [*clock, min(len(view.queue), COUNT_CAP)], **close)
 

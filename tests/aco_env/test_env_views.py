@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
-from aco_env import ClusterSchedulingEnv, PlacementEnv, TelemetrySoFar
+from aco_env import ClusterSchedulingEnv, PlacementEnv, TelemetryRecord
+from aco_env.hindsight import hindsight_of, scenario_of
 from aco_env.registration import FLEET5_ID
 from aco_env.types import StepInfo
 from digital_twin import EpisodeSettings, Telemetry
@@ -40,9 +41,9 @@ def test_cluster_view__telemetry_holds_the_ticks_so_far_only() -> None:
     view = env.cluster_view()
     k = view.tick_index
     assert k > 0 and view.telemetry.tick_index == k
-    everything = env.hindsight().background_cpu_pct  # (T, N): only the test may read it
+    everything = hindsight_of(env).background_cpu_pct  # (T, N): only the test may read it
     np.testing.assert_array_equal(view.telemetry.cpu_pct(), everything[: k + 1])
-    np.testing.assert_array_equal(view.telemetry.mem_pct(2), env.hindsight().background_mem_pct[k - 1 : k + 1])
+    np.testing.assert_array_equal(view.telemetry.mem_pct(2), hindsight_of(env).background_mem_pct[k - 1 : k + 1])
     np.testing.assert_array_equal(view.background_cpu_pct, everything[k])
     np.testing.assert_array_equal(view.background_cpu_history_pct, view.telemetry.cpu_pct(env.config.history_ticks).T)
 
@@ -50,7 +51,7 @@ def test_cluster_view__telemetry_holds_the_ticks_so_far_only() -> None:
 def test_telemetry_so_far__repeats_tick_0_before_the_start_and_returns_copies() -> None:
     """A window reaching before tick 0 repeats it; the arrays returned are the caller's own."""
     background = np.stack([np.arange(5.0)[:, None] * np.ones((5, 2)), np.zeros((5, 2))], axis=-1)
-    so_far = TelemetrySoFar(Telemetry(background, tick_s=60.0), tick_index=1)
+    so_far = TelemetryRecord(Telemetry(background, tick_s=60.0)).so_far(1)
     np.testing.assert_array_equal(so_far.cpu_pct(4)[:, 0], [0.0, 0.0, 0.0, 1.0])
     np.testing.assert_array_equal(so_far.cpu_pct()[:, 1], [0.0, 1.0])
     so_far.cpu_pct()[:] = 99.0
@@ -58,13 +59,26 @@ def test_telemetry_so_far__repeats_tick_0_before_the_start_and_returns_copies() 
     with pytest.raises(ValueError, match="window"):
         so_far.cpu_pct(0)
     with pytest.raises(IndexError):
-        TelemetrySoFar(Telemetry(background, tick_s=60.0), tick_index=5)
+        TelemetryRecord(Telemetry(background, tick_s=60.0)).so_far(5)
+
+
+def test_telemetry_record__copies_each_tick_once_and_never_a_later_one() -> None:
+    """Views of later ticks see the ticks recorded since; an earlier view's buffer holds no tick after its own."""
+    background = np.random.default_rng(0).uniform(0, 100, size=(40, 3, 2))
+    record = TelemetryRecord(Telemetry(background, tick_s=60.0))
+    for k in (0, 3, 3, 17, 39):
+        so_far = record.so_far(k)
+        np.testing.assert_array_equal(so_far.cpu_pct(), background[: k + 1, :, 0])
+        assert so_far.tick_index == k
+        assert not np.shares_memory(so_far._past, background)
+        recorded = so_far._past.base if so_far._past.base is not None else so_far._past
+        assert np.isnan(recorded[k + 1 :]).all()  # at its making, nothing after tick k was in the buffer
 
 
 def test_cluster_view__settings_are_the_scenarios() -> None:
     """The view holds the scenario's one settings object, and the tick grid the episode reaches."""
     env = _played(seed=0, steps=0)
-    view, scenario = env.cluster_view(), env.scenario
+    view, scenario = env.cluster_view(), scenario_of(env)
     assert view.settings is scenario.settings
     assert view.settings == EpisodeSettings(
         horizon_s=14_400.0,

@@ -8,6 +8,7 @@ import pytest
 
 import aco_env
 from aco_env import EnvConfig
+from aco_env.hindsight import scenario_of
 from aco_env.placement import TIE_USD, PlacementEnv, apply, cheapest_fit, first_fit, rollout_objective
 from aco_env.registration import FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
@@ -41,7 +42,7 @@ def _rebuild(env: PlacementEnv, seed: int) -> DigitalTwin:
     probe.reset(seed=seed)
     rng = np.random.default_rng(seed)
     while True:
-        twin = DigitalTwin(env.scenario.make_spec(rng))
+        twin = DigitalTwin(scenario_of(env).make_spec(rng))
         twin.reset(rng)
         warmup = int(rng.integers(0, env.max_warmup_decisions + 1))
         played = 0
@@ -168,6 +169,6 @@ def test_heuristic_agents__play_the_episodes_of_the_placement_envs_twin_policies
             if terminated or truncated:
                 break
         rng = np.random.default_rng(seed)  # the env's generator for reset(seed)
-        twin = DigitalTwin(env.unwrapped.scenario.make_spec(rng))
+        twin = DigitalTwin(scenario_of(env).make_spec(rng))
         twin.reset(rng)
         assert rollout_objective(twin, policy) == info["episode_metrics"]["objective_usd"] and placements > 10

@@ -11,6 +11,7 @@ import pytest
 
 import aco_env  # noqa: F401  (registers the env ids)
 from aco_env import ClusterView
+from aco_env.hindsight import hindsight_of
 from aco_env.registration import FLEET5_ID
 from agents import make_agent
 from agents.aco import AcoAgent
@@ -224,7 +225,7 @@ def test_aco_agent__prediction_factor_at_the_current_tick_scales_eta(tmp_path: o
     plain.act(view)
     ema.act(view)
     assert view.grid.n_ticks == 48  # 14,400 s horizon / 300 s ticks
-    whole_trace = env.unwrapped.hindsight().background_cpu_pct[:48]
+    whole_trace = hindsight_of(env).background_cpu_pct[:48]
     spike, confidence = EmaPredictor().predict_trace(whole_trace).at(view.tick_index)
     nodes = ema.last_decision.candidates
     factor = ce.prediction_factor(spike[nodes], confidence[nodes], ema.last_decision.strategy.spike_weight)
@@ -243,7 +244,7 @@ class WholeTraceAcoAgent(AcoAgent):
     """
 
     def prediction(self, view: ClusterView) -> tuple[np.ndarray, np.ndarray]:
-        series = self.env.unwrapped.hindsight().background_cpu_pct[: view.grid.n_ticks]
+        series = hindsight_of(self.env).background_cpu_pct[: view.grid.n_ticks]
         table = TABLES.get(self.predictor, series, self.predictor_seed)
         return table.at(min(view.tick_index, table.n_ticks - 1))
 

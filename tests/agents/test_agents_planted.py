@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 
+from aco_env.hindsight import planted_action_of, planted_of, scenario_of
 from aco_env.registration import FLEET5_ID, PLANTED5_ID, PLANTED50_ID, PLANTED500_ID
 from agents import agent_names, is_hindsight_agent, make_agent
 from tests.helpers import online_agent_params, run_episode
@@ -20,7 +21,7 @@ SEEDS = range(20)
 
 def optimum_usd(env: gym.Env, seed: int) -> float:
     """The planted optimum of ``env``'s episode for ``seed`` (drawn as the env draws it)."""
-    return env.unwrapped.scenario.planted_episode(seeding.np_random(seed)[0]).optimum_usd
+    return scenario_of(env).planted_episode(seeding.np_random(seed)[0]).optimum_usd
 
 
 @pytest.mark.parametrize("agent", ONLINE)
@@ -80,7 +81,7 @@ def test_planted_expert__refuses_a_scenario_that_is_not_planted() -> None:
 
 def completion_usd(env: gym.Env, job_id: str, node: int) -> float:
     """The job's completion cost on ``node``, recomputed from the node's price: price x share x duration + QoS."""
-    spec = env.unwrapped.planted().spec
+    spec = planted_of(env).spec
     job = next(job for job in spec.jobs if job.job_id == job_id)
     fleet_node = spec.fleet[node]
     share = job.gpu_count / fleet_node.gpu_count if job.gpu_count else job.cpu_cores / fleet_node.cpu_cores
@@ -100,7 +101,7 @@ def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node() -> N
         while not (terminated or truncated):
             mask = env.unwrapped.action_masks()
             action = int(expert.predict(obs)[0])
-            planted = env.unwrapped.planted_action()
+            planted = planted_action_of(env)
             if mask[planted]:
                 assert action == planted
             elif mask[:-1].any():

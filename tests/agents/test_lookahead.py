@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from aco_env import ClusterSchedulingEnv
+from aco_env import hindsight as hindsight_module
+from aco_env.hindsight import hindsight_of
 from agents import make_agent
 from agents.lookahead import LookaheadAgent, sample_future
 from agents.rollouts import action_objectives, take
@@ -38,7 +40,7 @@ def _decisions(env: ClusterSchedulingEnv, seed: int, stops: int) -> list[tuple[s
 def _check_known_spec(env: ClusterSchedulingEnv, log: list[tuple[str, int]]) -> None:
     view = env.cluster_view()
     known = env.known_spec()
-    real = env.hindsight()
+    real = hindsight_of(env)
     # Nothing of the future: no later arrival, no later interruption, the background held after now.
     assert all(job.arrival_s <= view.time_s for job in known.jobs)
     assert len(known.jobs) == sum(job.arrival_s <= view.time_s for job in real.spec.jobs)
@@ -114,10 +116,11 @@ def _play(env: ClusterSchedulingEnv, agent: LookaheadAgent, seed: int) -> tuple[
 def test_lookahead__plays_valid_repeatable_episodes_without_hindsight(monkeypatch: pytest.MonkeyPatch) -> None:
     env = ClusterSchedulingEnv("toy3")
 
-    def no_hindsight() -> None:
+    def no_hindsight(*args: object) -> None:
         raise AssertionError("the lookahead agent read the future")
 
-    monkeypatch.setattr(env, "hindsight", no_hindsight)
+    monkeypatch.setattr(hindsight_module, "hindsight_of", no_hindsight)
+    monkeypatch.setattr(hindsight_module, "scenario_of", no_hindsight)
     agent = make_agent("lookahead", env, samples=2)
     assert isinstance(agent, LookaheadAgent)
     first = _play(env, agent, seed=5)

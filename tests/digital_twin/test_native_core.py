@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import aco_env  # noqa: F401  (registers the ids)
+from aco_env.hindsight import scenario_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin, native
 from digital_twin.deferral import NEW_FIT
@@ -44,7 +45,7 @@ def play_digest(episodes: int = 3) -> str:
                 digest.update(repr((reward, terminated, truncated, sorted(info["objective"].items()))).encode())
                 done = terminated or truncated
             digest.update(repr(sorted(info["episode_metrics"].items())).encode())
-        twin = DigitalTwin(env.unwrapped.scenario.make_spec(np.random.default_rng(1)), record_events=True)
+        twin = DigitalTwin(scenario_of(env).make_spec(np.random.default_rng(1)), record_events=True)
         twin.reset(np.random.default_rng(1))
         while not twin.done:  # first fit, deferring (new-fit) every other decision that has a choice
             mask = twin.feasible_mask()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import scenario_of
 from agents.oracle import solve_oracle
 from digital_twin import DigitalTwin, JobSpec, ObjectiveWeights
 from digital_twin.objective import utility_loss
@@ -122,4 +123,4 @@ def test_env__return_is_minus_the_objective_with_utility_fairness_and_completion
     assert total == pytest.approx(-metrics["objective_usd"], rel=1e-9, abs=1e-9)
     assert metrics["utility_usd"] == metrics["utility_lost"] * 1.0
     assert metrics["unfairness_usd"] == metrics["unfairness"] * 2.0
-    assert env.scenario.settings.deadline_rule == "completion"
+    assert scenario_of(env).settings.deadline_rule == "completion"

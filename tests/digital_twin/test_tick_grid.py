@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import solve_oracle
 from agents.oracle.bounds.decision_times import grid_bounds
 from agents.oracle.model.instance import OracleInstance
@@ -130,9 +131,9 @@ def test_env_and_oracle__say_9_ticks(tmp_path: Path) -> None:
         if terminated or truncated:
             break
     assert ticks == list(range(N_TICKS))
-    instance = OracleInstance.from_hindsight(env.hindsight())
+    instance = OracleInstance.from_hindsight(hindsight_of(env))
     assert len(instance.tick_times_s) == N_TICKS and instance.sla_allowed_cpu_m.shape[0] == N_TICKS
     assert instance.grid == TickGrid(HORIZON_S, TICK_S)
     cells = grid_bounds(instance, 1)  # the relaxation's cells: one per tick, then the horizon
     assert cells.tolist() == [*instance.tick_times_s.tolist(), HORIZON_S]
-    assert solve_oracle(env.hindsight(), replayed_rounds=0).proven_optimal
+    assert solve_oracle(hindsight_of(env), replayed_rounds=0).proven_optimal

@@ -238,7 +238,7 @@ def test_continued_in__refuses_a_spec_whose_past_differs() -> None:
     background = known.telemetry.background_pct.copy()
     background[1, 0, 0] += 1.0
     _refused(twin, dataclasses.replace(known, telemetry=Telemetry(background, 600.0)), "telemetry differs at tick 1")
-    _refused(twin, _past_job_changed(known, duration_s=1.0), r"arrived job 0 \('A'\) differs in duration_s")
+    _refused(twin, _past_job_changed(known, priority=7), r"arrived job 0 \('A'\) differs in priority")
     _refused(twin, dataclasses.replace(known, jobs=tuple(known.jobs)[:-1]), "fewer than the 5 arrived")
     early = JobSpec("early", twin.time_s, 60.0, "batch", 1, 1)
     _refused(twin, dataclasses.replace(known, jobs=(*known.jobs, early)), "'early' arrives at .* not after now")
@@ -246,6 +246,42 @@ def test_continued_in__refuses_a_spec_whose_past_differs() -> None:
     _refused(twin, dataclasses.replace(known, fixed_interruptions_s=((), (600.0, 1200.0), ())), r"node 1's")
     drawn = dataclasses.replace(known, fixed_interruptions_s=None).with_settings(spot_interruptions=True)
     _refused(twin, drawn, "draws its spot interruptions at reset")
+
+
+@pytest.mark.parametrize("interference", ["none", "processor-sharing"])
+def test_continued_in__takes_new_durations_of_the_jobs_that_have_not_completed(interference: str) -> None:
+    """A queued job's duration may change; a running one's only to more than its work done; a completed one's not.
+
+    The continued twin then plays as a twin rebuilt on the new durations, to rounding.
+    """
+    spec = toy3_spec().with_settings(interference=interference)
+    twin, past = DigitalTwin(spec), []
+    twin.reset(np.random.default_rng(0))
+    n = len(spec.jobs)
+    while not ({"completed", "running"} <= {twin.job_status(j) for j in range(n)}):
+        valid = np.flatnonzero(twin.feasible_mask())
+        past.append((int(valid[0]), NEXT_EVENT) if len(valid) else (None, NEXT_EVENT))
+        apply(twin, past[-1])
+    known = twin.known_spec()
+    completed = next(j for j in range(len(known.jobs)) if twin.job_status(j) == "completed")
+    running = next(j for j in range(len(known.jobs)) if twin.job_status(j) == "running")
+    _refused(twin, _job_changed(known, completed, duration_s=known.jobs[completed].duration_s + 1.0),
+             rf"completed job {completed} .* differs in duration_s")  # fmt: skip
+    _refused(twin, _job_changed(known, running, duration_s=1e-3), rf"running job {running} .* has done")
+    longer = _job_changed(known, running, duration_s=known.jobs[running].duration_s + 500.0)
+    moved, reference = twin.continued_in(longer), rebuilt(longer, past)
+    while not moved.done:
+        assert moved.time_s == pytest.approx(reference.time_s)
+        assert moved.current_job_index == reference.current_job_index
+        moved.defer()
+        reference.defer()
+    assert reference.done and moved.objective_usd() == pytest.approx(reference.objective_usd())
+
+
+def _job_changed(spec: TwinSpec, j: int, **changes: Any) -> TwinSpec:
+    jobs = list(spec.jobs)
+    jobs[j] = dataclasses.replace(jobs[j], **changes)
+    return dataclasses.replace(spec, jobs=jobs)
 
 
 def test_continued_in__refuses_a_twin_at_no_decision() -> None:

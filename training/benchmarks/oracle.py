@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import solve_oracle
 from agents.oracle.milp.limits import SolveLimits
 
@@ -24,7 +25,7 @@ def bench_oracle(seeds: int = 3, limits: SolveLimits | None = None) -> dict[str,
     for seed in range(seeds):
         env.reset(seed=seed)
         started = time.perf_counter()
-        result = solve_oracle(env.hindsight(), limits.time_limit_s, node_limit=limits.node_limit)
+        result = solve_oracle(hindsight_of(env), limits.time_limit_s, node_limit=limits.node_limit)
         rows.append(
             {
                 "seed": seed,

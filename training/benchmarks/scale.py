@@ -23,6 +23,7 @@ import numpy as np
 
 import scenarios
 from aco_env import ClusterSchedulingEnv, EnvConfig
+from aco_env.hindsight import scenario_of
 from agents import agent_deferral, make_agent
 from digital_twin import NEXT_EVENT
 from digital_twin.scenario import Scenario
@@ -69,7 +70,7 @@ def play_timed(scenario: Scenario, agent_name: str, deferral: str | None, seed: 
     metrics = result.metrics
     submitted = sum(metrics[f"{status}_jobs"] for status in ("completed", "failed", "rejected", "running", "pending"))
     return {
-        "scenario": env.scenario.name,
+        "scenario": scenario_of(env).name,
         "nodes": env.n_nodes,
         "agent": agent_name,
         "deferral": rule,

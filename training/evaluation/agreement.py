@@ -32,6 +32,7 @@ from typing import ClassVar
 import gymnasium as gym
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import planted_of
 
 
 @dataclass(frozen=True)
@@ -91,5 +92,5 @@ class PlantedTracker:
 def planted_tracker(env: gym.Env) -> PlantedTracker | None:
     """A tracker for the episode ``env`` was just reset to, or ``None`` when it has no planted schedule."""
     base = env.unwrapped
-    episode = base.planted() if isinstance(base, ClusterSchedulingEnv) else None
+    episode = planted_of(base) if isinstance(base, ClusterSchedulingEnv) else None
     return None if episode is None else PlantedTracker(episode.optimum_usd)

@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from aco_env.actions import as_action_index
+from aco_env.hindsight import planted_action_of
 from agents import Agent
 from training.evaluation.agreement import PlantedScore, planted_tracker
 
@@ -53,7 +54,7 @@ def play_episode(env: gym.Env, agent: Agent, seed: int, deterministic: bool = Tr
         action, _ = agent.predict(observation, episode_start=episode_start, deterministic=deterministic)
         latencies.append((time.perf_counter() - started) * 1e3)
         episode_start = np.zeros(1, dtype=bool)
-        planted = env.unwrapped.planted_action() if tracker is not None else None  # type: ignore[attr-defined]
+        planted = planted_action_of(env) if tracker is not None else None  # type: ignore[attr-defined]
         observation, reward, terminated, truncated, info = env.step(action)
         total += float(reward)
         if tracker is not None and planted is not None:

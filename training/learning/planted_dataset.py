@@ -30,6 +30,7 @@ import numpy as np
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from aco_env.actions import as_action_index
+from aco_env.hindsight import planted_action_of, planted_of
 from agents import make_agent
 from digital_twin.scenario import Scenario
 from training.evaluation.agreement import PlantedTracker
@@ -150,7 +151,7 @@ def _play(
     expert.reset(seed)
     if player is not expert:
         player.reset(seed)
-    episode = env.planted()
+    episode = planted_of(env)
     assert episode is not None  # the scenario is planted
     tracker = PlantedTracker(episode.optimum_usd)
     n_actions = int(env.action_space.n)
@@ -158,7 +159,7 @@ def _play(
         label = int(np.asarray(expert.predict(observation)[0]).reshape(-1)[0])
         taken = label if player is expert else int(np.asarray(player.predict(observation)[0]).reshape(-1)[0])
         rows.append((observation, label, taken, tracker.on_trajectory, index))
-        planted = env.planted_action()
+        planted = planted_action_of(env)
         observation, _, terminated, truncated, info = env.step(taken)
         if planted is not None:
             tracker.record(as_action_index(taken, n_actions), planted, valid=not info["invalid_action"])

@@ -156,7 +156,7 @@ def estimate_oracle_memory(
     """Estimate what :func:`~agents.oracle.solve_oracle` builds for this episode, without building it.
 
     Args:
-        hindsight: The episode (``env.unwrapped.hindsight()`` after ``reset``).
+        hindsight: The episode (``hindsight_of(env)`` after ``reset``).
         time_limit_s: Wall-time cap of each HiGHS solve (``math.inf``, the default: none; the
             search's memory is then estimated at its cap).
         bound_grid_divisor: As for :func:`~agents.oracle.solve_oracle` (the relaxation's grid).

@@ -13,6 +13,7 @@ import pytest
 
 import scenarios
 from aco_env.env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import OracleAgent, solve_oracle
 
 TOL = 1e-9
@@ -85,7 +86,7 @@ def test_oracle__time_limited_solves_still_give_an_achievable_plan_and_a_valid_b
     hurried = agent.last_result
     assert hurried is not None
     assert abs(replayed - hurried.plan_objective_usd) <= TOL
-    full = solve_oracle(env.unwrapped.hindsight(), time_limit_s=60.0)
+    full = solve_oracle(hindsight_of(env), time_limit_s=60.0)
     assert hurried.lower_bound_usd <= full.lower_bound_usd + TOL
     assert hurried.plan_objective_usd >= full.plan_objective_usd - TOL
     assert full.lower_bound_usd <= hurried.plan_objective_usd + TOL

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents import make_agent
 from agents.oracle import OracleAgent, solve_oracle
 from agents.oracle.bounds.capacity_free import capacity_free_bound, scale_bound
@@ -192,7 +193,7 @@ def test_lagrangian__below_the_agents_on_the_default_scenario(seed: int) -> None
     """fleet5-synthetic (contention, interruptions, waiting cost): below first-fit, cheapest, random, ACO."""
     env = ClusterSchedulingEnv("fleet5-synthetic")
     env.reset(seed=seed)
-    view = env.hindsight()
+    view = hindsight_of(env)
     spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
     inst = OracleInstance.from_hindsight(view)
     plan_usd = min(replay_plan(view, hindsight_greedy_plan(view, inst), r).total_usd for r in (False, True))
@@ -210,7 +211,7 @@ def test_lagrangian__the_same_episode_gives_the_same_bound_bit_for_bit() -> None
     results = []
     for _ in range(2):
         env.reset(seed=2)
-        inst = OracleInstance.from_hindsight(env.hindsight())
+        inst = OracleInstance.from_hindsight(hindsight_of(env))
         doubled = dataclasses.replace(inst, job_cpu_m=inst.job_cpu_m * 4)  # make capacity bind
         results.append(lagrangian_bound(doubled, 50.0, ITERATIONS))
     assert results[0] == results[1]
@@ -221,7 +222,7 @@ def test_solve_oracle__the_decomposed_bound_is_the_lagrangian_and_the_option_is_
     """Over the budget: the reported bound is ``scale_bound``; iterations 0 gives the capacity-free bound."""
     env = ClusterSchedulingEnv("fleet5-synthetic")
     env.reset(seed=0)
-    view = env.hindsight()
+    view = hindsight_of(env)
     inst = OracleInstance.from_hindsight(view)
     result = solve_oracle(view, memory_budget_bytes=1e3, lagrangian_iterations=30)
     assert result.status == "decomposed"

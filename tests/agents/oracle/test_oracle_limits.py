@@ -11,6 +11,7 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import OracleAgent, solve_oracle
 from agents.oracle.milp.limits import DEFAULT_NODE_LIMIT, NODE_LIMIT, OPTIMAL, TIME_LIMIT, SolveLimits
 
@@ -99,10 +100,10 @@ def test_oracle__a_work_limited_episode_repeats_exactly() -> None:
     """fleet5-synthetic seed 2 needs 3 nodes for its bound: stopped after 1, twice, the numbers agree."""
     env = ClusterSchedulingEnv("fleet5-synthetic")
     env.reset(seed=2)
-    first = solve_oracle(env.hindsight(), node_limit=1)
-    second = solve_oracle(env.hindsight(), node_limit=1)
+    first = solve_oracle(hindsight_of(env), node_limit=1)
+    second = solve_oracle(hindsight_of(env), node_limit=1)
     assert first.status == "work-limit"
     for name in ("plan", "plan_objective_usd", "lower_bound_usd", "status", "gap", "plan_source"):
         assert getattr(first, name) == getattr(second, name), name
-    full = solve_oracle(env.hindsight())
+    full = solve_oracle(hindsight_of(env))
     assert first.lower_bound_usd <= full.lower_bound_usd + 1e-9

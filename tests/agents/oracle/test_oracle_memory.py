@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 import agents
 import scenarios
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import OracleTooLargeError, estimate_oracle_memory, solve_oracle
 from agents.oracle.bounds.exact import bound_options
 from agents.oracle.milp.limits import SolveLimits
@@ -74,10 +75,10 @@ workload:
     return path
 
 
-def hindsight_of(scenario: str | Path, seed: int = 0) -> HindsightView:
+def scenario_hindsight(scenario: str | Path, seed: int = 0) -> HindsightView:
     env = ClusterSchedulingEnv(scenario)
     env.reset(seed=seed)
-    return env.hindsight()
+    return hindsight_of(env)
 
 
 def built_sizes(hindsight: HindsightView) -> dict[str, tuple[int, int, int, int]]:
@@ -104,12 +105,12 @@ def test_estimate_oracle_memory__counts_bound_the_built_programs(cost_model: str
     """On default episodes, estimated options, variables, rows and non-zeros are >= the built ones."""
     scenario = scenarios.load("fleet5-synthetic").with_settings(cost_model=cost_model)
     for seed in range(3):
-        assert_estimate_bounds_programs(hindsight_of(scenario, seed))
+        assert_estimate_bounds_programs(scenario_hindsight(scenario, seed))
 
 
 def test_estimate_oracle_memory__a_grid_too_fine_to_sweep_is_still_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Above the sweep's cell limit every cell counts as full: still >= the built programs, and larger."""
-    hindsight = hindsight_of(scenarios.load("fleet5-synthetic").with_settings(cost_model="active-nodes"))
+    hindsight = scenario_hindsight(scenarios.load("fleet5-synthetic").with_settings(cost_model="active-nodes"))
     swept = estimate_oracle_memory(hindsight)
     monkeypatch.setattr(counts, "_MAX_SWEEP_CELLS", 10)
     assert_estimate_bounds_programs(hindsight)
@@ -129,7 +130,7 @@ def test_estimate_oracle_memory__counts_bound_the_built_programs_on_random_episo
 
 def test_estimate_oracle_memory__grows_with_the_fleet(tmp_path: Path) -> None:
     """5 (default), 20 and 50 nodes with 10 jobs per node: every estimated size grows."""
-    estimates = [estimate_oracle_memory(hindsight_of(s)) for s in
+    estimates = [estimate_oracle_memory(scenario_hindsight(s)) for s in
                  ("fleet5-synthetic", generated_scenario(tmp_path, 20), generated_scenario(tmp_path, 50))]
     for small, large in itertools.pairwise(estimates):
         assert large.n_nodes > small.n_nodes
@@ -141,7 +142,7 @@ def test_estimate_oracle_memory__grows_with_the_fleet(tmp_path: Path) -> None:
 
 def test_solve_oracle__a_tiny_budget_refuses_the_default_episode_in_one_clear_line() -> None:
     """The error is a ValueError whose one line gives the estimate, the budget and how to raise it."""
-    hindsight = hindsight_of("fleet5-synthetic")
+    hindsight = scenario_hindsight("fleet5-synthetic")
     with pytest.raises(OracleTooLargeError) as caught:
         solve_oracle(hindsight, memory_budget_bytes=1e6, too_large="refuse")
     message = str(caught.value)
@@ -160,8 +161,8 @@ def test_solve_oracle__the_default_budget_accepts_the_default_episode(monkeypatc
     env = ClusterSchedulingEnv("fleet5-synthetic")
     for seed in range(5):
         env.reset(seed=seed)
-        check_memory(estimate_oracle_memory(env.hindsight()), budget_bytes())
-    result = solve_oracle(env.hindsight(), compute_bound=False)
+        check_memory(estimate_oracle_memory(hindsight_of(env)), budget_bytes())
+    result = solve_oracle(hindsight_of(env), compute_bound=False)
     assert result.memory_estimate.bound is None
     assert result.memory_estimate.plan.n_nonzeros >= result.plan_program.n_nonzeros
 
@@ -207,7 +208,7 @@ def test_solve_oracle__refuses_a_500_node_episode_before_building_anything(
 ) -> None:
     """500 nodes and 5,000 jobs: refused under the default budget when asked, with nothing built."""
     monkeypatch.delenv(MEMORY_BUDGET_ENV, raising=False)
-    hindsight = hindsight_of(generated_scenario(tmp_path, 500))
+    hindsight = scenario_hindsight(generated_scenario(tmp_path, 500))
 
     def must_not_build(*args: object, **kwargs: object) -> None:
         raise AssertionError("the oracle built its instance before checking the budget")
@@ -248,13 +249,13 @@ def _fits(job: JobSpec, node: NodeSpec) -> bool:
 _MEASURE = r"""
 import json, sys
 import scipy.optimize
-from aco_env import ClusterSchedulingEnv
+from aco_env import ClusterSchedulingEnv, hindsight_of
 from agents.oracle import estimate_oracle_memory, solve_oracle
 def kib(key):
     return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(key))
 env = ClusterSchedulingEnv(sys.argv[1])
 env.reset(seed=0)
-hindsight = env.hindsight()
+hindsight = hindsight_of(env)
 estimate = estimate_oracle_memory(hindsight)
 open("/proc/self/clear_refs", "w").write("5")  # restart the peak (VmHWM) from here
 base = kib("VmRSS:")

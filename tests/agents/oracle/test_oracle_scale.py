@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import hindsight_of
 from agents.oracle import OracleAgent, OracleTooLargeError, solve_oracle
 from agents.oracle.bounds.capacity_free import capacity_free_bound
 from agents.oracle.model.instance import OracleInstance
@@ -57,7 +58,7 @@ def test_scale__bound_below_the_heuristics_on_the_default_scenario(seed: int) ->
     """fleet5-synthetic (contention, interruptions, waiting cost): below first-fit, cheapest, random."""
     env = ClusterSchedulingEnv("fleet5-synthetic")
     env.reset(seed=seed)
-    view = env.hindsight()
+    view = hindsight_of(env)
     spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
     bound = capacity_free_bound(OracleInstance.from_hindsight(view))
     assert bound > 0.0
@@ -87,9 +88,9 @@ def test_solve_oracle__refuses_over_the_budget_when_asked_and_checks_the_choice(
     env = ClusterSchedulingEnv("toy3")
     env.reset(seed=0)
     with pytest.raises(OracleTooLargeError):
-        solve_oracle(env.hindsight(), memory_budget_bytes=1e3, too_large="refuse")
+        solve_oracle(hindsight_of(env), memory_budget_bytes=1e3, too_large="refuse")
     with pytest.raises(ValueError, match="too_large"):
-        solve_oracle(env.hindsight(), too_large="shrink")
+        solve_oracle(hindsight_of(env), too_large="shrink")
 
 
 @st.composite

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aco_env.hindsight import hindsight_of
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.errors import SpecError
 from digital_twin.planted import PlantedConfig, PlantedEpisode, certify, plant, play_planted
@@ -199,7 +200,7 @@ def test_planted_scenario__each_seed_its_episode_and_the_env_plays_it() -> None:
     env.reset(seed=3)
     rng, _ = seeding.np_random(3)
     episode = scenario.planted_episode(rng)
-    spec = env.unwrapped.hindsight().spec
+    spec = hindsight_of(env).spec
     assert [job.job_id for job in spec.jobs] == [job.job_id for job in episode.spec.jobs]
     assert spec.fixed_interruptions_s == episode.spec.fixed_interruptions_s
     other = scenario.planted_episode(seeding.np_random(4)[0])

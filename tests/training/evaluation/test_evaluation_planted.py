@@ -13,6 +13,7 @@ import pytest
 from gymnasium.utils import seeding
 
 import scenarios
+from aco_env.hindsight import planted_of
 from aco_env.registration import PLANTED5_ID
 from agents import make_agent
 from tests.paths import ROOT
@@ -34,7 +35,7 @@ def agreement_by_hand(agent_name: str, seed: int) -> tuple[float, float, int]:
     agent = make_agent(agent_name, env)
     obs, _ = env.reset(seed=seed)
     agent.reset(seed)
-    episode = env.unwrapped.planted()
+    episode = planted_of(env)
     node_of = {job.job_id: node for job, node in zip(episode.spec.jobs, episode.planted_nodes, strict=True)}
     agreed = on_path = decisions = 0
     on = True

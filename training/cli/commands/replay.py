@@ -16,6 +16,7 @@ from pathlib import Path
 import gymnasium as gym
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.hindsight import scenario_of
 from aco_env.recording import RecordEpisode, load_recording, replay_recording
 from agents import Agent, agent_names, listed_agent_names, make_agent
 from training import checks
@@ -89,12 +90,12 @@ def _play_scenario(args: argparse.Namespace) -> int:
     if args.record:
         checks.writable_file(args.record, "--record")
     env: gym.Env = ClusterSchedulingEnv(checks.scenario(args.target, "scenario"))
-    seed = args.seed if args.seed is not None else env.unwrapped.scenario.seed
+    seed = args.seed if args.seed is not None else scenario_of(env).seed
     if args.record:
         env = RecordEpisode(env, args.record, agent=args.agent)
     agent = make_agent(args.agent, env)
     result = play_episode(env, agent, seed)
-    print(f"{args.agent} on {env.unwrapped.scenario.name}, seed {seed}:")
+    print(f"{args.agent} on {scenario_of(env).name}, seed {seed}:")
     for key, value in result.metrics.items():
         print(f"  {key:<22} {value:,.4f}")
     if args.record:

@@ -1,0 +1,76 @@
+"""Hindsight: what an episode holds beyond the present, reached only through this module.
+
+An online agent is handed an env and decides from what is known at decision time: the
+observation, :meth:`aco_env.ClusterSchedulingEnv.cluster_view`, ``known_spec()`` and
+``known_twin()``. None of the env's public attributes, nor anything those return, refers to a
+later job, telemetry tick or spot interruption, or to a job's true duration before it completes
+(tested by walking their object graphs). What lies beyond is here, under names that say so:
+
+* :func:`hindsight_of`: the episode's whole future (every job with its true duration, the
+  telemetry, the spot interruptions), for the oracle and the clairvoyant lookahead;
+* :func:`planted_of` and :func:`planted_action_of`: a planted episode's optimal schedule, for
+  evaluation (the proven optimum) and the hindsight expert that labels training states;
+* :func:`scenario_of`: the scenario the env draws episodes from (with a trace scenario, its
+  whole job list and telemetry).
+
+Agents that call these are registered with ``hindsight=True`` (:mod:`agents.base`) and are
+labelled so wherever agents are listed; a check of online agents leaves them out.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from aco_env.twin_env import TwinEnv
+from digital_twin import HindsightView
+from digital_twin.planted import PlantedEpisode
+from digital_twin.scenario import Scenario
+
+
+def hindsight_of(env: gym.Env) -> HindsightView:
+    """The episode's future (jobs with their true durations, telemetry, spot interruptions): for the oracle.
+
+    Args:
+        env: A :class:`aco_env.ClusterSchedulingEnv` (or :class:`aco_env.PlacementEnv`), wrapped or
+            not, after ``reset``.
+    """
+    return _twin_env(env)._require_twin().hindsight()
+
+
+def planted_of(env: gym.Env) -> PlantedEpisode | None:
+    """The episode's planted schedule and certificate; ``None`` when the scenario is not planted.
+
+    The schedule was cut from the episode's whole future (every arrival, the spot
+    interruptions): for evaluation (the proven optimum, ``optimum_usd``), hindsight experts that
+    label training states (the ``planted`` agent) and datasets, never for an online agent.
+    """
+    from aco_env.env import ClusterSchedulingEnv
+
+    base = _twin_env(env)
+    if not isinstance(base, ClusterSchedulingEnv):
+        raise TypeError(f"planted episodes are posed by ClusterSchedulingEnv, not {type(base).__name__}")
+    base._require_twin()
+    return base._planted
+
+
+def planted_action_of(env: gym.Env) -> int | None:
+    """The current job's planted node (hindsight, as :func:`planted_of`); ``None`` off planted scenarios or at the end.
+
+    On the planted trajectory (every earlier valid action was the planted one) it is valid and
+    optimal: following it from here attains the proven optimum. Off it, it may not fit.
+    """
+    planted = planted_of(env)
+    j = _twin_env(env)._require_twin().current_job_index
+    return None if planted is None or j < 0 else planted.planted_nodes[j]
+
+
+def scenario_of(env: gym.Env) -> Scenario:
+    """The scenario the env draws its episodes from (a trace scenario holds its whole trace)."""
+    return _twin_env(env)._scenario
+
+
+def _twin_env(env: gym.Env) -> TwinEnv:
+    base = env.unwrapped
+    if not isinstance(base, TwinEnv):
+        raise TypeError(f"hindsight is read from an aco_env env, not {type(base).__name__}")
+    return base
