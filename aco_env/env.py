@@ -89,7 +89,7 @@ class ClusterSchedulingEnv(TwinEnv):
     | 8 | preemptible | 1 when an eviction requeues the job (instead of failing it) |
     | 9 | has_deadline | 1 when the job has a deadline (latest start) |
     | 10 | deadline_slack_h | hours to its deadline, clipped to [-24, 24] (0 without) |
-    | 11 | duration_h | duration in hours (clipped at 1000) |
+    | 11 | duration_h | declared duration in hours (clipped at 1000; the true run time is hindsight) |
     | 12 | wait_frac | time since arrival / queue TTL, clipped to [0, 1] (0 without TTL) |
 
     Entries of ``clock`` (names: :data:`aco_env.observation.CLOCK_FEATURES`):
@@ -144,6 +144,12 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
+    * v3: jobs have a declared duration beside the true one (a trace's, e.g. SWF
+      ``requested_time``, or the scenario's estimate model; :mod:`digital_twin.declared_durations`):
+      ``duration_h`` in the observation and ``duration_s`` of the jobs in :meth:`cluster_view`
+      and ``known_spec()`` are the declaration (a running job's expected duration in
+      ``known_spec()``); the twin runs the true durations. The scenario and the episode's
+      future are no longer attributes or methods of the env: :mod:`aco_env.hindsight`.
     * v2: the waiting price counts every queue spell (a preemptible job requeued after an
       eviction waits again; the ``wait`` term and ``mean_wait_s``); a stale event (the TTL
       expiry of a job that started, the completion of an evicted run) no longer poses a

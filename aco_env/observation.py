@@ -304,7 +304,7 @@ class ObservationEncoder:
             "priority": jobs.priority,
             "preemptible": jobs.preemptible,
             "has_deadline": ~np.isnan(jobs.deadline_s),
-            "duration_h": jobs.duration_s,
+            "duration_h": jobs.declared_or_true_s(),  # what the submitter declared: the true run time is hindsight
         }
         columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES], dtype=np.float64).T  # (n_jobs, 8)
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
