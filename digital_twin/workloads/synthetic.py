@@ -16,7 +16,8 @@ is set (e.g. :data:`AZURE_JOB_SIZES`), every CPU-only job's cores are redrawn fr
 memory is ``mem_gb_per_core`` x cores. Durations are lognormal with a median per workload
 type and log-standard-deviation ``duration_sigma``, clipped to
 ``[min_duration_s, max_duration_s]``. Latency-critical jobs get ``deadline_s = arrival +
-lc_deadline_slack_s`` when that is set. GPU jobs need ``gpu_count >= 1`` of any model.
+lc_deadline_slack_s`` when that is set (each with probability ``lc_deadline_prob``, default 1).
+GPU jobs need ``gpu_count >= 1`` of any model.
 
 Everything random comes from the ``numpy.random.Generator`` passed in, in a fixed order, so the
 same config, seed and horizon give identical jobs, and a ``limit`` keeps exactly the first
@@ -78,6 +79,12 @@ class SyntheticWorkloadConfig:
     """Durations are clipped to at most this many seconds (>= ``min_duration_s``)."""
     lc_deadline_slack_s: float | None = None
     """Latest start of latency-critical jobs, in seconds after arrival; ``None`` = no deadline."""
+    lc_deadline_prob: float = 1.0
+    """Probability in [0, 1] that a latency-critical job gets that deadline (only with
+    ``lc_deadline_slack_s``). At 1 every latency-critical job has one and no other job does, so
+    ``has_deadline`` alone tells the class apart; below 1 it does not (a policy trained there
+    must read the workload type: real latency-critical requests, e.g. the Azure LLM trace's,
+    come without deadlines). Below 1 one more uniform per arrival is drawn, after all the others."""
     gpu_vram_gb: float = 0.0
     """Minimum VRAM per GPU in GB for GPU jobs (0 = any GPU)."""
     job_id_prefix: str = "syn-"
@@ -106,6 +113,7 @@ class SyntheticWorkloadConfig:
             raise SpecError("max_duration_s must be >= min_duration_s")
         if self.lc_deadline_slack_s is not None:
             check_positive("lc_deadline_slack_s", self.lc_deadline_slack_s, allow_zero=True)
+        check_fraction("lc_deadline_prob", self.lc_deadline_prob)
 
     def rate_per_s(self, t_s: np.ndarray | float) -> np.ndarray:
         """Arrival rate in jobs/s at episode time(s) ``t_s``.
@@ -313,6 +321,8 @@ def generate_jobs(
     deadline = np.full(count, np.nan)
     if config.lc_deadline_slack_s is not None:
         is_lc = workload_index == _LC_INDEX
+        if config.lc_deadline_prob < 1.0:  # the last draw: the other columns are those of prob 1
+            is_lc &= rng.random(n)[:count] < config.lc_deadline_prob
         deadline[is_lc] = arrival[is_lc] + config.lc_deadline_slack_s
     # Every column is valid by construction: the config's values are checked, arrivals are drawn
     # sorted in [0, horizon_s), durations are clipped to [min_duration_s, max_duration_s], the ids

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import dataclasses
 import math
 from pathlib import Path
 
@@ -413,6 +414,23 @@ def test_synthetic__azure_sizes_durations_and_deadlines() -> None:
     for job in jobs:
         expected = job.arrival_s + 45.0 if job.workload == LATENCY_CRITICAL else None
         assert job.deadline_s == expected
+
+
+def test_synthetic__lc_deadline_prob_decouples_the_deadline_from_the_class() -> None:
+    """Below 1, about that share of LC jobs has the deadline (no other job does); the other columns are unchanged."""
+    always = SyntheticWorkloadConfig(base_rate_per_s=1 / 30, lc_deadline_slack_s=60.0)
+    half = SyntheticWorkloadConfig(base_rate_per_s=1 / 30, lc_deadline_slack_s=60.0, lc_deadline_prob=0.5)
+    a = generate_jobs(always, np.random.default_rng(9), 5 * 86_400.0)
+    b = generate_jobs(half, np.random.default_rng(9), 5 * 86_400.0)
+    assert [dataclasses.replace(j, deadline_s=None) for j in a] == [dataclasses.replace(j, deadline_s=None) for j in b]
+    lc = [j for j in b if j.workload == LATENCY_CRITICAL]
+    assert abs(sum(j.deadline_s is not None for j in lc) / len(lc) - 0.5) < 0.05
+    assert all(j.deadline_s in (None, j.arrival_s + 60.0) for j in lc)
+    assert all(j.deadline_s is None for j in b if j.workload != LATENCY_CRITICAL)
+    limited = generate_jobs(half, np.random.default_rng(9), 5 * 86_400.0, limit=40)
+    assert limited == b[:40]
+    with pytest.raises(SpecError, match="lc_deadline_prob"):
+        SyntheticWorkloadConfig(lc_deadline_prob=1.5)
 
 
 def test_synthetic__bad_arguments_raise_spec_error() -> None:
