@@ -64,7 +64,7 @@ Interruptions = tuple[tuple[float, ...], ...]
 
 _JOB_COLUMNS = (
     "job_ids", "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb",
-    "allowed_gpu_models", "required_arch", "priority", "preemptible", "deadline_s",
+    "allowed_gpu_models", "required_arch", "priority", "preemptible", "deadline_s", "declared_duration_s",
 )  # fmt: skip
 """The :class:`~digital_twin.workload.Workload` columns: a job is these values."""
 

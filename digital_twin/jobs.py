@@ -44,6 +44,11 @@ class JobSpec:
         deadline_s: Deadline in simulated seconds from the episode start: the latest first
             start, or under the episode's ``deadline_rule: completion`` the latest completion;
             missing it costs the deadline penalty. ``None`` = no deadline.
+        declared_duration_s: The run time the submitter declared at submission, in seconds
+            (> 0): what an online scheduler may know, while the twin runs ``duration_s`` (the
+            true run time, hindsight for a trace). ``None`` = its source declared none; a
+            scenario fills every job's (:mod:`digital_twin.declared_durations`). It may be
+            below ``duration_s`` (an underestimate: the twin still runs the job to its end).
     """
 
     job_id: str
@@ -59,6 +64,7 @@ class JobSpec:
     priority: int = 50
     preemptible: bool = False
     deadline_s: float | None = None
+    declared_duration_s: float | None = None
 
     def __post_init__(self) -> None:
         if not self._plainly_valid():
@@ -70,7 +76,7 @@ class JobSpec:
         Comparisons with NaN are False, so NaN falls through to :meth:`_validate`, which
         accepts or rejects every input with a precise message; this only saves time.
         """
-        deadline = self.deadline_s
+        deadline, declared = self.deadline_s, self.declared_duration_s
         return (
             type(self.job_id) is str and self.job_id != ""
             and self.workload in WORKLOAD_TYPES
@@ -84,6 +90,7 @@ class JobSpec:
             and type(self.preemptible) is bool
             and self.required_arch is None and self.allowed_gpu_models is None
             and (deadline is None or (type(deadline) in _PLAIN_NUMBERS and 0.0 <= deadline < _INF))
+            and (declared is None or (type(declared) in _PLAIN_NUMBERS and 0.0 < declared < _INF))
         )
 
     def _validate(self) -> None:
@@ -118,6 +125,8 @@ class JobSpec:
                 raise SpecError(f"{where}: allowed_gpu_models is empty (use None for any model)")
         if self.deadline_s is not None:
             _check_number(where, "deadline_s", self.deadline_s, allow_zero=True)
+        if self.declared_duration_s is not None:
+            _check_number(where, "declared_duration_s", self.declared_duration_s, allow_zero=False)
 
     @property
     def is_latency_critical(self) -> bool:

@@ -33,7 +33,7 @@ from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validat
 
 _ARRAY_COLUMNS = (
     "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
-    "deadline_s", "workload_index",
+    "deadline_s", "workload_index", "declared_duration_s",
 )  # fmt: skip
 """The columns held as arrays (the others are lists: ``job_ids``, ``allowed_gpu_models``, ``required_arch``)."""
 _NUMERIC_FIELDS = ("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "duration_s", "arrival_s")
@@ -52,6 +52,10 @@ class Workload(Sequence[JobSpec]):
         gpu_count, priority: ``(n,)`` int64.
         preemptible: ``(n,)`` bool.
         deadline_s: ``(n,)`` float64, NaN for jobs without a deadline.
+        declared_duration_s: ``(n,)`` float64 seconds, the run time each submitter declared;
+            NaN where the source declared none (a scenario fills them all:
+            :mod:`digital_twin.declared_durations`). :meth:`declared_or_true_s` reads it with
+            the true duration in the gaps.
         workload_index: ``(n,)`` int64 index into ``WORKLOAD_TYPES``.
         allowed_gpu_models, required_arch: ``list`` of the jobs' values (``None`` entries = any).
     """
@@ -69,6 +73,7 @@ class Workload(Sequence[JobSpec]):
         self.preemptible: np.ndarray = _frozen(columns["preemptible"], np.bool_)
         self.deadline_s: np.ndarray = _frozen(columns["deadline_s"], np.float64)
         self.workload_index: np.ndarray = _frozen(columns["workload_index"], np.int64)
+        self.declared_duration_s: np.ndarray = _frozen(columns["declared_duration_s"], np.float64)
         self.allowed_gpu_models: list[tuple[str, ...] | None] = columns["allowed_gpu_models"]
         self.required_arch: list[str | None] = columns["required_arch"]
         self._jobs = jobs  # JobSpec per job, None until first asked for
@@ -98,6 +103,10 @@ class Workload(Sequence[JobSpec]):
             "preemptible": np.array([j.preemptible for j in ordered], dtype=np.bool_),
             "deadline_s": np.array([math.nan if j.deadline_s is None else j.deadline_s for j in ordered]),
             "workload_index": np.array([WORKLOAD_TYPES.index(j.workload) for j in ordered], dtype=np.int64),
+            "declared_duration_s": np.array(
+                [math.nan if j.declared_duration_s is None else j.declared_duration_s for j in ordered],
+                dtype=np.float64,
+            ),
             "allowed_gpu_models": [j.allowed_gpu_models for j in ordered],
             "required_arch": [j.required_arch for j in ordered],
         }
@@ -117,20 +126,25 @@ class Workload(Sequence[JobSpec]):
         priority: np.ndarray,
         preemptible: np.ndarray,
         deadline_s: np.ndarray,
+        declared_duration_s: np.ndarray | None = None,
     ) -> Workload:
         """A workload from one array per field (no GPU model or arch constraints).
 
         Checked as :class:`JobSpec` checks one job, all at once: the error names the first bad
-        job and field. ``arrival_s`` must already be sorted; ``deadline_s`` is NaN for none.
+        job and field. ``arrival_s`` must already be sorted; ``deadline_s`` is NaN for none;
+        ``declared_duration_s`` is NaN for none (``None``: no job declares one).
 
         Raises:
             SpecError: Mismatched lengths, unsorted arrivals, a duplicate id or a bad value.
         """
         n = len(job_ids)
+        if declared_duration_s is None:
+            declared_duration_s = np.full(n, math.nan)
         arrays = {
             "arrival_s": arrival_s, "duration_s": duration_s, "workload_index": workload_index,
             "cpu_cores": cpu_cores, "mem_gb": mem_gb, "gpu_count": gpu_count, "gpu_vram_gb": gpu_vram_gb,
             "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
+            "declared_duration_s": declared_duration_s,
         }
         for name, values in arrays.items():
             if getattr(values, "shape", None) != (n,):  # np.shape() would cost a microsecond each
@@ -145,6 +159,9 @@ class Workload(Sequence[JobSpec]):
             "gpu_vram_gb": ~(np.isfinite(gpu_vram_gb) & (gpu_vram_gb >= 0)),
             "priority": (priority < 1) | (priority > 100),
             "deadline_s": ~(np.isnan(deadline_s) | (np.isfinite(deadline_s) & (deadline_s >= 0))),
+            "declared_duration_s": ~(
+                np.isnan(declared_duration_s) | (np.isfinite(declared_duration_s) & (declared_duration_s > 0))
+            ),
         }
         for name, mask in bad.items():
             if mask.any():
@@ -170,6 +187,7 @@ class Workload(Sequence[JobSpec]):
         priority: np.ndarray,
         preemptible: np.ndarray,
         deadline_s: np.ndarray,
+        declared_duration_s: np.ndarray | None = None,
     ) -> Workload:
         """:meth:`from_columns` without its checks, for columns that are valid by construction.
 
@@ -179,17 +197,54 @@ class Workload(Sequence[JobSpec]):
         :meth:`from_columns`. Columns from anywhere else go through :meth:`from_columns`.
 
         The arrays become the workload's columns: made read-only, not copied (pass new arrays
-        that nothing else holds).
+        that nothing else holds). ``declared_duration_s`` ``None``: no job declares a duration
+        (a NaN column).
         """
         n = len(job_ids)
+        if declared_duration_s is None:
+            declared_duration_s = np.full(n, math.nan)
         no_constraint: list[Any] = [None] * n
         columns = {
             "job_ids": list(job_ids), "arrival_s": arrival_s, "duration_s": duration_s,
             "workload_index": workload_index, "cpu_cores": cpu_cores, "mem_gb": mem_gb, "gpu_count": gpu_count,
             "gpu_vram_gb": gpu_vram_gb, "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
+            "declared_duration_s": declared_duration_s,
             "allowed_gpu_models": no_constraint, "required_arch": no_constraint,
         }
         return cls(columns, [None] * n, copy=False)
+
+    def with_declared_durations(self, declared_duration_s: np.ndarray) -> Workload:
+        """This workload with its ``declared_duration_s`` column replaced (the other columns shared).
+
+        Args:
+            declared_duration_s: ``(n,)`` seconds per job, each finite and > 0, or NaN for none.
+
+        Raises:
+            SpecError: A wrong shape, or a value that is neither NaN nor finite and > 0 (names the job).
+        """
+        declared = np.array(declared_duration_s, dtype=np.float64)
+        if declared.shape != (len(self),):
+            raise SpecError(f"declared_duration_s has shape {declared.shape}, expected ({len(self)},)")
+        bad = ~(np.isnan(declared) | (np.isfinite(declared) & (declared > 0)))
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise SpecError(
+                f"job {self.job_ids[j]!r}: declared_duration_s must be a finite number > 0, got {declared[j]!r}"
+            )
+        columns: dict[str, Any] = {name: getattr(self, name) for name in _ARRAY_COLUMNS}
+        columns.update(
+            job_ids=self.job_ids, allowed_gpu_models=self.allowed_gpu_models, required_arch=self.required_arch,
+            declared_duration_s=declared,
+        )
+        return Workload(columns, [None] * len(self), copy=False)
+
+    def declared_or_true_s(self) -> np.ndarray:
+        """``(n,)`` float64 seconds: each job's declared duration, its true ``duration_s`` where none is declared.
+
+        A new (writable) array. Once a scenario has filled the declarations it equals
+        ``declared_duration_s``.
+        """
+        return np.where(np.isnan(self.declared_duration_s), self.duration_s, self.declared_duration_s)
 
     # ------------------------------------------------------------------ tuple behaviour
     def __len__(self) -> int:
@@ -313,6 +368,7 @@ class Workload(Sequence[JobSpec]):
                 self.mem_gb.tolist(), self.gpu_count.tolist(), self.gpu_vram_gb.tolist(),
                 self.allowed_gpu_models, self.required_arch, self.priority.tolist(),
                 self.preemptible.tolist(), self.deadlines(),
+                [None if d != d else d for d in self.declared_duration_s.tolist()],  # d != d: d is NaN
             ]
         return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
 

@@ -16,18 +16,18 @@ TOY3_WEIGHTS = ObjectiveWeights(
 
 
 def toy3_spec(cost_model: str = "prorated") -> TwinSpec:
-    """3 nodes, 5 jobs, 600 s ticks over 3600 s, one fixed interruption of n1 at 1200 s."""
+    """3 nodes, 5 jobs (each declaring its true duration), 600 s ticks over 3600 s, n1 interrupted at 1200 s."""
     fleet = (
         NodeSpec("n0", "x86_64", "on-demand", 4, 16, 0.36),
         NodeSpec("n1", "arm64", "spot", 4, 16, 0.072, interruption_prob_per_hour=0.1),
         NodeSpec("n2", "x86_64", "on-demand", 2, 8, 0.72),
     )
     jobs = (
-        JobSpec("A", 0.0, 1800.0, "latency-critical", 2, 4),
-        JobSpec("B", 0.0, 3000.0, "batch", 2, 4),
-        JobSpec("D", 0.0, 600.0, "batch", 4, 8, deadline_s=200.0),
-        JobSpec("C", 300.0, 600.0, "latency-critical", 1, 2),
-        JobSpec("E", 600.0, 600.0, "batch", 4, 16),
+        JobSpec("A", 0.0, 1800.0, "latency-critical", 2, 4, declared_duration_s=1800.0),
+        JobSpec("B", 0.0, 3000.0, "batch", 2, 4, declared_duration_s=3000.0),
+        JobSpec("D", 0.0, 600.0, "batch", 4, 8, deadline_s=200.0, declared_duration_s=600.0),
+        JobSpec("C", 300.0, 600.0, "latency-critical", 1, 2, declared_duration_s=600.0),
+        JobSpec("E", 600.0, 600.0, "batch", 4, 16, declared_duration_s=600.0),
     )
     background = np.zeros((6, 3, 2))
     background[:, :, 0] = [50.0, 10.0, 80.0]  # cpu % per node

@@ -24,6 +24,9 @@ A scenario fixes everything an episode needs::
     workload:   {source: synthetic, resample: per-episode|fixed, options: {SyntheticWorkloadConfig fields}}
               | {source: jobs, jobs: [...]}
               | {source: <JOB_FILE_SOURCES name>, path: .., options: {..}}
+                # any source may add: declared_durations: {model: noisy|exact|class-median,
+                #   median_accuracy: 0.109, sigma: 1.0, from_trace: true}   (these are the defaults;
+                #   digital_twin.declared_durations)
     limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
 
 The episode settings (``horizon_s``, ``start_hour``, ``queue_ttl_s``, ``sla_threshold_pct``,
@@ -67,7 +70,7 @@ from digital_twin.scenario.fleet_section import fleet_loader
 from digital_twin.scenario.parsed import Scenario
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
 from digital_twin.scenario.telemetry_section import telemetry_loader
-from digital_twin.scenario.workload_section import jobs_loader
+from digital_twin.scenario.workload_section import declared_durations, jobs_loader
 from digital_twin.scenario.yaml_file import read_scenario_file
 
 __all__ = ["SCHEMA_VERSION", "load_scenario", "parse_scenario"]
@@ -122,7 +125,9 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
     data_files: list[Path] = []
     fleet = fleet_loader(top.section("fleet"), data_files, limits)
     telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
-    jobs, per_episode = jobs_loader(top.section("workload"), horizon_s, job_budget, data_files, limits)
+    workload = top.section("workload")
+    declared = declared_durations(workload)
+    jobs, per_episode = jobs_loader(workload, horizon_s, job_budget, data_files, limits)
     scenario = Scenario(
         name=top.get("name", str, required=True),
         description=top.get("description", str, ""),
@@ -141,6 +146,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         _telemetry_loader=telemetry,
         _jobs_loader=jobs,
         limits=limits,
+        declared_durations=declared,
     )
     top.finish()
     return scenario

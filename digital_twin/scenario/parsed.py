@@ -14,6 +14,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
+from digital_twin.declared_durations import DeclaredDurations
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
@@ -54,6 +55,12 @@ class Scenario:
         telemetry_source: The telemetry reader's name (for listings).
         data_files: Files under an environment-variable path (real traces) the scenario reads.
         limits: The size limits it was checked against (defaults raised by its ``limits:``).
+        declared_durations: How the jobs' declared durations are filled once drawn
+            (``workload.declared_durations``; default ``noisy``). Each draw of jobs gets its
+            declarations from a generator spawned from the draw's (``rng.spawn(1)[0]``), which
+            does not advance it: the episode's other draws are as without declarations, and
+            the same seed gives the same declarations. A fixed workload's are drawn once, from
+            the scenario seed, with its jobs.
     """
 
     name: str
@@ -71,6 +78,7 @@ class Scenario:
     _telemetry_loader: TelemetryLoader = dataclasses.field(repr=False)
     _jobs_loader: JobsLoader | PlantedJobs = dataclasses.field(repr=False)
     limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
+    declared_durations: DeclaredDurations = dataclasses.field(default_factory=DeclaredDurations, repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -86,7 +94,8 @@ class Scenario:
     def _fixed_jobs(self) -> Workload:
         loader = self._jobs_loader
         assert not isinstance(loader, PlantedJobs)  # planted workloads are per-episode
-        return self._built(loader, np.random.default_rng(self.seed))
+        rng = np.random.default_rng(self.seed)
+        return self._declared(self._built(loader, rng), rng)
 
     @property
     def planted(self) -> bool:
@@ -102,7 +111,9 @@ class Scenario:
         loader = self._jobs_loader
         if not isinstance(loader, PlantedJobs):
             raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
-        return self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
+        episode = self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
+        spec = dataclasses.replace(episode.spec, jobs=self._declared(episode.spec.jobs, rng))
+        return dataclasses.replace(episode, spec=spec)
 
     def jobs(self, rng: np.random.Generator) -> Workload:
         """The episode's jobs: drawn from ``rng`` for per-episode workloads, else the fixed ones."""
@@ -110,7 +121,7 @@ class Scenario:
         if isinstance(loader, PlantedJobs):
             return self.planted_episode(rng).spec.jobs
         if self.per_episode_workload:
-            return self._built(loader, rng)
+            return self._declared(self._built(loader, rng), rng)
         return self._fixed_jobs
 
     def make_spec(self, rng: np.random.Generator) -> TwinSpec:
@@ -122,6 +133,10 @@ class Scenario:
             return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
         return self._built(TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s)
+
+    def _declared(self, jobs: Workload, rng: np.random.Generator) -> Workload:
+        """``jobs`` with their declared durations filled, drawn from a child of ``rng`` (``rng`` is not advanced)."""
+        return self._built(self.declared_durations.apply, jobs, rng.spawn(1)[0])
 
     def missing_data(self) -> list[Path]:
         """Real-data files the scenario needs that are not present (``${VAR}/...`` when VAR is unset)."""

@@ -7,6 +7,9 @@ per source (:class:`SyntheticJobs`, :class:`FixedJobs`, :class:`FileJobs`; plant
 ``limits.max_jobs`` now: the inline list, a file's ``limit``, and the synthetic generator's
 arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn before the
 job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
+
+:func:`declared_durations` reads the section's optional ``declared_durations`` mapping: how the
+scenario fills the jobs' declared durations (:mod:`digital_twin.declared_durations`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from digital_twin.errors import SpecError, short_repr
+from digital_twin.declared_durations import DeclaredDurations
+from digital_twin.errors import SettingError, SpecError, short_repr
 from digital_twin.jobs import JobSpec
 from digital_twin.limits import Limits, count
 from digital_twin.planted import PlantedConfig
@@ -161,3 +165,30 @@ def jobs_loader(
         check_limit(section, "options.limit", limits, "max_jobs", limit, f"limit = {count(limit)} jobs")
     section.finish()
     return FileJobs(source, path, options, section.file, section.path("options"), limits.max_jobs), False
+
+
+def declared_durations(section: Section) -> DeclaredDurations:
+    """``workload.declared_durations``: the estimate model (absent: ``noisy`` with its defaults).
+
+    The mapping's keys are :class:`~digital_twin.declared_durations.DeclaredDurations`' fields
+    (``model``, ``median_accuracy``, ``sigma``, ``from_trace``); absent keys take its defaults.
+    Marks the key read in ``section``, so call it before the section is finished.
+
+    Raises:
+        ScenarioError: Not a mapping, an unknown key, a wrong type or value (names the file and key).
+    """
+    mapping = section.section("declared_durations", required=False)
+    if mapping is None:
+        return DeclaredDurations()
+    default = DeclaredDurations()
+    values = {
+        "model": mapping.get("model", str, default.model),
+        "median_accuracy": mapping.get("median_accuracy", float, default.median_accuracy),
+        "sigma": mapping.get("sigma", float, default.sigma),
+        "from_trace": mapping.get("from_trace", bool, default.from_trace),
+    }
+    mapping.finish()
+    try:
+        return DeclaredDurations(**values)
+    except SettingError as exc:
+        raise mapping.error(exc.name, exc.problem) from None

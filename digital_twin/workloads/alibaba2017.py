@@ -20,7 +20,9 @@ request). Each has:
   ``machine_mem_gb`` (default 128 GB: the 2 GB per core of the SWF reader's default on the
   schema's 64-cpu machines; the trace does not publish the machines' memory, pass it if known);
 * ``workload``, ``priority``, ``preemptible`` from ``policy`` (default batch, 30, preemptible: the
-  Alibaba GPU reader's policy for best-effort pods).
+  Alibaba GPU reader's policy for best-effort pods);
+* ``declared_duration_s``: ``None``; the trace declares no run time (the scenario's estimate
+  model fills it, :mod:`digital_twin.declared_durations`).
 
 ``limit`` counts jobs (instances): the tasks are sorted by arrival, expanded, and cut after
 ``limit`` jobs, so the last task kept may keep only some of its instances.

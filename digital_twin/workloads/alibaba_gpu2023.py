@@ -29,6 +29,8 @@ trace start. Each pod becomes one :class:`~digital_twin.jobs.JobSpec`:
   dropped) and ``gpu_vram_gb`` = the smallest VRAM of those models in
   :data:`~digital_twin.fleet.ALIBABA_GPU_MODELS`; an empty ``gpu_spec`` means any model and
   ``gpu_vram_gb = 0``. ``gpu_spec`` is ignored for pods without GPUs.
+* ``declared_duration_s``: ``None``; the trace declares no run time (the scenario's estimate
+  model fills it, :mod:`digital_twin.declared_durations`).
 
 The upstream ``multigpu*`` files have only ``name,cpu_milli,memory_mib,num_gpu,gpu_milli``.
 They are rejected with a :class:`~digital_twin.errors.TraceError` unless ``row_order`` is

@@ -24,6 +24,9 @@ are estimates from first principles, not measurements; pass your own model to ch
   (:data:`DECODE_S_PER_TOKEN` = 0.02 s);
 * tokenisation, scheduling and network add :data:`OVERHEAD_S` = 0.05 s.
 
+Declared durations: the trace declares none (``declared_duration_s`` is ``None``; the scenario's
+estimate model fills it, :mod:`digital_twin.declared_durations`).
+
 On the conversation trace (mean 1,155 context and 211 generated tokens) this gives a mean
 service time of about 4.4 s; at its 5.5 requests/s that keeps about 24 GPUs busy, so
 scenarios on a small fleet should thin the stream with ``sample_every``, ``rate_scale``

@@ -23,6 +23,8 @@ Each VM becomes one :class:`~digital_twin.jobs.JobSpec`:
   Delay-insensitive -> batch 30 preemptible, Unknown -> batch 50 not preemptible, since nothing
   says such a VM tolerates eviction). Spellings are matched ignoring case and surrounding spaces;
   V1's misspelt ``Unkown`` and V2's ``Unknown`` are the same category. Any other value is an error.
+* ``declared_duration_s``: ``None``; the trace declares no lifetime (the scenario's estimate
+  model fills it, :mod:`digital_twin.declared_durations`).
 
 **Version.** ``version="auto"`` (default) reads the file as V2 when any core or memory cell is an
 open top bucket (``>24``, ``>64``), else as V1. A V2 file without a top-bucket row reads the same

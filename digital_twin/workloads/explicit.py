@@ -1,4 +1,9 @@
-"""Jobs written out one by one, e.g. the inline ``jobs:`` list of a scenario file."""
+"""Jobs written out one by one, e.g. the inline ``jobs:`` list of a scenario file.
+
+Each job may give ``declared_duration_s`` (seconds, > 0): the run time its submitter declared,
+beside the true ``duration_s`` the twin runs. A job without it declares none, and the scenario's
+estimate model fills it (:mod:`digital_twin.declared_durations`).
+"""
 
 from __future__ import annotations
 
@@ -23,8 +28,8 @@ def jobs_from_dicts(
     (the author of an inline list chose them).
 
     Args:
-        items: One mapping per job (``allowed_gpu_models`` may be a list). Unknown keys and
-            missing required keys are errors.
+        items: One mapping per job (``allowed_gpu_models`` may be a list; ``declared_duration_s``
+            is optional). Unknown keys and missing required keys are errors.
         where: Prefix of error messages, e.g. ``"scenario.yaml: workload.jobs"``.
         start_s: ``None`` keeps the arrivals; a number (>= 0) shifts them so the earliest
             job arrives at ``start_s`` (deadlines move with them).

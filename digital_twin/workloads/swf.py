@@ -16,6 +16,11 @@ Each job line becomes one batch :class:`~digital_twin.jobs.JobSpec`:
 * ``duration_s`` = ``run_time``. ``run_time == -1`` (unknown; typically a job cancelled
   before it started) is skipped. ``run_time == 0`` (ran for under the log's 1 s resolution)
   becomes ``zero_runtime_s`` (default 1 s); pass ``zero_runtime_s=None`` to skip those jobs.
+* ``declared_duration_s`` = ``requested_time`` (the user's wall-time request, known at
+  submission) when it is > 0; ``-1`` or ``0`` means none was declared (``None``; the scenario's
+  estimate model fills it, :mod:`digital_twin.declared_durations`). A job whose ``run_time``
+  exceeds its ``requested_time`` (schedulers let some jobs overrun their request) keeps both
+  as logged: the twin runs it for ``run_time``, and the declaration is an underestimate.
 * ``cpu_cores`` = processors x ``cores_per_proc``, with processors = ``allocated_procs``, or
   ``requested_procs`` when allocated is unknown (``-1``) or 0. A job with neither is skipped.
 * ``mem_gb`` = ``used_memory`` (else ``requested_memory``) x processors, converted from KiB to
@@ -55,7 +60,8 @@ _F = {name: k for k, name in enumerate(SWF_FIELDS)}
 _KIB_PER_GIB = 1024.0 * 1024.0
 _NON_NEGATIVE = ("job_id", "submit_time")
 _UNKNOWN_ALLOWED = (
-    "run_time", "allocated_procs", "used_memory", "requested_procs", "requested_memory", "queue_id",
+    "run_time", "allocated_procs", "used_memory", "requested_procs", "requested_time", "requested_memory",
+    "queue_id",
 )
 # "; Key: value" with at most one blank after ';' (continuation lines are indented further).
 _HEADER_KEY = re.compile(r"^;\s?([A-Za-z][\w-]*):\s*(.*?)\s*$")
@@ -205,6 +211,21 @@ def _check_fields(path: Path, values: np.ndarray, lines: np.ndarray) -> None:
             raise TraceError(f"{path}:{lines[pos]}: field {name!r} is {value:g} ({rule})")
 
 
+def swf_columns(path: str | Path) -> dict[str, np.ndarray]:
+    """Every job line's 18 fields, checked as :func:`load_swf_jobs` checks them, by name.
+
+    Returns:
+        ``{name: (n,) float64}`` for each name of :data:`SWF_FIELDS`, in file order (``-1`` = unknown).
+
+    Raises:
+        TraceError: As :func:`load_swf_jobs` (missing file, a bad line or value).
+    """
+    path = Path(path)
+    values, lines = _parse_table(path, _csv.open_text(path, "SWF log"))
+    _check_fields(path, values, lines)
+    return {name: values[:, k] for name, k in _F.items()}
+
+
 def load_swf_jobs(
     path: str | Path,
     *,
@@ -275,19 +296,22 @@ def load_swf_jobs(
         cores = procs * cores_per_proc
         mem_gb = np.where(mem_kib > 0, mem_kib * procs / _KIB_PER_GIB, cores * mem_gb_per_core)
     priority = _priorities(v["queue_id"], queue_priority, default_priority)
+    requested = v["requested_time"]
+    declared = np.where(requested > 0, requested, np.nan)  # -1 (unknown) or 0: nothing declared
 
     pos = c.select_positions(v["submit_time"], keep, time_window=time_window, limit=limit)
     arrival = c.shift(v["submit_time"][pos], start_s)
     jobs: list[JobSpec] = []
     rows = zip(
         pos.tolist(), arrival.tolist(), duration[pos].tolist(), cores[pos].tolist(),
-        mem_gb[pos].tolist(), priority[pos].tolist(), strict=True,
+        mem_gb[pos].tolist(), priority[pos].tolist(), declared[pos].tolist(), strict=True,
     )
-    for p, t, run_s, n_cores, gb, prio in rows:
+    for p, t, run_s, n_cores, gb, prio, asked_s in rows:
         try:
             job = JobSpec(
                 job_id=f"swf-{ids[p]}", arrival_s=t, duration_s=run_s, workload=BATCH,
                 cpu_cores=n_cores, mem_gb=gb, priority=prio, preemptible=preemptible,
+                declared_duration_s=None if asked_s != asked_s else asked_s,  # asked_s != asked_s: NaN
             )
         except SpecError as exc:
             raise TraceError(f"{path}:{lines[p]}: {exc}") from None

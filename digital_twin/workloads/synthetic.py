@@ -17,7 +17,9 @@ memory is ``mem_gb_per_core`` x cores. Durations are lognormal with a median per
 type and log-standard-deviation ``duration_sigma``, clipped to
 ``[min_duration_s, max_duration_s]``. Latency-critical jobs get ``deadline_s = arrival +
 lc_deadline_slack_s`` when that is set (each with probability ``lc_deadline_prob``, default 1).
-GPU jobs need ``gpu_count >= 1`` of any model.
+GPU jobs need ``gpu_count >= 1`` of any model. No job declares a duration
+(``declared_duration_s`` NaN; the scenario's estimate model fills them,
+:mod:`digital_twin.declared_durations`).
 
 Everything random comes from the ``numpy.random.Generator`` passed in, in a fixed order, so the
 same config, seed and horizon give identical jobs, and a ``limit`` keeps exactly the first
