@@ -16,7 +16,9 @@ the loop and every queue spell's wait began to count: the same actions and objec
 float rounding (an interval the loop no longer stops in accrues its cost in one product), ACO's
 deferring episodes ask fewer decisions (67 instead of 74 under contention, 66 instead of 73, 1287
 instead of 1291 on the overloaded fleet), and the overloaded fleet's requeued jobs wait again
-(its mean wait, 1014.6 s before, is 1028.6 s; its scenario puts no price on waiting).
+(its mean wait, 1014.6 s before, is 1028.6 s; its scenario puts no price on waiting). Jobs
+declare durations since, and the observation shows the declaration: the recordings' scenario
+files declare ``exact`` (their content hashes re-pinned), so the episodes replay as recorded.
 """
 
 from __future__ import annotations
