@@ -84,7 +84,9 @@ def test_evaluate_cli__writes_results_plots_and_tensorboard(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     assert "first-fit" in result.stdout and "objective $" in result.stdout
     document = json.loads((out / "results.json").read_text())
-    assert set(document) == {"scenario", "env", "episodes", "seed", "seeds", "deterministic", "agents"}
+    assert set(document) == {"scenario", "env", "episodes", "seed", "seeds", "split", "deterministic", "agents",
+                             "paired"}
+    assert document["split"] == "training" and document["paired"]["reference"] == "first-fit"  # seeds 1, 2
     assert set(document["agents"]["aco"]) == {"mean", "ci95", "per_episode"}
     assert Evaluation.from_json(document).to_json() == document  # the file reads back to the same results
     for png in ("objective_by_agent.png", "objective_terms.png", "decision_latency_cdf.png"):
