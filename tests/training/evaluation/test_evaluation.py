@@ -96,6 +96,23 @@ def test_evaluate_cli__writes_results_plots_and_tensorboard(tmp_path: Path) -> N
     assert "eval/aco/objective_usd" in accumulator.Tags()["scalars"]
 
 
+@pytest.mark.subprocess
+def test_evaluate_cli__split_test_plays_the_test_seeds_against_the_baseline(tmp_path: Path) -> None:
+    """`--split test` plays seeds 100000...; results.json records the split and the paired block vs --baseline."""
+    command = ["evaluate", "--agents", "first-fit,random", "--baseline", "random", "--split", "test", "--episodes", "2"]
+    result = subprocess.run(
+        [sys.executable, "-m", "training.cli.main", *command, "--backend", "serial", "--out", str(tmp_path),
+         "--no-progress"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["seeds"] == [100_000, 100_001] and document["split"] == "test"
+    assert document["paired"]["reference"] == "random" and list(document["paired"]["agents"]) == ["first-fit"]
+    assert "(test seeds)" in result.stdout and "vs random $" in result.stdout
+    assert "| vs random $ | wins |" in (tmp_path / "leaderboard.md").read_text()
+
+
 def test_evaluate__placement_env_reports_optimality_rate_and_regret() -> None:
     """On the one-step env each agent gets an optimality rate in [0, 1] and a regret >= 0."""
     evaluation = evaluate(
