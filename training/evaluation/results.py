@@ -190,8 +190,9 @@ class Evaluation:
             sampled, ``None`` when the agents were played both ways (a training run's evaluation).
         skipped: Agents left out, with why (an oracle too large for its memory budget).
         trained_steps: The trained model's steps (a training run's evaluation), else ``None``.
-        split: The protocol's seed range the seeds were drawn from (``"validation"``, ``"test"``:
-            :mod:`training.evaluation.protocol`), ``None`` when they were chosen by hand.
+        split: The protocol's seed range holding every seed (``"validation"``, ``"test"``, ...:
+            :func:`training.evaluation.protocol.split_of`), ``None`` when no range holds them all
+            (or a results.json written before the protocol).
         reference: The agent every other is compared with seed by seed (:meth:`paired`);
             ``None`` = the first agent.
     """

@@ -384,7 +384,6 @@ def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path
         greedy.renamed({trained: config.algo}).with_agents({config.algo + SAMPLED_SUFFIX: sampled.agents[trained]}),
         deterministic=None,  # played both ways
         trained_steps=steps,
-        split=TEST.name,
     )
     write_results(evaluation, run_dir / EVAL_DIR)
     write_json(evaluation, run_dir / EVAL_JSON)

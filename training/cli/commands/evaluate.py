@@ -152,7 +152,6 @@ def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], b
     import dataclasses
 
     from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, evaluate
-    from training.evaluation.protocol import split_of
 
     seed = first_seed(args.split, args.episodes) if args.split is not None else (args.seed or 0)
     try:
@@ -169,4 +168,4 @@ def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], b
     except UnitsFailedError as exc:
         raise CommandError(f"{scenario.name}: {exc.for_user()}") from None
     reference = args.baseline if args.baseline in evaluation.agents else None  # a skipped baseline: the first
-    return dataclasses.replace(evaluation, split=args.split or split_of(evaluation.seeds), reference=reference)
+    return dataclasses.replace(evaluation, reference=reference)  # evaluate() records the split of the seeds

@@ -309,7 +309,6 @@ def _evaluate(config: RLlibConfig, scenario: Scenario, run_dir: Path, trained: R
         greedy.with_agents({AGENT_NAME + SAMPLED_SUFFIX: sampled.agents[AGENT_NAME]}),
         deterministic=None,  # played both ways
         trained_steps=trained.env_steps,
-        split=TEST.name,
     )
     write_results(evaluation, run_dir / EVAL_DIR)
     write_json(evaluation, run_dir / EVAL_JSON)
