@@ -29,7 +29,7 @@ the trained policy 10.6 s (argmax) and 10.8 s (sampled): under 30 s in all, so n
 backend is needed."""
 RUN_EVAL_AGENTS: tuple[str, ...] = ("first-fit", "cheapest", "aco", "random")
 """The baselines beside the trained policy. Not the oracle: its solve takes ~26 s an episode, 100
-episodes would take ~45 min on 2 cores; its numbers (and the lookahead agents') are in
+episodes would take ~43 min on one core, ~22 on two; its numbers (and the lookahead agents') are in
 docs/results.md."""
 
 __all__ = ["RUN_DAGGER_ITERATIONS", "RUN_EVAL_AGENTS", "RUN_EVAL_EPISODES", "RUN_ROLLOUT", "RUN_TIMESTEPS"]
