@@ -20,13 +20,15 @@ import torch
 
 import scenarios
 from training.evaluation.leaderboard import print_leaderboard
+from training.evaluation.protocol import VALIDATION, first_seed
 from training.scale.rllib.agent import evaluate_checkpoint
 from training.scale.rllib.config import RLlibConfig
 from training.scale.rllib.env import register
 from training.scale.rllib.ppo import ppo_config
 
-EVAL_SEED = 10_000
-"""The held-out seeds of ``aco-env train``'s evaluation: 10,000 + the run's seed, ..."""
+EVAL_EPISODES = 5
+EVAL_SEED = first_seed(VALIDATION, EVAL_EPISODES)
+"""A look at the policy, not a published table: validation seeds (:mod:`training.evaluation.protocol`)."""
 
 
 def main() -> None:
@@ -63,7 +65,7 @@ def main() -> None:
     print(f"checkpoint: {checkpoint}")
 
     # The trained policy's argmax over the masked logits, beside the baselines on the same seeds.
-    evaluation = evaluate_checkpoint(checkpoint, scenario, ["aco", "first-fit"], episodes=5, seed=EVAL_SEED)
+    evaluation = evaluate_checkpoint(checkpoint, scenario, ["aco", "first-fit"], episodes=EVAL_EPISODES, seed=EVAL_SEED)
     print_leaderboard(evaluation)
 
 

@@ -38,6 +38,7 @@ from aco_env import ClusterSchedulingEnv, EnvConfig, PlacementEnv
 from agents import Agent, agent_deferral, make_agent
 from agents.oracle import OracleAgent, OracleTooLargeError
 from digital_twin.scenario import Scenario
+from training.evaluation.protocol import split_of
 from training.evaluation.results import EPISODE_ENV_NAME, AgentEvaluation, EpisodeEvaluation, Evaluation, OracleEpisode
 from training.evaluation.rollout import play_episode
 from training.execution.backend import Backend, SerialBackend
@@ -186,7 +187,8 @@ def evaluate(
             :class:`EpisodeUnit`); the bundled agents need none.
 
     Returns:
-        The results, with agents left out (an oracle too large to solve) in ``skipped``.
+        The results, with agents left out (an oracle too large to solve) in ``skipped``, and
+        the protocol's range the seeds fall in as ``split`` (:mod:`training.evaluation.protocol`).
 
     Raises:
         training.execution.backend.UnitsFailedError: An episode failed every attempt (nothing is returned).
@@ -215,7 +217,7 @@ def evaluate(
         latencies = np.concatenate([result.latencies_ms for result in mine]).tolist()
         episodes_played = tuple(result.episode for result in mine if result.episode is not None)  # none refused
         results[name] = AgentEvaluation(episodes_played, tuple(latencies))
-    return Evaluation(loaded.name, env.name, seed, seeds, results, deterministic, skipped)
+    return Evaluation(loaded.name, env.name, seed, seeds, results, deterministic, skipped, split=split_of(seeds))
 
 
 def _with_data_loaded(scenario: Scenario) -> Scenario:

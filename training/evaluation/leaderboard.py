@@ -1,17 +1,25 @@
 """The printed leaderboard of an evaluation: agents as rows, sorted by mean objective, and a legend.
 
 Hindsight agents (the oracle, ``lookahead-clairvoyant``: they read the episode's future) are
-marked ``(hindsight)`` after their name.
+marked ``(hindsight)`` after their name. Beside the objective, each agent is compared with the
+reference agent (the first agent, or ``Evaluation.reference``) on the same seeds: the mean of
+the per-seed differences with its 95 % interval, and the seeds it wins
+(:mod:`training.evaluation.paired`). :func:`leaderboard_markdown` gives the same table as
+Markdown (an evaluation's ``leaderboard.md``).
 """
 
 from __future__ import annotations
 
 from typing import TextIO
 
+from rich.table import Table
+
 from agents import is_hindsight_agent
 from digital_twin.objective import PENALTIES
+from training.evaluation.paired import PairedDifference
+from training.evaluation.protocol import split_of
 from training.evaluation.results import EPISODE_ENV_NAME, ORACLE, SAMPLED_SUFFIX, Evaluation, Summary
-from training.evaluation.tables import new_table, print_table
+from training.evaluation.tables import new_table, print_table, render_markdown
 
 EPISODE_COLUMNS = (
     ("objective_usd", "objective $", "{:.3f}"),
@@ -40,6 +48,13 @@ _TERM_KEYS = frozenset(term.usd_key for term in PENALTIES)
 """The penalty terms' USD columns: shown only when some agent's mean is not 0 (see :func:`_present`)."""
 
 LEGEND_CI = "+-: half-width of the 95 % t-interval of the mean over episodes"
+LEGEND_PAIRED = (
+    "vs {reference}: mean over seeds of (agent - {reference}) objective USD, +- the 95 % t-interval's half-width "
+    "of those paired differences (< 0: the agent is better); wins: seeds where the agent's objective is strictly "
+    "lower than {reference}'s, of N (ties in brackets)"
+)
+REFERENCE_CELL = "reference"
+"""The reference agent's cell in the paired columns."""
 LEGEND_GAPS = "gap/bound: (objective - oracle lower bound) / bound; gap/plan: (objective - oracle plan) / plan"
 LEGEND_PLANTED = (
     "gap/opt: objective / planted optimum - 1 (exact); agree: share of decisions whose action is the planted "
@@ -57,22 +72,59 @@ LEGEND_PLACEMENT = (
 
 
 def print_leaderboard(evaluation: Evaluation, file: TextIO | None = None) -> None:
-    """Print the title, the table (the first column with its 95 % CI half-width) and the legend."""
+    """Print the title, the table (the first column with its 95 % CI half-width, the paired columns) and the legend."""
+    title, table, notes = _leaderboard(evaluation)
+    print(title, file=file, flush=True)
+    print_table(table, notes, file)
+
+
+def leaderboard_markdown(evaluation: Evaluation) -> str:
+    """The leaderboard as Markdown: the title in bold, the table, the legend as a list (ends in a newline)."""
+    title, table, notes = _leaderboard(evaluation)
+    return f"**{title}**\n\n" + render_markdown(table, notes)
+
+
+def _leaderboard(evaluation: Evaluation) -> tuple[str, Table, list[str]]:
+    """The title, the table (agents sorted by their mean objective, or regret) and the notes."""
     placement = evaluation.env != EPISODE_ENV_NAME
     columns = PLACEMENT_COLUMNS if placement else EPISODE_COLUMNS
     summaries = {name: evaluation.summary(name) for name in evaluation.agents}
+    paired = evaluation.paired()
+    reference = evaluation.reference_agent if paired else None
     sort_key = "regret_usd" if placement else "objective_usd"
     shown = [column for column in columns if _present(summaries, column[0])]
-    table = new_table(["agent"] + [title for _, title, _ in shown])
+    headers = [title for _, title, _ in shown]
+    if reference is not None:
+        headers[1:1] = [f"vs {reference} $", "wins"]  # beside the objective
+    table = new_table(["agent", *headers])
     for name in sorted(summaries, key=lambda name: summaries[name].mean.get(sort_key) or 0.0):
         label = name + (HINDSIGHT_MARK if is_hindsight_agent(name) else "")
-        table.add_row(label, *(_cell(summaries[name], key, fmt, key == columns[0][0]) for key, _, fmt in shown))
+        cells = [_cell(summaries[name], key, fmt, key == columns[0][0]) for key, _, fmt in shown]
+        if reference is not None:
+            cells[1:1] = _paired_cells(paired.get(name))
+        table.add_row(label, *cells)
+    split = evaluation.split or split_of(evaluation.seeds)
     title = (
         f"{evaluation.scenario}: {evaluation.episodes} episode(s) per agent, seeds "
-        f"{evaluation.seeds[0]}..{evaluation.seeds[-1]}" + (" (one-step placement env)" if placement else "")
+        f"{evaluation.seeds[0]}..{evaluation.seeds[-1]}"
+        + (f" ({split} seeds)" if split is not None else "")
+        + (" (one-step placement env)" if placement else "")
     )
-    print(title, file=file, flush=True)
-    print_table(table, _notes(evaluation, summaries, shown, placement), file)
+    notes = _notes(evaluation, summaries, shown, placement)
+    if reference is not None:
+        notes.append(LEGEND_PAIRED.format(reference=reference))
+    return title, table, notes
+
+
+def _paired_cells(difference: PairedDifference | None) -> list[str]:
+    """The two paired cells of an agent: ``mean +- half-width`` and ``wins/N (ties)``; the reference's say so."""
+    if difference is None:
+        return [REFERENCE_CELL, "-"]
+    mean = f"{difference.mean_difference:+.3f}"
+    if mean.lstrip("+-") == "0.000":
+        mean = "0.000"
+    half_width = f" +- {difference.ci95:.3f}" if difference.ci95 is not None else ""
+    return [mean + half_width, f"{difference.wins}/{difference.episodes} ({difference.ties})"]
 
 
 def _cell(summary: Summary, key: str, fmt: str, with_ci: bool) -> str:

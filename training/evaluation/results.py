@@ -6,8 +6,12 @@ Summaries and optimality gaps are derived when asked for, never stored beside wh
 from, so renaming or adding an agent cannot leave a stale one behind.
 
 ``results.json`` (:meth:`Evaluation.to_json`) holds ``{"scenario", "env", "episodes", "seed",
-"seeds", ["deterministic"], "agents": {NAME: {"mean": {METRIC: v}, "ci95": {METRIC: half-width},
-"per_episode": [{METRIC: v}, ...]}}, ["skipped": {NAME: why}], ["trained_steps"]}``. A
+"seeds", ["split"], ["deterministic"], "agents": {NAME: {"mean": {METRIC: v}, "ci95": {METRIC:
+half-width}, "per_episode": [{METRIC: v}, ...]}}, ["paired"], ["skipped": {NAME: why}],
+["trained_steps"]}``. ``split`` names the protocol's seed range the seeds were drawn from
+(``"validation"`` or ``"test"``: :mod:`training.evaluation.protocol`). ``paired`` compares every
+agent with the reference agent seed by seed (:mod:`training.evaluation.paired`): ``{"reference",
+"metric", "agents": {NAME: {"episodes", "mean_difference", "ci95", "wins", "ties", "losses"}}}``. A
 per-episode row holds the env's episode metrics, ``seed``, ``decision_latency_ms_p50/p99``, for
 the oracle ``objective_lower_bound_usd``, ``oracle_plan_objective_usd``, ``oracle_solve_time_s``
 and ``oracle_proven_optimal``, and, when the oracle played the same seeds of the full episode
@@ -30,6 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from training.evaluation.agreement import PlantedScore
+from training.evaluation.paired import PairedDifference, paired_differences
 from training.evaluation.stats import ci95_half_width
 
 ORACLE = "oracle"
@@ -185,6 +190,11 @@ class Evaluation:
             sampled, ``None`` when the agents were played both ways (a training run's evaluation).
         skipped: Agents left out, with why (an oracle too large for its memory budget).
         trained_steps: The trained model's steps (a training run's evaluation), else ``None``.
+        split: The protocol's seed range holding every seed (``"validation"``, ``"test"``, ...:
+            :func:`training.evaluation.protocol.split_of`), ``None`` when no range holds them all
+            (or a results.json written before the protocol).
+        reference: The agent every other is compared with seed by seed (:meth:`paired`);
+            ``None`` = the first agent.
     """
 
     scenario: str
@@ -195,6 +205,8 @@ class Evaluation:
     deterministic: bool | None = True
     skipped: dict[str, str] = field(default_factory=dict)
     trained_steps: int | None = None
+    split: str | None = None
+    reference: str | None = None
 
     @property
     def episodes(self) -> int:
@@ -227,10 +239,29 @@ class Evaluation:
         """Mean and CI of each of the agent's per-episode metrics (gaps included)."""
         return Summary.of(self.rows(agent))
 
+    def paired(self) -> dict[str, PairedDifference]:
+        """Every agent's ``objective_usd`` against the reference's, seed by seed (:mod:`training.evaluation.paired`).
+
+        ``{}`` when there is one agent or none, or no objective (the placement env).
+
+        Raises:
+            training.evaluation.paired.UnpairedError: ``reference`` was not evaluated, or the
+                agents played other seeds.
+        """
+        if len(self.agents) < 2:
+            return {}
+        return paired_differences({name: self.rows(name) for name in self.agents}, self.reference)
+
+    @property
+    def reference_agent(self) -> str | None:
+        """The reference of :meth:`paired`: ``reference``, else the first agent (``None`` with no agents)."""
+        return self.reference if self.reference is not None else next(iter(self.agents), None)
+
     def renamed(self, names: Mapping[str, str]) -> Evaluation:
         """The same results with the agents of ``names`` (old -> new) renamed, in the same order."""
         agents = {names.get(name, name): results for name, results in self.agents.items()}
-        return dataclasses.replace(self, agents=agents)
+        reference = names.get(self.reference, self.reference) if self.reference is not None else None
+        return dataclasses.replace(self, agents=agents, reference=reference)
 
     def with_agents(self, extra: Mapping[str, AgentEvaluation]) -> Evaluation:
         """The same results with ``extra`` agents (played on the same seeds) appended."""
@@ -248,9 +279,19 @@ class Evaluation:
             "seed": self.seed,
             "seeds": list(self.seeds),
         }
+        if self.split is not None:
+            document["split"] = self.split
         if self.deterministic is not None:
             document["deterministic"] = self.deterministic
         document["agents"] = {name: self._agent_json(name) for name in self.agents}
+        paired = self.paired()
+        if paired:
+            first = next(iter(paired.values()))
+            document["paired"] = {
+                "reference": first.reference,
+                "metric": first.metric,
+                "agents": {name: difference.to_json() for name, difference in paired.items()},
+            }
         if self.skipped:
             document["skipped"] = dict(self.skipped)
         if self.trained_steps is not None:
@@ -282,6 +323,8 @@ class Evaluation:
             deterministic=document.get("deterministic"),
             skipped=dict(document.get("skipped", {})),
             trained_steps=document.get("trained_steps"),
+            split=document.get("split"),
+            reference=document.get("paired", {}).get("reference"),
         )
 
 

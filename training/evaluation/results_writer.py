@@ -1,7 +1,8 @@
 """Writing an :class:`~training.evaluation.results.Evaluation`: results.json, the plots, the TensorBoard scalars.
 
 The one place evaluation results become files. ``aco-env evaluate`` writes
-``OUT/results.json``, three PNGs (:mod:`training.evaluation.plots`) and, with ``--tensorboard``, the
+``OUT/results.json``, ``OUT/leaderboard.md`` (the printed leaderboard as a Markdown table, paired
+comparisons included), three PNGs (:mod:`training.evaluation.plots`) and, with ``--tensorboard``, the
 ``eval/<agent>/<metric>`` scalars; a training run writes the same into ``RUN/eval/`` and
 ``RUN/eval.json``, and records the same scalars through its SB3 logger (:func:`eval_scalars`).
 matplotlib and torch's TensorBoard writer are imported only when writing.
@@ -16,14 +17,23 @@ from aco_env.metrics import EVAL_PREFIX
 from training.evaluation.results import Evaluation
 
 RESULTS_JSON = "results.json"
+LEADERBOARD_MD = "leaderboard.md"
+"""The leaderboard as Markdown (:func:`training.evaluation.leaderboard.leaderboard_markdown`)."""
 
 
 def write_results(evaluation: Evaluation, out_dir: Path, tensorboard: Path | None = None, step: int = 0) -> list[Path]:
-    """``OUT/results.json``, the plots and (optionally) TensorBoard scalars at ``step``; returns the files."""
+    """``OUT/results.json``, ``OUT/leaderboard.md``, the plots and (optionally) TensorBoard scalars at ``step``.
+
+    Returns:
+        The files written.
+    """
+    from training.evaluation.leaderboard import leaderboard_markdown
     from training.evaluation.plots import write_plots  # matplotlib: only when writing
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = [write_json(evaluation, out_dir / RESULTS_JSON), *write_plots(evaluation, out_dir)]
+    markdown = out_dir / LEADERBOARD_MD
+    markdown.write_text(leaderboard_markdown(evaluation), encoding="utf-8")
+    written = [write_json(evaluation, out_dir / RESULTS_JSON), markdown, *write_plots(evaluation, out_dir)]
     if tensorboard is not None:
         write_tensorboard(evaluation, tensorboard, step)
     return written

@@ -1,9 +1,11 @@
-"""Text tables for the terminal (rich): the leaderboard, ``aco-env scenarios``.
+"""Text tables (rich) for the terminal and as Markdown: the leaderboard, ``aco-env scenarios``.
 
 On a terminal a table gets a ruled, bold header; anywhere else (a pipe, a log file, CI) it is
 plain columns separated by two spaces, without colour or control codes. A table is never
 squeezed to the terminal's width: a wide leaderboard wraps as plain text would, its cells
-intact. Markdown files are written as Markdown elsewhere (:mod:`training.reproduction.report`).
+intact. :func:`render_markdown` writes the same table as a GitHub Markdown table (an
+evaluation's ``leaderboard.md``, ready for docs/results.md); the reproduction report writes its
+own Markdown (:mod:`training.reproduction.report`).
 """
 
 from __future__ import annotations
@@ -52,3 +54,30 @@ def render_plain(table: Table) -> str:
         plain
     )
     return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def render_markdown(table: Table, notes: Sequence[str] = ()) -> str:
+    """``table`` as a GitHub Markdown table (``|`` in a cell escaped), then ``notes`` as a list, ending in a newline.
+
+    >>> demo = new_table(["agent", "objective $"])
+    >>> demo.add_row("aco", "3.890")
+    >>> print(render_markdown(demo, ["lower is better"]), end="")
+    | agent | objective $ |
+    |---|---:|
+    | aco | 3.890 |
+    <BLANKLINE>
+    * lower is better
+    """
+    headers = [str(column.header) for column in table.columns]
+    align = ["---:" if column.justify == "right" else "---" for column in table.columns]
+    columns = [[str(cell) for cell in column.cells] for column in table.columns]
+    rows = list(zip(*columns, strict=True)) if columns else []
+    lines = [_markdown_row(headers), "|" + "|".join(align) + "|", *(_markdown_row(row) for row in rows)]
+    if notes:
+        lines += ["", *(f"* {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_row(cells: Sequence[str]) -> str:
+    """One Markdown table row of ``cells``."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"

@@ -121,7 +121,7 @@ class TrainConfig:
     --curve-baselines, as eval/<agent>/objective_usd in TensorBoard); 0 = auto, a tenth of the run (11
     points with the starting one); -1 = no curve."""
     curve_episodes: int = counted(5, minimum=1)
-    """Validation episodes per learning-curve point (seeds 5000 + seed ..., never the evaluation's)."""
+    """Validation episodes per learning-curve point (the protocol's validation seeds 5000 + seed ...)."""
     curve_baselines: tuple[str, ...] = comma_separated(("aco", "first-fit"), str, metavar="NAME,...")
     """Agents drawn as reference lines on the learning curve (played once on the validation seeds)."""
     checkpoint_every: int = counted(0, minimum=-1)
@@ -133,7 +133,7 @@ class TrainConfig:
     run's own). Only timesteps, n_envs, checkpoint_every, eval_*, progress_bar and device may differ from the
     run's config.json; the other options come from it."""
     eval_episodes: int = counted(5, minimum=0)
-    """Episodes of the final evaluation (paired seeds 10_000 + seed ...)."""
+    """Episodes of the final evaluation (the protocol's test seeds 100000 + seed ..., paired)."""
     eval_agents: tuple[str, ...] = comma_separated(("first-fit", "cheapest", "aco", "oracle"), str, metavar="NAME,...")
     """Baselines evaluated beside the trained model, comma-separated."""
     progress_bar: bool = simple_parsing.helpers.flag(default=True, negative_prefix="--no-")

@@ -7,10 +7,10 @@ default) are played once on the same seeds when training starts and logged at ev
 so TensorBoard draws them as flat reference lines; a custom-scalars layout puts every
 ``eval/*/objective_usd`` on one chart (TensorBoard's "Custom Scalars" tab).
 
-The validation seeds (:data:`VALIDATION_SEED_OFFSET` + seed + k) are disjoint from the final
-evaluation's (``training.learning.train.EVAL_SEED_OFFSET`` + seed + k) and from the training episodes
-(drawn from the envs' own generators, seeded ``seed + rank``): the curve may guide a user's
-choices without touching the evaluation seeds.
+The validation seeds (:data:`VALIDATION_SEED_OFFSET` + seed + k: the protocol's validation
+range, :mod:`training.evaluation.protocol`) are disjoint from the final evaluation's test seeds
+and from the training episodes (drawn from the envs' own generators, seeded in the training
+range): the curve may guide a user's choices without touching the test seeds.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from agents.algorithms import ALGORITHMS
 from agents.sb3_agent import SB3Agent
 from digital_twin.scenario import Scenario
 from training.evaluation.evaluator import evaluate
+from training.evaluation.protocol import VALIDATION, seeds
 from training.evaluation.rollout import play_episode
 from training.learning.callbacks import StepGridCallback
 
-VALIDATION_SEED_OFFSET = 5_000
-"""Validation seeds start at seed + 5,000 (the final evaluation's start at seed + 10,000)."""
+VALIDATION_SEED_OFFSET = VALIDATION.start
+"""Validation seeds start at ``VALIDATION.start + seed`` (:data:`training.evaluation.protocol.VALIDATION`)."""
 CURVE_METRICS = ("objective_usd", "rejected_jobs")
 """The episode metrics each curve point logs (means over the validation episodes)."""
 
@@ -71,7 +72,7 @@ class LearningCurve(StepGridCallback):
         self.scenario = scenario
         self.name = name
         self.algorithm = ALGORITHMS[algo]
-        self.seeds = [VALIDATION_SEED_OFFSET + seed + k for k in range(episodes)]
+        self.seeds = list(seeds(VALIDATION, episodes, offset=seed))
         self.baselines = tuple(baselines)
         self.reference: dict[str, dict[str, float]] = {}  # baseline -> metric -> mean
         self.points: list[tuple[int, dict[str, float]]] = []  # (step, metric -> mean) of the policy

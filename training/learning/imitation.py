@@ -20,8 +20,9 @@ future: a hindsight expert is fine for labelling the states a policy trains on, 
 policy that is evaluated (the student only ever sees observations). The ``oracle`` cannot be
 the expert: it replays its own plan and cannot label the states the student visits.
 
-Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations),
-away from the validation (5,000 + seed) and evaluation (10,000 + seed) seeds.
+Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations):
+the protocol's imitation range (:mod:`training.evaluation.protocol`), away from the validation
+and test seeds.
 """
 
 from __future__ import annotations
@@ -36,12 +37,13 @@ import numpy as np
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from digital_twin.scenario import Scenario
+from training.evaluation.protocol import IMITATION, first_seed
 from training.learning.bc import fit_policy
 from training.learning.labels import Labels, stack_labels
 from training.progress import Progress
 
-IMITATION_SEED_OFFSET = 20_000
-"""DAgger's episodes are seeded from seed + 20,000 on."""
+IMITATION_SEED_OFFSET = IMITATION.start
+"""DAgger's episodes are seeded from ``IMITATION.start + seed`` on (:data:`training.evaluation.protocol.IMITATION`)."""
 
 logger = logging.getLogger("training")
 
@@ -107,7 +109,8 @@ def dagger(
     actions: list[int] = []
     rounds: list[DaggerRound] = []
     labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, env.action_space.n), dtype=bool))
-    episode_seed = IMITATION_SEED_OFFSET + seed
+    # every episode of every iteration in the imitation range (a clear error if not)
+    episode_seed = first_seed(IMITATION, settings.iterations * settings.episodes, offset=seed)
     with Progress(settings.iterations * settings.episodes, "DAgger", "episode", enabled=progress) as bar:
         for iteration in range(settings.iterations):
             started, before = time.perf_counter(), len(actions)

@@ -3,10 +3,13 @@
 Each run gets ``LOGDIR/<scenario>__<algo>__<seed>__<time>/`` with ``config.json``, TensorBoard
 events (``tb_1/``: SB3's ``rollout/`` and ``train/`` scalars, ``scheduling/`` episode metrics,
 ``eval/<agent>/`` the learning curve on validation seeds beside the baselines, ``test/<agent>/``
-the final evaluation on the held-out seeds, ``dagger/`` the imitation rounds, the config as
+the final evaluation on the test seeds, ``dagger/`` the imitation rounds, the config as
 text), ``checkpoints/``, ``model.zip``,
 ``eval.json`` and ``eval/`` (the evaluation harness on the trained model beside the baselines,
-same seeds: :mod:`training.evaluation.results`); :mod:`training.learning.run_dir` describes the layout. The
+same seeds: :mod:`training.evaluation.results`); :mod:`training.learning.run_dir` describes the layout.
+Every episode's seed comes from the evaluation protocol (:mod:`training.evaluation.protocol`):
+training envs from the training range, the learning curve from the validation range, DAgger
+from the imitation range and the final evaluation from the test range. The
 scenario is loaded once (by the caller, or here) and shared by the training envs, the
 behaviour-cloning labels and the evaluation. Behaviour cloning fits ``config.bc_samples``
 placement labels, or the planted dataset ``config.bc_dataset`` (``aco-env export-planted``).
@@ -38,6 +41,7 @@ from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
 from digital_twin.scenario import Scenario
 from training.evaluation.evaluator import evaluate
 from training.evaluation.plots import LEARNING_CURVE_PNG, write_learning_curve
+from training.evaluation.protocol import TEST, TRAINING, first_seed, wrapped_offset
 from training.evaluation.results import SAMPLED_SUFFIX
 from training.evaluation.results_writer import eval_scalars, write_json, write_results
 from training.learning.bc import collect_labels, fit_policy
@@ -72,8 +76,8 @@ from training.learning.run_dir import (
 )
 from training.learning.run_logger import open_run_logger
 
-EVAL_SEED_OFFSET = 10_000
-"""Evaluation seeds start at seed + 10,000, away from the seeds training episodes see first."""
+EVAL_SEED_OFFSET = TEST.start
+"""The final evaluation plays the test seeds from ``TEST.start + seed`` (:mod:`training.evaluation.protocol`)."""
 BC_DEFAULT_SAMPLES = 4000
 
 logger = logging.getLogger("training")
@@ -89,7 +93,7 @@ def make_env_fn(
         scenario: ``config.scenario``, loaded (a SubprocVecEnv worker gets a pickled copy, with
             the data already read).
         rank: The env's index; its first episode has seed ``seed + rank``.
-        seed: The run's seed (the resumed step count added on resume).
+        seed: The first env's seed, in the protocol's training range (:func:`training_env_seed`).
         in_worker: The factory runs in a SubprocVecEnv worker, which then ignores Ctrl-C and SIGTERM.
     """
 
@@ -118,13 +122,27 @@ class EpisodeMetricsInfo(gym.Wrapper):
         return observation, reward, terminated, truncated, final
 
 
+def training_env_seed(config: TrainConfig, resumed_steps: int = 0) -> int:
+    """The first training env's seed: ``config.seed + resumed_steps``, folded into the training range.
+
+    Env ``rank`` starts at this seed ``+ rank``; every one of them stays in the protocol's
+    training range (:data:`training.evaluation.protocol.TRAINING`), so no training episode starts
+    on a validation or test seed, however far a resumed run has come.
+
+    >>> training_env_seed(TrainConfig(seed=3, n_envs=4)), training_env_seed(TrainConfig(seed=3, n_envs=4), 5_000)
+    (3, 6)
+    """
+    offset = wrapped_offset(TRAINING, config.seed + resumed_steps, config.n_envs)
+    return first_seed(TRAINING, config.n_envs, offset)
+
+
 def make_vec_env(config: TrainConfig, scenario: Scenario, seed: int | None = None) -> VecEnv:
-    """``config.n_envs`` envs seeded ``seed + rank`` (``config.seed`` by default).
+    """``config.n_envs`` envs seeded ``seed + rank`` (:func:`training_env_seed` by default).
 
     In this process (DummyVecEnv) unless ``config.vec_env`` is ``subprocess`` and there are
     several (SubprocVecEnv, spawned workers that ignore Ctrl-C: the trainer stops them).
     """
-    seed = config.seed if seed is None else seed
+    seed = training_env_seed(config) if seed is None else seed
     workers = config.n_envs > 1 and config.vec_env == "subprocess"
     factories = [make_env_fn(config, scenario, rank, seed, in_worker=workers) for rank in range(config.n_envs)]
     venv: VecEnv = SubprocVecEnv(factories, start_method="spawn") if workers else DummyVecEnv(factories)
@@ -193,7 +211,7 @@ def train(
     # The training entry point is the one place that seeds globally; a resumed run is seeded past
     # its start, so it does not replay the episodes (and action samples) it began with.
     set_random_seed(config.seed + done)
-    recorder = EpisodeMetricsRecorder(make_vec_env(config, scenario, seed=config.seed + done))
+    recorder = EpisodeMetricsRecorder(make_vec_env(config, scenario, seed=training_env_seed(config, done)))
     run_logger = open_run_logger(run_dir / "tb_1", continued=point is not None)
     model = None
     try:
@@ -241,7 +259,9 @@ def _learn(
     if point is None and config.bc_dataset is not None:
         _pretrain(model, config, load_planted_dataset(config.bc_dataset).labels())
     elif bc_samples and point is None:
-        _pretrain(model, config, collect_labels(scenario, bc_samples, seed=config.seed, progress=config.progress_bar))
+        # the labels' episodes are training episodes: from the run's seed, folded into the training range
+        first = first_seed(TRAINING, bc_samples, wrapped_offset(TRAINING, config.seed, bc_samples))
+        _pretrain(model, config, collect_labels(scenario, bc_samples, seed=first, progress=config.progress_bar))
     if config.dagger_rounds and point is None:
         _imitate(model, config, scenario)
     remaining = max(config.timesteps - int(model.num_timesteps), 0) if algorithm.reinforcement_learning else 0
@@ -339,7 +359,11 @@ def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
 
 
 def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path, run_logger: Any) -> None:
-    """The evaluation harness: the trained model beside the baselines, on the same seeds.
+    """The evaluation harness: the trained model beside the baselines, on the same test seeds.
+
+    The seeds are the protocol's test seeds from ``TEST.start + config.seed``
+    (:mod:`training.evaluation.protocol`); the trained model (``<algo>``) is the reference of the
+    paired comparisons.
 
     The trained policy is scored twice: ``<algo>`` takes its most likely action (the usual
     deterministic evaluation), ``<algo>-sampled`` samples from the policy (seeded per episode).
@@ -348,7 +372,7 @@ def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path
     on the validation seeds: :mod:`training.learning.curves`).
     """
     trained = f"sb3:{config.algo}:{run_dir / MODEL}"
-    seed = EVAL_SEED_OFFSET + config.seed
+    seed = first_seed(TEST, config.eval_episodes, offset=config.seed)
     greedy = evaluate(
         scenario, [trained, *config.eval_agents], config.eval_episodes, seed=seed, progress=config.progress_bar
     )

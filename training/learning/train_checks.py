@@ -2,7 +2,8 @@
 
 :func:`check_train_config` looks at everything a training run would otherwise trip over after
 minutes of work: the scenario and its data, the ``--hp`` keys (against the algorithm's
-constructor), the baselines to evaluate, the run to resume, and whether the output folder can be
+constructor), the baselines to evaluate, the run to resume, whether the seed leaves each of its
+episodes in the protocol's range (:func:`check_seed_ranges`), and whether the output folder can be
 written. It raises :class:`~training.errors.UsageError` or :class:`~training.errors.DataError`
 with one line naming the option. (Integer ranges and ``--hp KEY=VALUE`` syntax are argparse
 types; :class:`~training.learning.config.TrainConfig` itself raises ``ValueError`` for library callers.)
@@ -22,6 +23,7 @@ from agents.algorithms import ALGORITHMS
 from digital_twin.scenario import Scenario
 from training import checks
 from training.errors import DataError, UsageError
+from training.evaluation.protocol import IMITATION, TEST, TRAINING, VALIDATION, SeedRange, SeedRangeError, seeds
 from training.learning.config import RESUME_OPTIONS, TrainConfig
 from training.learning.run_dir import find_resume_point, resumed_config, stored_config
 
@@ -105,12 +107,40 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         checks.agent_list(",".join(config.curve_baselines), "--curve-baselines")
         checks.agents_fit_scenario(config.curve_baselines, scenario, "--curve-baselines")
     check_behaviour_cloning(config, scenario)
+    check_seed_ranges(config)
     if point is not None:
         checks.writable_dir(point.run_dir, "--resume")
     else:
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
     return CheckedRun(config, scenario)
+
+
+def check_seed_ranges(config: TrainConfig) -> None:
+    """Every episode the run will play for a purpose is inside that purpose's protocol range.
+
+    From the run's seed: the final evaluation's ``eval_episodes`` test seeds, the learning
+    curve's ``curve_episodes`` validation seeds, DAgger's ``dagger_rounds x dagger_episodes``
+    imitation seeds and behaviour cloning's ``bc_samples`` training seeds
+    (:mod:`training.evaluation.protocol`). The training envs' seeds are folded into the training
+    range and always fit.
+
+    Raises:
+        UsageError: Naming the option, the range and what fits.
+    """
+    uses: list[tuple[str, SeedRange, int]] = [
+        ("--eval-episodes", TEST, config.eval_episodes),
+        ("--dagger-iterations/--dagger-episodes", IMITATION, config.dagger_rounds * config.dagger_episodes),
+        ("--bc-samples", TRAINING, config.bc_samples),
+    ]
+    if config.curve_interval and ALGORITHMS[config.algo].reinforcement_learning:
+        uses.append(("--curve-episodes", VALIDATION, config.curve_episodes))
+    for option, seed_range, episodes in uses:
+        offset = 0 if seed_range is TRAINING else config.seed  # behaviour cloning's seeds are folded in
+        try:
+            seeds(seed_range, episodes, offset)
+        except SeedRangeError as exc:
+            raise UsageError(f"--seed {config.seed} with {option} {episodes}: {exc}") from None
 
 
 def check_hyperparameters(algo: str, hyperparameters: dict[str, Any]) -> None:

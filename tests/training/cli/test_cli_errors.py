@@ -83,6 +83,10 @@ def test_cli__version_and_exit_codes_in_help() -> None:
     (["--address", "127.0.0.1:6379"], 2, ["--address names a Ray cluster", "--backend ray, not processes"]),
     (["--backend", "serial", "--address", "127.0.0.1:6379"], 2, ["--address", "not serial"]),
     (["--backend", "ray", "--address", "headnode"], 2, ["--address headnode", "HOST:PORT"]),
+    (["--split", "holdout"], 2, ["--split", "invalid choice", "'test'"]),
+    (["--split", "test", "--seed", "3"], 2, ["--seed", "not allowed with argument --split"]),
+    (["--split", "test", "--episodes", "10001"], 2, ["--split test", "leave the test seeds", "<= 10,000"]),
+    (["--baseline", "aco"], 2, ["--baseline", "'aco' is not one of --agents"]),
 ])
 def test_evaluate__usage_and_data_errors_are_one_line(args: list[str], code: int, fragments: list[str]) -> None:
     """Unknown or empty agents, bad counts, unknown scenarios and algorithms: one line, exit 2 (1 for files)."""

@@ -221,7 +221,7 @@ def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytes
 def test_run_command__a_planted_scenario_shows_the_planted_optimum(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`aco-env run --scenario planted5` (no training, one episode): the optimum, the gaps, the oracle proving it."""
+    """`aco-env run --scenario planted5` (no training, one test episode): the optimum and every agent's gap to it."""
     from training.cli.main import build_parser
 
     command = ["run", "--scenario", "planted5", "--timesteps", "0", "--episodes", "1", "--dagger-iterations", "0"]
@@ -232,6 +232,5 @@ def test_run_command__a_planted_scenario_shows_the_planted_optimum(
     table = out[out.index("planted5: 1 episode(s)") :].splitlines()
     assert all(column in table[1] for column in ("gap/opt", "agree", "on-path"))
     agents = [line.split()[0] for line in table[2:8]]
-    assert agents[0] == "oracle"
-    assert "proven optimal in 100% of episodes" in out
-    assert {"maskable-ppo", "maskable-ppo-sampled", "first-fit", "cheapest", "aco"} <= set(agents)
+    assert set(agents) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit", "cheapest", "aco", "random"}
+    assert "seeds 100000..100000 (test seeds)" in table[0]  # no oracle on make run's leaderboard: docs/results.md

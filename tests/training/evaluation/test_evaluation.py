@@ -84,7 +84,9 @@ def test_evaluate_cli__writes_results_plots_and_tensorboard(tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     assert "first-fit" in result.stdout and "objective $" in result.stdout
     document = json.loads((out / "results.json").read_text())
-    assert set(document) == {"scenario", "env", "episodes", "seed", "seeds", "deterministic", "agents"}
+    assert set(document) == {"scenario", "env", "episodes", "seed", "seeds", "split", "deterministic", "agents",
+                             "paired"}
+    assert document["split"] == "training" and document["paired"]["reference"] == "first-fit"  # seeds 1, 2
     assert set(document["agents"]["aco"]) == {"mean", "ci95", "per_episode"}
     assert Evaluation.from_json(document).to_json() == document  # the file reads back to the same results
     for png in ("objective_by_agent.png", "objective_terms.png", "decision_latency_cdf.png"):
@@ -92,6 +94,23 @@ def test_evaluate_cli__writes_results_plots_and_tensorboard(tmp_path: Path) -> N
     accumulator = EventAccumulator(str(board))
     accumulator.Reload()
     assert "eval/aco/objective_usd" in accumulator.Tags()["scalars"]
+
+
+@pytest.mark.subprocess
+def test_evaluate_cli__split_test_plays_the_test_seeds_against_the_baseline(tmp_path: Path) -> None:
+    """`--split test` plays seeds 100000...; results.json records the split and the paired block vs --baseline."""
+    command = ["evaluate", "--agents", "first-fit,random", "--baseline", "random", "--split", "test", "--episodes", "2"]
+    result = subprocess.run(
+        [sys.executable, "-m", "training.cli.main", *command, "--backend", "serial", "--out", str(tmp_path),
+         "--no-progress"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads((tmp_path / "results.json").read_text())
+    assert document["seeds"] == [100_000, 100_001] and document["split"] == "test"
+    assert document["paired"]["reference"] == "random" and list(document["paired"]["agents"]) == ["first-fit"]
+    assert "(test seeds)" in result.stdout and "vs random $" in result.stdout
+    assert "| vs random $ | wins |" in (tmp_path / "leaderboard.md").read_text()
 
 
 def test_evaluate__placement_env_reports_optimality_rate_and_regret() -> None:

@@ -35,7 +35,7 @@ def test_leaderboard__sorted_by_objective_with_gaps_ci_and_legend() -> None:
     }
     text = printed(Evaluation("toy", "episode", 0, (0, 1), agents))
     lines = text.splitlines()
-    assert lines[0] == "toy: 2 episode(s) per agent, seeds 0..1"
+    assert lines[0] == "toy: 2 episode(s) per agent, seeds 0..1 (training seeds)"
     assert [line.split()[0] for line in lines[2:5]] == ["oracle", "ppo-sampled", "first-fit"]
     assert "4.000 +- 12.706" in lines[4] and "300.0%" in lines[4]  # mean 4, t(0.975, 1) * 1.414 / 1.414; gap 3x
     assert "oracle lower bound (mean): 1.0000 USD; proven optimal in 100% of episodes" in lines

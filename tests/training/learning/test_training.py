@@ -45,7 +45,8 @@ def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> 
     document = json.loads((run_dir / "eval.json").read_text())
     assert set(document["agents"]) == {"maskable-ppo", "maskable-ppo-sampled", "first-fit"}
     seeds = [[e["seed"] for e in a["per_episode"]] for a in document["agents"].values()]
-    assert seeds[0] == seeds[1] == seeds[2] == [10_000, 10_001]
+    assert seeds[0] == seeds[1] == seeds[2] == [100_000, 100_001]  # the protocol's first test seeds
+    assert document["split"] == "test" and document["paired"]["reference"] == "maskable-ppo"
     assert "test/first-fit/objective_usd" in scalar_tags(run_dir)
 
 

@@ -15,6 +15,15 @@ shows them as ``gap/opt``, ``agree`` and ``on-path``. Agreement is a diagnostic,
 several schedules can be optimal. An oracle too large for its memory budget is left out with a
 note (``"skipped"``); raise the budget with ``ACO_ENV_ORACLE_MEMORY_GB``.
 
+Seeds come from the evaluation protocol (:mod:`training.evaluation.protocol`): ``--split test``
+plays the test seeds (100000, 100001, ...), the only ones published tables use (with >= 100
+episodes); ``--split validation`` plays validation seeds (5000, ...), for anything that chooses
+(a recipe, a checkpoint, a "what was tried" row). ``--seed`` sets the first seed by hand instead
+(then the split is whatever range the seeds fall in, or none). The split is recorded in
+results.json (``"split"``). Every agent is compared with the first one listed (or ``--baseline``)
+seed by seed: the mean paired difference of the objective with its 95 % interval and the seeds
+won, on the leaderboard, in ``leaderboard.md`` and in results.json (``"paired"``).
+
 Each (agent, seed) episode is a unit of work that ``--backend`` runs: ``serial`` (in this
 process), ``processes`` (a pool with one process per core; the default) or ``ray`` (Ray tasks
 on a local Ray, or on the cluster at ``--address HOST:PORT``; ``pip install 'aco-env[ray]'``).
@@ -34,6 +43,7 @@ from typing import TYPE_CHECKING
 from training import checks
 from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
+from training.evaluation.protocol import EVALUATION_SPLITS, SeedRangeError, first_seed
 from training.execution.backend import Backend, UnitsFailedError
 
 if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
@@ -52,7 +62,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated registry names or sb3:PATH (default: %(default)s)",
     )
     parser.add_argument("--episodes", type=checks.count(1), default=5, help="episodes per agent (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="first episode seed (default: %(default)s)")
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--split",
+        choices=EVALUATION_SPLITS,
+        help="play the protocol's seeds of this split from its start: validation (5000...) for curves, "
+        "selection and what-was-tried rows; test (100000...) for published tables, which use --split test "
+        "with --episodes >= 100",
+    )
+    seeds.add_argument("--seed", type=int, help="first episode seed, set by hand (default: 0)")
+    parser.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="the agent every other is compared with seed by seed (default: the first of --agents)",
+    )
     parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
     parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
     parser.add_argument(
@@ -96,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
     for scenario in loaded:
         checks.agents_fit_scenario(agents, scenario, "--agents")
     checks.agent_options(agents, loaded[0])
+    if args.baseline is not None and args.baseline not in agents:
+        raise UsageError(f"--baseline: {args.baseline!r} is not one of --agents ({', '.join(agents)})")
+    if args.split is not None:
+        try:
+            first_seed(args.split, args.episodes)
+        except SeedRangeError as exc:
+            raise UsageError(f"--split {args.split}: {exc}") from None
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
@@ -119,14 +149,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], backend: Backend) -> Evaluation:
     """One scenario's evaluation on the started ``backend``; failed episodes end the command (one line)."""
+    import dataclasses
+
     from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, evaluate
 
+    seed = first_seed(args.split, args.episodes) if args.split is not None else (args.seed or 0)
     try:
-        return evaluate(
+        evaluation = evaluate(
             scenario,
             agents,
             args.episodes,
-            args.seed,
+            seed,
             progress=not args.no_progress,
             env=PLACEMENT_ENV if args.placement else EPISODE_ENV,
             deterministic=not args.stochastic,
@@ -134,3 +167,5 @@ def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], b
         )
     except UnitsFailedError as exc:
         raise CommandError(f"{scenario.name}: {exc.for_user()}") from None
+    reference = args.baseline if args.baseline in evaluation.agents else None  # a skipped baseline: the first
+    return dataclasses.replace(evaluation, reference=reference)  # evaluate() records the split of the seeds

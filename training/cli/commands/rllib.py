@@ -10,8 +10,8 @@ masked out (docs/rllib.md). For the best results on one machine, use ``aco-env t
 The run directory (``--out``, or ``LOGDIR/<scenario>__rllib-ppo__<seed>__<time>/``) gets
 ``config.json``, ``checkpoint/`` (RLlib's), ``tb/`` (TensorBoard), ``metrics.jsonl``,
 ``eval/`` and ``eval.json`` (the trained policy's argmax beside ``--eval-agents`` on the
-held-out seeds of ``aco-env train``) and ``summary.json``. Every option is checked before Ray
-starts. Ctrl-C or SIGTERM saves the checkpoint and exits 130.
+test seeds of the evaluation protocol, 100000 + seed ..., as ``aco-env train``) and
+``summary.json``. Every option is checked before Ray starts. Ctrl-C or SIGTERM saves the checkpoint and exits 130.
 """
 
 from __future__ import annotations

@@ -3,12 +3,18 @@
 The recipe: the permutation-equivariant policy (:mod:`agents.set_policy`), warm-started by
 DAgger imitation of the online ``lookahead`` agent (:mod:`training.learning.imitation`, 6 iterations of
 16 episodes), then MaskablePPO, collecting from 16 envs in this process (their actions chosen in
-one batch; :data:`RUN_ROLLOUT`). It evaluates the trained agent beside
-first-fit, cheapest, ACO and the oracle on the same seeds and prints the leaderboard. On a
-planted scenario (``--scenario planted5``) the leaderboard also shows the proven optimum, each
-agent's exact gap to it and its agreement with the planted schedule.
+one batch; :data:`RUN_ROLLOUT`). It evaluates the trained agent (argmax and sampled) beside
+first-fit, cheapest, ACO and random on 100 test seeds of the evaluation protocol (100000 + seed,
+...: :mod:`training.evaluation.protocol`; :data:`RUN_EVAL_EPISODES`, :data:`RUN_EVAL_AGENTS`)
+and prints the leaderboard, each agent compared with the trained one seed by seed (mean paired
+difference with its 95 % interval, seeds won). The oracle is not among them: at ~26 s a solve,
+its 100 test episodes would not fit the ten minutes; its numbers, and the lookahead agents',
+are in docs/results.md (``aco-env evaluate --split test --agents oracle,...`` measures them).
+On a planted scenario (``--scenario planted5``) the leaderboard also shows the proven optimum,
+each agent's exact gap to it and its agreement with the planted schedule.
 
-The default budget (DAgger, then RUN_TIMESTEPS steps of RL) fits in ten minutes on a 2-core machine; the run
+The default budget (DAgger, then RUN_TIMESTEPS steps of RL, then the evaluation) fits in ten minutes on a
+2-core machine; the run
 directory holds the model, TensorBoard events and ``eval.json`` (see ``aco-env train --help``).
 ``--episodes 0`` trains only (no evaluation, no leaderboard). Ctrl-C or SIGTERM saves the model
 and a checkpoint, says where, and exits 130; ``aco-env train --resume RUN_DIR`` continues it.
@@ -24,7 +30,13 @@ import scenarios
 from digital_twin.objective import OBJECTIVE_KEY, USD_KEYS
 from training import checks
 from training.learning.config import TrainConfig
-from training.learning.main_job import RUN_DAGGER_ITERATIONS, RUN_ROLLOUT, RUN_TIMESTEPS
+from training.learning.main_job import (
+    RUN_DAGGER_ITERATIONS,
+    RUN_EVAL_AGENTS,
+    RUN_EVAL_EPISODES,
+    RUN_ROLLOUT,
+    RUN_TIMESTEPS,
+)
 
 if TYPE_CHECKING:
     from training.evaluation.results import Evaluation
@@ -41,8 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--episodes",
         type=checks.count(0),
-        default=5,
-        help="evaluation episodes per agent, 0 = train only (default: %(default)s)",
+        default=RUN_EVAL_EPISODES,
+        help="evaluation episodes per agent, on the protocol's test seeds 100000 + seed ..., 0 = train only "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--dagger-iterations",
@@ -65,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             logdir=args.logdir,
             eval_episodes=args.episodes,
+            eval_agents=RUN_EVAL_AGENTS,
             dagger_iterations=args.dagger_iterations,
             **RUN_ROLLOUT,
         )

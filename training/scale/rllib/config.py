@@ -60,7 +60,7 @@ class RLlibConfig:
     checkpoint_every: int = counted(0, minimum=0)
     """Save RUN/checkpoint every this many iterations (0 = only at the end; Ctrl-C saves too)."""
     eval_episodes: int = counted(5, minimum=0)
-    """Episodes of the final evaluation (the held-out seeds 10_000 + seed ... of aco-env train); 0 = none."""
+    """Episodes of the final evaluation (the protocol's test seeds 100000 + seed ..., as aco-env train); 0 = none."""
     eval_agents: tuple[str, ...] = comma_separated(("aco", "first-fit"), str, metavar="NAME,...")
     """Baselines evaluated beside the trained policy, comma-separated."""
 

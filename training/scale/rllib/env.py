@@ -12,7 +12,9 @@ Seeds. RLlib seeds env runner ``w`` with ``seed + w`` and a vector's sub-env ``i
 plus ``i``, so runner 1's second sub-env and runner 2's first play the same episodes. Here
 every sub-env's first episode is seeded instead with :func:`sub_env_seed` of the run's seed,
 its env runner's index and its place in the runner's vector (numpy's ``SeedSequence``: distinct
-streams, the same ones for the same seed); the following episodes continue its generator.
+streams, the same ones for the same seed), moved past the evaluation protocol's validation and
+test seeds should it fall in them (:func:`training.evaluation.protocol.outside_held_out`); the
+following episodes continue its generator.
 :class:`ClusterSchedulingCallbacks` (RLlib callbacks) tells each sub-env its seed when its runner builds the
 vector, and :class:`RunnerSeeded` (a wrapper) uses it at the first reset.
 """
@@ -28,6 +30,7 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 import scenarios
 from aco_env import EPISODE_METRICS, ClusterSchedulingEnv, EnvConfig
 from aco_env.metrics import scheduling_key
+from training.evaluation.protocol import outside_held_out
 
 ENV_NAME = "aco_env/ClusterScheduling-rllib"
 """The name the env creator is registered under with Ray (``tune.register_env``)."""
@@ -40,7 +43,7 @@ def sub_env_seed(seed: int, worker_index: int, vector_index: int) -> int:
     (True, True)
     """
     sequence = np.random.SeedSequence(seed, spawn_key=(worker_index, vector_index))
-    return int(sequence.generate_state(1)[0])
+    return outside_held_out(int(sequence.generate_state(1)[0]))
 
 
 class RunnerSeeded(gym.Wrapper[Any, Any, Any, Any]):

@@ -290,19 +290,19 @@ def _log_iteration(writer: Any, run_dir: Path, iteration: int, scalars: dict[str
 
 
 def _evaluate(config: RLlibConfig, scenario: Scenario, run_dir: Path, trained: RLlibResult) -> Evaluation:
-    """The policy beside the baselines on ``aco-env train``'s held-out seeds: RUN/eval/, eval.json, tb/.
+    """The policy beside the baselines on the protocol's test seeds, as ``aco-env train``: RUN/eval/, eval.json, tb/.
 
     As in ``aco-env train``, the policy is played twice: ``rllib-ppo`` takes the argmax of the
     masked logits, ``rllib-ppo-sampled`` samples from them (seeded per episode).
     """
     from aco_env.metrics import TEST_PREFIX
+    from training.evaluation.protocol import TEST, first_seed
     from training.evaluation.results import SAMPLED_SUFFIX
     from training.evaluation.results_writer import eval_scalars, write_json, write_results
     from training.learning.run_dir import EVAL_DIR, EVAL_JSON
-    from training.learning.train import EVAL_SEED_OFFSET  # the held-out seeds of aco-env train (imports SB3)
     from training.scale.rllib.agent import evaluate_checkpoint
 
-    seed = EVAL_SEED_OFFSET + config.seed
+    seed = first_seed(TEST, config.eval_episodes, offset=config.seed)  # test seeds from 100000 + seed
     greedy = evaluate_checkpoint(trained.checkpoint, scenario, config.eval_agents, config.eval_episodes, seed)
     sampled = evaluate_checkpoint(trained.checkpoint, scenario, (), config.eval_episodes, seed, deterministic=False)
     evaluation = dataclasses.replace(

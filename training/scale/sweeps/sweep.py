@@ -14,7 +14,7 @@ A sweep folder ``SWEEP_DIR`` holds:
 
 The metric is ``objective_usd``: the trained policy's mean episode objective (USD, lower is
 better) on the learning curve's validation seeds (``5000 + seed ...``), at each trial's last
-point; the held-out evaluation seeds (``10000 + seed ...``) never choose. Each trial takes one
+point; the test seeds (``100000 + seed ...``: :mod:`training.evaluation.protocol`) never choose. Each trial takes one
 CPU (the ``--n-envs`` of a ``subprocess`` vec env: that many). ``--scheduler asha`` stops the
 worse trials early at ASHA's rungs (in training steps).
 

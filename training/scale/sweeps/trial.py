@@ -4,7 +4,8 @@
 into ``SWEEP_DIR/runs/<trial id>__<swept values>/``, a run directory exactly as ``aco-env
 train`` writes it, and reports each learning-curve point as it is logged: the trained policy's
 mean objective (USD, lower is better) on the validation seeds ``5000 + seed ...``
-(:mod:`training.learning.curves`), never on the evaluation's ``10000 + seed ...``. Each point is
+(:mod:`training.learning.curves`), never on the test seeds ``100000 + seed ...``
+(:mod:`training.evaluation.protocol`). Each point is
 reported as the curve logs it (``train``'s ``on_curve_point``), so a scheduler such as ASHA can
 stop the trial at a point. When the curve
 has no point at the final step, the final model is scored on the same validation seeds and
@@ -146,11 +147,13 @@ def train_and_report(config: TrainConfig, scenario: Scenario, run_dir: Path,
 def validation_point(config: TrainConfig, scenario: Scenario, run_dir: Path) -> Point:
     """The run's ``model.zip`` on the learning curve's validation seeds: a point like the curve's."""
     from training.evaluation.evaluator import evaluate
-    from training.learning.curves import CURVE_METRICS, VALIDATION_SEED_OFFSET
+    from training.evaluation.protocol import VALIDATION, first_seed
+    from training.learning.curves import CURVE_METRICS
     from training.learning.run_dir import MODEL, saved_steps
 
     agent = f"sb3:{config.algo}:{run_dir / MODEL}"
-    played = evaluate(scenario, [agent], config.curve_episodes, VALIDATION_SEED_OFFSET + config.seed, progress=False)
+    seed = first_seed(VALIDATION, config.curve_episodes, offset=config.seed)  # the learning curve's seeds
+    played = evaluate(scenario, [agent], config.curve_episodes, seed, progress=False)
     mean = played.summary(agent).mean
     point = {metric: float(mean[metric]) for metric in CURVE_METRICS if mean.get(metric) is not None}
     return {**point, "timesteps": saved_steps(run_dir / MODEL)}
