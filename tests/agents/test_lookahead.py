@@ -119,8 +119,7 @@ def test_lookahead__plays_valid_repeatable_episodes_without_hindsight(monkeypatc
     def no_hindsight(*args: object) -> None:
         raise AssertionError("the lookahead agent read the future")
 
-    monkeypatch.setattr(hindsight_module, "hindsight_of", no_hindsight)
-    monkeypatch.setattr(hindsight_module, "scenario_of", no_hindsight)
+    monkeypatch.setattr(hindsight_module, "_twin_env", no_hindsight)  # every accessor of the future
     agent = make_agent("lookahead", env, samples=2)
     assert isinstance(agent, LookaheadAgent)
     first = _play(env, agent, seed=5)
