@@ -11,7 +11,7 @@ lists them; it never imports torch or Stable-Baselines3)::
 
 import aco_env.registration  # noqa: F401  (importing it registers the ids)
 from aco_env.env import ClusterSchedulingEnv
-from aco_env.hindsight import hindsight_of, planted_action_of, planted_of, scenario_of
+from aco_env.hindsight import hindsight_of, planted_action_of, planted_of, scenario_of, twin_continued_of
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.placement import PlacementEnv
 from aco_env.twin_env import TwinEnv
@@ -34,4 +34,5 @@ __all__ = [
     "planted_action_of",
     "planted_of",
     "scenario_of",
+    "twin_continued_of",
 ]

@@ -7,7 +7,8 @@ later job, telemetry tick or spot interruption, or to a job's true duration befo
 (tested by walking their object graphs). What lies beyond is here, under names that say so:
 
 * :func:`hindsight_of`: the episode's whole future (every job with its true duration, the
-  telemetry, the spot interruptions), for the oracle and the clairvoyant lookahead;
+  telemetry, the spot interruptions), for the oracle and the clairvoyant lookahead, and
+  :func:`twin_continued_of`, the env's own twin continued into a spec (the true one);
 * :func:`planted_of` and :func:`planted_action_of`: a planted episode's optimal schedule, for
   evaluation (the proven optimum) and the hindsight expert that labels training states;
 * :func:`scenario_of`: the scenario the env draws episodes from (with a trace scenario, its
@@ -22,7 +23,7 @@ from __future__ import annotations
 import gymnasium as gym
 
 from aco_env.twin_env import TwinEnv
-from digital_twin import HindsightView
+from digital_twin import DigitalTwin, HindsightView, TwinSpec
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
@@ -35,6 +36,16 @@ def hindsight_of(env: gym.Env) -> HindsightView:
             not, after ``reset``.
     """
     return _twin_env(env)._require_twin().hindsight()
+
+
+def twin_continued_of(env: gym.Env, spec: TwinSpec) -> DigitalTwin:
+    """The env's own twin at the current decision, continued into ``spec`` (the true future, say).
+
+    :meth:`digital_twin.DigitalTwin.continued_in` of the env's twin, which holds every job's
+    true duration: exact, where continuing :meth:`aco_env.TwinEnv.known_twin` (declared
+    durations) into the true spec moves the running jobs' ends to rounding. The env is unchanged.
+    """
+    return _twin_env(env)._require_twin().continued_in(spec)
 
 
 def planted_of(env: gym.Env) -> PlantedEpisode | None:

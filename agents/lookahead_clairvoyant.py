@@ -1,10 +1,10 @@
 """The lookahead's clairvoyant twin: the same rollouts from the present, in the true future (hindsight).
 
-At every decision the ``lookahead-clairvoyant`` agent continues the episode as known now
-(``env.unwrapped.known_twin()``) into the episode's *true* spec, read through the privileged
-``hindsight_of(env)`` (every job's arrival, the spot interruptions drawn for the
-episode, the whole telemetry): the continued twin is a copy of the env's own twin
-(:meth:`digital_twin.DigitalTwin.continued_in` is exact). From its snapshot it takes each valid
+At every decision the ``lookahead-clairvoyant`` agent continues the env's own twin into the
+episode's *true* spec, both read through the privileged :mod:`aco_env.hindsight`
+(``twin_continued_of``, ``hindsight_of``: every job's arrival and true duration, the spot
+interruptions drawn for the episode, the whole telemetry): the continued twin is a copy of the
+env's twin (:meth:`digital_twin.DigitalTwin.continued_in` is exact). From its snapshot it takes each valid
 action and plays the episode to the horizon by the lookahead's rollout rule
 (:func:`agents.rollouts.cheapest_charge`), one rollout per action; the action of least final
 objective wins, ties to the lowest node. Nothing is sampled: its decisions are a function of
@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 
 from aco_env import ClusterView
-from aco_env.hindsight import hindsight_of
+from aco_env.hindsight import hindsight_of, twin_continued_of
 from agents.base import register_agent
 from agents.lookahead import LookaheadAgent
 from digital_twin import DigitalTwin, TwinSpec
@@ -63,8 +63,8 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
 
     def _futures(self, view: ClusterView) -> Iterator[DigitalTwin]:
         """The one future: the episode's own (its spec, with the interruptions drawn for it)."""
-        del view  # the present is the known twin's
-        yield self._known.known_twin().continued_in(self._true_spec())
+        del view  # the present is the env's twin's
+        yield twin_continued_of(self._hindsight, self._true_spec())
 
     def _true_spec(self) -> TwinSpec:
         """The episode's spec with its drawn interruptions given (built again only for another episode)."""

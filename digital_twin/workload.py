@@ -349,10 +349,6 @@ class Workload(Sequence[JobSpec]):
         columns["duration_s"] = np.array(duration_s, dtype=np.float64)
         return Workload(columns, [None] * len(picked), copy=False)
 
-    def select(self, indices: Sequence[int]) -> Selection:
-        """The jobs at ``indices``, in that order, as a sequence that builds each ``JobSpec`` when read."""
-        return Selection(self, indices)
-
     def deadlines(self) -> list[float | None]:
         """Each job's ``deadline_s`` as in its ``JobSpec`` (``None`` = no deadline), in a new list."""
         if self._deadlines is None:  # computed once: the twin and the observation encoder both ask
@@ -371,44 +367,6 @@ class Workload(Sequence[JobSpec]):
                 [None if d != d else d for d in self.declared_duration_s.tolist()],  # d != d: d is NaN
             ]
         return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
-
-
-class Selection(Sequence[JobSpec]):
-    """Some jobs of a :class:`Workload` by index (e.g. a queue): reading one builds only that ``JobSpec``.
-
-    Behaves as a tuple of ``JobSpec`` for ``len``, indexing, slicing (a tuple), iteration and ``==``.
-    """
-
-    __slots__ = ("_indices", "_workload")
-
-    def __init__(self, workload: Workload, indices: Sequence[int]) -> None:
-        self._workload = workload
-        self._indices = tuple(indices)
-
-    def __len__(self) -> int:
-        return len(self._indices)
-
-    @overload
-    def __getitem__(self, index: int) -> JobSpec: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[JobSpec, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> JobSpec | tuple[JobSpec, ...]:
-        if isinstance(index, slice):
-            return tuple(self._workload[i] for i in self._indices[index])
-        return self._workload[self._indices[index]]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"Selection({len(self)} of {len(self._workload)} jobs)"
 
 
 def _frozen_copy(values: Any, dtype: type) -> np.ndarray:

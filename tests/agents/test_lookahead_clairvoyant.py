@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from aco_env import ClusterSchedulingEnv
+from aco_env import hindsight as hindsight_module
 from agents import is_hindsight_agent, make_agent
 from agents.base import registered_agent
 from agents.lookahead_clairvoyant import ClairvoyantLookaheadAgent
@@ -83,16 +84,16 @@ def test_clairvoyant__deterministic_and_valid_whatever_its_seed() -> None:
 def test_clairvoyant__is_a_hindsight_agent_and_reads_the_future_through_hindsight_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Registered as hindsight (as the oracle, unlike the online lookahead); without hindsight() it cannot plan."""
+    """Registered as hindsight (as the oracle, unlike the online lookahead); without aco_env.hindsight, no plan."""
     assert registered_agent("lookahead-clairvoyant").hindsight and is_hindsight_agent("lookahead-clairvoyant")
     assert is_hindsight_agent("oracle") and not is_hindsight_agent("lookahead") and not is_hindsight_agent("sb3:x")
     env = ClusterSchedulingEnv("toy3")
     agent = ClairvoyantLookaheadAgent(env)
     obs, _ = env.reset(seed=0)
 
-    def no_hindsight() -> None:
-        raise AssertionError("hindsight() read")
+    def no_hindsight(*args: object) -> None:
+        raise AssertionError("hindsight read")
 
-    monkeypatch.setattr(env, "hindsight", no_hindsight)
+    monkeypatch.setattr(hindsight_module, "_twin_env", no_hindsight)  # every accessor of aco_env.hindsight
     with pytest.raises(AssertionError, match="hindsight"):
         agent.predict(obs)

@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 import scenarios
-from aco_env.hindsight import hindsight_of
 from agents.oracle import solve_oracle
 from digital_twin import DigitalTwin, ObjectiveWeights, SpecError
 from digital_twin.scenario import ScenarioError, load_scenario
@@ -127,7 +126,7 @@ def test_oracle__a_run_contention_may_stretch_into_a_failure_is_not_charged_late
     assert actual == pytest.approx(0.0002 * 900 + 0.01, abs=1e-12)
     fresh = DigitalTwin(spec)
     fresh.reset(np.random.default_rng(0))
-    assert solve_oracle(hindsight_of(fresh), time_limit_s=30.0).lower_bound_usd <= actual + 1e-9
+    assert solve_oracle(fresh.hindsight(), time_limit_s=30.0).lower_bound_usd <= actual + 1e-9
 
 
 # ---------------------------------------------------------------------------- settings

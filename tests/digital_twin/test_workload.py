@@ -156,12 +156,16 @@ def test_jobs_are_made_once_on_first_access_and_survive_pickling() -> None:
     assert copy == workload and copy.job_ids == workload.job_ids
 
 
-def test_workload_select__behaves_as_a_tuple_of_the_chosen_jobs() -> None:
-    """select(indices): len, indexing, slicing, iteration and == as the tuple of those jobs."""
-    jobs = [JobSpec(f"j{k}", float(k), 60.0, "batch", 1, 2) for k in range(5)]
+def test_workload_take__copies_the_chosen_jobs_and_refers_to_no_other() -> None:
+    """take(indices): a workload of those jobs alone, its columns copies; with durations, those replace theirs."""
+    jobs = [JobSpec(f"j{k}", float(k), 60.0 + k, "batch", 1, 2, declared_duration_s=600.0) for k in range(5)]
     workload = Workload.of(jobs)
-    chosen = workload.select([3, 0, 4])
-    expected = (jobs[3], jobs[0], jobs[4])
-    assert len(chosen) == 3 and chosen[0] == jobs[3] and chosen[-1] == jobs[4]
-    assert chosen[1:] == expected[1:] and tuple(chosen) == expected and chosen == expected
-    assert workload.select([]) == ()
+    taken = workload.take([0, 3, 4])
+    assert tuple(taken) == (jobs[0], jobs[3], jobs[4]) and taken[1] is workload[3]
+    for name in ("arrival_s", "duration_s", "declared_duration_s"):
+        assert not np.shares_memory(getattr(taken, name), getattr(workload, name))
+    declared = workload.take([1, 2], duration_s=workload.declared_or_true_s()[[1, 2]])
+    assert declared.duration_s.tolist() == [600.0, 600.0] and declared[0].declared_duration_s == 600.0
+    assert len(workload.take([])) == 0
+    with pytest.raises(ValueError, match="shape"):
+        workload.take([1, 2], duration_s=np.ones(3))

@@ -10,7 +10,7 @@ process, in turns (so a machine whose speed drifts slows them alike):
 * ``run``: what ``aco-env run`` trains (:mod:`training.learning.main_job`): the set policy and
   ``RUN_ROLLOUT`` (16 envs batched in this process, 512 steps each per rollout, minibatch
   1,024, 4 epochs), their ``info`` reduced to the final metrics
-  (:class:`training.learning.train.EpisodeMetricsInfo`).
+  (:class:`training.learning.training_envs.EpisodeMetricsInfo`).
 
 Each learner includes its policy updates, as ``aco-env train`` does; DAgger and evaluation are
 not included. One torch thread.
@@ -33,7 +33,8 @@ from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin.scenario import Scenario
 from training.learning.config import TrainConfig
 from training.learning.main_job import RUN_ROLLOUT
-from training.learning.train import build_model, make_vec_env
+from training.learning.train import build_model
+from training.learning.training_envs import make_vec_env
 
 WARM_UP_STEPS = 2048
 

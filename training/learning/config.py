@@ -55,7 +55,11 @@ class TrainConfig:
     )
     """The training algorithm (:data:`agents.algorithms.ALGORITHMS`; its --help line lists them)."""
     scenario: str = "fleet5-synthetic"
-    """Bundled scenario name or path to a scenario YAML file."""
+    """Bundled scenario name or path to a scenario YAML file: trained on, curves and the final evaluation."""
+    train_scenarios: tuple[str, ...] = comma_separated((), str, metavar="NAME,...")
+    """More scenarios to train on beside --scenario (a task distribution): training env r plays the r-th
+    of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. They need
+    --scenario's fleet size (the envs collect side by side into one batch of observations)."""
     timesteps: int = counted(100_000, minimum=0)
     """Environment steps of RL training (ignored by bc); with --resume, the run's total (only the steps
     not yet done are trained)."""
@@ -210,7 +214,7 @@ class TrainConfig:
         for name in ("logdir", "resume", "bc_dataset"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
-        for name in ("net_arch", "eval_agents", "curve_baselines"):
+        for name in ("net_arch", "eval_agents", "curve_baselines", "train_scenarios"):
             if name in values:
                 values[name] = tuple(values[name])
         return cls(**values)

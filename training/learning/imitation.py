@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,19 +93,21 @@ class DaggerSettings:
 
 
 def dagger(
-    model: Any, scenario: Scenario, settings: DaggerSettings, seed: int, progress: bool = True
+    model: Any, scenario: Scenario | Sequence[Scenario], settings: DaggerSettings, seed: int, progress: bool = True
 ) -> tuple[Labels, list[DaggerRound]]:
     """Fit ``model.policy`` (a MaskablePPO model's) to the expert by DAgger; returns the labels and the rounds.
 
     Args:
         model: A MaskablePPO model (its ``predict`` takes ``action_masks``); trained in place.
-        scenario: The scenario the episodes are drawn from.
+        scenario: The scenario the episodes are drawn from, or several: episode k is drawn from
+            the k-th, cycling (a task distribution).
         settings: Expert, iterations, episodes and the fit's options.
         seed: The run's seed: episodes ``IMITATION_SEED_OFFSET + seed + k``; the fit's minibatch order.
         progress: A bar on a terminal, otherwise one line per iteration in the log.
     """
-    env = ClusterSchedulingEnv(scenario)
-    expert = make_agent(settings.expert, env)
+    envs = [ClusterSchedulingEnv(task) for task in ([scenario] if isinstance(scenario, Scenario) else scenario)]
+    experts = [make_agent(settings.expert, env) for env in envs]
+    env = envs[0]
     observations: list[dict[str, np.ndarray]] = []
     actions: list[int] = []
     rounds: list[DaggerRound] = []
@@ -114,8 +117,10 @@ def dagger(
     with Progress(settings.iterations * settings.episodes, "DAgger", "episode", enabled=progress) as bar:
         for iteration in range(settings.iterations):
             started, before = time.perf_counter(), len(actions)
-            for _ in range(settings.episodes):
-                _label_episode(env, expert, model if iteration > 0 else None, episode_seed, observations, actions)
+            for k in range(settings.episodes):
+                task = (iteration * settings.episodes + k) % len(envs)
+                student = model if iteration > 0 else None
+                _label_episode(envs[task], experts[task], student, episode_seed, observations, actions)
                 episode_seed += 1
                 bar.update(note=f"iteration {iteration}")
             labels = stack_labels(observations, actions)

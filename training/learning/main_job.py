@@ -20,6 +20,17 @@ minibatches of 1,024 per epoch). Long per-env rollouts keep the returns Monte-Ca
 end inside one): with 128 steps each, the greedy policy drifted to deferring after 60,000 steps
 (docs/results.md)."""
 
+RUN_TRAIN_SCENARIOS: tuple[str, ...] = ("fleet5-synthetic-varied",)
+"""Trained on beside the default scenario (every other training env and DAgger episode). In
+``fleet5-synthetic`` every latency-critical job has a deadline of minutes and no other job has
+one, every GPU job is a batch job and no job lasts under a minute: a policy trained there alone
+learns "keep jobs with deadlines off spot", not "keep latency-critical jobs off spot", and on an
+LLM-serving trace (latency-critical GPU requests of seconds, no deadline) it put them on spot
+nodes with an on-demand node free (``examples/placement_by_class.py``; docs/results.md).
+``fleet5-synthetic-varied`` breaks those links (half the latency-critical jobs without a
+deadline, latency-critical GPU requests, durations from seconds to minutes), and no bundled
+scenario the agent is judged on for generalisation is among those trained on."""
+
 RUN_EVAL_EPISODES = HEADLINE_EPISODES
 """Test episodes per agent of the final evaluation (the default ``--episodes``): a headline's 100,
 on the protocol's test seeds 100000 + seed, ... (:mod:`training.evaluation.protocol`). Measured
@@ -32,4 +43,7 @@ RUN_EVAL_AGENTS: tuple[str, ...] = ("first-fit", "cheapest", "aco", "random")
 episodes would take ~43 min on one core, ~22 on two; its numbers (and the lookahead agents') are in
 docs/results.md."""
 
-__all__ = ["RUN_DAGGER_ITERATIONS", "RUN_EVAL_AGENTS", "RUN_EVAL_EPISODES", "RUN_ROLLOUT", "RUN_TIMESTEPS"]
+__all__ = [
+    "RUN_DAGGER_ITERATIONS", "RUN_EVAL_AGENTS", "RUN_EVAL_EPISODES", "RUN_ROLLOUT", "RUN_TIMESTEPS",
+    "RUN_TRAIN_SCENARIOS",
+]  # fmt: skip

@@ -23,20 +23,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, SupportsFloat
+from typing import Any
 
-import gymnasium as gym
 import torch
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
-from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import VecEnv
 
 import scenarios
 from aco_env.metrics import TEST_PREFIX
-from aco_env.registration import CLUSTER_SCHEDULING_ID
 from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
 from digital_twin.scenario import Scenario
 from training.evaluation.evaluator import evaluate
@@ -57,7 +53,7 @@ from training.learning.callbacks import (
 from training.learning.config import RESUME_OPTIONS, TrainConfig
 from training.learning.curves import CurvePointHook, LearningCurve
 from training.learning.imitation import DaggerSettings, dagger
-from training.learning.interrupt import StopRequest, TrainingInterrupted, ignore_stop_signals
+from training.learning.interrupt import StopRequest, TrainingInterrupted
 from training.learning.labels import Labels
 from training.learning.planted_dataset import load_planted_dataset
 from training.learning.run_dir import (
@@ -75,79 +71,13 @@ from training.learning.run_dir import (
     save_model,
 )
 from training.learning.run_logger import open_run_logger
+from training.learning.training_envs import make_vec_env, training_env_seed, training_scenarios
 
 EVAL_SEED_OFFSET = TEST.start
 """The final evaluation plays the test seeds from ``TEST.start + seed`` (:mod:`training.evaluation.protocol`)."""
 BC_DEFAULT_SAMPLES = 4000
 
 logger = logging.getLogger("training")
-
-
-def make_env_fn(
-    config: TrainConfig, scenario: Scenario, rank: int, seed: int, in_worker: bool = False
-) -> Callable[[], gym.Env]:
-    """A picklable factory of one monitored training env (the "module:id" form imports aco_env).
-
-    Args:
-        config: The run's config.
-        scenario: ``config.scenario``, loaded (a SubprocVecEnv worker gets a pickled copy, with
-            the data already read).
-        rank: The env's index; its first episode has seed ``seed + rank``.
-        seed: The first env's seed, in the protocol's training range (:func:`training_env_seed`).
-        in_worker: The factory runs in a SubprocVecEnv worker, which then ignores Ctrl-C and SIGTERM.
-    """
-
-    def make() -> gym.Env:
-        if in_worker:
-            ignore_stop_signals()
-        env = gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale)
-        env.reset(seed=seed + rank)
-        return Monitor(EpisodeMetricsInfo(env))
-
-    return make
-
-
-class EpisodeMetricsInfo(gym.Wrapper):
-    """Passes on only ``info["episode_metrics"]`` (on an episode's final step): all training reads.
-
-    SB3's vector envs deep-copy every step's info; the env's per-step ``objective`` breakdown
-    made that copy a sixth of the training time. Rewards, observations and the final metrics
-    (:class:`training.learning.callbacks.EpisodeMetricsRecorder`) are unchanged.
-    """
-
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """The env's step with ``info`` reduced to its ``episode_metrics`` (``{}`` before the final step)."""
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        final = {"episode_metrics": info["episode_metrics"]} if "episode_metrics" in info else {}
-        return observation, reward, terminated, truncated, final
-
-
-def training_env_seed(config: TrainConfig, resumed_steps: int = 0) -> int:
-    """The first training env's seed: ``config.seed + resumed_steps``, folded into the training range.
-
-    Env ``rank`` starts at this seed ``+ rank``; every one of them stays in the protocol's
-    training range (:data:`training.evaluation.protocol.TRAINING`), so no training episode starts
-    on a validation or test seed, however far a resumed run has come.
-
-    >>> training_env_seed(TrainConfig(seed=3, n_envs=4)), training_env_seed(TrainConfig(seed=3, n_envs=4), 5_000)
-    (3, 6)
-    """
-    offset = wrapped_offset(TRAINING, config.seed + resumed_steps, config.n_envs)
-    return first_seed(TRAINING, config.n_envs, offset)
-
-
-def make_vec_env(config: TrainConfig, scenario: Scenario, seed: int | None = None) -> VecEnv:
-    """``config.n_envs`` envs seeded ``seed + rank`` (:func:`training_env_seed` by default).
-
-    In this process (DummyVecEnv) unless ``config.vec_env`` is ``subprocess`` and there are
-    several (SubprocVecEnv, spawned workers that ignore Ctrl-C: the trainer stops them).
-    """
-    seed = training_env_seed(config) if seed is None else seed
-    workers = config.n_envs > 1 and config.vec_env == "subprocess"
-    factories = [make_env_fn(config, scenario, rank, seed, in_worker=workers) for rank in range(config.n_envs)]
-    venv: VecEnv = SubprocVecEnv(factories, start_method="spawn") if workers else DummyVecEnv(factories)
-    venv.seed(seed)
-    return venv
 
 
 def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume: ResumePoint | None = None) -> Any:
@@ -211,14 +141,15 @@ def train(
     # The training entry point is the one place that seeds globally; a resumed run is seeded past
     # its start, so it does not replay the episodes (and action samples) it began with.
     set_random_seed(config.seed + done)
-    recorder = EpisodeMetricsRecorder(make_vec_env(config, scenario, seed=training_env_seed(config, done)))
+    tasks = training_scenarios(config, scenario)
+    recorder = EpisodeMetricsRecorder(make_vec_env(config, tasks, seed=training_env_seed(config, done)))
     run_logger = open_run_logger(run_dir / "tb_1", continued=point is not None)
     model = None
     try:
         with contextlib.closing(recorder):  # the env workers end before the evaluation starts
             model = build_model(config, recorder, run_dir, point)
             model.set_logger(run_logger)
-            _learn(model, config, scenario, recorder, run_dir, point, on_curve_point)
+            _learn(model, config, tasks, recorder, run_dir, point, on_curve_point)
             save_model(model, run_dir / MODEL)
         if config.eval_episodes > 0:
             _evaluate(model, config, scenario, run_dir, run_logger)
@@ -243,7 +174,7 @@ def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None) 
 def _learn(
     model: Any,
     config: TrainConfig,
-    scenario: Scenario,
+    tasks: tuple[Scenario, ...],
     recorder: EpisodeMetricsRecorder,
     run_dir: Path,
     point: ResumePoint | None,
@@ -251,9 +182,13 @@ def _learn(
 ) -> None:
     """Behaviour cloning (new runs), then RL up to ``config.timesteps`` steps in all; curve points to the hook.
 
+    ``tasks`` are the scenarios trained on (:func:`training_scenarios`); behaviour cloning and
+    the learning curve use the first, ``config.scenario``, DAgger cycles through them all.
+
     Raises:
         KeyboardInterrupt: Ctrl-C or SIGTERM during RL, after it stopped at an environment step.
     """
+    scenario = tasks[0]
     algorithm = ALGORITHMS[config.algo]
     bc_samples = config.bc_samples or (BC_DEFAULT_SAMPLES if config.algo == "bc" and not config.bc_dataset else 0)
     if point is None and config.bc_dataset is not None:
@@ -263,7 +198,7 @@ def _learn(
         first = first_seed(TRAINING, bc_samples, wrapped_offset(TRAINING, config.seed, bc_samples))
         _pretrain(model, config, collect_labels(scenario, bc_samples, seed=first, progress=config.progress_bar))
     if config.dagger_rounds and point is None:
-        _imitate(model, config, scenario)
+        _imitate(model, config, tasks)
     remaining = max(config.timesteps - int(model.num_timesteps), 0) if algorithm.reinforcement_learning else 0
     if remaining == 0:
         if point is None:
@@ -341,7 +276,7 @@ def _pretrain(model: Any, config: TrainConfig, labels: Labels) -> None:
     model.logger.dump(0)
 
 
-def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
+def _imitate(model: Any, config: TrainConfig, tasks: tuple[Scenario, ...]) -> None:
     """DAgger of ``config.dagger_expert`` into ``model.policy``; logs ``dagger/`` scalars per iteration.
 
     The fit's minibatch size and learning rate are DAgger's own (:class:`DaggerSettings`), not RL's.
@@ -349,7 +284,7 @@ def _imitate(model: Any, config: TrainConfig, scenario: Scenario) -> None:
     settings = DaggerSettings(
         expert=config.dagger_expert, iterations=config.dagger_rounds, episodes=config.dagger_episodes
     )
-    _, rounds = dagger(model, scenario, settings, config.seed, progress=config.progress_bar)
+    _, rounds = dagger(model, tasks, settings, config.seed, progress=config.progress_bar)
     for done in rounds:
         model.logger.record("dagger/accuracy", done.accuracy)
         model.logger.record("dagger/loss", done.loss)

@@ -88,6 +88,7 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         kept = {name: getattr(stored, name) for name in RESUME_OPTIONS if name not in given and name != "resume"}
         config = resumed_config(point, dataclasses.replace(config, **kept))
     scenario = checks.scenario(config.scenario)
+    check_train_scenarios(config, scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
         checks.agents_fit_scenario(config.eval_agents, scenario, "--eval-agents")
@@ -114,6 +115,21 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
     return CheckedRun(config, scenario)
+
+
+def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> None:
+    """Each of ``--train-scenarios`` loads, has its data and has ``scenario``'s fleet size.
+
+    Raises:
+        UsageError: The first that does not, named.
+    """
+    for name in config.train_scenarios:
+        task = checks.scenario(name)
+        if len(task.fleet) != len(scenario.fleet):
+            raise UsageError(
+                f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has {len(scenario.fleet)}; "
+                "the training envs collect into one batch, so they need one fleet size"
+            )
 
 
 def check_seed_ranges(config: TrainConfig) -> None:

@@ -72,7 +72,8 @@ def test_protocol__the_training_layer_takes_its_offsets_from_it() -> None:
     from training.learning.config import TrainConfig
     from training.learning.curves import VALIDATION_SEED_OFFSET
     from training.learning.imitation import IMITATION_SEED_OFFSET
-    from training.learning.train import EVAL_SEED_OFFSET, training_env_seed
+    from training.learning.train import EVAL_SEED_OFFSET
+    from training.learning.training_envs import training_env_seed
 
     offsets = (EVAL_SEED_OFFSET, VALIDATION_SEED_OFFSET, IMITATION_SEED_OFFSET)
     assert offsets == (TEST.start, VALIDATION.start, IMITATION.start)

@@ -114,7 +114,7 @@ def test_make_env_fn__workers_ignore_ctrl_c_and_sigterm() -> None:
     """A SubprocVecEnv worker's env factory ignores SIGINT and SIGTERM (the main process stops the run)."""
     import scenarios
     from training.learning.config import TrainConfig
-    from training.learning.train import make_env_fn
+    from training.learning.training_envs import make_env_fn
 
     config = TrainConfig()
     scenario = scenarios.load(config.scenario)

@@ -3,7 +3,9 @@
 The recipe: the permutation-equivariant policy (:mod:`agents.set_policy`), warm-started by
 DAgger imitation of the online ``lookahead`` agent (:mod:`training.learning.imitation`, 6 iterations of
 16 episodes), then MaskablePPO, collecting from 16 envs in this process (their actions chosen in
-one batch; :data:`RUN_ROLLOUT`). It evaluates the trained agent (argmax and sampled) beside
+one batch; :data:`RUN_ROLLOUT`). On the default scenario it trains on a task distribution: the
+default scenario and :data:`RUN_TRAIN_SCENARIOS`, every other env and DAgger episode (why: the
+constant's docstring). It evaluates the trained agent (argmax and sampled) beside
 first-fit, cheapest, ACO and random on 100 test seeds of the evaluation protocol (100000 + seed,
 ...: :mod:`training.evaluation.protocol`; :data:`RUN_EVAL_EPISODES`, :data:`RUN_EVAL_AGENTS`)
 and prints the leaderboard, each agent compared with the trained one seed by seed (mean paired
@@ -36,6 +38,7 @@ from training.learning.main_job import (
     RUN_EVAL_EPISODES,
     RUN_ROLLOUT,
     RUN_TIMESTEPS,
+    RUN_TRAIN_SCENARIOS,
 )
 
 if TYPE_CHECKING:
@@ -79,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
             logdir=args.logdir,
             eval_episodes=args.episodes,
             eval_agents=RUN_EVAL_AGENTS,
+            train_scenarios=RUN_TRAIN_SCENARIOS if args.scenario == scenarios.DEFAULT else (),
             dagger_iterations=args.dagger_iterations,
             **RUN_ROLLOUT,
         )
