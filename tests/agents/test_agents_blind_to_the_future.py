@@ -18,13 +18,16 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
-from agents.base import agent_names, is_hindsight_agent
 from digital_twin import DigitalTwin, Telemetry, TwinSpec
 from digital_twin.scenario import Scenario
 from digital_twin.workload import Workload
+from tests.helpers import online_agent_params
 
-ONLINE = [name for name in agent_names() if not is_hindsight_agent(name) and name != "lookahead"]
 LOOKAHEAD = "lookahead[samples=2,rollout_window_s=900,candidates=3]"
+AGENTS = [  # every online agent (marked as agent_params marks them), the lookahead with small options
+    pytest.param(LOOKAHEAD, marks=param.marks) if param.values[0] == "lookahead" else param
+    for param in online_agent_params()
+]
 
 
 class _OneEpisode:
@@ -100,7 +103,7 @@ def _decisions_to(env: ClusterSchedulingEnv, agent_spec: str, seed: int, t: floa
 
 
 @pytest.mark.parametrize("scenario_name", ["fleet5-synthetic", "fleet20-synthetic"])
-@pytest.mark.parametrize("agent_spec", [*ONLINE, LOOKAHEAD])
+@pytest.mark.parametrize("agent_spec", AGENTS)
 def test_online_agents__same_past_other_future__same_decisions(scenario_name: str, agent_spec: str) -> None:
     scenario = scenarios.load(scenario_name)
     rng = np.random.default_rng(7)

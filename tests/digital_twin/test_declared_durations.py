@@ -260,7 +260,7 @@ def test_jobspec__bad_declared_duration_names_the_job(value: object) -> None:
 
 
 def test_workload__carries_declarations_through_every_path() -> None:
-    """of, from_columns, head, then, select, pickling and JobSpecs agree on the column (NaN = None)."""
+    """of, from_columns, head, then, take, pickling and JobSpecs agree on the column (NaN = None)."""
     jobs = [JobSpec("a", 0.0, 60.0, "batch", 1, 1, declared_duration_s=90.0), JobSpec("b", 1.0, 30.0, "batch", 1, 1),
             JobSpec("c", 2.0, 10.0, "stream", 1, 1, declared_duration_s=5.0)]
     whole = Workload.of(jobs)
@@ -274,7 +274,8 @@ def test_workload__carries_declarations_through_every_path() -> None:
     without = Workload.from_columns(whole.job_ids, **{k: v for k, v in columns.items() if k != "declared_duration_s"})
     assert np.isnan(without.declared_duration_s).all() and without[0].declared_duration_s is None
     assert list(whole.head(2).then(Workload.of(jobs[2:]))) == jobs
-    assert list(whole.select([2, 0])) == [jobs[2], jobs[0]]
+    assert list(whole.take([0, 2])) == [jobs[0], jobs[2]]
+    assert whole.take([0, 2]).declared_duration_s.tolist()[1:] == [whole.declared_duration_s[2]]
     assert list(pickle.loads(pickle.dumps(whole))) == jobs
     assert whole != Workload.of([dataclasses.replace(jobs[0], declared_duration_s=None), *jobs[1:]])
 

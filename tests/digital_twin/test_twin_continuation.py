@@ -101,7 +101,8 @@ def other_future(
         at = later_time()
         deadline = None if job.deadline_s is None else at + float(rng.integers(0, 900))
         duration = float(rng.integers(1, 3600))
-        changes = {"job_id": f"later-{tag}-{k}", "arrival_s": at, "duration_s": duration, "deadline_s": deadline}
+        changes = {"job_id": f"later-{tag}-{k}", "arrival_s": at, "duration_s": duration, "deadline_s": deadline,
+                   "declared_duration_s": duration}  # fmt: skip
         later.append(dataclasses.replace(job, **changes))
     past_interruptions = known.fixed_interruptions_s or tuple(() for _ in known.fleet)
     interruptions = tuple(
