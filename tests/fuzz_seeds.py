@@ -153,6 +153,7 @@ BUNDLED_TRACE_FILES: dict[str, str] = {
     "alibaba-gpu-2023/openb_pod_list_gpuspec33.csv": _pods(40, 12787200, 20000),
     "swf-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf": _swf(30),
     "azure-vmtable-2017-sample/vmtable.csv": _vmtable(12),
+    "azure-llm-inference-2023-conv/AzureLLMInferenceTrace_conv.csv": _llm(40),
 }
 """``${ACO_ENV_TRACES}``-relative path -> content, for the bundled scenarios."""
 PLANETLAB_DAY = "planetlab-20110306/cpu"

@@ -112,6 +112,7 @@ def train(
     run_dir: Path | None = None,
     scenario: Scenario | None = None,
     on_curve_point: CurvePointHook | None = None,
+    train_scenarios: tuple[Scenario, ...] | None = None,
 ) -> Path:
     """Train, save and evaluate; returns the run directory.
 
@@ -124,6 +125,8 @@ def train(
             already loaded, as the commands do when they check it; loaded here when ``None``.
         on_curve_point: Called with each learning-curve point as it is logged
             (:class:`training.learning.curves.LearningCurve`; ``aco-env sweep`` reports them to Ray Tune).
+        train_scenarios: ``config.train_scenarios``, already loaded (as ``scenario``); loaded
+            here when ``None``.
 
     Raises:
         TrainingInterrupted: Ctrl-C or SIGTERM stopped it; ``model.zip`` and a checkpoint are saved.
@@ -141,7 +144,7 @@ def train(
     # The training entry point is the one place that seeds globally; a resumed run is seeded past
     # its start, so it does not replay the episodes (and action samples) it began with.
     set_random_seed(config.seed + done)
-    tasks = training_scenarios(config, scenario)
+    tasks = training_scenarios(config, scenario) if train_scenarios is None else (scenario, *train_scenarios)
     recorder = EpisodeMetricsRecorder(make_vec_env(config, tasks, seed=training_env_seed(config, done)))
     run_logger = open_run_logger(run_dir / "tb_1", continued=point is not None)
     model = None

@@ -45,10 +45,12 @@ class CheckedRun:
         config: The config to train with (on resume: the run's, with the resume options given).
         scenario: ``config.scenario``, loaded and with its data present (pass it to
             :func:`training.learning.train.train`, so the scenario is not read again).
+        train_scenarios: ``config.train_scenarios``, loaded and checked (the same).
     """
 
     config: TrainConfig
     scenario: Scenario
+    train_scenarios: tuple[Scenario, ...] = ()
 
 
 def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> CheckedRun:
@@ -88,7 +90,7 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         kept = {name: getattr(stored, name) for name in RESUME_OPTIONS if name not in given and name != "resume"}
         config = resumed_config(point, dataclasses.replace(config, **kept))
     scenario = checks.scenario(config.scenario)
-    check_train_scenarios(config, scenario)
+    train_scenarios = check_train_scenarios(config, scenario)
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
         checks.agents_fit_scenario(config.eval_agents, scenario, "--eval-agents")
@@ -114,15 +116,16 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
     else:
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
-    return CheckedRun(config, scenario)
+    return CheckedRun(config, scenario, train_scenarios)
 
 
-def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> None:
-    """Each of ``--train-scenarios`` loads, has its data and has ``scenario``'s fleet size.
+def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenario, ...]:
+    """``--train-scenarios``, loaded: each loads, has its data and has ``scenario``'s fleet size.
 
     Raises:
         UsageError: The first that does not, named.
     """
+    loaded = []
     for name in config.train_scenarios:
         task = checks.scenario(name)
         if len(task.fleet) != len(scenario.fleet):
@@ -130,6 +133,8 @@ def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> None:
                 f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has {len(scenario.fleet)}; "
                 "the training envs collect into one batch, so they need one fleet size"
             )
+        loaded.append(task)
+    return tuple(loaded)
 
 
 def check_seed_ranges(config: TrainConfig) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.paths import ROOT
 from tests.train_helpers import count_scenario_loads, fake_run
+from training.learning.main_job import RUN_TRAIN_SCENARIOS
 
 pytestmark = pytest.mark.subprocess  # every test here starts a child process
 
@@ -208,14 +209,14 @@ def test_train_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pyt
 
 
 def test_run_command__reads_the_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`aco-env run` checks and trains on one loaded scenario."""
+    """`aco-env run` checks and trains on each of its scenarios loaded once (the default and its training variant)."""
     from training.cli.main import build_parser
 
     loads = count_scenario_loads(monkeypatch)
     command = ["run", "--timesteps", "0", "--episodes", "0", "--dagger-iterations", "0", "--logdir", str(tmp_path)]
     args = build_parser().parse_args(command)
     assert args._run(args) == 0
-    assert len(loads) == 1, loads
+    assert sorted(Path(p).stem for p in loads) == sorted(["fleet5-synthetic", *RUN_TRAIN_SCENARIOS]), loads
 
 
 def test_run_command__a_planted_scenario_shows_the_planted_optimum(

@@ -80,7 +80,7 @@ def test_train__same_seed_gives_the_same_first_update(tmp_path: Path) -> None:
 @pytest.mark.training
 def test_behaviour_cloning__fits_the_placement_labels(tmp_path: Path) -> None:
     """The bc algorithm fits the one-step env's labels better than the best constant guess and logs bc/ scalars."""
-    config = TrainConfig(algo="bc", bc_samples=300, bc_epochs=15, logdir=tmp_path, **TINY)
+    config = TrainConfig(algo="bc", bc_samples=300, bc_epochs=40, logdir=tmp_path, **TINY)
     run_dir = train(config)
     tags = scalar_tags(run_dir)
     assert {"bc/loss", "bc/accuracy"} <= tags

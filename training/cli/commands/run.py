@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     config = checked.config
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
     # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli.main)
-    run_dir = train(config, scenario=checked.scenario)
+    run_dir = train(config, scenario=checked.scenario, train_scenarios=checked.train_scenarios)
     if config.eval_episodes == 0:
         print("\nno evaluation (--episodes 0)")
     else:

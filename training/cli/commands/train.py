@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from training.learning.train import train  # torch and SB3: after the checks, so a mistake is reported at once
 
     # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli.main)
-    run_dir = train(checked.config, scenario=checked.scenario)
+    run_dir = train(checked.config, scenario=checked.scenario, train_scenarios=checked.train_scenarios)
     if checked.config.eval_episodes > 0 and (run_dir / EVAL_JSON).exists():
         print_leaderboard(read_evaluation(run_dir / EVAL_JSON))
     print(f"run directory: {run_dir}")
