@@ -89,7 +89,8 @@ class _FleetColumns:
 
     def rule_charges(self, job: JobSpec, qos_usd: float) -> np.ndarray:
         """``(N,)`` :func:`rule_charge` of ``job`` on every node (see :func:`rule_charges`)."""
-        with np.errstate(divide="ignore", invalid="ignore"):  # a GPU job on a GPU-less node: inf or NaN, never a candidate
+        # a GPU job on a GPU-less node: inf or NaN (never a candidate)
+        with np.errstate(divide="ignore", invalid="ignore"):
             share = job.gpu_count / self.gpus if job.gpu_count else job.cpu_cores / self.cores
             charges = self.price_per_hour * share * job.duration_s / SECONDS_PER_HOUR
         if job.workload == "latency-critical":
