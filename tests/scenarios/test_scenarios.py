@@ -36,7 +36,7 @@ def test_catalogue__lists_the_bundled_scenarios() -> None:
     assert set(scenarios.names()) >= {"fleet5-synthetic", "toy3", "fleet5-alibaba2018",
                                       "fleet5-alibaba2018-machines", "gpu32-alibaba2023", "hpc-swf",
                                       "fleet5-planetlab", "vm5-azure2017", "fleet5-alibaba2017", "fleet5-azure-llm",
-                                      "fleet5-synthetic-varied"}
+                                      "fleet5-synthetic-varied", "fleet5-synthetic-quiet"}
 
 
 def test_toy3_yaml__is_the_hand_worked_instance() -> None:
