@@ -44,7 +44,7 @@ class ClusterSchedulingEnv(TwinEnv):
 
     | key | shape | range | meaning |
     |---|---|---|---|
-    | nodes | (N, 17) | [0, 1], counts [0, 1000], utilisation [0, 2] | per-node features, one row per node |
+    | nodes | (N, 18) | [0, 1], counts [0, 1000], utilisation [0, 2] | per-node features, one row per node |
     | history | (N, W) | [0, 1] | background cpu / 100, last W ticks, oldest first (tick 0 repeats before the start) |
     | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
@@ -66,13 +66,14 @@ class ClusterSchedulingEnv(TwinEnv):
     | 7 | background_cpu | other tenants' cpu % / 100 at the current tick |
     | 8 | background_mem | other tenants' mem % / 100 at the current tick |
     | 9 | utilization | (background cpu % + allocated cpu / node cpu x 100) / 100, in [0, 2] |
-    | 10 | price_rel | price / the fleet's highest price |
-    | 11 | is_spot | 1 for a spot node |
-    | 12 | interruption_prob | spot interruption probability per hour |
-    | 13 | arch_x86_64 | arch one-hot |
-    | 14 | arch_arm64 | arch one-hot |
-    | 15 | arch_gpu_node | arch one-hot |
-    | 16 | cpu_rel | node cpu cores / the largest node's cores |
+    | 10 | qos_risk | 1 where placing the current job counts a QoS violation (latency-critical on spot) |
+    | 11 | price_rel | price / the fleet's highest price |
+    | 12 | is_spot | 1 for a spot node |
+    | 13 | interruption_prob | spot interruption probability per hour |
+    | 14 | arch_x86_64 | arch one-hot |
+    | 15 | arch_arm64 | arch one-hot |
+    | 16 | arch_gpu_node | arch one-hot |
+    | 17 | cpu_rel | node cpu cores / the largest node's cores |
 
     Columns of ``job`` and of each ``queue`` row (names: :data:`aco_env.observation.JOB_FEATURES`):
 
@@ -148,8 +149,9 @@ class ClusterSchedulingEnv(TwinEnv):
       ``requested_time``, or the scenario's estimate model; :mod:`digital_twin.declared_durations`):
       ``duration_h`` in the observation and ``duration_s`` of the jobs in :meth:`cluster_view`
       and ``known_spec()`` are the declaration (a running job's expected duration in
-      ``known_spec()``); the twin runs the true durations. The scenario and the episode's
-      future are no longer attributes or methods of the env: :mod:`aco_env.hindsight`.
+      ``known_spec()``); the twin runs the true durations. The node column ``qos_risk`` (new)
+      marks the nodes where the current job would count a QoS violation. The scenario and the
+      episode's future are no longer attributes or methods of the env: :mod:`aco_env.hindsight`.
     * v2: the waiting price counts every queue spell (a preemptible job requeued after an
       eviction waits again; the ``wait`` term and ``mean_wait_s``); a stale event (the TTL
       expiry of a job that started, the completion of an evicted run) no longer poses a

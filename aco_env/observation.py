@@ -40,6 +40,8 @@ NODE_FEATURES: tuple[str, ...] = (
     "background_cpu",
     "background_mem",
     "utilization",
+    # What placing the current job there would cost in QoS (it depends on the job):
+    "qos_risk",
     # Static per fleet:
     "price_rel",
     "is_spot",
@@ -69,6 +71,7 @@ _N_FROM_TWIN = NODE_FEATURES.index("background_cpu")  # node columns 0.._N_FROM_
 _RUNNING = slice(NODE_FEATURES.index(f"running_{_snake(WORKLOAD_TYPES[0])}"), _N_FROM_TWIN)
 _BACKGROUND = slice(_N_FROM_TWIN, NODE_FEATURES.index("utilization"))  # cpu, mem (Telemetry's order)
 _UTILIZATION = NODE_FEATURES.index("utilization")
+_QOS_RISK = NODE_FEATURES.index("qos_risk")
 _STATIC = slice(NODE_FEATURES.index("price_rel"), len(NODE_FEATURES))  # fixed per fleet
 _FIRST_TYPE = JOB_FEATURES.index(f"type_{_snake(WORKLOAD_TYPES[0])}")  # the workload one-hot starts here
 _DEADLINE_SLACK = JOB_FEATURES.index("deadline_slack_h")
@@ -124,6 +127,7 @@ class ObservationEncoder:
             static[i, column(f"arch_{_snake(node.arch)}")] = 1.0
             static[i, column("cpu_rel")] = node.cpu_cores / self._max_cpu
         self._static_nodes = static[:, _STATIC]
+        self._is_spot = static[:, column("is_spot")].copy()
         # obs["nodes"] is affine in DigitalTwin.node_vector() (_N_FROM_TWIN blocks of N), entry by entry:
         #     nodes[i, c] = min(base[tick, i, c] + coef[i, c] * node_vector[source[i, c]], cap[i, c])
         # Column c < _N_FROM_TWIN is node i's entry of block c times a scale (to a fraction of
@@ -208,6 +212,7 @@ class ObservationEncoder:
         self._job_rows = list(self._job_static)  # n_jobs x (len(JOB_FEATURES),): a list index, not a numpy view
         self._deadline_s = jobs.deadlines()
         self._arrival_s = jobs.arrival_s.tolist()
+        self._latency_critical = (jobs.workload_index == WORKLOAD_TYPES.index("latency-critical")).tolist()
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
         self._cap_counts = len(jobs) > COUNT_CAP
         if spec.telemetry is not self._telemetry:  # episodes of a scenario share its telemetry
@@ -255,8 +260,11 @@ class ObservationEncoder:
         )
         mask = twin.feasible_mask()
         mask.append(True)  # defer
+        nodes = self._nodes(twin.node_vector(), k)
+        if current >= 0 and self._latency_critical[current]:
+            nodes[:, _QOS_RISK] = self._is_spot  # a latency-critical job started on a spot node counts a QoS violation
         return {
-            "nodes": self._nodes(twin.node_vector(), k),
+            "nodes": nodes,
             "history": self._history[k].copy(),
             "job": job,
             "queue": queue,

@@ -81,6 +81,8 @@ def expected_nodes(env: ClusterSchedulingEnv, view: ClusterView) -> np.ndarray:
         "background_cpu": view.background_cpu_pct / 100.0,
         "background_mem": view.background_mem_pct / 100.0,
         "utilization": view.utilization_pct / 100.0,
+        "qos_risk": np.array([n.is_spot and view.job is not None and view.job.is_latency_critical for n in fleet],
+                             dtype=float),
         "price_rel": price / price.max(),
         "is_spot": np.array([n.is_spot for n in fleet], dtype=float),
         "interruption_prob": np.array([n.interruption_prob_per_hour for n in fleet]),

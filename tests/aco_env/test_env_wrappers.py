@@ -57,7 +57,7 @@ def test_sb3_subproc_vec_env__runs_two_workers() -> None:
         assert masks.shape == (2, 6)
         actions = np.array([int(np.flatnonzero(m)[0]) for m in masks])
         obs, rewards, _, _ = vec.step(actions)
-        assert obs["nodes"].shape == (2, 5, 17) and rewards.shape == (2,)
+        assert obs["nodes"].shape == (2, 5, 18) and rewards.shape == (2,)
     finally:
         vec.close()
 

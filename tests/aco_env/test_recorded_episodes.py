@@ -19,6 +19,9 @@ instead of 1291 on the overloaded fleet), and the overloaded fleet's requeued jo
 (its mean wait, 1014.6 s before, is 1028.6 s; its scenario puts no price on waiting). Jobs
 declare durations since, and the observation shows the declaration: the recordings' scenario
 files declare ``exact`` (their content hashes re-pinned), so the episodes replay as recorded.
+When the node column ``qos_risk`` was added to the observation, every recording was re-made
+from its own actions: the same rewards to the bit, end flags and episode metrics, new
+observation digests.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def test_mlp_policy__on_another_fleet_size_is_a_clear_error(tmp_path: Path) -> N
     """A flat policy cannot run on another fleet: the error names both observation shapes and --policy set."""
     run_dir = train(TrainConfig(logdir=tmp_path, policy="mlp", **TINY))
     env = ClusterSchedulingEnv("fleet20-synthetic")
-    with pytest.raises(ModelFileError, match=r"nodes \(5, 17\).*nodes \(20, 17\).*--policy set"):
+    with pytest.raises(ModelFileError, match=r"nodes \(5, 18\).*nodes \(20, 18\).*--policy set"):
         load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env)
 
 
