@@ -132,7 +132,7 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
 
 
 def _shapes(space: gym.Space[Any]) -> str:
-    """``nodes (5, 17), history (5, 6), ...`` for a Dict space; ``repr`` otherwise."""
+    """``nodes (5, 18), history (5, 6), ...`` for a Dict space; ``repr`` otherwise."""
     if isinstance(space, gym.spaces.Dict):
         return ", ".join(f"{key} {tuple(box.shape or ())}" for key, box in space.spaces.items())
     return repr(space)

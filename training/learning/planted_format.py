@@ -23,7 +23,7 @@ The file (NumPy .npz; load with numpy.load(FILE), no pickle): n rows, one per de
 played agent, in play order; N nodes, K = queue window, W = history ticks, E episodes.
 
   array                  shape          dtype    meaning
-  obs_nodes              (n, N, 17)     float32  the observation of the state, key by key, as
+  obs_nodes              (n, N, 18)     float32  the observation of the state, key by key, as
   obs_history            (n, N, W)      float32    ClusterSchedulingEnv returns it (its class
   obs_job                (n, 13)        float32    docstring documents every column)
   obs_queue              (n, K, 13)     float32

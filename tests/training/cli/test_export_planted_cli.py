@@ -58,7 +58,7 @@ def test_export_planted_cli__the_expert_dataset_holds_its_states_with_optimal_la
         arrays = {name: file[name] for name in file.files}
     n, nodes = len(arrays["action"]), 5
     assert {name: arrays[name].dtype for name in DTYPES} == {name: np.dtype(dtype) for name, dtype in DTYPES.items()}
-    assert arrays["obs_nodes"].shape == (n, nodes, 17) and arrays["obs_action_mask"].shape == (n, nodes + 1)
+    assert arrays["obs_nodes"].shape == (n, nodes, 18) and arrays["obs_action_mask"].shape == (n, nodes + 1)
     assert all(arrays[f"obs_{key}"].dtype == np.float32 for key in ("nodes", "history", "job", "queue", "clock"))
     assert json.loads(str(arrays["meta"]))["agent"] == "planted"
     assert arrays["on_planted"].all() and (arrays["action"] == arrays["taken"]).all()
