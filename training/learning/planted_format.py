@@ -6,8 +6,9 @@ the library; :mod:`training.learning.planted_dataset` writes and reads the file.
 
 from __future__ import annotations
 
-FORMAT_VERSION = 1
-"""The ``format_version`` in ``meta``; a reader refuses other versions."""
+FORMAT_VERSION = 2
+"""The ``format_version`` in ``meta``; a reader refuses other versions. 2: the observations of env
+``v3`` (18 node columns, declared durations); 1 held ``v2``'s."""
 OBS_PREFIX = "obs_"
 """Each observation key ``K`` is the array ``obs_K``."""
 ROW_ARRAYS = ("action", "taken", "on_planted", "episode")
