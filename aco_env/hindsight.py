@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from aco_env.env import ClusterSchedulingEnv
 from aco_env.twin_env import TwinEnv
 from digital_twin import DigitalTwin, HindsightView, TwinSpec
 from digital_twin.planted import PlantedEpisode
@@ -55,8 +56,6 @@ def planted_of(env: gym.Env) -> PlantedEpisode | None:
     interruptions): for evaluation (the proven optimum, ``optimum_usd``), hindsight experts that
     label training states (the ``planted`` agent) and datasets, never for an online agent.
     """
-    from aco_env.env import ClusterSchedulingEnv
-
     base = _twin_env(env)
     if not isinstance(base, ClusterSchedulingEnv):
         raise TypeError(f"planted episodes are posed by ClusterSchedulingEnv, not {type(base).__name__}")

@@ -162,11 +162,7 @@ def _moved_completions(
     the node's one live completion event (same ``seq`` and token) is set for its first run.
     """
     if not c.contention:
-        ends = {j: out.start_s[j] + c.duration_s[j] for j in moved}
-        return [
-            (ends[index], kind, seq, index, generation) if kind == COMPLETION and index in ends else entry
-            for entry in heap for (_, kind, seq, index, generation) in (entry,)
-        ]  # fmt: skip
+        return _completions_at(heap, {j: out.start_s[j] + c.duration_s[j] for j in moved})
     out.finish_clock_s = list(out.finish_clock_s)
     out.runs_by_finish = [list(runs) for runs in out.runs_by_finish]
     nodes = sorted({out.node_of[j] for j in moved})
@@ -175,7 +171,11 @@ def _moved_completions(
     for i in nodes:
         out.runs_by_finish[i] = [(out.finish_clock_s[j], j, out.generation[j]) for j in out.node_jobs[i]]
         heapq.heapify(out.runs_by_finish[i])
-    ends = {i: _first_finish_time(out, i) for i in nodes}
+    return _completions_at(heap, {i: _first_finish_time(out, i) for i in nodes})
+
+
+def _completions_at(heap: list[ScheduledEvent], ends: dict[int, float]) -> list[ScheduledEvent]:
+    """``heap`` with each completion about an index of ``ends`` (a job, or under contention a node) at its new time."""
     return [
         (ends[index], kind, seq, index, generation) if kind == COMPLETION and index in ends else entry
         for entry in heap for (_, kind, seq, index, generation) in (entry,)
