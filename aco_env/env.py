@@ -10,7 +10,7 @@ import numpy as np
 from aco_env.actions import as_action_index
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
-from aco_env.twin_env import TwinEnv
+from aco_env.twin_env import TwinEnv, start_hour_option
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
 from digital_twin import DigitalTwin, InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
@@ -97,7 +97,7 @@ class ClusterSchedulingEnv(TwinEnv):
 
     | col | name | meaning |
     |---|---|---|
-    | 0 | hour_sin | sin of the hour of day (scenario ``start_hour`` at time 0), in [-1, 1] |
+    | 0 | hour_sin | sin of the hour of day (scenario ``start_hour`` at time 0, or reset's option), in [-1, 1] |
     | 1 | hour_cos | cos of the hour of day, in [-1, 1] |
     | 2 | progress | time / horizon, in [0, 1] |
     | 3 | queue_length | jobs queued behind the current one (clipped at 1000) |
@@ -121,9 +121,13 @@ class ClusterSchedulingEnv(TwinEnv):
     ## Starting State
     ``reset(seed)`` builds the episode from the scenario with the env's seeded generator (the
     synthetic workload, if any, and the spot interruption times) and runs the twin to the first
-    decision. On a planted scenario (``scenario.planted``) the episode is drawn with its optimal
-    schedule, which :func:`aco_env.hindsight.planted_of` and ``planted_action_of`` hold (hindsight, never in the
-    observation or ``info``).
+    decision. ``reset(seed, options={"start_hour": h})`` sets the hour of day at time 0 of this
+    episode's clock features (the twin never reads the hour, so the episode is otherwise the one
+    ``reset(seed)`` plays): a training loop randomises it so that a policy does not learn the
+    hour of its training scenario (:class:`training.learning.random_start_hour.RandomStartHour`).
+    Other option keys raise ``ValueError``. On a planted scenario (``scenario.planted``) the
+    episode is drawn with its optimal schedule, which :func:`aco_env.hindsight.planted_of` and
+    ``planted_action_of`` hold (hindsight, never in the observation or ``info``).
 
     ## Episode End
     Terminated when every submitted job is completed, failed or rejected (and no job arrives
@@ -191,15 +195,18 @@ class ClusterSchedulingEnv(TwinEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start an episode; ``options`` is unused. ``info`` has the keys of :class:`~aco_env.types.StepInfo`."""
+        """Start an episode (``options``: ``{"start_hour": h}`` or none; "Starting State" above).
+
+        ``info`` has the keys of :class:`~aco_env.types.StepInfo`.
+        """
+        start_hour = start_hour_option(options)
         super().reset(seed=seed)
-        del options
         # drawn once: a planted episode's spec is the one make_spec would build from the same draws
         self._planted = self._scenario.planted_episode(self.np_random) if self._scenario.planted else None
         spec = self._planted.spec if self._planted is not None else self._scenario.make_spec(self.np_random)
         twin = DigitalTwin(spec)
         twin.reset(self.np_random)
-        self._start_episode(twin)
+        self._start_episode(twin, start_hour)
         self._decisions = 0
         self._invalid_actions = 0
         self._invalid_streak = 0

@@ -110,7 +110,8 @@ class ObservationEncoder:
         self.config = config
         self._horizon_s = settings.horizon_s
         self._ttl_s = settings.queue_ttl_s
-        self._start_s = settings.start_hour * 3600.0
+        self._scenario_start_s = settings.start_hour * 3600.0
+        self._start_s = self._scenario_start_s
         self._cpu = np.array([n.cpu_cores for n in fleet])
         self._mem = np.array([n.mem_gb for n in fleet])
         self._gpus = np.array([n.gpu_count for n in fleet], dtype=np.float64)
@@ -205,8 +206,13 @@ class ObservationEncoder:
             }
         )
 
-    def start_episode(self, spec: TwinSpec) -> None:
-        """Precompute the episode's static job features (and the per-tick tables for a new telemetry)."""
+    def start_episode(self, spec: TwinSpec, start_hour: float | None = None) -> None:
+        """Precompute the episode's static job features (and the per-tick tables for a new telemetry).
+
+        ``start_hour`` is the hour of day at time 0 for this episode's clock features (``None``:
+        the scenario's ``start_hour``).
+        """
+        self._start_s = self._scenario_start_s if start_hour is None else start_hour * 3600.0
         jobs = spec.jobs
         self._job_static = self._static_job_table(jobs)
         self._job_rows = list(self._job_static)  # n_jobs x (len(JOB_FEATURES),): a list index, not a numpy view

@@ -20,7 +20,7 @@ import numpy as np
 
 from aco_env import fit_rules
 from aco_env.actions import action_mask, as_action_index
-from aco_env.twin_env import TwinEnv
+from aco_env.twin_env import TwinEnv, start_hour_option
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
 from digital_twin import DigitalTwin
 from digital_twin.scenario import Scenario
@@ -133,9 +133,13 @@ class PlacementEnv(TwinEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Sample a decision state (re-drawing the episode until one is reached)."""
+        """Sample a decision state (re-drawing the episode until one is reached).
+
+        ``options``: ``{"start_hour": h}`` sets the clock's hour of day at time 0, as
+        :meth:`aco_env.ClusterSchedulingEnv.reset` does; other keys raise ``ValueError``.
+        """
+        start_hour = start_hour_option(options)
         super().reset(seed=seed)
-        del options
         while True:
             twin = DigitalTwin(self._scenario.make_spec(self.np_random))
             twin.reset(self.np_random)
@@ -146,7 +150,7 @@ class PlacementEnv(TwinEnv):
                 played += 1
             if not twin.done:
                 break
-        self._start_episode(twin)
+        self._start_episode(twin, start_hour)
         self._labels = self._label(twin)
         self._labels["warmup_decisions"] = played
         return self._observation(), self._info()

@@ -23,9 +23,31 @@ from aco_env.render import render_ansi, render_rgb_array
 from aco_env.types import EnvConfig
 from aco_env.views import ClusterView, TelemetryRecord, cluster_view_of
 from digital_twin import DigitalTwin, TwinSpec
+from digital_twin.errors import short_repr
 from digital_twin.scenario import Scenario
 
 RENDER_MODES = ("ansi", "rgb_array")
+RESET_OPTIONS = ("start_hour",)
+"""The keys ``reset(options=...)`` accepts."""
+
+
+def start_hour_option(options: dict[str, Any] | None) -> float | None:
+    """The ``start_hour`` of ``reset``'s options (``None`` when not given), checked.
+
+    Raises:
+        ValueError: An unknown key, or a start hour that is not a finite number (the key and value named).
+    """
+    if not options:
+        return None
+    unknown = sorted(set(options) - set(RESET_OPTIONS))
+    if unknown:
+        raise ValueError(f"reset options: unknown key(s) {unknown}; known: {list(RESET_OPTIONS)}")
+    hour = options.get("start_hour")
+    if hour is None:
+        return None
+    if isinstance(hour, bool) or not isinstance(hour, int | float | np.integer | np.floating) or not np.isfinite(hour):
+        raise ValueError(f"reset options: start_hour must be a finite number of hours, got {short_repr(hour)}")
+    return float(hour)
 
 
 class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -121,11 +143,14 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return twin.continued_in(twin.known_spec())
 
     # ------------------------------------------------------------------ for subclasses
-    def _start_episode(self, twin: DigitalTwin) -> None:
-        """Make ``twin`` (reset, standing at its first decision) the episode the env poses."""
+    def _start_episode(self, twin: DigitalTwin, start_hour: float | None = None) -> None:
+        """Make ``twin`` (reset, standing at its first decision) the episode the env poses.
+
+        ``start_hour``: the hour of day at time 0 of the clock features (``None``: the scenario's).
+        """
         self._twin = twin
         self._telemetry_record = TelemetryRecord(twin.spec.telemetry)
-        self._encoder.start_episode(twin.spec)
+        self._encoder.start_episode(twin.spec, start_hour)
 
     def _require_twin(self) -> DigitalTwin:
         if self._twin is None:

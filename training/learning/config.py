@@ -60,6 +60,10 @@ class TrainConfig:
     """More scenarios to train on beside --scenario (a task distribution): training env r plays the r-th
     of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. They need
     --scenario's fleet size (the envs collect side by side into one batch of observations)."""
+    random_start_hour: bool = simple_parsing.helpers.flag(default=False, negative_prefix="--no-")
+    """Start every training and DAgger episode at a random hour of day (the clock features only; the twin never
+    reads the hour), so that the policy does not learn its training scenarios' hours
+    (:mod:`training.learning.random_start_hour`). aco-env run sets it."""
     timesteps: int = counted(100_000, minimum=0)
     """Environment steps of RL training (ignored by bc); with --resume, the run's total (only the steps
     not yet done are trained)."""

@@ -41,6 +41,7 @@ from digital_twin.scenario import Scenario
 from training.evaluation.protocol import IMITATION, first_seed
 from training.learning.bc import fit_policy
 from training.learning.labels import Labels, stack_labels
+from training.learning.random_start_hour import episode_start_hour
 from training.progress import Progress
 
 IMITATION_SEED_OFFSET = IMITATION.start
@@ -82,6 +83,9 @@ class DaggerSettings:
         epochs: Passes over all labels after each iteration.
         batch_size: Minibatch size of the fit.
         learning_rate: Adam's learning rate of the fit.
+        random_start_hour: Episode ``seed`` starts at the hour of day
+            :func:`~training.learning.random_start_hour.episode_start_hour` of ``seed`` (the
+            clock features only) instead of its scenario's.
     """
 
     expert: str = "lookahead"
@@ -90,6 +94,7 @@ class DaggerSettings:
     epochs: int = 10
     batch_size: int = 256
     learning_rate: float = 1e-3
+    random_start_hour: bool = False
 
 
 def dagger(
@@ -120,7 +125,8 @@ def dagger(
             for k in range(settings.episodes):
                 task = (iteration * settings.episodes + k) % len(envs)
                 student = model if iteration > 0 else None
-                _label_episode(envs[task], experts[task], student, episode_seed, observations, actions)
+                options = {"start_hour": episode_start_hour(episode_seed)} if settings.random_start_hour else None
+                _label_episode(envs[task], experts[task], student, episode_seed, observations, actions, options)
                 episode_seed += 1
                 bar.update(note=f"iteration {iteration}")
             labels = stack_labels(observations, actions)
@@ -157,9 +163,13 @@ def _label_episode(
     seed: int,
     observations: list[dict[str, np.ndarray]],
     actions: list[int],
+    options: dict[str, float] | None = None,
 ) -> None:
-    """Play one episode, labelling each state: the student's sampled actions (the expert's when ``student`` is None)."""
-    observation, _ = env.reset(seed=seed)
+    """Play one episode, labelling each state: the student's sampled actions (the expert's when ``student`` is None).
+
+    ``options`` go to the env's ``reset``.
+    """
+    observation, _ = env.reset(seed=seed, options=options)
     expert.reset(seed)
     while True:
         label = int(expert.predict(observation)[0])

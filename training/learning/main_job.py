@@ -33,6 +33,11 @@ deadline, latency-critical GPU requests, durations from seconds to minutes). Add
 dropped on validation seeds (docs/results.md, "What was tried"). No bundled scenario the agent
 is judged on for generalisation is among those trained on."""
 
+RUN_RANDOM_START_HOUR = True
+"""Every training and DAgger episode starts at a random hour of day (:mod:`training.learning.random_start_hour`):
+trained at its scenarios' hours only (6 to 10), the policy deferred latency-critical requests at hour 18
+with their node idle (docs/results.md)."""
+
 RUN_EVAL_EPISODES = HEADLINE_EPISODES
 """Test episodes per agent of the final evaluation (the default ``--episodes``): a headline's 100,
 on the protocol's test seeds 100000 + seed, ... (:mod:`training.evaluation.protocol`). Measured
@@ -46,6 +51,6 @@ episodes would take ~43 min on one core, ~22 on two; its numbers (and the lookah
 docs/results.md."""
 
 __all__ = [
-    "RUN_DAGGER_ITERATIONS", "RUN_EVAL_AGENTS", "RUN_EVAL_EPISODES", "RUN_ROLLOUT", "RUN_TIMESTEPS",
-    "RUN_TRAIN_SCENARIOS",
+    "RUN_DAGGER_ITERATIONS", "RUN_EVAL_AGENTS", "RUN_EVAL_EPISODES", "RUN_RANDOM_START_HOUR", "RUN_ROLLOUT",
+    "RUN_TIMESTEPS", "RUN_TRAIN_SCENARIOS",
 ]  # fmt: skip

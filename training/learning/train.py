@@ -285,7 +285,10 @@ def _imitate(model: Any, config: TrainConfig, tasks: tuple[Scenario, ...]) -> No
     The fit's minibatch size and learning rate are DAgger's own (:class:`DaggerSettings`), not RL's.
     """
     settings = DaggerSettings(
-        expert=config.dagger_expert, iterations=config.dagger_rounds, episodes=config.dagger_episodes
+        expert=config.dagger_expert,
+        iterations=config.dagger_rounds,
+        episodes=config.dagger_episodes,
+        random_start_hour=config.random_start_hour,
     )
     _, rounds = dagger(model, tasks, settings, config.seed, progress=config.progress_bar)
     for done in rounds:

@@ -20,6 +20,7 @@ from digital_twin.scenario import Scenario
 from training.evaluation.protocol import TRAINING, first_seed, wrapped_offset
 from training.learning.config import TrainConfig
 from training.learning.interrupt import ignore_stop_signals
+from training.learning.random_start_hour import RandomStartHour
 
 
 def training_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenario, ...]:
@@ -45,6 +46,8 @@ def make_env_fn(
         if in_worker:
             ignore_stop_signals()
         env = gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale)
+        if config.random_start_hour:
+            env = RandomStartHour(env)
         env.reset(seed=seed + rank)
         return Monitor(EpisodeMetricsInfo(env))
 

@@ -1,19 +1,19 @@
 """The main job (``make run``): train MaskablePPO on the default scenario and compare it.
 
-The recipe: the permutation-equivariant policy (:mod:`agents.set_policy`), warm-started by
-DAgger imitation of the online ``lookahead`` agent (:mod:`training.learning.imitation`, 6 iterations of
-16 episodes), then MaskablePPO, collecting from 16 envs in this process (their actions chosen in
-one batch; :data:`RUN_ROLLOUT`). On the default scenario it trains on a task distribution: the
-default scenario and :data:`RUN_TRAIN_SCENARIOS`, every other env and DAgger episode (why: the
-constant's docstring). It evaluates the trained agent (argmax and sampled) beside
-first-fit, cheapest, ACO and random on 100 test seeds of the evaluation protocol (100000 + seed,
-...: :mod:`training.evaluation.protocol`; :data:`RUN_EVAL_EPISODES`, :data:`RUN_EVAL_AGENTS`)
-and prints the leaderboard, each agent compared with the trained one seed by seed (mean paired
-difference with its 95 % interval, seeds won). The oracle is not among them: at ~26 s a solve,
-its 100 test episodes would not fit the ten minutes; its numbers, and the lookahead agents',
-are in docs/results.md (``aco-env evaluate --split test --agents oracle,...`` measures them).
-On a planted scenario (``--scenario planted5``) the leaderboard also shows the proven optimum,
-each agent's exact gap to it and its agreement with the planted schedule.
+The recipe: the permutation-equivariant policy (:mod:`agents.set_policy`), warm-started by DAgger
+imitation of the online ``lookahead`` agent (:mod:`training.learning.imitation`, 6 iterations of 16
+episodes), then MaskablePPO, collecting from 16 envs in this process (their actions chosen in one
+batch; :data:`RUN_ROLLOUT`). On the default scenario it trains on a task distribution: the default
+scenario and :data:`RUN_TRAIN_SCENARIOS`, every other env and DAgger episode (why: the constant's
+docstring), every episode at a random hour of day (:data:`RUN_RANDOM_START_HOUR`). It evaluates the
+trained agent (argmax and sampled) beside first-fit, cheapest, ACO and random on 100 test seeds of
+the evaluation protocol (100000 + seed, ...: :mod:`training.evaluation.protocol`;
+:data:`RUN_EVAL_EPISODES`, :data:`RUN_EVAL_AGENTS`) and prints the leaderboard, each agent compared
+with the trained one seed by seed (mean paired difference with its 95 % interval, seeds won). The
+oracle is not among them: at ~26 s a solve, its 100 test episodes would not fit the ten minutes; its
+numbers, and the lookahead agents', are in docs/results.md (``aco-env evaluate --split test --agents
+oracle,...`` measures them). On a planted scenario (``--scenario planted5``) the leaderboard also
+shows the proven optimum, each agent's exact gap to it and its agreement with the planted schedule.
 
 The default budget (DAgger, then RUN_TIMESTEPS steps of RL, then the evaluation) fits in ten minutes on a
 2-core machine; the run
@@ -36,6 +36,7 @@ from training.learning.main_job import (
     RUN_DAGGER_ITERATIONS,
     RUN_EVAL_AGENTS,
     RUN_EVAL_EPISODES,
+    RUN_RANDOM_START_HOUR,
     RUN_ROLLOUT,
     RUN_TIMESTEPS,
     RUN_TRAIN_SCENARIOS,
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             eval_agents=RUN_EVAL_AGENTS,
             train_scenarios=RUN_TRAIN_SCENARIOS if args.scenario == scenarios.DEFAULT else (),
             dagger_iterations=args.dagger_iterations,
+            random_start_hour=RUN_RANDOM_START_HOUR,
             **RUN_ROLLOUT,
         )
     )
