@@ -21,6 +21,8 @@ EPISODE_METRICS: tuple[str, ...] = (
     "future_jobs",  # arriving at or after the horizon (never submitted)
     "mean_wait_s",  # first start - arrival, over started jobs
     "utilization_cpu",  # time-averaged allocated cpu / fleet cpu
+    "node_energy_kwh",  # the nodes' whole energy (energy_kwh is our jobs' share); NaN without accounting
+    "node_carbon_kg",  # the nodes' whole emissions (carbon_kg is our jobs' share)
     "sim_time_s",
     "decisions",  # env steps taken
     "invalid_actions",

@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from digital_twin.energy.model import EnergyModel
+from digital_twin.energy_constants import EnergyConstants
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
@@ -91,6 +93,8 @@ class TwinConstants:
             latency-critical jobs violate the SLA, percent.
         spot_recovery_s: ``settings.spot_recovery_s``: how long an interrupted spot node stays
             down, seconds.
+        energy: ``spec.energy_model`` as lists (:mod:`digital_twin.energy_accounting`);
+            ``None`` when ``settings.energy_accounting`` is off.
     """
 
     n_nodes: int
@@ -130,6 +134,7 @@ class TwinConstants:
     penalty_weights: tuple[float, ...]
     sla_threshold_pct: float
     spot_recovery_s: float
+    energy: EnergyConstants | None
 
     @classmethod
     def of(cls, spec: TwinSpec) -> TwinConstants:
@@ -192,6 +197,7 @@ class TwinConstants:
             penalty_weights=settings.penalty_weights,
             sla_threshold_pct=settings.sla_threshold_pct,
             spot_recovery_s=settings.spot_recovery_s,
+            energy=_energy_constants(spec.energy_model, fleet.gpus) if settings.energy_accounting else None,
         )
 
 
@@ -247,6 +253,16 @@ def _background_columns(telemetry: Telemetry, cpu_m: tuple[int, ...]) -> Backgro
 
 
 _fleet_columns: IdentityCache[tuple[NodeSpec, ...], _FleetColumns] = IdentityCache(_fleet_columns_of)
+_ENERGY_CONSTANTS: IdentityCache[EnergyModel, dict[tuple[int, ...], EnergyConstants]] = IdentityCache(lambda _: {})
+
+
+def _energy_constants(model: EnergyModel, gpus: Sequence[int]) -> EnergyConstants:
+    """The energy lists of ``model`` on a fleet of ``gpus`` per node, per model object (an env's episodes share it)."""
+    by_fleet = _ENERGY_CONSTANTS(model)
+    key = tuple(gpus)
+    if key not in by_fleet:
+        by_fleet[key] = EnergyConstants.of(model, key)
+    return by_fleet[key]
 """The per-node constants of a fleet, looked up by identity first (an env builds a twin on its
 scenario's one fleet tuple at every reset), then by value."""
 

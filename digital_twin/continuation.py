@@ -54,6 +54,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from digital_twin.constants import TwinConstants
+from digital_twin.energy.model import energy_past_difference
 from digital_twin.event_loop import is_stale
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import effective_interruptions
@@ -92,7 +93,8 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
     the jobs arrived (the first ``s.next_arrival`` of ``new``, equal in every field but the
     duration of a job that has not completed, which for a running job must exceed the work it
     has done; the rest arriving after now); the interruptions at or before now (``new`` must
-    give them). ``c`` are ``old``'s constants.
+    give them); the energy model (the nodes' power, and each region's carbon intensity up to
+    now). ``c`` are ``old``'s constants.
     """
     now = s.time_s
     if new.fleet != old.fleet:
@@ -109,6 +111,7 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
         or _jobs_difference(old, new, s.next_arrival, now, s.status)
         or _durations_difference(c, s, new)
         or _interruptions_difference(s.interruptions_s, given_interruptions(new), now)
+        or energy_past_difference(old.energy_model, new.energy_model, now)
     )
 
 

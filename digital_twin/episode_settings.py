@@ -64,6 +64,10 @@ class EpisodeSettings:
         weights: USD per counted unit of each penalty term.
         start_hour: Hour of day at simulated time 0 (the env's clock features; the twin does
             not read it), finite.
+        energy_accounting: Whether the twin integrates power into energy and emissions
+            (:mod:`digital_twin.energy_accounting`; the ``energy`` and ``carbon`` terms and the
+            ``node_energy_kwh`` / ``node_carbon_kg`` metrics). False skips it (the counts stay
+            0; a weight on either term is then refused).
     """
 
     horizon_s: float
@@ -77,6 +81,7 @@ class EpisodeSettings:
     latency_slo_factor: float = DEFAULT_LATENCY_SLO_FACTOR
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
     start_hour: float = 0.0
+    energy_accounting: bool = True
 
     def __post_init__(self) -> None:
         positive_number(self.horizon_s, "horizon_s")
@@ -98,6 +103,11 @@ class EpisodeSettings:
         hour = self.start_hour
         if isinstance(hour, bool) or not isinstance(hour, int | float) or not math.isfinite(hour):
             raise SettingError("start_hour", f"must be a finite number, got {short_repr(hour)}")
+        accounting = self.energy_accounting
+        if not isinstance(accounting, bool):
+            raise SettingError("energy_accounting", f"must be true or false, got {short_repr(accounting)}")
+        if not accounting and (self.weights.energy_usd_per_kwh or self.weights.carbon_usd_per_kg):
+            raise SettingError("energy_accounting", "is false, but the weights charge energy or carbon")
 
     @property
     def active_nodes(self) -> bool:

@@ -19,6 +19,7 @@ import heapq
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.contention import progress_rate
+from digital_twin.energy_accounting import refresh_all, refresh_base, refresh_node
 from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.state import (
@@ -192,6 +193,9 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
             schedule_completion(s, i)  # the rate is the same, but j completes first
     else:
         s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
+    energy = c.energy
+    if energy is not None:
+        refresh_node(s, c, energy, i, current_tick(s, c))
     log_event(s, c, "start", j, i)
 
 
@@ -230,6 +234,9 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
         s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
     if c.contention and not update_rate(s, c, i, current_tick(s, c)) and was_first:  # the others may speed up
         schedule_completion(s, i)  # j's completion event was the node's: the next run's now
+    energy = c.energy
+    if energy is not None:
+        refresh_node(s, c, energy, i, current_tick(s, c))
     return i
 
 
@@ -281,6 +288,8 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
             if c.is_lc[j]:
                 s.counts[_UTILITY] += 1.0
             log_event(s, c, "evicted-failed", j, i)
+    if c.energy is not None:
+        refresh_node(s, c, c.energy, i, current_tick(s, c))  # down: it draws nothing
     s.schedule(s.time_s + c.spot_recovery_s, RECOVERY, i, 0)
 
 
@@ -288,6 +297,8 @@ def recover(s: TwinState, c: TwinConstants, i: int) -> None:
     """Spot node ``i`` is up again (empty): parked jobs may fit there."""
     s.up[i] = True
     s.gained_nodes.append(i)
+    if c.energy is not None:
+        refresh_base(s, c, c.energy, i, current_tick(s, c))
     log_event(s, c, "recovery", -1, i)
 
 
@@ -317,6 +328,8 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
                     sla_hit[j] = True
                     s.counts[_SLA] += 1
                     log_event(s, c, "sla-violation", j, i)
+    if c.energy is not None:
+        refresh_all(s, c, c.energy, k)
 
 
 # ---------------------------------------------------------------------------- contention

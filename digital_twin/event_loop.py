@@ -26,6 +26,7 @@ from __future__ import annotations
 import heapq
 
 from digital_twin.constants import TwinConstants
+from digital_twin.energy_accounting import accrue
 from digital_twin.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
 from digital_twin.state import (
     COMPLETION,
@@ -49,7 +50,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     queue, status_counts, heap = s.queue, s.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
     arrival_s, n_jobs, tick_s, n_ticks, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.n_ticks, c.horizon_s
-    contention = c.contention
+    contention, energy = c.contention, c.energy
     while True:
         # Stage 1: the pass.
         while True:
@@ -80,11 +81,13 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         at_horizon = t >= horizon_s
         if at_horizon:
             t = horizon_s
-        # Stage 3: advance the clock to t, accruing cost and allocated cpu-time (inlined: hot path).
+        # Stage 3: advance the clock to t, accruing cost, allocated cpu-time and energy (inlined: hot path).
         dt = t - s.time_s
         if dt > 0.0:
             s.cost_usd += s.cost_rate_usd_per_s * dt
             s.alloc_cpu_m_s += s.alloc_cpu_m * dt
+            if energy is not None:
+                accrue(s, energy, s.time_s, t)
             s.time_s = t
         if at_horizon:
             charge_horizon(s, c)

@@ -41,6 +41,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "constants",
     "contention",
     "deferral",
+    "energy_accounting",
+    "energy_constants",
     "event_handlers",
     "event_loop",
     "job_queue",
@@ -50,7 +52,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "twin_views",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
-the objective's measures, and the twin's per-decision methods (everything an env step runs in
+the energy accounting, the objective's measures, and the twin's per-decision methods (everything an env step runs in
 the twin)."""
 GROUP = "digital_twin.native_core"
 """mypyc's name of the build's shared library (``digital_twin/native_core__mypyc.<suffix>``)."""

@@ -125,6 +125,18 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         integral=False,
         monotone=False,
     ),
+    PenaltyTerm(
+        "energy", "energy", "energy_kwh", "energy_usd_per_kwh", "kWh",
+        "energy our jobs add to their nodes' draw: the node's power with them minus without them "
+        "(power curve of cpu utilisation, busy minus idle GPU power), over time "
+        "(digital_twin/energy/model.py)",
+        integral=False,
+    ),
+    PenaltyTerm(
+        "carbon", "carbon", "carbon_kg", "carbon_usd_per_kg", "kg CO2eq",
+        "emissions of that energy: its power times its node's grid carbon intensity, over time",
+        integral=False,
+    ),
 )
 """The penalty terms, in the order they are summed after the compute cost."""
 
@@ -155,6 +167,8 @@ class ObjectiveWeights:
     wait_usd_per_job_hour: float = 0.0
     utility_loss_usd: float = 0.0
     unfairness_usd: float = 0.0
+    energy_usd_per_kwh: float = 0.0
+    carbon_usd_per_kg: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):

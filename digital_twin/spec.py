@@ -7,12 +7,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from digital_twin.energy.model import EnergyModel, default_energy_model
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec, validate_fleet
+from digital_twin.identity_cache import IdentityCache
 from digital_twin.telemetry import Telemetry
 from digital_twin.tick_grid import TickGrid
 from digital_twin.workload import Workload
+
+default_energy_model_of: IdentityCache[tuple[NodeSpec, ...], EnergyModel] = IdentityCache(default_energy_model)
+"""The default energy model of a fleet, per fleet tuple (an env's episodes share the fleet)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +42,9 @@ class TwinSpec:
         fixed_interruptions_s: Per node, given interruption times (seconds) used instead of
             random draws (for hand-worked instances); only spot nodes may have times.
             Times that fall while the node is down are dropped as for drawn ones.
+        energy: Each node's power and its grid's carbon intensity
+            (:class:`~digital_twin.energy.model.EnergyModel`); ``None``: the fleet's
+            :func:`~digital_twin.energy.model.default_energy_model`.
     """
 
     fleet: tuple[NodeSpec, ...]
@@ -44,6 +52,7 @@ class TwinSpec:
     telemetry: Telemetry
     settings: EpisodeSettings
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None = None
+    energy: EnergyModel | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
@@ -62,6 +71,15 @@ class TwinSpec:
             )
         if self.fixed_interruptions_s is not None:
             self._check_fixed_interruptions(self.fixed_interruptions_s)
+        if self.energy is not None:
+            if not isinstance(self.energy, EnergyModel):
+                raise SpecError(f"energy must be an EnergyModel, got {type(self.energy).__name__}")
+            self.energy.check_fleet(self.fleet)
+
+    @property
+    def energy_model(self) -> EnergyModel:
+        """``energy``, or the fleet's default model when it is ``None`` (built once per fleet)."""
+        return self.energy if self.energy is not None else default_energy_model_of(self.fleet)
 
     def _check_fixed_interruptions(self, times: tuple[tuple[float, ...], ...]) -> None:
         if len(times) != len(self.fleet):

@@ -136,6 +136,24 @@ class TwinState:
     """Millicores allocated to running jobs now."""
     alloc_cpu_m_s: float
     """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
+    node_power_w: list[float]
+    """``(N,)`` each node's power now, W (:mod:`digital_twin.energy_accounting`)."""
+    node_attributed_w: list[float]
+    """``(N,)`` the part of it our jobs add (the marginal power over the background's), W."""
+    node_base_w: list[float]
+    """``(N,)`` each node's host power on its background alone at the current tick, W."""
+    region_power_w: list[float]
+    """``(R,)`` per region of the energy model, its nodes' power now, W."""
+    region_attributed_w: list[float]
+    """``(R,)`` per region, its nodes' attributed power now, W."""
+    node_energy_j: float
+    """The nodes' energy up to ``time_s``, J."""
+    node_carbon_g: float
+    """The nodes' emissions up to ``time_s``, gCO2eq."""
+    attributed_energy_j: float
+    """Our jobs' (attributed) energy up to ``time_s``, J (the ``energy`` count is it in kWh)."""
+    attributed_carbon_g: float
+    """Our jobs' emissions up to ``time_s``, gCO2eq (the ``carbon`` count is it in kg)."""
     counts: list[float]
     """Counted units per penalty term, in ``PENALTIES`` order. Read them through
     :meth:`penalty_counts`: the ``unfairness`` entry is brought up to date there (lazily)."""
@@ -166,6 +184,7 @@ class TwinState:
         No decision is asked yet (``current`` -1, ``done`` True) until the simulation is run.
         """
         n, m = constants.n_nodes, constants.n_jobs
+        regions = constants.energy.n_regions if constants.energy is not None else 0
         return cls(
             time_s=0.0,
             current=-1,
@@ -202,6 +221,15 @@ class TwinState:
             cost_rate_usd_per_s=0.0,
             alloc_cpu_m=0,
             alloc_cpu_m_s=0.0,
+            node_power_w=[0.0] * n,
+            node_attributed_w=[0.0] * n,
+            node_base_w=[0.0] * n,
+            region_power_w=[0.0] * regions,
+            region_attributed_w=[0.0] * regions,
+            node_energy_j=0.0,
+            node_carbon_g=0.0,
+            attributed_energy_j=0.0,
+            attributed_carbon_g=0.0,
             counts=[0.0] * len(PENALTIES),
             status_counts=[m, 0, 0, 0, 0, 0],
             wait_sum_s=0.0,
@@ -254,6 +282,15 @@ class TwinState:
             cost_rate_usd_per_s=self.cost_rate_usd_per_s,
             alloc_cpu_m=self.alloc_cpu_m,
             alloc_cpu_m_s=self.alloc_cpu_m_s,
+            node_power_w=self.node_power_w.copy(),
+            node_attributed_w=self.node_attributed_w.copy(),
+            node_base_w=self.node_base_w.copy(),
+            region_power_w=self.region_power_w.copy(),
+            region_attributed_w=self.region_attributed_w.copy(),
+            node_energy_j=self.node_energy_j,
+            node_carbon_g=self.node_carbon_g,
+            attributed_energy_j=self.attributed_energy_j,
+            attributed_carbon_g=self.attributed_carbon_g,
             counts=self.counts.copy(),
             status_counts=self.status_counts.copy(),
             wait_sum_s=self.wait_sum_s,

@@ -53,6 +53,7 @@ import numpy as np
 from digital_twin.constants import TwinConstants
 from digital_twin.continuation import continued_state, given_interruptions, past_difference
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
+from digital_twin.energy.model import known_energy_model
 from digital_twin.errors import InvalidPlacementError, PastMismatchError
 from digital_twin.event_handlers import log_event, start
 from digital_twin.event_loop import fit_mask, run_to_decision
@@ -337,7 +338,8 @@ class DigitalTwin:
         completed job's true one, a running job's declaration or, once it has outlived it,
         twice the work it has done, a queued job's declaration); the telemetry up to the
         current tick, its last known values held to the end (a persistence forecast); the spot
-        interruptions so far, as fixed times (none later). A twin reset on it and given
+        interruptions so far, as fixed times (none later); the grids' carbon intensity up to
+        now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset on it and given
         :meth:`decisions` (under the same deferral rule) reaches the current decision in the
         same state but for the running jobs' planned ends, as nothing before now depended on
         a duration that had not run out (tested); :meth:`continued_in` stands there without
@@ -356,6 +358,7 @@ class DigitalTwin:
             telemetry=telemetry,
             settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,
+            energy=None if spec.energy is None else known_energy_model(spec.energy, s.time_s, spec.settings.horizon_s),
         )
 
     # ------------------------------------------------------------------ internals

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from digital_twin.constants import TwinConstants
+from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.hindsight import HindsightView
 from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
@@ -111,11 +112,13 @@ class TwinViews:
         return s.node_of[job] if s.status[job] == RUNNING else -1
 
     def metrics(self, s: TwinState) -> dict[str, float]:
-        """Episode metrics up to ``s.time_s``: objective terms, job counts, mean wait, utilisation, QoS.
+        """Episode metrics up to ``s.time_s``: objective terms, job counts, mean wait, utilisation, QoS, energy.
 
         ``mean_wait_s`` (per started job, its time queued before its starts, every queue spell
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
-        millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start.
+        millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start;
+        ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
+        ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting.
         """
         c = self.constants
         out = self.objective_dict(s)  # as objective(s).as_dict(), bit for bit, and cheaper
@@ -125,6 +128,9 @@ class TwinViews:
         out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
         lc_started = sum(1 for j in range(c.n_jobs) if c.is_lc[j] and s.first_start_s[j] >= 0)
         out["qos_compliance"] = 1.0 - s.penalty_counts()[_QOS] / lc_started if lc_started else 1.0
+        accounting = c.energy is not None
+        out["node_energy_kwh"] = s.node_energy_j / J_PER_KWH if accounting else math.nan
+        out["node_carbon_kg"] = s.node_carbon_g / 1000.0 if accounting else math.nan
         out["sim_time_s"] = s.time_s
         return out
 

@@ -12,7 +12,7 @@ import pytest
 from aco_env.placement import apply as apply_action
 from aco_env.placement import first_fit  # noqa: F401  (the tests' first-fit policy on the twin)
 from aco_env.registration import FLEET5_ID, PLANTED5_ID
-from digital_twin import DigitalTwin, JobSpec
+from digital_twin import DigitalTwin, JobSpec, Telemetry
 from digital_twin.objective import USD_KEYS
 
 TERM_FIELDS = USD_KEYS
@@ -159,3 +159,14 @@ def make_job(
         "j", 0.0, 600.0, workload, cpu, mem, gpu_count=gpus, preemptible=preemptible,
         deadline_s=deadline_s,
     )
+
+
+def drawn_background(draw: Any, n_ticks: int, n_nodes: int, tick_s: float = 300.0) -> Telemetry:
+    """A hypothesis-drawn background: each node's cpu per tick from 0, 20, 50, 85 and 100 %, memory 0."""
+    from hypothesis import strategies as st
+
+    cells = n_ticks * n_nodes
+    cpu = draw(st.lists(st.sampled_from((0.0, 20.0, 50.0, 85.0, 100.0)), min_size=cells, max_size=cells))
+    background = np.zeros((n_ticks, n_nodes, 2))
+    background[:, :, 0] = np.array(cpu).reshape(n_ticks, n_nodes)
+    return Telemetry(background, tick_s)

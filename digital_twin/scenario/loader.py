@@ -27,6 +27,8 @@ A scenario fixes everything an episode needs::
                 # any source may add: declared_durations: {model: noisy|exact|class-median,
                 #   median_accuracy: 0.109, sigma: 1.0, from_trace: true}   (these are the defaults;
                 #   digital_twin.declared_durations)
+    energy:     {accounting: true, power: {..}, regions: {..}, node_regions: {..}}   # optional:
+                # node power curves and grid carbon intensity (digital_twin.scenario.energy_section)
     limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
 
 The episode settings (``horizon_s``, ``start_hour``, ``queue_ttl_s``, ``sla_threshold_pct``,
@@ -66,6 +68,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SettingError, SpecError
 from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import ObjectiveWeights
+from digital_twin.scenario.energy_section import energy_loader
 from digital_twin.scenario.fleet_section import fleet_loader
 from digital_twin.scenario.parsed import Scenario
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
@@ -125,6 +128,9 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
     data_files: list[Path] = []
     fleet = fleet_loader(top.section("fleet"), data_files, limits)
     telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
+    energy, accounting = energy_loader(top.section("energy", required=False), data_files)
+    if not accounting:
+        settings = checked(top, "energy.accounting", lambda: dataclasses.replace(settings, energy_accounting=False))
     workload = top.section("workload")
     declared = declared_durations(workload)
     jobs, per_episode = jobs_loader(workload, horizon_s, job_budget, data_files, limits)
@@ -147,6 +153,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         _jobs_loader=jobs,
         limits=limits,
         declared_durations=declared,
+        _energy_loader=energy,
     )
     top.finish()
     return scenario

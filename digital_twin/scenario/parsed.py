@@ -15,11 +15,13 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 
 from digital_twin.declared_durations import DeclaredDurations
+from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits
 from digital_twin.planted import PlantedEpisode, plant
+from digital_twin.scenario.energy_section import EnergyLoader
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
 from digital_twin.scenario.schema import ScenarioError
@@ -34,7 +36,7 @@ T = TypeVar("T")
 _CHANGEABLE_SETTINGS = frozenset(f.name for f in dataclasses.fields(EpisodeSettings)) - {"horizon_s", "start_hour"}
 """The episode settings :meth:`Scenario.with_settings` may change (not what the data loaders read)."""
 _CHANGEABLE = _CHANGEABLE_SETTINGS | {"fixed_interruptions_s", "seed", "description"}
-_CACHED = ("fleet", "telemetry")  # cached data that no changeable setting affects
+_CACHED = ("fleet", "telemetry", "energy")  # cached data that no changeable setting affects
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -79,6 +81,7 @@ class Scenario:
     _jobs_loader: JobsLoader | PlantedJobs = dataclasses.field(repr=False)
     limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
     declared_durations: DeclaredDurations = dataclasses.field(default_factory=DeclaredDurations, repr=False)
+    _energy_loader: EnergyLoader | None = dataclasses.field(default=None, repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -89,6 +92,11 @@ class Scenario:
     def telemetry(self) -> Telemetry:
         """Background load for the fleet over the horizon (read on first use)."""
         return self._built(self._telemetry_loader, len(self.fleet))
+
+    @cached_property
+    def energy(self) -> EnergyModel | None:
+        """The nodes' power and their grids' carbon intensity (``None``: the fleet's default; read on first use)."""
+        return None if self._energy_loader is None else self._built(self._energy_loader, self.fleet)
 
     @cached_property
     def _fixed_jobs(self) -> Workload:
@@ -132,7 +140,9 @@ class Scenario:
         if self.planted:
             return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
-        return self._built(TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s)
+        return self._built(
+            TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s, self.energy
+        )
 
     def _declared(self, jobs: Workload, rng: np.random.Generator) -> Workload:
         """``jobs`` with their declared durations filled, drawn from a child of ``rng`` (``rng`` is not advanced)."""
@@ -192,7 +202,7 @@ class Scenario:
             description=f"{self.description} (background cpu {cpu_pct:g} % everywhere)",
             telemetry_source=f"constant cpu {cpu_pct:g} %",
         )
-        shared = ("fleet", "_fixed_jobs") if "_fixed_jobs" in self.__dict__ else ("fleet",)
+        shared = [name for name in ("fleet", "energy", "_fixed_jobs") if name in self.__dict__]
         copy.__dict__.update({name: self.__dict__[name] for name in shared})
         copy.__dict__["telemetry"] = telemetry
         return copy

@@ -18,7 +18,7 @@ import scenarios
 from aco_env.registration import FLEET5_ID
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING, progress_rate
-from tests.helpers import first_fit, run_twin, seeded_random_policy
+from tests.helpers import drawn_background, first_fit, run_twin, seeded_random_policy
 
 ONE_NODE = (NodeSpec("n0", "x86_64", "on-demand", 4, 16, 0.36),)
 
@@ -115,15 +115,11 @@ def contended_specs(draw: st.DrawFn) -> TwinSpec:
                 draw(st.sampled_from((0.5, 1, 2, 4))), 2, preemptible=draw(st.booleans()))
         for k in range(draw(st.integers(2, 8)))
     )
-    n_ticks = int(horizon // 300)
-    cpu = draw(st.lists(st.sampled_from((0.0, 20.0, 50.0, 85.0, 100.0)), min_size=n_ticks * n_nodes,
-                        max_size=n_ticks * n_nodes))
-    background = np.zeros((n_ticks, n_nodes, 2))
-    background[:, :, 0] = np.array(cpu).reshape(n_ticks, n_nodes)
+    telemetry = drawn_background(draw, int(horizon // 300), n_nodes)
     return TwinSpec(
         fleet,
         sorted(jobs, key=lambda j: j.arrival_s),
-        Telemetry(background, 300.0),
+        telemetry,
         EpisodeSettings(horizon, queue_ttl_s=draw(st.sampled_from((None, 600.0))), interference=PROCESSOR_SHARING),
     )
 

@@ -40,11 +40,29 @@ def first_fit_spec(days: int = BENCH_DAYS, seed: int = 0) -> TwinSpec:
 def bench_twin(repeats: int = 3, days: int = BENCH_DAYS, compare_pure_python: bool = True) -> dict[str, Any]:
     """Best of ``repeats`` runs of a ``days``-day episode driven by first-fit.
 
-    With the twin's compiled core running (:mod:`digital_twin.native`) and ``compare_pure_python``,
-    the same is measured again on the pure-Python sources in a child process
-    (``pure_python``, and ``compiled_vs_pure_python``: the ratio of decisions per second).
+    The episode runs with energy accounting (the default) and again without
+    (``energy_off``, and ``energy_on_vs_off``: the ratio of decisions per second). With the
+    twin's compiled core running (:mod:`digital_twin.native`) and ``compare_pure_python``, the
+    same is measured again on the pure-Python sources in a child process (``pure_python``, and
+    ``compiled_vs_pure_python``: the ratio of decisions per second).
     """
     spec = first_fit_spec(days)
+    best = _best_run(spec, repeats, days)
+    off = dataclasses.replace(spec, settings=dataclasses.replace(spec.settings, energy_accounting=False))
+    best["energy_off"] = _best_run(off, repeats, days)
+    best["energy_on_vs_off"] = best["decisions_per_s"] / best["energy_off"]["decisions_per_s"]
+    best["twin_core"] = native.status
+    if compare_pure_python and compiled_core_is_running():
+        pure = in_pure_python(
+            "training.benchmarks.twin:bench_twin", repeats=repeats, days=days, compare_pure_python=False
+        )
+        best["pure_python"] = pure
+        best["compiled_vs_pure_python"] = best["decisions_per_s"] / pure["decisions_per_s"]
+    return best
+
+
+def _best_run(spec: TwinSpec, repeats: int, days: int) -> dict[str, Any]:
+    """The fastest of ``repeats`` first-fit episodes of ``spec``: decisions and simulated seconds per wall second."""
     best: dict[str, Any] = {}
     for _ in range(repeats):
         twin = DigitalTwin(spec)
@@ -68,12 +86,6 @@ def bench_twin(repeats: int = 3, days: int = BENCH_DAYS, compare_pure_python: bo
                 "jobs": len(spec.jobs),
                 "sim_days": days,
                 "wall_s": wall,
+                "node_energy_kwh": twin.metrics()["node_energy_kwh"],
             }
-    best["twin_core"] = native.status
-    if compare_pure_python and compiled_core_is_running():
-        pure = in_pure_python(
-            "training.benchmarks.twin:bench_twin", repeats=repeats, days=days, compare_pure_python=False
-        )
-        best["pure_python"] = pure
-        best["compiled_vs_pure_python"] = best["decisions_per_s"] / pure["decisions_per_s"]
     return best
