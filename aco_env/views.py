@@ -24,6 +24,7 @@ import numpy as np
 
 from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
+from digital_twin.energy.model import EnergyModel, known_energy_model
 from digital_twin.telemetry import CPU, MEM
 from digital_twin.workload import Workload
 
@@ -148,6 +149,9 @@ class ClusterView:
         settings: The episode's settings (horizon, TTL, SLA threshold, spot, cost model,
             interference, objective rules and weights, start hour).
         telemetry: The background telemetry up to the current tick (e.g. for load predictors).
+        energy: The nodes' power and their grids' carbon intensity as known now: each series
+            up to the current time, then its current value held
+            (:func:`~digital_twin.energy.model.known_energy_model`).
     """
 
     time_s: float
@@ -168,6 +172,7 @@ class ClusterView:
     grid: TickGrid
     settings: EpisodeSettings
     telemetry: TelemetrySoFar
+    energy: EnergyModel
 
 
 def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryRecord | None = None) -> ClusterView:
@@ -204,6 +209,7 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
         grid=spec.grid,
         settings=spec.settings,
         telemetry=telemetry,
+        energy=known_energy_model(spec.energy_model, twin.time_s, spec.settings.horizon_s),
     )
 
 

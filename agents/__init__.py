@@ -11,8 +11,9 @@ lookahead's clairvoyant twin (:mod:`agents.lookahead_clairvoyant`), the oracle
 that prices a decision, is :mod:`agents.charges`.
 """
 
-# agents.aco, .heuristics, .lookahead(_clairvoyant), .oracle and .planted are imported to register their agents.
+# agents.aco, .carbon, .heuristics, .lookahead(_clairvoyant), .oracle and .planted are imported: they register agents.
 import agents.aco
+import agents.carbon
 import agents.heuristics
 import agents.lookahead
 import agents.lookahead_clairvoyant

@@ -138,13 +138,18 @@ def default_energy_model(fleet: Sequence[NodeSpec]) -> EnergyModel:
     return EnergyModel(tuple(default_node_power(node) for node in fleet))
 
 
+KNOWN_HISTORY_S = 86_400.0
+"""How much of each grid's past before time 0 an online agent knows (grids publish their
+intensity hourly; a day of it lets a forecaster use the same hour yesterday)."""
+
+
 def known_energy_model(model: EnergyModel, now_s: float, horizon_s: float) -> EnergyModel:
     """``model`` as known at ``now_s``: each region's carbon intensity up to now, then held (persistence).
 
     What an online agent may know (the grid's future intensity is hindsight): every series
     becomes the values it had at the ticks up to the one holding ``now_s``, that tick's value
-    after it, over ``[0, max(now_s, horizon_s)]``. Constant series, and the nodes, are kept as
-    they are (the model itself when nothing changes).
+    after it, over ``[-KNOWN_HISTORY_S, max(now_s, horizon_s)]``. Constant series, and the
+    nodes, are kept as they are (the model itself when nothing changes).
     """
     carbon = {name: _known_series(series, now_s, horizon_s) for name, series in model.carbon.items()}
     if all(carbon[name] is model.carbon[name] for name in carbon):
@@ -155,7 +160,7 @@ def known_energy_model(model: EnergyModel, now_s: float, horizon_s: float) -> En
 def _known_series(series: CarbonIntensity, now_s: float, horizon_s: float) -> CarbonIntensity:
     if series.n_ticks == 1:
         return series
-    first = math.floor((0.0 - series.start_s) / series.tick_s)  # the (unwrapped) tick holding time 0
+    first = math.floor((-KNOWN_HISTORY_S - series.start_s) / series.tick_s)  # the (unwrapped) tick holding it
     now = math.floor((now_s - series.start_s) / series.tick_s)
     last = math.floor((max(now_s, horizon_s) - series.start_s) / series.tick_s)
     starts = series.start_s + np.arange(first, last + 1) * series.tick_s

@@ -1,0 +1,74 @@
+"""The carbon-aware heuristics on the bundled carbon scenarios: what each decision must satisfy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import scenarios
+from aco_env import ClusterSchedulingEnv
+from agents import make_agent
+from agents.carbon import EMISSIONS_TOLERANCE, SHIFT_MARGIN, intensity_now, marginal_watts
+
+
+def _env(name: str) -> ClusterSchedulingEnv:
+    scenario = scenarios.load(name)
+    if scenario.missing_data():
+        pytest.skip(f"data not present: {scenario.missing_data()[0]}")
+    return ClusterSchedulingEnv(scenario)
+
+
+def _decisions(env: ClusterSchedulingEnv, agent_name: str, seed: int, limit: int = 150):
+    """(view, action) of the first ``limit`` decisions of an episode."""
+    agent = make_agent(agent_name, env)
+    observation, _ = env.reset(seed=seed)
+    agent.reset(seed)
+    for _ in range(limit):
+        view = env.cluster_view()
+        action = int(agent.predict(observation)[0])
+        yield view, action
+        observation, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            return
+
+
+def test_least_carbon__places_within_the_tolerance_of_the_least_emissions_and_grids_decide() -> None:
+    env = _env("fleet5-carbon-regions")
+    regions = []
+    for view, action in _decisions(env, "least-carbon", 5000):
+        valid = [i for i in range(env.n_nodes) if view.action_mask[i]]
+        assert action in valid  # it places whenever something fits
+        if view.job.workload == "latency-critical" and any(not env.fleet[i].is_spot for i in valid):
+            valid = [i for i in valid if not env.fleet[i].is_spot]
+            assert not env.fleet[action].is_spot
+        rates = [marginal_watts(view, i, view.job) * intensity_now(view, i) for i in valid]
+        assert marginal_watts(view, action, view.job) * intensity_now(view, action) <= min(rates) * (
+            1 + EMISSIONS_TOLERANCE
+        ) + 1e-12
+        regions.append(view.energy.nodes[action].region)
+    assert regions.count("bpat") > regions.count("pjm")  # the hydro grid takes most of the work
+
+
+def test_carbon_shift__defers_only_work_that_may_wait_for_a_forecast_cleaner_hour() -> None:
+    env = _env("fleet5-carbon")
+    deferred = 0
+    for view, action in _decisions(env, "carbon-shift", 5001, limit=300):
+        if action != env.n_nodes:
+            continue
+        deferred += 1
+        assert view.job.workload != "latency-critical"
+        series = view.energy.carbon["ciso"]
+        yesterday = series.at(np.arange(view.time_s + 3600.0, view.time_s + 12 * 3600.0 + 1.0, 3600.0) - 86_400.0)
+        assert yesterday.min() < (1 - SHIFT_MARGIN) * series.at(view.time_s)
+    assert deferred > 0
+
+
+def test_the_view_holds_each_grid_up_to_now_then_its_value_now() -> None:
+    env = _env("fleet5-carbon")
+    truth = scenarios.load("fleet5-carbon").energy.carbon["ciso"]
+    for view, _ in _decisions(env, "first-fit", 5002, limit=40):
+        known = view.energy.carbon["ciso"]
+        past = np.arange(-86_400.0, view.time_s, 900.0)
+        future = np.arange(view.time_s, view.settings.horizon_s, 900.0)
+        np.testing.assert_array_equal(known.at(past), truth.at(past))
+        np.testing.assert_array_equal(known.at(future), truth.at(view.time_s))
