@@ -10,6 +10,7 @@ Registered names:
 | ``aco-ema`` | yes | EMA, alpha 0.5 |
 | ``aco-persistence`` | yes | persistence |
 | ``aco-cost`` | yes | none; no router: :data:`~agents.aco.router.COST_ONLY` for every job |
+| ``aco-carbon`` | yes | none; eta gets a fifth factor, each node's carbon efficiency (:func:`carbon_efficiency`) |
 
 Example:
     >>> import gymnasium as gym
@@ -34,9 +35,11 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.aco.colony import ColonyConfig, NodePheromone
+from agents.aco.cost_engine import CARBON_REFERENCE_G_PER_H, carbon_efficiency
 from agents.aco.router import COST_ONLY, Strategy
 from agents.aco.scheduler import Decision, FleetArrays, schedule
 from agents.base import register_agent
+from agents.carbon import intensity_now, marginal_watts
 from agents.predictor import EmaPredictor, LstmPredictor, OnlinePredictions, PersistencePredictor
 from agents.predictor.base import Predictor
 from agents.predictor.cache import PredictionCache, default_cache
@@ -76,6 +79,9 @@ class AcoAgent(ViewAgent):
             :data:`~agents.aco.router.COST_ONLY`, the reference's scheduler without a
             strategy); ``None`` = route each job (the default).
         name: The agent's name (defaults to ``"aco"``).
+        carbon_reference_g_per_h: When set, eta gets a fifth factor, the carbon efficiency of
+            each node (:func:`~agents.aco.cost_engine.carbon_efficiency` of the emissions the job
+            would add there now, g/h); ``None`` = the reference's four factors.
 
     Attributes:
         last_decision: The :class:`~agents.aco.scheduler.Decision` of the last ``predict``
@@ -96,6 +102,7 @@ class AcoAgent(ViewAgent):
         colony: ColonyConfig = ColonyConfig(),  # noqa: B008  (frozen, so a shared default is safe)
         strategy: Strategy | None = None,
         name: str | None = None,
+        carbon_reference_g_per_h: float | None = None,
     ) -> None:
         super().__init__(env)
         if name is not None:
@@ -105,6 +112,7 @@ class AcoAgent(ViewAgent):
         self.predictor_seed = predictor_seed
         self.colony = colony
         self.strategy = strategy
+        self.carbon_reference_g_per_h = carbon_reference_g_per_h
         self._cache = cache
         self._arrays = FleetArrays.from_fleet(self.fleet)
         self._pheromone = NodePheromone(self.n_nodes, initial_pheromone)
@@ -149,11 +157,25 @@ class AcoAgent(ViewAgent):
             confidence=confidence,
             strategy=self.strategy,
             config=self.colony,
+            extra_factor=self._carbon_factor(view),
         )
         self.last_decision = decision
         if decision.node is not None:
             self._pheromone.update(decision.node)
         return decision.node
+
+
+    def _carbon_factor(self, view: ClusterView) -> np.ndarray | None:
+        """``(N,)`` the carbon efficiency of placing the view's job on each node now (``None``: off)."""
+        if self.carbon_reference_g_per_h is None:
+            return None
+        job = view.job
+        assert job is not None
+        rates = [
+            marginal_watts(view, i, job) * intensity_now(view, i) / 1000.0 if view.action_mask[i] else 0.0
+            for i in range(self.n_nodes)
+        ]  # g/h: W x g/kWh / 1000
+        return carbon_efficiency(rates, self.carbon_reference_g_per_h)
 
 
 def _factory(
@@ -181,5 +203,6 @@ for _name, _make in (
     ("aco-ema", _factory("aco-ema", EmaPredictor)),
     ("aco-persistence", _factory("aco-persistence", PersistencePredictor)),
     ("aco-cost", _factory("aco-cost", strategy=COST_ONLY)),
+    ("aco-carbon", _factory("aco-carbon", carbon_reference_g_per_h=CARBON_REFERENCE_G_PER_H)),
 ):
     register_agent(_name, _make, deferral=NEW_FIT)

@@ -150,6 +150,24 @@ def score_breakdown(
     }
 
 
+CARBON_REFERENCE_G_PER_H = 50.0
+"""Marginal emissions at which the carbon efficiency is 0.5 (a 4-core job on the default fleet
+adds about 55 W: 22 g/h at 400 g/kWh)."""
+
+
+def carbon_efficiency(emissions_g_per_h: ArrayLike, reference_g_per_h: float = CARBON_REFERENCE_G_PER_H) -> np.ndarray:
+    """``1 / (1 + emissions / reference)`` per node, in (0, 1]: the cost efficiency's form for carbon.
+
+    Not in the reference system: an optional fifth factor of eta (``aco-carbon``), from the
+    emissions the job would add on each node now (``agents.carbon.marginal_watts`` x the
+    node's grid intensity).
+
+    >>> [round(float(x), 3) for x in carbon_efficiency([0.0, 50.0, 150.0])]
+    [1.0, 0.5, 0.25]
+    """
+    return 1.0 / (1.0 + np.asarray(emissions_g_per_h, dtype=float) / reference_g_per_h)
+
+
 def eta(**kwargs: Any) -> np.ndarray:
     """``score_breakdown(**kwargs)["eta"]``: the desirability per node, ``(N,)``, >= 0."""
     return np.asarray(score_breakdown(**kwargs)["eta"])

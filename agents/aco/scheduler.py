@@ -146,6 +146,7 @@ def schedule(
     confidence: np.ndarray | None = None,
     strategy: Strategy | None = None,
     config: ColonyConfig = ColonyConfig(),  # noqa: B008  (frozen, so a shared default is safe)
+    extra_factor: np.ndarray | None = None,
 ) -> Decision:
     """Choose a node for ``job`` (see the module docstring for the steps).
 
@@ -165,6 +166,8 @@ def schedule(
         confidence: ``(N,)`` prediction confidence in [0, 1] (with ``spike_probability``).
         strategy: Override the router's strategy.
         config: The colony's constants.
+        extra_factor: ``(N,)`` a further factor of eta per node, in (0, 1] (e.g. the carbon
+            efficiency, :func:`agents.aco.cost_engine.carbon_efficiency`); ``None`` = 1.
     """
     if strategy is None:
         strategy = route(job, now_s)
@@ -173,6 +176,8 @@ def schedule(
         return Decision(None, NO_CANDIDATE, strategy, candidates, np.zeros(0))
     lc = job.is_latency_critical
     eta = _eta(job, fleet, candidates, utilization_pct, spike_probability, confidence, strategy, lc)
+    if extra_factor is not None:
+        eta = eta * extra_factor[candidates]
     if strategy.avoid_workload_types:
         columns = [_TYPE_COLUMN[t] for t in strategy.avoid_workload_types]
         eta[running_by_type[candidates][:, columns].any(axis=1)] = 0.0

@@ -72,3 +72,27 @@ def test_the_view_holds_each_grid_up_to_now_then_its_value_now() -> None:
         future = np.arange(view.time_s, view.settings.horizon_s, 900.0)
         np.testing.assert_array_equal(known.at(past), truth.at(past))
         np.testing.assert_array_equal(known.at(future), truth.at(view.time_s))
+
+
+def test_aco_carbon__multiplies_acos_eta_by_each_nodes_carbon_efficiency() -> None:
+    from agents.aco.cost_engine import CARBON_REFERENCE_G_PER_H, carbon_efficiency
+
+    env = _env("fleet5-carbon-regions")
+    plain, carbon = make_agent("aco", env), make_agent("aco-carbon", env)
+    observation, _ = env.reset(seed=5003)
+    for agent in (plain, carbon):
+        agent.reset(7)
+    compared = 0
+    for _ in range(60):
+        view = env.cluster_view()
+        plain.predict(observation)
+        action = int(carbon.predict(observation)[0])
+        a, b = plain.last_decision, carbon.last_decision
+        if a is not None and b is not None and a.candidates.size:
+            rates = [marginal_watts(view, int(i), view.job) * intensity_now(view, int(i)) / 1e3 for i in a.candidates]
+            np.testing.assert_allclose(b.eta, a.eta * carbon_efficiency(rates, CARBON_REFERENCE_G_PER_H), rtol=1e-12)
+            compared += 1
+        observation, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+    assert compared > 10
