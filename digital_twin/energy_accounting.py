@@ -19,24 +19,28 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Sequence
 
 from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.energy_constants import EnergyConstants
-from digital_twin.objective import PENALTY_INDEX
 from digital_twin.state import RUNNING, TwinState
 
-_ENERGY, _CARBON = PENALTY_INDEX["energy"], PENALTY_INDEX["carbon"]
 
+def curve_watts(points: list[float], watts: list[float], u: float, steps: int = 0) -> float:
+    """The curve's watts at utilisation ``u`` (clipped to [0, 1]), linear between its points.
 
-def curve_watts(points: Sequence[float], watts: Sequence[float], u: float) -> float:
-    """The curve's watts at utilisation ``u`` (clipped to [0, 1]), linear between its points."""
+    ``steps``: n when the points are ``k / n`` (the segment is then ``floor(u n)``), else 0.
+    """
     if u <= 0.0:
         return watts[0]
     if u >= 1.0:
         return watts[-1]
-    k = bisect_right(points, u) - 1
+    if steps:
+        k = int(u * steps)
+        if k >= steps:
+            k = steps - 1
+    else:
+        k = bisect_right(points, u) - 1
     u0 = points[k]
     w0 = watts[k]
     return w0 + (watts[k + 1] - w0) * (u - u0) / (points[k + 1] - u0)
@@ -54,7 +58,8 @@ def refresh_node(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: 
         used = capacity - s.free_cpu_m[i]
         base = s.node_base_w[i]
         if used:
-            host = curve_watts(e.curve_u[i], e.curve_w[i], (c.background_cpu_m[k][i] + used) / capacity)
+            u = (c.background_cpu_m[k][i] + used) / capacity
+            host = curve_watts(e.curve_u[i], e.curve_w[i], u, e.curve_steps[i])
             ours_gpu = (c.gpus[i] - s.free_gpus[i]) * e.gpu_delta_w[i]
             attributed = host - base + ours_gpu
             power = host + e.gpu_idle_node_w[i] + ours_gpu
@@ -75,7 +80,7 @@ def refresh_node(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: 
 
 def refresh_base(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: int) -> None:
     """Set node ``i``'s ``node_base_w`` (its host's power on tick ``k``'s background alone); :func:`refresh_node`."""
-    s.node_base_w[i] = curve_watts(e.curve_u[i], e.curve_w[i], c.background_cpu_m[k][i] / c.cpu_m[i])
+    s.node_base_w[i] = curve_watts(e.curve_u[i], e.curve_w[i], c.background_cpu_m[k][i] / c.cpu_m[i], e.curve_steps[i])
     refresh_node(s, c, e, i, k)
 
 
@@ -108,21 +113,20 @@ def _cumulative(e: EnergyConstants, r: int, t: float) -> float:
 def accrue(s: TwinState, e: EnergyConstants, t0: float, t1: float) -> None:
     """Add the energy and emissions of ``[t0, t1]`` at the nodes' current power (nothing changes in between).
 
-    Updates the node energy and emissions, our jobs' (attributed) ones, and the objective's
-    ``energy`` (kWh) and ``carbon`` (kg) counts, which are our jobs'.
+    Updates the node energy and emissions and our jobs' (attributed) ones; the objective's
+    ``energy`` (kWh) and ``carbon`` (kg) counts are read from the latter
+    (:meth:`~digital_twin.state.TwinState.penalty_counts`).
     """
     dt = t1 - t0
-    region_power, region_attributed = s.region_power_w, s.region_attributed_w
+    region_power, region_attributed, constant = s.region_power_w, s.region_attributed_w, e.carbon_constant
     for r in range(e.n_regions):
         power = region_power[r]
         if power == 0.0:
             continue
         attributed = region_attributed[r]
-        intensity_s = carbon_integral(e, r, t0, t1)
+        intensity_s = constant[r] * dt if constant[r] >= 0.0 else carbon_integral(e, r, t0, t1)
         s.node_energy_j += power * dt
         s.node_carbon_g += power * intensity_s / J_PER_KWH
         if attributed != 0.0:
             s.attributed_energy_j += attributed * dt
             s.attributed_carbon_g += attributed * intensity_s / J_PER_KWH
-    s.counts[_ENERGY] = s.attributed_energy_j / J_PER_KWH
-    s.counts[_CARBON] = s.attributed_carbon_g / 1000.0

@@ -1,4 +1,7 @@
-"""An episode's energy model as the plain lists the twin's event loop reads (:class:`EnergyConstants`)."""
+"""An episode's energy model as the plain lists the twin's event loop reads (:class:`EnergyConstants`).
+
+The fields are typed ``list`` (not ``Sequence``): the compiled core then indexes them directly.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ class EnergyConstants:
     Attributes:
         curve_u: ``(N,)`` per node, its power curve's utilisation points (increasing, 0 to 1).
         curve_w: ``(N,)`` per node, the curve's watts at those points.
+        curve_steps: ``(N,)`` n when the node's points are ``0, 1/n, ..., 1`` (as SPECpower's),
+            so that a utilisation's segment is ``floor(u n)``; 0 otherwise (searched).
         gpu_idle_w: ``(N,)`` watts of one idle GPU of the node (0 without GPUs).
         gpu_delta_w: ``(N,)`` busy minus idle watts of one GPU.
         gpu_idle_node_w: ``(N,)`` watts of all the node's GPUs idle.
@@ -29,18 +34,19 @@ class EnergyConstants:
         carbon_before: ``(R,)`` per tick, the integral from the series' start to the tick's start, (g/kWh) s.
     """
 
-    curve_u: Sequence[Sequence[float]]
-    curve_w: Sequence[Sequence[float]]
-    gpu_idle_w: Sequence[float]
-    gpu_delta_w: Sequence[float]
-    gpu_idle_node_w: Sequence[float]
-    region_of: Sequence[int]
+    curve_u: list[list[float]]
+    curve_w: list[list[float]]
+    curve_steps: list[int]
+    gpu_idle_w: list[float]
+    gpu_delta_w: list[float]
+    gpu_idle_node_w: list[float]
+    region_of: list[int]
     n_regions: int
-    carbon_constant: Sequence[float]
-    carbon_start_s: Sequence[float]
-    carbon_tick_s: Sequence[float]
-    carbon_values: Sequence[Sequence[float]]
-    carbon_before: Sequence[Sequence[float]]
+    carbon_constant: list[float]
+    carbon_start_s: list[float]
+    carbon_tick_s: list[float]
+    carbon_values: list[list[float]]
+    carbon_before: list[list[float]]
 
     @classmethod
     def of(cls, model: EnergyModel, gpu_counts: Sequence[int]) -> EnergyConstants:
@@ -50,6 +56,7 @@ class EnergyConstants:
         return cls(
             curve_u=[node.curve.points_u.tolist() for node in model.nodes],
             curve_w=[node.curve.watts.tolist() for node in model.nodes],
+            curve_steps=[_uniform_steps(node.curve.points_u.tolist()) for node in model.nodes],
             gpu_idle_w=[node.gpu.idle_w if node.gpu is not None else 0.0 for node in model.nodes],
             gpu_delta_w=[node.gpu.busy_w - node.gpu.idle_w if node.gpu is not None else 0.0 for node in model.nodes],
             gpu_idle_node_w=[
@@ -73,3 +80,9 @@ def _integrals_before(values: list[float], tick_s: float) -> list[float]:
         out.append(total * tick_s)
         total += value
     return out
+
+
+def _uniform_steps(points: list[float]) -> int:
+    """The segment count ``n`` when ``points`` are exactly ``k / n`` for ``k = 0..n``, else 0."""
+    n = len(points) - 1
+    return n if all(points[k] == k / n for k in range(n + 1)) else 0

@@ -13,6 +13,7 @@ import heapq
 from dataclasses import dataclass, fields
 
 from digital_twin.constants import TwinConstants
+from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.job_queue import JobQueue
 from digital_twin.measures import unfairness
 from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX
@@ -27,6 +28,7 @@ COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")
 
 _UNFAIRNESS = PENALTY_INDEX["unfairness"]
+_ENERGY, _CARBON = PENALTY_INDEX["energy"], PENALTY_INDEX["carbon"]
 
 ScheduledEvent = tuple[float, int, int, int, int]
 """``(time_s, kind, seq, index, generation)``: an event kind, the job or node index it is about, and
@@ -310,8 +312,13 @@ class TwinState:
 
         ``unfairness`` is a function of the per-class tallies, not a sum over events, and the
         tallies change at every arrival and completion: it is recomputed here, when read and
-        only if they changed, rather than at each of those events (the twin's hot path).
+        only if they changed, rather than at each of those events (the twin's hot path). The
+        ``energy`` and ``carbon`` entries are our jobs' kWh and kg so far, set from their sums
+        here for the same reason.
         """
+        counts = self.counts
+        counts[_ENERGY] = self.attributed_energy_j / J_PER_KWH
+        counts[_CARBON] = self.attributed_carbon_g / 1000.0
         if self.unfairness_stale:
             self.counts[_UNFAIRNESS] = unfairness(self.class_jobs, self.class_service)
             self.unfairness_stale = False

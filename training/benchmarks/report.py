@@ -252,6 +252,11 @@ def _twin_section(twin: dict[str, Any]) -> list[str]:
         f"| decisions per wall second | {_fmt(twin['decisions_per_s'])} | >= 60,000 |",
         f"| simulated seconds per wall second | {_fmt(twin['sim_seconds_per_wall_second'])} | |",
     ]
+    if "energy_off" in twin:
+        lines += [
+            f"| decisions per wall second, energy accounting off | {_fmt(twin['energy_off']['decisions_per_s'])} | |",
+            f"| accounting on / off (median of paired runs) | {twin['energy_on_vs_off']:.2f} | >= 0.8 |",
+        ]
     if "pure_python" in twin:
         lines += [
             f"| decisions per wall second, pure-Python twin | {_fmt(twin['pure_python']['decisions_per_s'])} | |",
