@@ -38,6 +38,7 @@ import :mod:`agents.charges` (what each objective term charges).
   * :mod:`~agents.oracle.model.fit`: which nodes each job fits, by node shape;
   * :mod:`~agents.oracle.model.intervals`: sorted disjoint time intervals;
   * :mod:`~agents.oracle.model.stretch`: how long a run can last under cpu contention;
+  * :mod:`~agents.oracle.model.energy`: the least energy and emissions a run adds to its node;
   * :mod:`~agents.oracle.model.terms`: what each penalty term counts per option and per unserved
     job (the only oracle module a new term touches; USD through :mod:`agents.charges`).
 * ``milp/``, the mixed-integer programs both the plan and the exact bound solve:

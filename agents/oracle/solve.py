@@ -42,7 +42,8 @@ class OracleResult:
             the others (rejected by TTL or at the horizon, unplaceable, or never submitted).
         plan_objective_usd: The plan's objective: what the twin charges when it replays the
             plan (:func:`agents.oracle.plans.replay.replay_plan`). Without cpu contention this is the
-            program value of the chosen solution; under contention runs last longer than the
+            program value of the chosen solution, but for energy and carbon (the programs charge
+            those from below, the replay exactly); under contention runs last longer than the
             nominal plan's durations (and less than the worst-case plan's reservations), and the
             replay says what that costs.
         lower_bound_usd: No policy of the twin can do better on this episode.

@@ -75,7 +75,22 @@ feasible solution of the program whose program objective is no larger):
    interruption): such a run pays for its whole stretched length, and on the time its core
    surely holds the node the load is at least the cores' load, so its rate is at most what
    that load gives (:func:`agents.oracle.milp.rows.slowdown_rows`).
-7. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
+7. **Energy and carbon** (when weighed). Each option counts the least kWh and kg CO2eq its
+   run adds to the node over a time the run surely covers: a point's nominal run ``[s, e(s))``,
+   a cell's core ``[hi, e(lo))`` (every start of the cell runs then, so the charge is at most
+   any of theirs). At every instant the charges of the runs on a node sum to at most what the
+   twin attributes to it, whatever set of runs it holds: host watts ``w x cpu``, ``w`` the
+   least slope of the node's curve over the utilisations our jobs can add there, scaled so that
+   runs that can share the node never sum past its headroom ``cores - background`` (the curve
+   is flat beyond), and exactly ``busy - idle`` watts per GPU (:mod:`agents.oracle.model.energy`
+   argues both); emissions are that power times the region's known intensity, integrated
+   exactly. Contention only lengthens a run, which only adds energy; a run cut by an
+   interruption is charged up to the cut (``e(s) <= t_next``). Earlier evicted runs: dropped
+   (item 1: their energy is >= 0), except that a last run past the first TTL window adds the
+   least energy of the run it proves (:func:`_charge_earlier_runs`). So the charges sum to at
+   most the episode's counts and the bound stays valid. A point's charge is exact for a linear
+   curve on a node our jobs cannot saturate, and below the twin's count on a concave curve.
+8. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 
 Everything whose validity could not be argued this way was relaxed away (no TTL coupling
@@ -188,10 +203,12 @@ def _charge_earlier_runs(
       re-queued then) and started before ``t``: at least ``rate[k] * (t - s')`` with ``s'`` the
       latest decision time in the windows before ``t``.
 
-    The two may be one run, so the larger of the two least charges is added (each the minimum
-    over the possible nodes and times), with the first run's wait when that one is larger.
-    A latency-critical job's earlier run on a spot node also counted the QoS violation
-    (:func:`terms.add_earlier_spot_run`).
+    Either run also added at least the energy and emissions of running on ``k`` from that
+    latest time to ``t`` (it ran over all of it; :func:`terms.run_energy_counts`, under either
+    cost model). The two may be one run, so the larger of the two least charges is added
+    (each the minimum over the possible nodes and times), with the first run's wait when that
+    one is larger. A latency-critical job's earlier run on a spot node also counted the QoS
+    violation (:func:`terms.add_earlier_spot_run`).
     """
     if inst.ttl_s is None:
         return
@@ -203,34 +220,46 @@ def _charge_earlier_runs(
         return
     rate = {k: 0.0 if inst.active_nodes else float(inst.rate_per_s[job, k]) for k, _ in evictions}
     charges = inst.charges
-    first = (0.0, 0.0)  # (USD, the first start's wait in s); 0 if no eviction is reachable (never: see below)
+    first = (0.0, 0.0, 0.0, 0.0, 0.0)  # (USD, wait s, cost USD, kWh, kg); 0 if no eviction is reachable
     candidates = []
     for k, t in evictions:
         latest = latest_decision(points, fuzzy, a, min(first_end, t)) if t < first_end + longest else None
         if latest is not None:
-            candidates += [(rate[k] * (t - s1) + charges.wait(s1 - a), s1 - a) for s1 in (a, latest)]
+            kwh, kg, energy = _ran(inst, job, k, latest, t)
+            candidates += [(rate[k] * (t - s1) + charges.wait(s1 - a) + energy, s1 - a, rate[k] * (t - s1), kwh, kg)
+                           for s1 in (a, latest)]
     if candidates:
         first = min(candidates)
-    last_evicted = np.full(len(later), np.inf)
+    last = np.zeros((4, len(later)))  # the last evicted run's least (USD, cost USD, kWh, kg) per option
+    last[0] = np.inf
     lo, hi = group["start_lo_s"], group["start_hi_s"]
     for k, t in evictions:
         latest = latest_decision(points, fuzzy, a, t)
         if latest is None:
             continue
+        kwh, kg, energy = _ran(inst, job, k, latest, t)
         # the start set [lo, hi) (a point: lo == hi) holds an s with t <= s < t + TTL
         possible = later & (lo < t + inst.ttl_s) & np.where(lo == hi, t <= lo, t < hi)
-        last_evicted = np.where(possible, np.minimum(last_evicted, rate[k] * (t - latest)), last_evicted)
-    last_evicted = np.where(np.isfinite(last_evicted), last_evicted, 0.0)  # no such t: charge the first run only
-    use_first = first[0] >= last_evicted
+        cheaper = possible & (rate[k] * (t - latest) + energy < last[0])
+        last[:, cheaper] = np.array([[rate[k] * (t - latest) + energy], [rate[k] * (t - latest)], [kwh], [kg]])
+    last[:, ~np.isfinite(last[0])] = 0.0  # no such t: charge the first run only
+    use_first = first[0] >= last[0]
     wait_s = np.where(later & use_first, first[1], 0.0)
-    extra = np.where(use_first, first[0] - charges.wait(first[1]), last_evicted)
+    cost, kwh_all, kg_all = (np.where(use_first, first[q], last[r]) for q, r in ((2, 1), (3, 2), (4, 3)))
     counts = group["counts"].copy()
     terms.add_earlier_spot_run(inst, job, counts, later)
     terms.add_first_run_wait(counts, later, wait_s[later])
-    group["cost_usd"] = group["cost_usd"] + extra * later
+    terms.add_earlier_energy(counts, later, kwh_all[later], kg_all[later])
+    group["cost_usd"] = group["cost_usd"] + cost * later
     penalties = terms.penalty_usd(inst, counts)
     group["coef_usd"] = penalties if inst.active_nodes else penalties + group["cost_usd"]
     group["counts"] = counts
+
+
+def _ran(inst: OracleInstance, job: int, node: int, since_s: float, until_s: float) -> tuple[float, float, float]:
+    """``(kWh, kg, USD)``: the least energy and emissions of ``job`` running on ``node`` over ``[since_s, until_s)``."""
+    kwh, kg = terms.run_energy_counts(inst, job, node, np.array([since_s]), np.array([until_s]))
+    return float(kwh[0]), float(kg[0]), float(terms.energy_usd(inst, kwh, kg)[0])
 
 
 def latest_decision(points: np.ndarray, fuzzy_runs: list[Interval], lo: float, hi: float) -> float | None:
@@ -275,7 +304,9 @@ def _cells(
     value at the cell's ends and the kinks inside. For a job that may be evicted the wait is
     the last queue spell's least, ``s - last_enqueue(s)`` (:func:`terms.relax_for_earlier_runs`):
     it drops to 0 at each requeue time (:func:`terms.requeue_times_s`), kinks too, and is taken
-    at each evaluated start itself, at most its limit from the left there.
+    at each evaluated start itself, at most its limit from the left there. Energy and carbon
+    are counted over the core ``[hi, e(lo))`` (:func:`terms.count_run_energy`), which every
+    start of the cell runs over.
     """
     if len(lo) == 0:
         return None
@@ -299,6 +330,7 @@ def _cells(
         cheaper = total_k < total
         cost, total = np.where(cheaper, cost_k, cost), np.where(cheaper, total_k, total)
         counts = np.where(cheaper[:, None], counts_k, counts)
+    terms.count_run_energy(inst, job, node, counts, hi, end_lo)  # over the core: every start runs then
     ticks = inst.tick_times_s
     return block(
         inst,

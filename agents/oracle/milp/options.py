@@ -51,7 +51,8 @@ class Options:
         cost_usd: ``(n,)`` pro-rated compute cost (whatever the cost model; for a cell, the
             cost at the start that attains its minimum).
         counts: ``(n, T)`` what the option counts of each penalty term, in ``PENALTIES`` order
-            (exact for points; :mod:`agents.oracle.model.terms`).
+            (exact for points, but ``energy`` and ``carbon``: a lower bound;
+            :mod:`agents.oracle.model.terms`).
         family: ``(n,)`` int64, ``-1`` for an ordinary option (the job's one run); otherwise
             the option belongs to an *evict-and-rerun* family (one per job and spot
             interruption, :mod:`agents.oracle.plans.rerun`): a first run the interruption evicts,

@@ -16,10 +16,12 @@ from functools import cached_property
 import numpy as np
 
 from agents.charges import Charges, share_usd_per_s
+from agents.oracle.model.energy import RunEnergy, charged, run_energy
 from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
 from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
+from digital_twin.energy.model import EnergyModel
 from digital_twin.objective import ObjectiveWeights
 from digital_twin.tick_grid import TickGrid
 
@@ -62,7 +64,11 @@ class OracleInstance:
             pending job is asked at each of them. A TTL expiry is not one: it is an event only
             when it rejects a job still queued (:func:`first_expiries_s` lists the first ones).
         node_classes: Groups (>= 2) of interchangeable nodes: equal specs apart from the id,
-            equal background cpu series and equal interruption times.
+            equal background cpu series and equal interruption times (and, when ``energy`` is
+            charged, equal power and carbon intensity).
+        energy: The least energy and emissions a run adds to its node
+            (:class:`~agents.oracle.model.energy.RunEnergy`), when the episode weighs the
+            ``energy`` or ``carbon`` term; ``None`` otherwise (both counted 0, which is exact).
     """
 
     settings: EpisodeSettings
@@ -93,6 +99,7 @@ class OracleInstance:
     rate_per_s: np.ndarray  # (J, N)
     static_events_s: np.ndarray  # (E,)
     node_classes: tuple[tuple[int, ...], ...]
+    energy: RunEnergy | None = None
 
     @property
     def horizon_s(self) -> float:
@@ -155,6 +162,8 @@ class OracleInstance:
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
         durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
         slowest = slowest_rate_table(view)
+        job_cpu = np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64)
+        energy = run_energy(view, node_cpu, job_cpu, candidates) if charged(view) else None
         return cls(
             settings=spec.settings,
             grid=spec.grid,
@@ -174,7 +183,7 @@ class OracleInstance:
             slowest_rate=slowest,
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
             latency_slo_s=durations * float(spec.settings.latency_slo_factor),  # the twin's float expression
-            job_cpu_m=np.array([millicores(j.cpu_cores) for j in jobs], dtype=np.int64),
+            job_cpu_m=job_cpu,
             job_mem_mib=np.array([mebibytes(j.mem_gb) for j in jobs], dtype=np.int64),
             job_gpus=np.array([j.gpu_count for j in jobs], dtype=np.int64),
             job_lc=np.array([j.is_latency_critical for j in jobs], dtype=bool),
@@ -183,7 +192,8 @@ class OracleInstance:
             candidates=candidates,
             rate_per_s=_rates(jobs, candidates, node_cpu, node_gpus, price),
             static_events_s=static_events(view, ticks, submitted),
-            node_classes=_node_classes(fleet, background, view.interruptions_s),
+            node_classes=_node_classes(fleet, background, view.interruptions_s, spec.energy_model if energy else None),
+            energy=energy,
         )
 
     def is_down(self, node: int, time_s: float) -> bool:
@@ -305,11 +315,21 @@ def first_expiries_s(arrival_s: np.ndarray, ttl_s: float | None) -> np.ndarray:
 
 
 def _node_classes(
-    fleet: tuple[NodeSpec, ...], background: np.ndarray, interruptions: tuple[tuple[float, ...], ...]
+    fleet: tuple[NodeSpec, ...],
+    background: np.ndarray,
+    interruptions: tuple[tuple[float, ...], ...],
+    energy: EnergyModel | None = None,
 ) -> tuple[tuple[int, ...], ...]:
-    """Groups of nodes that are interchangeable in every program (used for symmetry breaking)."""
+    """Groups of nodes that are interchangeable in every program (used for symmetry breaking).
+
+    With ``energy`` (the episode's model, when its terms are charged) the nodes of a group also
+    draw alike: the same power curve, GPU power and region.
+    """
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, node in enumerate(fleet):
-        key = (dataclasses.replace(node, node_id="_"), background[:, i].tobytes(), interruptions[i])
+        key: tuple[object, ...] = (dataclasses.replace(node, node_id="_"), background[:, i].tobytes(), interruptions[i])
+        if energy is not None:
+            power = energy.nodes[i]
+            key += (power.curve.points_u.tobytes(), power.curve.watts.tobytes(), power.gpu, power.region)
         groups.setdefault(key, []).append(i)
     return tuple(tuple(g) for g in groups.values() if len(g) > 1)

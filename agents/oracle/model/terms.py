@@ -3,7 +3,7 @@
 The twin counts every term of :data:`~digital_twin.objective.PENALTIES` where its rule is met
 (:mod:`digital_twin.event_handlers`). The oracle's programs must charge a plan exactly what the
 twin will count, and charge the relaxation no more than any episode counts
-(:mod:`agents.oracle.bounds.exact` argues why). A term is charged in one or more of four ways:
+(:mod:`agents.oracle.bounds.exact` argues why). A term is charged in one or more of five ways:
 
 * **per option**, decided by the run an option stands for (QoS, eviction, deadline, waiting,
   lost utility): a count per term in each row of ``Options.counts`` (``(n, T)``, ``T =
@@ -18,6 +18,14 @@ twin will count, and charge the relaxation no more than any episode counts
   left the queue, a latency-critical job's whole utility): :func:`unserved_counts`;
 * **by the program** (the SLA: a variable per latency-critical job and rows over node loads,
   :mod:`agents.oracle.milp.program`), whose count a plan reports through :func:`plan_counts`;
+* **per option, from below** (``energy`` in kWh, ``carbon`` in kg CO2eq; 0 unless weighed):
+  the least the run adds to its node's draw whoever shares the node
+  (:mod:`agents.oracle.model.energy` argues it), over a time the run surely covers: a point's
+  run ``[s, e(s))`` (nominal, or the plan's reservation), a cell's core ``[hi, e(lo))`` (every
+  start of the cell runs then), an evicted first run's ``[s, t)`` (:func:`evicted_run_counts`),
+  plus the least of an earlier run the relaxation proves (:func:`add_earlier_energy`);
+  :func:`run_energy_counts`. A longer run (contention) only adds energy; a plan's count is
+  an estimate (its replay counts exactly); an unserved job counts 0;
 * **not at all**: ``unfairness`` is a function of the whole episode (Jain's index over the
   workload classes), not a sum over jobs, so no option can carry it. It is charged 0 (its
   count column stays 0 everywhere): the relaxation stays a lower bound because the term is
@@ -49,8 +57,9 @@ from agents.oracle.model.instance import OracleInstance
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = (
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY, _ENERGY, _CARBON = (
+    PENALTY_INDEX[name]
+    for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility", "energy", "carbon")
 )
 
 
@@ -87,7 +96,34 @@ def point_counts(
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)
+    stops = np.minimum(end, t_next) if not inst.job_preemptible[job] else end  # a failed run stops at t_next
+    count_run_energy(inst, job, node, counts, starts, stops)
     return counts
+
+
+def run_energy_counts(
+    inst: OracleInstance, job: int, node: int, t0: np.ndarray, t1: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``((n,) kWh, (n,) kg)``: the least ``job`` running on ``node`` over each ``[t0, t1)`` adds.
+
+    Its ``energy`` and ``carbon`` counts (:class:`agents.oracle.model.energy.RunEnergy`); 0 when the
+    episode weighs neither term, and for an empty interval (``t1 <= t0``).
+    """
+    if inst.energy is None:
+        return np.zeros(len(t0)), np.zeros(len(t0))
+    return inst.energy.run_counts(int(inst.job_cpu_m[job]), int(inst.job_gpus[job]), node, t0, t1)
+
+
+def count_run_energy(
+    inst: OracleInstance, job: int, node: int, counts: np.ndarray, t0: np.ndarray, t1: np.ndarray
+) -> None:
+    """Set the ``energy`` and ``carbon`` columns of ``(n, T)`` counts to :func:`run_energy_counts` (in place)."""
+    counts[:, _ENERGY], counts[:, _CARBON] = run_energy_counts(inst, job, node, t0, t1)
+
+
+def energy_usd(inst: OracleInstance, kwh: np.ndarray, kg: np.ndarray) -> np.ndarray:
+    """USD of ``kwh`` of energy and ``kg`` of CO2eq under the episode's weights."""
+    return inst.charges.usd("energy", kwh) + inst.charges.usd("carbon", kg)
 
 
 def cell_counts(
@@ -212,14 +248,18 @@ def last_enqueue_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.nda
     return times[np.searchsorted(times, starts, side="right") - 1]
 
 
-def evicted_run_counts(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
-    """``(n, T)`` counts of a first run of a preemptible job that a spot interruption evicts.
+def evicted_run_counts(
+    inst: OracleInstance, job: int, node: int, starts: np.ndarray, evicted_s: np.ndarray
+) -> np.ndarray:
+    """``(n, T)`` counts of a first run of a preemptible job on ``node`` that a spot interruption evicts.
 
     The job is re-queued, so the eviction counts nothing; the terms judged at the first start
-    are its: the wait until then and, under the ``first-start`` rule, the deadline. The
-    evict-and-rerun plans are built for jobs that are not latency critical (no QoS, no utility).
+    are its: the wait until then and, under the ``first-start`` rule, the deadline; and the
+    energy and emissions of what it ran, from ``starts`` to ``evicted_s`` (``(n,)`` seconds).
+    The evict-and-rerun plans are built for jobs that are not latency critical (no QoS, no utility).
     """
     counts = np.zeros((len(starts), N_TERMS))
+    count_run_energy(inst, job, node, counts, starts, evicted_s)
     counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
@@ -246,6 +286,16 @@ def add_earlier_spot_run(inst: OracleInstance, job: int, counts: np.ndarray, lat
     """
     if inst.job_lc[job]:
         counts[later, _QOS] = 1.0
+
+
+def add_earlier_energy(counts: np.ndarray, later: np.ndarray, kwh: np.ndarray, kg: np.ndarray) -> None:
+    """Add ``kwh`` and ``kg`` (one each per option of ``later``) an evicted earlier run surely added (in place).
+
+    The least energy and emissions of that run (:func:`agents.oracle.bounds.exact._charge_earlier_runs`),
+    a run other than the one the options stand for.
+    """
+    counts[later, _ENERGY] += kwh
+    counts[later, _CARBON] += kg
 
 
 def add_first_run_wait(counts: np.ndarray, later: np.ndarray, wait_s: np.ndarray) -> None:

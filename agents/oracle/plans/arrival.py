@@ -20,7 +20,8 @@ tick), over the runs that hold the node then (``a <= t < min(a + d, H)``):
 The objective is each option's terms at its start (:func:`agents.oracle.milp.options.point_terms`:
 the pro-rated cost of the nominal run and the penalties it decides) plus the unserved charges.
 So the program values exactly what the twin charges a plan that serves every job (but the
-``unfairness`` term, ``>= 0``); the replay is the plan's objective in any case.
+``unfairness`` term, ``>= 0``, and the ``energy`` and ``carbon`` terms, charged their lower
+bound, :mod:`agents.oracle.model.energy`); the replay is the plan's objective in any case.
 
 The program is a packing of runs into nodes over time, which CP-SAT (OR-Tools) solves far more
 steadily than HiGHS: on ``planted50`` episodes the same model took HiGHS 11-271 s and CP-SAT

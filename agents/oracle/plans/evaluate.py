@@ -1,7 +1,9 @@
 """A chosen set of plan options: its exact objective, the greedy fallback, and earlier equal starts.
 
 :func:`evaluate_plan` recomputes the objective of a chosen set of options exactly as the twin
-accounts it (SLA from the loads at ticks, active-node cost from the union of runs);
+accounts it (SLA from the loads at ticks, active-node cost from the union of runs), but energy
+and carbon, which the options count from below (:mod:`agents.oracle.model.energy`: exact for a
+linear power curve on a node our jobs cannot saturate);
 :func:`greedy_plan` is the fallback plan when HiGHS has none, and :func:`advance_starts` moves
 each planned start to the earliest one on the same node that changes nothing else.
 """

@@ -1,7 +1,8 @@
 """The plan played through the twin: the rules the oracle agent follows, and the plan's objective.
 
 The plan program charges each run one duration. Without cpu contention that is what the twin
-does, and the replay's objective equals the program's value; under contention runs last
+does, and the replay's objective equals the program's value (but energy and carbon, which
+the program charges from below, :mod:`agents.oracle.model.energy`); under contention runs last
 longer than the nominal plan assumed, so a planned start may find its node still busy. The
 job then either waits for its planned node (often a short wait, on the node the plan chose) or
 is *repaired*: started on the cheapest node that can take it (waiting can delay the jobs

@@ -16,8 +16,9 @@ candidate node is interrupted, one *family* of options (:class:`agents.oracle.mi
   the job's plan starts ``s1`` (:func:`agents.oracle.plans.options.plan_starts`) with ``t - d < s1 < t``
   (the run is still going at ``t``: a run only lasts longer under contention) and no earlier
   interruption of ``k`` after ``s1``; the last :data:`MAX_FIRST_RUN_STARTS` such starts per
-  node (the later, the less of the node it pays for). Usage ``[s1, t)``, the cost of that
-  time, and the terms judged at the first start (:func:`agents.oracle.model.terms.evicted_run_counts`);
+  node (the later, the less of the node it pays for). Usage ``[s1, t)``, the cost and the
+  energy of that time, and the terms judged at the first start
+  (:func:`agents.oracle.model.terms.evicted_run_counts`);
 * reruns on each candidate node at ``t`` (the re-queued job is asked at once) or a static
   event in ``(t, min(t + TTL, H))``, as ordinary runs (never crossing an interruption) without
   the ``first-start`` deadline, and waiting from the eviction at ``t`` to the rerun's start:
@@ -115,7 +116,7 @@ def first_run_block(
         use=(mine, ends),
         tick_range=(np.searchsorted(ticks, mine, side="right"), np.searchsorted(ticks, ends, side="left")),
         cost=inst.rate_per_s[job, node] * (ends - mine),
-        counts=terms.evicted_run_counts(inst, job, mine),
+        counts=terms.evicted_run_counts(inst, job, node, mine, ends),
         family=family,
         evicted=True,
     )

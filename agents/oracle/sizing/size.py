@@ -65,6 +65,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from agents.oracle.model.energy import charged
 from agents.oracle.sizing.budget import format_bytes
 from agents.oracle.sizing.columns import EpisodeColumns
 from agents.oracle.sizing.counts import ProgramSize, bound_size, plan_size
@@ -105,8 +106,8 @@ class OracleSizeEstimate:
         plan: Upper bounds on the plan program's size (the larger of the nominal and the
             worst-case plan under cpu contention; they are solved one after the other).
         bound: Upper bounds on the relaxation's size (``None`` when the bound is not computed).
-        instance_bytes: The episode's arrays: ``(J, N)`` rates, ``(K, N)`` SLA tables and the
-            candidate lists.
+        instance_bytes: The episode's arrays: ``(J, N)`` rates, ``(K, N)`` SLA tables, the
+            candidate lists and, with energy or carbon weighed, the energy charges.
         time_limit_s: Time limit of each solve (HiGHS's search grows with it).
     """
 
@@ -168,12 +169,14 @@ def estimate_oracle_memory(
     rates = 8 * ep.n_jobs * ep.n_nodes  # rate_per_s: (J, N) float64
     sla = 4 * 8 * n_ticks * ep.n_nodes  # sla_allowed, background, slowest rates, the plan's loads: (K, N)
     candidates = 40 * int(ep.c.sum())  # a Python int per (job, node) pair in the candidate tuples
+    # energy weighed: 4 float64 arrays per node over its pieces (ticks, and arrivals of its candidates)
+    energy = 4 * 8 * (ep.n_nodes * (n_ticks + 2) + int(ep.c.sum())) if charged(hindsight) else 0
     return OracleSizeEstimate(
         n_nodes=ep.n_nodes,
         n_jobs=ep.n_jobs,
         n_ticks=n_ticks,
         plan=larger(plan_size(ep), plan_size(ep, ep.longest)),
         bound=bound_size(ep, max_points_per_cell) if compute_bound else None,
-        instance_bytes=rates + sla + candidates,
+        instance_bytes=rates + sla + candidates + energy,
         time_limit_s=float(time_limit_s),
     )

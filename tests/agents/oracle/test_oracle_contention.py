@@ -74,6 +74,13 @@ def test_oracle_contention__on_the_tick_grid_too(spec: TwinSpec) -> None:
     _check(spec)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=False, energy=True))
+def test_oracle_contention__energy_and_carbon_charged_for_the_nominal_run_stay_below(spec: TwinSpec) -> None:
+    """Energy and carbon weighed under contention: stretched runs add energy the nominal charge leaves out."""
+    _check(spec)
+
+
 def _starts(spec: TwinSpec, plan: Plan, first_runs: FirstRuns | None = None) -> dict[str, list[tuple[int, float]]]:
     """Replay ``plan`` by the oracle agent's rule (repairing); each job's starts ``(node, time_s)`` in order."""
     prices = [node.price_per_hour_usd for node in spec.fleet]

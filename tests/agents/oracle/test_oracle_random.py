@@ -5,8 +5,9 @@ For each instance: the plan replays through the twin to exactly its objective; n
 sequence of the twin) is below the bound; the plan is never below the optimum; and where every
 event falls on the tick grid (arrivals, durations and TTL multiples of the tick, no
 interruptions) plan and bound both equal the optimum, unless an episode-level term (unfairness,
-which the programs charge 0) is weighed. The weights and settings drawn cover every objective
-term and both deadline rules.
+which the programs charge 0) or energy and carbon (charged a lower bound) are weighed. The
+weights and settings drawn cover every objective term and both deadline rules; with energy, a
+GPU node, non-linear power curves and non-constant carbon series on a grid of their own.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from agents.oracle import OracleResult, solve_oracle
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.replay import planned_node
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
+from digital_twin.energy import CarbonIntensity, PowerCurve, specpower_curve
+from digital_twin.energy.model import EnergyModel, NodePower, default_node_power
 from digital_twin.objective import DEADLINE_RULES, PENALTIES
 from tests.helpers import Policy, first_fit, run_twin, seeded_random_policy
 
@@ -33,22 +36,38 @@ WEIGHTS = (
     ObjectiveWeights(eviction_usd=0.3, deadline_miss_usd=0.7, rejection_usd=0.5, utility_loss_usd=0.8),
     ObjectiveWeights(deadline_miss_usd=0.4, rejection_usd=0.5, utility_loss_usd=0.6, unfairness_usd=0.9),
 )
+ENERGY_WEIGHTS = (
+    ObjectiveWeights(rejection_usd=0.5, energy_usd_per_kwh=4.0, carbon_usd_per_kg=8.0),
+    ObjectiveWeights(eviction_usd=0.3, deadline_miss_usd=0.4, rejection_usd=0.5, wait_usd_per_job_hour=0.6,
+                     utility_loss_usd=0.8, energy_usd_per_kwh=2.0, carbon_usd_per_kg=4.0),
+    ObjectiveWeights(rejection_usd=0.3, energy_usd_per_kwh=10.0),
+    ObjectiveWeights(rejection_usd=0.3, carbon_usd_per_kg=20.0),
+)
+"""Energy and carbon weighed heavily enough to move decisions (a GPU-hour is about 0.34 kWh)."""
+CURVES = (
+    specpower_curve("ibm-x3550-x5675"),  # concave at low load, least slope 90 W per unit
+    PowerCurve.linear(40.0, 160.0),
+    PowerCurve(np.array([0.0, 0.5, 1.0]), np.array([40.0, 70.0, 200.0]), "convex"),
+)
 
 
 @st.composite
-def small_specs(draw: st.DrawFn, exact_grid: bool, tiny_cpu: bool = False) -> TwinSpec:
+def small_specs(draw: st.DrawFn, exact_grid: bool, tiny_cpu: bool = False, energy: bool = False) -> TwinSpec:
     """2-3 nodes, 2-4 jobs, 600 s ticks; on the tick grid without interruptions if ``exact_grid``.
 
     With ``tiny_cpu`` a GPU node joins the fleet and jobs may ask for less than half a millicore
-    (0 millicores once rounded, as JobSpec accepts), with or without a GPU.
+    (0 millicores once rounded, as JobSpec accepts), with or without a GPU. With ``energy`` a
+    GPU node joins the fleet, jobs may ask for a GPU, energy and carbon are weighed
+    (:data:`ENERGY_WEIGHTS`) and each node draws by one of :data:`CURVES` in one of two regions
+    with a carbon series stepping off the tick grid (:func:`_energy_model`).
     """
     horizon = draw(st.sampled_from((1800.0, 2400.0)))
     n_nodes = draw(st.integers(2, 3))
     fleet = tuple(_node(draw, i) for i in range(n_nodes))
-    if tiny_cpu:
+    if tiny_cpu or energy:
         fleet = (*fleet, _gpu_node(draw, n_nodes))
         n_nodes += 1
-    jobs = tuple(_job(draw, k, horizon, exact_grid, tiny_cpu) for k in range(draw(st.integers(2, 4))))
+    jobs = tuple(_job(draw, k, horizon, exact_grid, tiny_cpu, energy) for k in range(draw(st.integers(2, 4))))
     if exact_grid:
         interruptions = tuple(() for _ in fleet)
         ttl = draw(st.sampled_from((None, 600.0, 1200.0)))
@@ -71,12 +90,31 @@ def small_specs(draw: st.DrawFn, exact_grid: bool, tiny_cpu: bool = False) -> Tw
             queue_ttl_s=ttl,
             spot_recovery_s=draw(st.sampled_from((300.0, 600.0))),
             cost_model=draw(st.sampled_from(("prorated", "active-nodes"))),
-            weights=draw(st.sampled_from(WEIGHTS)),
+            weights=draw(st.sampled_from(ENERGY_WEIGHTS if energy else WEIGHTS)),
             deadline_rule=draw(st.sampled_from(DEADLINE_RULES)),
             latency_slo_factor=draw(st.sampled_from((1.0, 2.0))),
         ),
         fixed_interruptions_s=interruptions,
+        energy=_energy_model(draw, fleet) if energy else None,
     )
+
+
+def _energy_model(draw: st.DrawFn, fleet: tuple[NodeSpec, ...]) -> EnergyModel:
+    """Each node on a drawn curve (scaled to its cores) in region ``a`` or ``b``; GPUs as the default model's.
+
+    Region ``a``'s intensity steps every 450 or 700 s (off the 600 s ticks), from a drawn
+    offset; ``b``'s is constant or steps every 900 s.
+    """
+    nodes = []
+    for node in fleet:
+        curve = draw(st.sampled_from(CURVES))
+        scaled = PowerCurve(curve.points_u, curve.watts * node.cpu_cores / 4, curve.name)
+        gpu = default_node_power(node).gpu
+        nodes.append(NodePower(scaled, gpu, draw(st.sampled_from(("a", "b")))))
+    values = draw(st.lists(st.sampled_from((50.0, 200.0, 450.0, 800.0)), min_size=2, max_size=5))
+    a = CarbonIntensity(np.array(values), draw(st.sampled_from((450.0, 700.0))), float(draw(st.integers(-600, 600))))
+    b = draw(st.sampled_from((CarbonIntensity.constant(300.0), CarbonIntensity(np.array([600.0, 100.0]), 900.0))))
+    return EnergyModel(tuple(nodes), {"a": a, "b": b})
 
 
 def _node(draw: st.DrawFn, i: int) -> NodeSpec:
@@ -108,7 +146,9 @@ def _gpu_node(draw: st.DrawFn, i: int) -> NodeSpec:
     )
 
 
-def _job(draw: st.DrawFn, k: int, horizon: float, exact_grid: bool, tiny_cpu: bool = False) -> JobSpec:
+def _job(
+    draw: st.DrawFn, k: int, horizon: float, exact_grid: bool, tiny_cpu: bool = False, gpu: bool = False
+) -> JobSpec:
     if exact_grid:
         arrival = TICK_S * draw(st.integers(0, int(horizon // TICK_S) - 1))
         duration = TICK_S * draw(st.integers(1, 3))
@@ -120,6 +160,7 @@ def _job(draw: st.DrawFn, k: int, horizon: float, exact_grid: bool, tiny_cpu: bo
     gpu_count = 0
     if tiny_cpu:  # drawn only here, so the other strategies draw exactly as before
         cpu_cores = draw(st.sampled_from((cpu_cores, 0.0001, 0.0004)))
+    if tiny_cpu or gpu:
         gpu_count = draw(st.sampled_from((0, 1)))
     return JobSpec(
         f"j{k}",
@@ -231,7 +272,8 @@ def _check_instance(spec: TwinSpec, exact_grid: bool) -> None:
     if result.proven_optimal:  # "proven" means the exhaustive optimum
         assert abs(result.plan_objective_usd - optimum) <= TOL + 1e-6 * abs(optimum), result.plan_objective_usd
     falling = any(getattr(spec.settings.weights, term.weight_key) for term in PENALTIES if not term.monotone)
-    if exact_grid and not falling:  # the programs charge the terms that may fall 0: no equality then
+    lower = spec.settings.weights.energy_usd_per_kwh or spec.settings.weights.carbon_usd_per_kg
+    if exact_grid and not falling and not lower:  # the programs charge the terms that may fall 0, energy less
         assert abs(result.plan_objective_usd - optimum) <= TOL, (result.plan_objective_usd, optimum)
         assert abs(result.lower_bound_usd - optimum) <= 1e-7, (result.lower_bound_usd, optimum)
         assert result.proven_optimal
@@ -263,6 +305,20 @@ def test_oracle__bound_holds_with_sub_millicore_jobs(spec: TwinSpec) -> None:
 @given(small_specs(exact_grid=True, tiny_cpu=True))
 def test_oracle__sub_millicore_jobs_on_the_tick_grid_meet_the_exhaustive_optimum(spec: TwinSpec) -> None:
     """Sub-millicore jobs on the tick grid: plan, bound and brute-force optimum coincide."""
+    _check_instance(spec, exact_grid=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(small_specs(exact_grid=False, energy=True), small_specs(exact_grid=False, tiny_cpu=True, energy=True)))
+def test_oracle__bound_holds_with_energy_and_carbon_weighed(spec: TwinSpec) -> None:
+    """Energy and carbon weighed, a GPU node (GPU jobs of 0 millicores too), carbon off the grid: bound <= optimum."""
+    _check_instance(spec, exact_grid=False)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_specs(exact_grid=True, energy=True))
+def test_oracle__energy_and_carbon_on_the_tick_grid_stay_below_the_exhaustive_optimum(spec: TwinSpec) -> None:
+    """On the tick grid too (where the other terms are exact), energy charged below the twin keeps the bound."""
     _check_instance(spec, exact_grid=True)
 
 
