@@ -57,13 +57,16 @@ def refresh_node(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: 
         capacity = c.cpu_m[i]
         used = capacity - s.free_cpu_m[i]
         base = s.node_base_w[i]
-        if used:
-            u = (c.background_cpu_m[k][i] + used) / capacity
-            host = curve_watts(e.curve_u[i], e.curve_w[i], u, e.curve_steps[i])
-            ours_gpu = (c.gpus[i] - s.free_gpus[i]) * e.gpu_delta_w[i]
+        busy = c.gpus[i] - s.free_gpus[i]
+        if used or busy:
+            host = base
+            if used:  # (a GPU job may round to 0 millicores)
+                u = (c.background_cpu_m[k][i] + used) / capacity
+                host = curve_watts(e.curve_u[i], e.curve_w[i], u, e.curve_steps[i])
+            ours_gpu = busy * e.gpu_delta_w[i]
             attributed = host - base + ours_gpu
             power = host + e.gpu_idle_node_w[i] + ours_gpu
-        else:  # none of our jobs runs on it (every job, GPU jobs too, holds cpu)
+        else:  # none of our jobs runs on it
             attributed = 0.0
             power = base + e.gpu_idle_node_w[i]
     else:

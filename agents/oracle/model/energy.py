@@ -3,10 +3,10 @@
 The twin charges our jobs the power they add to each node (:mod:`digital_twin.energy.model`):
 ``curve(u) - curve(u_bg)`` of the host, with ``u_bg = bg / C`` and ``u = min(1, (bg + A) / C)``
 (``bg`` the tick's background millicores, ``A`` our jobs' allocated millicores, ``C`` the
-node's), plus ``busy - idle`` watts per GPU our jobs hold, all while at least one millicore of
-ours is allocated there; energy is that power over time, emissions that power times the
-region's carbon intensity over time (:mod:`digital_twin.energy_accounting`). The node-level
-figure is not a sum over jobs (the curve is not linear, and it saturates at ``u = 1``), so a
+node's), plus ``busy - idle`` watts per GPU our jobs hold; energy is that power over time,
+emissions that power times the region's carbon intensity over time
+(:mod:`digital_twin.energy_accounting`). The node-level figure is not a sum over jobs (the curve
+is not linear, and it saturates at ``u = 1``), so a
 run is charged here a share of it that no set of runs held together can exceed:
 
 * **Host.** On node ``i`` at time ``t``, let ``A_max(t) = min(C, sum of the cpu of the jobs
@@ -26,8 +26,8 @@ run is charged here a share of it that no set of runs held together can exceed:
   node our jobs can never saturate (``bg + A_max <= C``) the charge is exact.
 * **GPUs.** ``(busy - idle) x gpus`` watts, exactly what the twin adds for the job's GPUs while
   it runs, for a job with at least one millicore. A GPU job whose cpu rounds to 0 millicores
-  is charged 0: the twin counts GPU power only while some millicore of ours is allocated on
-  the node, which that job alone does not make.
+  is charged 0, below the twin's count (it counts that job's GPUs too): valid, and such jobs
+  are rare (a request under half a millicore).
 * **Time.** The charge is the integral of that power over an interval the run surely covers
   (:mod:`agents.oracle.model.terms` says which: a run's nominal ``[s, min(s + d, H))``, a
   cell's core, an evicted run's ``[s, t)``). Contention only lengthens a run, and a longer run

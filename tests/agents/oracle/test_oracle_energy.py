@@ -141,11 +141,11 @@ def test_run_energy__below_the_count_on_a_concave_curve_and_a_saturated_node() -
         assert (charged > 0).all() and (charged < counted).all(), (charged, counted)
 
 
-def test_run_energy__a_gpu_job_without_millicores_adds_nothing_the_twin_counts() -> None:
-    """A GPU job asking < 0.5 millicore, alone: the twin counts its GPU only beside our millicores, so 0 is charged."""
+def test_run_energy__a_gpu_job_without_millicores_is_charged_nothing_below_the_twins_count() -> None:
+    """A GPU job asking < 0.5 millicore, alone: the twin counts its busy GPU, the oracle charges 0 (valid, below)."""
     jobs = (JobSpec("g", 0.0, 1200.0, "batch", 0.0001, 2, gpu_count=1),)
     twin, inst = _placed_at_arrival(_one_node_spec(PowerCurve.linear(40.0, 160.0), 10.0, jobs, gpus=1))
-    assert _counts(twin).tolist() == [0.0, 0.0]
+    assert (_counts(twin) > 0.0).all()
     assert _charged_runs(twin, inst).tolist() == [0.0, 0.0]
 
 
