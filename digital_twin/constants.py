@@ -5,7 +5,9 @@ The simulator (:mod:`digital_twin.event_loop`, :mod:`digital_twin.event_handlers
 changes during an episode. Resources are in whole units (millicores, MiB, GPUs) so that
 allocation and release are exact, and every per-node or per-job sequence is a plain list or
 tuple indexed by node or job (the event loop reads them at every event: list indexing is what
-is fast in CPython). The sequences are typed read-only (``Sequence``): nothing changes them.
+is fast in CPython). Nothing changes them. Those the event loop reads at every event are typed
+``list`` (the compiled core then indexes them directly, not through the sequence protocol); the
+others are typed read-only (``Sequence``).
 """
 
 from __future__ import annotations
@@ -101,28 +103,28 @@ class TwinConstants:
     n_jobs: int
     node_ids: Sequence[str]
     job_ids: Sequence[str]
-    cpu_m: Sequence[int]
-    mem_mib: Sequence[int]
-    gpus: Sequence[int]
-    price_per_s: Sequence[float]
-    is_spot: Sequence[bool]
-    arrival_s: Sequence[float]
-    duration_s: Sequence[float]
+    cpu_m: list[int]
+    mem_mib: list[int]
+    gpus: list[int]
+    price_per_s: list[float]
+    is_spot: list[bool]
+    arrival_s: list[float]
+    duration_s: list[float]
     deadline_s: Sequence[float | None]
     deadline_at_completion: bool
-    slo_s: Sequence[float]
-    preemptible: Sequence[bool]
-    req_cpu_m: Sequence[int]
-    req_mem_mib: Sequence[int]
-    req_gpus: Sequence[int]
-    type_index: Sequence[int]
-    is_lc: Sequence[bool]
+    slo_s: list[float]
+    preemptible: list[bool]
+    req_cpu_m: list[int]
+    req_mem_mib: list[int]
+    req_gpus: list[int]
+    type_index: list[int]
+    is_lc: list[bool]
     shape: Sequence[int]
     candidates: Sequence[tuple[int, ...]]
     candidate_mask: Sequence[Sequence[bool]]
     no_fit: Sequence[bool]
-    background_cpu_pct: Sequence[Sequence[float]]
-    background_cpu_m: Sequence[Sequence[float]]
+    background_cpu_pct: list[list[float]]
+    background_cpu_m: list[list[float]]
     settings: EpisodeSettings
     contention: bool
     queue_ttl_s: float | None

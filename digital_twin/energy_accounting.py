@@ -46,51 +46,70 @@ def curve_watts(points: list[float], watts: list[float], u: float, steps: int = 
     return w0 + (watts[k + 1] - w0) * (u - u0) / (points[k + 1] - u0)
 
 
-def refresh_node(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: int) -> None:
-    """Recompute node ``i``'s power and attributed power now (telemetry tick ``k``), and its region's sums.
+def node_power(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: int) -> tuple[float, float]:
+    """Node ``i``'s ``(power, attributed power)`` now, W, under telemetry tick ``k``.
 
     Up: ``curve(u) + gpus x idle + busy x (busy - idle)``, attributed ``curve(u) -
-    curve(u_background) + busy x (busy - idle)``; down: 0 and 0. ``curve(u_background)`` is the
-    node's ``node_base_w``, set at each tick (:func:`refresh_all`) and recovery.
+    curve(u_background) + busy x (busy - idle)``; down: ``(0, 0)``.
     """
-    if s.up[i]:
-        capacity = c.cpu_m[i]
-        used = capacity - s.free_cpu_m[i]
-        base = s.node_base_w[i]
-        busy = c.gpus[i] - s.free_gpus[i]
-        if used or busy:
-            host = base
-            if used:  # (a GPU job may round to 0 millicores)
-                u = (c.background_cpu_m[k][i] + used) / capacity
-                host = curve_watts(e.curve_u[i], e.curve_w[i], u, e.curve_steps[i])
-            ours_gpu = busy * e.gpu_delta_w[i]
-            attributed = host - base + ours_gpu
-            power = host + e.gpu_idle_node_w[i] + ours_gpu
-        else:  # none of our jobs runs on it
-            attributed = 0.0
-            power = base + e.gpu_idle_node_w[i]
-    else:
-        power = attributed = 0.0
+    if not s.up[i]:
+        return 0.0, 0.0
+    capacity = c.cpu_m[i]
+    background = c.background_cpu_m[k][i]
+    points, watts, steps = e.curve_u[i], e.curve_w[i], e.curve_steps[i]
+    base = curve_watts(points, watts, background / capacity, steps)
+    used = capacity - s.free_cpu_m[i]
+    busy = c.gpus[i] - s.free_gpus[i]
+    if not used and not busy:  # none of our jobs runs on it
+        return base + e.gpu_idle_node_w[i], 0.0
+    host = curve_watts(points, watts, (background + used) / capacity, steps) if used else base
+    ours_gpu = busy * e.gpu_delta_w[i]  # (a GPU job may round to 0 millicores: its GPUs still count)
+    return host + e.gpu_idle_node_w[i] + ours_gpu, host - base + ours_gpu
+
+
+def refresh_node(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: int) -> None:
+    """Recompute node ``i``'s power and attributed power (:func:`node_power`) and its region's sums.
+
+    Lists are written only where a value changed (each write of a float allocates).
+    """
+    power, attributed = node_power(s, c, e, i, k)
     r = e.region_of[i]
-    s.region_power_w[r] += power - s.node_power_w[i]
-    s.region_attributed_w[r] += attributed - s.node_attributed_w[i]
-    s.node_power_w[i] = power
-    s.node_attributed_w[i] = attributed
+    old = s.node_power_w[i]
+    if power != old:
+        s.region_power_w[r] += power - old
+        s.node_power_w[i] = power
+    old = s.node_attributed_w[i]
+    if attributed != old:
+        s.region_attributed_w[r] += attributed - old
+        s.node_attributed_w[i] = attributed
     if not s.status_counts[RUNNING]:  # nothing of ours runs: no float residue in the sums
         for region in range(e.n_regions):
-            s.region_attributed_w[region] = 0.0
-
-
-def refresh_base(s: TwinState, c: TwinConstants, e: EnergyConstants, i: int, k: int) -> None:
-    """Set node ``i``'s ``node_base_w`` (its host's power on tick ``k``'s background alone); :func:`refresh_node`."""
-    s.node_base_w[i] = curve_watts(e.curve_u[i], e.curve_w[i], c.background_cpu_m[k][i] / c.cpu_m[i], e.curve_steps[i])
-    refresh_node(s, c, e, i, k)
+            if s.region_attributed_w[region] != 0.0:
+                s.region_attributed_w[region] = 0.0
 
 
 def refresh_all(s: TwinState, c: TwinConstants, e: EnergyConstants, k: int) -> None:
-    """:func:`refresh_base` for every node (a telemetry tick changes every node's background)."""
+    """Every node's power under tick ``k`` (a tick changes every node's background).
+
+    With one region its sums are recomputed from the nodes' (no residue carried); with several,
+    node by node (:func:`refresh_node`).
+    """
+    if e.n_regions != 1:
+        for i in range(c.n_nodes):
+            refresh_node(s, c, e, i, k)
+        return
+    total_power = total_attributed = 0.0
+    node_power_w, node_attributed_w = s.node_power_w, s.node_attributed_w
     for i in range(c.n_nodes):
-        refresh_base(s, c, e, i, k)
+        power, attributed = node_power(s, c, e, i, k)
+        if power != node_power_w[i]:
+            node_power_w[i] = power
+        if attributed != node_attributed_w[i]:
+            node_attributed_w[i] = attributed
+        total_power += power
+        total_attributed += attributed
+    s.region_power_w[0] = total_power
+    s.region_attributed_w[0] = total_attributed
 
 
 def carbon_integral(e: EnergyConstants, r: int, t0: float, t1: float) -> float:

@@ -19,7 +19,7 @@ import heapq
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.contention import progress_rate
-from digital_twin.energy_accounting import refresh_all, refresh_base, refresh_node
+from digital_twin.energy_accounting import refresh_all, refresh_node
 from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.state import (
@@ -298,7 +298,7 @@ def recover(s: TwinState, c: TwinConstants, i: int) -> None:
     s.up[i] = True
     s.gained_nodes.append(i)
     if c.energy is not None:
-        refresh_base(s, c, c.energy, i, current_tick(s, c))
+        refresh_node(s, c, c.energy, i, current_tick(s, c))
     log_event(s, c, "recovery", -1, i)
 
 

@@ -142,8 +142,6 @@ class TwinState:
     """``(N,)`` each node's power now, W (:mod:`digital_twin.energy_accounting`)."""
     node_attributed_w: list[float]
     """``(N,)`` the part of it our jobs add (the marginal power over the background's), W."""
-    node_base_w: list[float]
-    """``(N,)`` each node's host power on its background alone at the current tick, W."""
     region_power_w: list[float]
     """``(R,)`` per region of the energy model, its nodes' power now, W."""
     region_attributed_w: list[float]
@@ -225,7 +223,6 @@ class TwinState:
             alloc_cpu_m_s=0.0,
             node_power_w=[0.0] * n,
             node_attributed_w=[0.0] * n,
-            node_base_w=[0.0] * n,
             region_power_w=[0.0] * regions,
             region_attributed_w=[0.0] * regions,
             node_energy_j=0.0,
@@ -286,7 +283,6 @@ class TwinState:
             alloc_cpu_m_s=self.alloc_cpu_m_s,
             node_power_w=self.node_power_w.copy(),
             node_attributed_w=self.node_attributed_w.copy(),
-            node_base_w=self.node_base_w.copy(),
             region_power_w=self.region_power_w.copy(),
             region_attributed_w=self.region_attributed_w.copy(),
             node_energy_j=self.node_energy_j,
