@@ -55,7 +55,10 @@ class TraceCleaning:
             :mod:`digital_twin.workloads` report with the same record: ``"left-censored"`` and
             ``"right-censored"`` (Azure VMs, Alibaba 2017 tasks: kept or dropped as asked),
             ``"missing-value"``, ``"status"``, ``"no-size"``, ``"reversed-times"`` (Alibaba
-            2017 tasks dropped).
+            2017 tasks dropped); the carbon-intensity reader
+            (:func:`digital_twin.energy.read_eia_carbon_csv`): ``"empty-row"`` and
+            ``"implausible-generation"`` (hours filled by interpolation), ``"frozen-rows"``
+            (repeated rows, reported and kept).
         count: How many rows (``"long-gap"``: gaps; ``"mostly-filled"``: nodes) it concerns.
     """
 
@@ -243,7 +246,10 @@ def read_csv(
         raise TraceError(f"{path}: malformed CSV: {_parser_detail(exc)}") from exc
     except (OSError, UnicodeDecodeError, EOFError) as exc:  # before ValueError: a subclass
         raise TraceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
-    except (ValueError, TypeError, OverflowError):  # non-numeric text in a float column
+    except (ValueError, TypeError, OverflowError):  # non-numeric text in a float column, or a long first row
+        # (pandas takes a first row with one field too many as having an index column: the
+        # row's length is the error then, not its text)
+        _check_row_lengths(path, None if names is None else len(names))
         frame = _read_as_text_and_locate(path, dtypes, where, kwargs)
     _check_row_lengths(path, None if names is None else len(names))
     frame = frame[frame.notna().any(axis=1)]  # blank lines carry no data

@@ -467,3 +467,11 @@ def test_readers__invalid_option_raises_spec_error(
     path.write_text("m_1,0,10,20,,,,,\n")
     with pytest.raises(SpecError, match=re.escape(name)):
         reader(path, **kwargs)
+
+
+def test_read_csv__a_long_first_row_starting_with_text_is_named_as_a_long_row(tmp_path: Path) -> None:
+    """pandas reads such a row as having an index column; the error is its length, not a ValueError."""
+    path = tmp_path / "long.csv"
+    path.write_text("machine,t,cpu,mem\nm1,0,5,5,extra\nm2,300,5,5\n")
+    with pytest.raises(TraceError, match=r"long\.csv: line 2 has 5 field\(s\), expected 4 \(a long row"):
+        read_generic(path, cpu="cpu", mem="mem", time="t", machine="machine")
