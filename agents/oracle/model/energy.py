@@ -119,7 +119,7 @@ class RunEnergy:
             j1, g1 = power.host_integrals(t1)
             joules += cpu_m * np.maximum(j1 - j0, 0.0)
             grams += cpu_m * np.maximum(g1 - g0, 0.0) / J_PER_KWH
-            gpu_w = gpus * power.gpu_w  # counted by the twin while our millicores are on the node
+            gpu_w = gpus * power.gpu_w  # exact (a GPU job of 0 millicores is charged nothing: valid, below)
             if gpu_w > 0.0:
                 joules += gpu_w * (t1 - t0)
                 grams += gpu_w * power.carbon.g_per_kwh_integral(t0, t1) / J_PER_KWH
