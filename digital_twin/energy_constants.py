@@ -69,17 +69,8 @@ class EnergyConstants:
             carbon_start_s=[ci.start_s for ci in series],
             carbon_tick_s=[ci.tick_s for ci in series],
             carbon_values=[ci.g_per_kwh.tolist() for ci in series],
-            carbon_before=[_integrals_before(ci.g_per_kwh.tolist(), ci.tick_s) for ci in series],
+            carbon_before=[ci.tick_integrals_s.tolist() for ci in series],
         )
-
-
-def _integrals_before(values: list[float], tick_s: float) -> list[float]:
-    """Per tick, the integral of the series from its start to the tick's start, (g/kWh) s."""
-    out, total = [], 0.0
-    for value in values:
-        out.append(total * tick_s)
-        total += value
-    return out
 
 
 def _uniform_steps(points: list[float]) -> int:

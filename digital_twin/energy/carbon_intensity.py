@@ -117,6 +117,11 @@ class CarbonIntensity:
         return cls(np.array([g_per_kwh], dtype=np.float64), 3600.0, 0.0, name)
 
     @property
+    def tick_integrals_s(self) -> np.ndarray:
+        """``(n_ticks,)`` read-only: the integral from ``start_s`` to each tick's start, (g/kWh) s."""
+        return self._before_s
+
+    @property
     def n_ticks(self) -> int:
         """Number of ticks in one period."""
         return int(self.g_per_kwh.size)

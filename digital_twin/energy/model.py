@@ -120,15 +120,19 @@ class EnergyModel:
                 raise SpecError(f"energy model: node {short_repr(node.node_id)} has GPUs but no GPU power")
 
 
+def per_core_curve(curve: PowerCurve, curve_cores: float, node_cores: float) -> PowerCurve:
+    """``curve`` (a server of ``curve_cores`` cores) scaled to a node of ``node_cores``: watts x node / curve cores."""
+    factor = node_cores / curve_cores
+    return PowerCurve(curve.points_u, curve.watts * factor, f"{curve.name} x {factor:g}")
+
+
 def default_node_power(node: NodeSpec, region: str = DEFAULT_REGION) -> NodePower:
     """:data:`DEFAULT_CURVE` scaled to the node's cores, and its GPU model's power (:func:`gpu_power`).
 
     The GPU power of a model without a board-power figure is the default one
     (:func:`~digital_twin.energy.uses_default_gpu_power`).
     """
-    base = specpower_curve(DEFAULT_CURVE)
-    factor = node.cpu_cores / DEFAULT_CURVE_CORES
-    curve = PowerCurve(base.points_u, base.watts * factor, f"{DEFAULT_CURVE} x {factor:g}")
+    curve = per_core_curve(specpower_curve(DEFAULT_CURVE), DEFAULT_CURVE_CORES, node.cpu_cores)
     gpu = gpu_power(node.gpu_model) if node.gpu_count > 0 and node.gpu_model is not None else None
     return NodePower(curve, gpu, region)
 

@@ -40,7 +40,15 @@ from digital_twin.energy import (
     read_eia_carbon_csv,
 )
 from digital_twin.energy.gpu_power import GPU_IDLE_FRACTION
-from digital_twin.energy.model import DEFAULT_G_PER_KWH, DEFAULT_REGION, EnergyModel, NodePower, default_node_power
+from digital_twin.energy.model import (
+    DEFAULT_CURVE,
+    DEFAULT_CURVE_CORES,
+    DEFAULT_G_PER_KWH,
+    DEFAULT_REGION,
+    EnergyModel,
+    NodePower,
+    per_core_curve,
+)
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.scenario.paths import resolve_path
@@ -105,12 +113,9 @@ class EnergyLoader:
         region = self.node_regions.get(node.node_id, next(iter(self.regions)))
         entry = self.curves.get(node.node_id, self.curves.get(DEFAULT_POWER))
         if entry is None:
-            default = default_node_power(node, region)
-            curve = default.curve
+            curve = per_core_curve(SPECPOWER_CURVES[DEFAULT_CURVE], DEFAULT_CURVE_CORES, node.cpu_cores)
         elif isinstance(entry, tuple):
-            base, cores = entry
-            factor = node.cpu_cores / cores
-            curve = PowerCurve(base.points_u, base.watts * factor, f"{base.name} x {factor:g}")
+            curve = per_core_curve(*entry, node.cpu_cores)
         else:
             curve = entry
         gpu = gpu_power(node.gpu_model, self.gpu_idle_fraction) if node.gpu_model is not None else None
