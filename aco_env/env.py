@@ -44,7 +44,7 @@ class ClusterSchedulingEnv(TwinEnv):
 
     | key | shape | range | meaning |
     |---|---|---|---|
-    | nodes | (N, 18) | [0, 1], counts [0, 1000], utilisation [0, 2] | per-node features, one row per node |
+    | nodes | (N, 21) | [0, 1], counts [0, 1000], [0, 2] and [0, 10] as noted | per-node features, one row per node |
     | history | (N, W) | [0, 1] | background cpu / 100, last W ticks, oldest first (tick 0 repeats before the start) |
     | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
@@ -67,13 +67,16 @@ class ClusterSchedulingEnv(TwinEnv):
     | 8 | background_mem | other tenants' mem % / 100 at the current tick |
     | 9 | utilization | (background cpu % + allocated cpu / node cpu x 100) / 100, in [0, 2] |
     | 10 | qos_risk | 1 where placing the current job counts a QoS violation (latency-critical on spot) |
-    | 11 | price_rel | price / the fleet's highest price |
-    | 12 | is_spot | 1 for a spot node |
-    | 13 | interruption_prob | spot interruption probability per hour |
-    | 14 | arch_x86_64 | arch one-hot |
-    | 15 | arch_arm64 | arch one-hot |
-    | 16 | arch_gpu_node | arch one-hot |
-    | 17 | cpu_rel | node cpu cores / the largest node's cores |
+    | 11 | carbon_now | the node's grid carbon intensity now, kg/kWh (clipped at 2) |
+    | 12 | carbon_forecast_min | the grid's lowest intensity 24 h to 12 h ago, kg/kWh (yesterday's, coming 12 h) |
+    | 13 | energy_cost_rel | USD of an hour of the node's dynamic power (energy + carbon) / highest price (max 10) |
+    | 14 | price_rel | price / the fleet's highest price |
+    | 15 | is_spot | 1 for a spot node |
+    | 16 | interruption_prob | spot interruption probability per hour |
+    | 17 | arch_x86_64 | arch one-hot |
+    | 18 | arch_arm64 | arch one-hot |
+    | 19 | arch_gpu_node | arch one-hot |
+    | 20 | cpu_rel | node cpu cores / the largest node's cores |
 
     Columns of ``job`` and of each ``queue`` row (names: :data:`aco_env.observation.JOB_FEATURES`):
 
@@ -149,6 +152,12 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
+    * v4: three grid columns in ``obs["nodes"]`` (``carbon_now``, ``carbon_forecast_min``,
+      ``energy_cost_rel``; :mod:`aco_env.grid_columns`), from the node's region's carbon
+      intensity at and before the decision and the objective's energy and carbon prices. The
+      twin accounts every node's energy and emissions (:mod:`digital_twin.energy_accounting`);
+      the objective's ``energy`` and ``carbon`` terms weigh 0 unless a scenario prices them, so
+      the dynamics and rewards of every scenario without them are v3's.
     * v3: jobs have a declared duration beside the true one (a trace's, e.g. SWF
       ``requested_time``, or the scenario's estimate model; :mod:`digital_twin.declared_durations`):
       ``duration_h`` in the observation and ``duration_s`` of the jobs in :meth:`cluster_view`

@@ -17,6 +17,7 @@ import struct
 import numpy as np
 from gymnasium import spaces
 
+from aco_env.grid_columns import CARBON_CAP, ENERGY_COST_CAP, GRID_FEATURES, GridColumns
 from aco_env.types import EnvConfig
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, EpisodeSettings, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
@@ -42,6 +43,8 @@ NODE_FEATURES: tuple[str, ...] = (
     "utilization",
     # What placing the current job there would cost in QoS (it depends on the job):
     "qos_risk",
+    # The node's grid now and as forecast from its past, and what its energy costs (aco_env.grid_columns):
+    *GRID_FEATURES,
     # Static per fleet:
     "price_rel",
     "is_spot",
@@ -72,6 +75,8 @@ _RUNNING = slice(NODE_FEATURES.index(f"running_{_snake(WORKLOAD_TYPES[0])}"), _N
 _BACKGROUND = slice(_N_FROM_TWIN, NODE_FEATURES.index("utilization"))  # cpu, mem (Telemetry's order)
 _UTILIZATION = NODE_FEATURES.index("utilization")
 _QOS_RISK = NODE_FEATURES.index("qos_risk")
+_GRID = slice(NODE_FEATURES.index(GRID_FEATURES[0]), NODE_FEATURES.index(GRID_FEATURES[-1]) + 1)
+_ENERGY_COST = NODE_FEATURES.index("energy_cost_rel")
 _STATIC = slice(NODE_FEATURES.index("price_rel"), len(NODE_FEATURES))  # fixed per fleet
 _FIRST_TYPE = JOB_FEATURES.index(f"type_{_snake(WORKLOAD_TYPES[0])}")  # the workload one-hot starts here
 _DEADLINE_SLACK = JOB_FEATURES.index("deadline_slack_h")
@@ -172,6 +177,8 @@ class ObservationEncoder:
         self._job_cap = np.array([divisor_and_cap[name][1] for name in _STATIC_JOB_FEATURES])
         self._queue_shape = (config.queue_window, len(JOB_FEATURES))
         self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
+        self._fleet = fleet
+        self._grid_key: tuple[object, object] | None = None  # the (energy model, weights) of start_episode's _grid
 
     @classmethod
     def for_scenario(cls, scenario: Scenario, config: EnvConfig) -> ObservationEncoder:
@@ -184,6 +191,8 @@ class ObservationEncoder:
         node_high = np.ones((n, len(NODE_FEATURES)), dtype=np.float32)
         node_high[:, _UTILIZATION] = 2.0  # background (<= 100 %) + allocation (<= 100 %)
         node_high[:, _RUNNING] = COUNT_CAP
+        node_high[:, _GRID] = CARBON_CAP
+        node_high[:, _ENERGY_COST] = ENERGY_COST_CAP
         job_low = np.zeros(len(JOB_FEATURES), dtype=np.float32)
         job_low[_DEADLINE_SLACK] = -_SLACK_LIMIT_H
         job_high = np.ones(len(JOB_FEATURES), dtype=np.float32)
@@ -223,6 +232,10 @@ class ObservationEncoder:
         self._cap_counts = len(jobs) > COUNT_CAP
         if spec.telemetry is not self._telemetry:  # episodes of a scenario share its telemetry
             self._start_telemetry(spec.telemetry)
+        grid_key = (spec.energy_model, spec.settings.weights)
+        if self._grid_key is None or any(a is not b for a, b in zip(grid_key, self._grid_key, strict=True)):
+            self._grid = GridColumns(spec.energy_model, self._fleet, spec.settings.weights)
+            self._grid_key = grid_key
 
     def _start_telemetry(self, telemetry: Telemetry) -> None:
         """The per-tick tables, which depend on the (immutable) telemetry only."""
@@ -266,7 +279,7 @@ class ObservationEncoder:
         )
         mask = twin.feasible_mask()
         mask.append(True)  # defer
-        nodes = self._nodes(twin.node_vector(), k)
+        nodes = self._nodes(twin.node_vector(), k, now)
         if current >= 0 and self._latency_critical[current]:
             nodes[:, _QOS_RISK] = self._is_spot  # a latency-critical job started on a spot node counts a QoS violation
         return {
@@ -279,14 +292,18 @@ class ObservationEncoder:
             "action_mask": np.array(mask, dtype=_FLOAT32),
         }
 
-    def _nodes(self, node_vector: list[float], k: int) -> np.ndarray:
-        """``(N, len(NODE_FEATURES))`` float32 ``obs["nodes"]`` at tick ``k``: the affine map of ``__init__``."""
+    def _nodes(self, node_vector: list[float], k: int, now_s: float) -> np.ndarray:
+        """``(N, len(NODE_FEATURES))`` float32 ``obs["nodes"]`` at tick ``k``, time ``now_s``.
+
+        The affine map of ``__init__``, then the grid columns.
+        """
         # frombuffer views the (read-only) bytes; the gather then makes the fresh, writeable (N, F) float64.
         nodes = np.frombuffer(struct.pack(self._node_vector_format, *node_vector))[self._node_source]
         nodes *= self._node_coef
         nodes += self._node_base[k]
         if self._cap_counts:
             np.minimum(nodes, self._node_cap, out=nodes)
+        nodes[:, _GRID] = self._grid.at(now_s)
         return nodes.astype(_FLOAT32)
 
     def _fill_queue(

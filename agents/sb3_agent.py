@@ -113,13 +113,22 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
     window) its weights are loaded into a policy built for ``env``'s spaces.
 
     Raises:
-        ModelFileError: A flat (``mlp``) model on an env whose observation space is not the one it was trained on.
+        ModelFileError: A flat (``mlp``) model on an env whose observation space is not the one it
+            was trained on; any model whose per-node, per-job or clock features are not the env's
+            (made with another observation version: the env's docstring, "Version History").
     """
     parsed = parse_sb3_spec(spec)
     algorithm = ALGORITHMS[parsed.algo]
     cls = algorithm.load_class()
     model = cls.load(str(parsed.path), device="cpu")
     if model.observation_space != env.observation_space or model.action_space != env.action_space:
+        trained, here = _feature_widths(model.observation_space), _feature_widths(env.observation_space)
+        if trained != here:
+            raise ModelFileError(
+                f"{parsed.path}: trained on observations with {_widths(trained)}, but this env's have "
+                f"{_widths(here)}: the model was made with another observation version of the env "
+                "(see its docstring's Version History); train it again"
+            )
         if not getattr(model.policy, "any_fleet_size", False):
             raise ModelFileError(
                 f"{parsed.path}: trained on observations {_shapes(model.observation_space)}, but this scenario's are "
@@ -129,6 +138,25 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
         spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
         model = cls.load(str(parsed.path), device="cpu", custom_objects=spaces)
     return SB3Agent(model, algorithm, env, name or f"sb3:{parsed.path}")
+
+
+_PER_ROW_KEYS = ("nodes", "job", "clock")
+"""Observation keys whose last dimension is a feature count (fixed by the env's version, not its fleet)."""
+
+
+def _feature_widths(space: gym.Space[Any]) -> dict[str, int]:
+    """The feature count of each of :data:`_PER_ROW_KEYS` in a Dict space (empty for another space)."""
+    if not isinstance(space, gym.spaces.Dict):
+        return {}
+    shapes = {key: space[key].shape for key in _PER_ROW_KEYS if key in space.spaces}
+    return {key: int(shape[-1]) for key, shape in shapes.items() if shape}
+
+
+def _widths(widths: dict[str, int]) -> str:
+    """``18 node, 13 job and 4 clock features``."""
+    names = {"nodes": "node", "job": "job", "clock": "clock"}
+    parts = [f"{count} {names[key]}" for key, count in widths.items()]
+    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)) + " features"
 
 
 def _shapes(space: gym.Space[Any]) -> str:

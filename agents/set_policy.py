@@ -5,7 +5,7 @@ nothing else, and a policy trained on 5 nodes should run on 32 or 500. SB3's def
 ``MultiInputPolicy`` flattens the observation into one vector, so its weights fix N and tie
 each node's meaning to its position. :class:`SetPolicy` instead:
 
-* embeds each node from its own row: ``obs["nodes"][i]`` (18), ``obs["history"][i]`` (W) and
+* embeds each node from its own row: ``obs["nodes"][i]`` (21), ``obs["history"][i]`` (W) and
   whether the current job fits there (``obs["action_mask"][i]``), by one shared MLP -> ``h_i``;
 * embeds the decision's context: the job and the clock, and the queue behind it as the masked
   mean of a shared MLP over its rows -> ``c``;
@@ -78,7 +78,7 @@ class SetHeads(nn.Module):
     """The shared networks: node logits ``(B, N + 1)`` (defer last) and a value latent ``(B, width)``.
 
     Args:
-        node_features: Columns of ``obs["nodes"]`` (18).
+        node_features: Columns of ``obs["nodes"]`` (21).
         history_ticks: W, columns of ``obs["history"]``.
         job_features: Columns of ``obs["job"]`` and of each ``obs["queue"]`` row (13).
         clock_features: Entries of ``obs["clock"]`` (4).

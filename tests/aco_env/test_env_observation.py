@@ -24,6 +24,7 @@ PARITY_EPISODES = [
     (str(DATA / "overloaded5.yaml"), 1),  # long queues: the queue window is full
     ("hpc-swf", 2),
     ("gpu32-alibaba2023", 3),  # GPUs and 32 nodes (needs ACO_ENV_TRACES)
+    ("fleet5-carbon-regions", 4),  # two grids' hourly intensity, energy and carbon priced (needs ACO_ENV_TRACES)
 ]
 MAX_STEPS = 250  # per episode: enough to cover every kind of event, cheap enough for 2 cores
 
@@ -88,11 +89,37 @@ def expected_nodes(env: ClusterSchedulingEnv, view: ClusterView) -> np.ndarray:
         "interruption_prob": np.array([n.interruption_prob_per_hour for n in fleet]),
         "cpu_rel": cpu / cpu.max(),
     }
+    columns.update(expected_grid_columns(view))
     for t, workload in enumerate(WORKLOAD_TYPES):
         columns[f"running_{workload.replace('-', '_')}"] = np.minimum(view.running_by_type[:, t], COUNT_CAP)
     for arch in ARCHES:
         columns[f"arch_{arch.replace('-', '_')}"] = np.array([n.arch == arch for n in fleet], dtype=float)
     return np.stack([columns[name] for name in NODE_FEATURES], axis=1)
+
+
+def expected_grid_columns(view: ClusterView) -> dict[str, np.ndarray]:
+    """The grid columns as the docstring defines them, from the view's known energy model, node by node."""
+    t = view.time_s
+    weights = view.settings.weights
+    max_price = max(n.price_per_hour_usd for n in view.fleet)
+    now, low, cost = [], [], []
+    for node, power in zip(view.fleet, view.energy.nodes, strict=True):
+        series = view.energy.carbon[power.region]
+        intensity = float(series.at(t))
+        t0, t1 = t - 86_400.0, t - 43_200.0  # yesterday's coming 12 hours: its value at t0 and at each step in it
+        first = math.ceil((t0 - series.start_s) / series.tick_s)
+        steps = series.start_s + series.tick_s * np.arange(first, math.floor((t1 - series.start_s) / series.tick_s) + 1)
+        low.append(min(float(series.at(t0)), *(float(v) for v in series.at(steps))) / 1000.0)
+        gpu_w = node.gpu_count * (power.gpu.busy_w - power.gpu.idle_w) if power.gpu is not None else 0.0
+        dynamic_kw = (float(power.curve.watts[-1] - power.curve.watts[0]) + gpu_w) / 1000.0
+        usd_per_h = dynamic_kw * (weights.energy_usd_per_kwh + weights.carbon_usd_per_kg * intensity / 1000.0)
+        now.append(intensity / 1000.0)
+        cost.append(usd_per_h / max_price)
+    return {
+        "carbon_now": np.minimum(now, 2.0),
+        "carbon_forecast_min": np.minimum(low, 2.0),
+        "energy_cost_rel": np.minimum(cost, 10.0),
+    }
 
 
 def expected_job(env: ClusterSchedulingEnv, view: ClusterView, job: JobSpec) -> np.ndarray:

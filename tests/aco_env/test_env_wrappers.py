@@ -10,6 +10,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import aco_env  # noqa: F401  (registers the ids)
+from aco_env.observation import NODE_FEATURES
 from aco_env.registration import FLEET5_ID
 
 
@@ -57,7 +58,7 @@ def test_sb3_subproc_vec_env__runs_two_workers() -> None:
         assert masks.shape == (2, 6)
         actions = np.array([int(np.flatnonzero(m)[0]) for m in masks])
         obs, rewards, _, _ = vec.step(actions)
-        assert obs["nodes"].shape == (2, 5, 18) and rewards.shape == (2,)
+        assert obs["nodes"].shape == (2, 5, len(NODE_FEATURES)) and rewards.shape == (2,)
     finally:
         vec.close()
 

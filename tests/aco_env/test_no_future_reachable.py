@@ -58,15 +58,16 @@ def _handed_to_an_agent(env: ClusterSchedulingEnv, obs: dict[str, np.ndarray]) -
             env.known_twin(), env.decisions(), env.episode_metrics(), env.action_masks()]  # fmt: skip
 
 
-def _future_of(env: ClusterSchedulingEnv) -> tuple[set[int], set[str], set[float], list[np.ndarray]]:
-    """The episode beyond now: objects (by id), job ids, floats (times, true durations), arrays."""
+def _future_of(env: ClusterSchedulingEnv) -> tuple[dict[int, Any], set[str], set[float], list[np.ndarray]]:
+    """The episode beyond now: objects (by id; the dict keeps them alive, so that no id is reused
+    while the graph is walked), job ids, floats (times, true durations), arrays."""
     twin = env._twin
     assert twin is not None
     s, spec, now = twin._s, twin.spec, twin.time_s
     later = range(s.next_arrival, len(spec.jobs))
-    objects = {id(o) for o in (env, twin, s, twin._c, spec, spec.jobs, spec.telemetry, scenario_of(env),
-                               hindsight_of(env), s.interruptions_s)}  # fmt: skip
-    objects |= {id(spec.jobs[j]) for j in later}
+    objects = {id(o): o for o in (env, twin, s, twin._c, spec, spec.jobs, spec.telemetry, scenario_of(env),
+                                  hindsight_of(env), s.interruptions_s)}  # fmt: skip
+    objects |= {id(job): job for job in (spec.jobs[j] for j in later)}
     job_ids = {spec.jobs.job_ids[j] for j in later}
     floats = {t for times in s.interruptions_s for t in times if t > now}
     floats |= {float(spec.jobs.arrival_s[j]) for j in later}

@@ -21,7 +21,9 @@ declare durations since, and the observation shows the declaration: the recordin
 files declare ``exact`` (their content hashes re-pinned), so the episodes replay as recorded.
 When the node column ``qos_risk`` was added to the observation, every recording was re-made
 from its own actions: the same rewards to the bit, end flags and episode metrics, new
-observation digests.
+observation digests. So were they when the grid columns came (env ``v4``): the same actions,
+rewards, end flags and recorded episode metrics to the bit (the metrics now also list energy
+and emissions), new observation digests.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import torch
 from sb3_contrib import MaskablePPO
 
 from aco_env import ClusterSchedulingEnv
+from aco_env.observation import NODE_FEATURES
 from agents.sb3_agent import ModelFileError, load_sb3_agent
 from agents.set_policy import SetPolicy
 from tests.train_helpers import TINY
@@ -79,7 +80,33 @@ def test_mlp_policy__on_another_fleet_size_is_a_clear_error(tmp_path: Path) -> N
     """A flat policy cannot run on another fleet: the error names both observation shapes and --policy set."""
     run_dir = train(TrainConfig(logdir=tmp_path, policy="mlp", **TINY))
     env = ClusterSchedulingEnv("fleet20-synthetic")
-    with pytest.raises(ModelFileError, match=r"nodes \(5, 18\).*nodes \(20, 18\).*--policy set"):
+    f = len(NODE_FEATURES)
+    with pytest.raises(ModelFileError, match=rf"nodes \(5, {f}\).*nodes \(20, {f}\).*--policy set"):
+        load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env)
+
+
+class _OlderNodeColumns(gym.ObservationWrapper):
+    """The env with its last three node columns dropped: an observation version with fewer node features."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        nodes = env.observation_space["nodes"]
+        spaces = dict(env.observation_space.spaces)
+        spaces["nodes"] = gym.spaces.Box(nodes.low[:, :-3], nodes.high[:, :-3], dtype=np.float32)
+        self.observation_space = gym.spaces.Dict(spaces)
+
+    def observation(self, observation: dict) -> dict:
+        return {**observation, "nodes": observation["nodes"][:, :-3]}
+
+
+@pytest.mark.training
+def test_set_policy__of_another_observation_version_is_a_clear_error(tmp_path: Path) -> None:
+    """A model whose node features are not the env's (another observation version) is refused, naming both counts."""
+    run_dir = train(TrainConfig(logdir=tmp_path, **TINY))
+    env = _OlderNodeColumns(ClusterSchedulingEnv("fleet20-synthetic"))
+    f = len(NODE_FEATURES)
+    message = rf"trained on observations with {f} node.*have {f - 3} node.*Version History"
+    with pytest.raises(ModelFileError, match=message):
         load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env)
 
 

@@ -6,9 +6,9 @@ the library; :mod:`training.learning.planted_dataset` writes and reads the file.
 
 from __future__ import annotations
 
-FORMAT_VERSION = 2
-"""The ``format_version`` in ``meta``; a reader refuses other versions. 2: the observations of env
-``v3`` (18 node columns, declared durations); 1 held ``v2``'s."""
+FORMAT_VERSION = 3
+"""The ``format_version`` in ``meta``; a reader refuses other versions. 3: the observations of env
+``v4`` (21 node columns, the grid's among them); 2 held ``v3``'s (18), 1 ``v2``'s."""
 OBS_PREFIX = "obs_"
 """Each observation key ``K`` is the array ``obs_K``."""
 ROW_ARRAYS = ("action", "taken", "on_planted", "episode")
@@ -24,7 +24,7 @@ The file (NumPy .npz; load with numpy.load(FILE), no pickle): n rows, one per de
 played agent, in play order; N nodes, K = queue window, W = history ticks, E episodes.
 
   array                  shape          dtype    meaning
-  obs_nodes              (n, N, 18)     float32  the observation of the state, key by key, as
+  obs_nodes              (n, N, 21)     float32  the observation of the state, key by key, as
   obs_history            (n, N, W)      float32    ClusterSchedulingEnv returns it (its class
   obs_job                (n, 13)        float32    docstring documents every column)
   obs_queue              (n, K, 13)     float32

@@ -13,6 +13,7 @@ from gymnasium.utils import seeding
 
 import scenarios
 from aco_env import ClusterSchedulingEnv
+from aco_env.observation import NODE_FEATURES
 from tests.paths import ROOT
 from training.learning.planted_dataset import PlantedDatasetError, load_planted_dataset
 
@@ -58,7 +59,8 @@ def test_export_planted_cli__the_expert_dataset_holds_its_states_with_optimal_la
         arrays = {name: file[name] for name in file.files}
     n, nodes = len(arrays["action"]), 5
     assert {name: arrays[name].dtype for name in DTYPES} == {name: np.dtype(dtype) for name, dtype in DTYPES.items()}
-    assert arrays["obs_nodes"].shape == (n, nodes, 18) and arrays["obs_action_mask"].shape == (n, nodes + 1)
+    assert arrays["obs_nodes"].shape == (n, nodes, len(NODE_FEATURES))
+    assert arrays["obs_action_mask"].shape == (n, nodes + 1)
     assert all(arrays[f"obs_{key}"].dtype == np.float32 for key in ("nodes", "history", "job", "queue", "clock"))
     assert json.loads(str(arrays["meta"]))["agent"] == "planted"
     assert arrays["on_planted"].all() and (arrays["action"] == arrays["taken"]).all()
