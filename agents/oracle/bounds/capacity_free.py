@@ -28,7 +28,13 @@ charged 0 here):
    then it pays at least the eviction penalty, so the node's charge is the smaller of the two.
    A latency-critical job on a spot node counts the QoS penalty (exact); under the
    ``first-start`` deadline rule a job that arrives after its deadline counts the miss however
-   it is served. Every other term is >= 0 and charged 0.
+   it is served. Where the episode weighs energy or carbon, the run also adds at least the
+   energy and emissions :mod:`agents.oracle.model.energy` charges over its nominal interval (a
+   share no set of co-running jobs exceeds, so the charges of all jobs sum validly); with it
+   the charge is no longer linear in ``s`` between the three points but still piecewise linear,
+   with kinks where ``s`` or ``s + d`` crosses a change of the node's charge rate, and its
+   least value is taken over those too (:func:`_least_run_with_energy_usd`). Every other term
+   is >= 0 and charged 0.
 3. An evictable job (a preemptible one whose run an interruption can reach) may run several
    times, but from its arrival to its end or the horizon it is always queued or running, and
    every queue spell's wait counts: it is charged the least of completing (its last run's
@@ -79,10 +85,37 @@ def capacity_free_bound(inst: OracleInstance) -> float:
         j = fates.job
         a, d, latest = float(inst.arrival_s[j]), float(inst.duration_s[j]), fates.latest_s
         starts = np.array([a, min(max(h - d, a), latest), latest])
-        run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
-        run_and_wait = run + charges.wait((starts - a)[None, :])
-        served = run_and_wait.min(axis=1)
+        if inst.energy is None:
+            run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
+            served = (run + charges.wait((starts - a)[None, :])).min(axis=1)
+        else:
+            energy = inst.energy
+            served = np.array(
+                [_least_run_with_energy_usd(inst, j, i, rates[j, i], starts, energy.kinks_s(i)) for i in fates.nodes]
+            )
         served = np.where(fates.may_fail, np.minimum(served, charges.eviction(1.0)), served)
         served = served + fates.qos_usd + fates.late_usd
         total += min(fates.unserved_usd, float(served.min()))
     return total
+
+
+def _least_run_with_energy_usd(
+    inst: OracleInstance, job: int, node: int, rate: float, starts: np.ndarray, kinks: np.ndarray
+) -> float:
+    """The least cost, wait and energy of ``job`` starting on ``node`` in ``[a, S]``, USD.
+
+    ``starts`` is ``[a, the kink H - d, S]``, ``kinks`` the node's
+    (:meth:`agents.oracle.model.energy.RunEnergy.kinks_s`). Cost, wait and the run's least energy and emissions
+    over its nominal ``[s, min(s + d, H))`` (:func:`agents.oracle.model.terms.run_energy_counts`)
+    are continuous in ``s`` and linear between the kinks of the node's charge rate, those
+    kinks minus ``d``, and ``H - d``: the least over ``[a, S]`` is at one of them that lies in
+    it, or at ``a`` or ``S``; so this is the infimum over the start window, with the energy charged.
+    """
+    a, latest = float(starts[0]), float(starts[-1])
+    d, h = float(inst.duration_s[job]), inst.horizon_s
+    shifted = np.concatenate((kinks, kinks - d))
+    s = np.unique(np.concatenate((starts, shifted[(shifted > a) & (shifted < latest)])))
+    end = np.minimum(s + d, h)
+    kwh, kg = terms.run_energy_counts(inst, job, node, s, end)
+    usd = rate * (end - s) + inst.charges.wait(s - a) + terms.energy_usd(inst, kwh, kg)
+    return float(usd.min())

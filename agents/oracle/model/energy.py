@@ -125,6 +125,23 @@ class RunEnergy:
                 grams += gpu_w * power.carbon.g_per_kwh_integral(t0, t1) / J_PER_KWH
         return joules / J_PER_KWH, grams / _G_PER_KG
 
+    def kinks_s(self, node: int) -> np.ndarray:
+        """Sorted times in ``[0, H]`` where a run's charge rate on ``node`` may change.
+
+        Between two of them the host ``w`` and the region's intensity are constant, so
+        :meth:`run_counts` over ``[s, s + d)`` is linear in ``s`` while neither ``s`` nor
+        ``s + d`` crosses one: its least value over a range of starts is at a kink, a shifted
+        kink (minus ``d``) or an end of the range.
+        """
+        power = self.nodes[node]
+        breaks, carbon = power.breaks_s, power.carbon
+        if carbon.n_ticks == 1:
+            return breaks
+        horizon = float(breaks[-1])
+        first, last = (np.ceil(-carbon.start_s / carbon.tick_s), np.floor((horizon - carbon.start_s) / carbon.tick_s))
+        ticks = carbon.start_s + carbon.tick_s * np.arange(first, last + 1)
+        return np.unique(np.concatenate((breaks, ticks[(ticks >= 0.0) & (ticks <= horizon)])))
+
 
 def charged(view: HindsightView) -> bool:
     """Whether the episode weighs energy or carbon (otherwise the oracle counts neither: 0, exact)."""

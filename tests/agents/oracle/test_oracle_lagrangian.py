@@ -27,7 +27,14 @@ from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, EpisodeSettings, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
-from tests.agents.oracle.test_oracle_random import WEIGHTS, brute_force_optimum, cheapest, policy_objective, small_specs
+from tests.agents.oracle.test_oracle_random import (
+    WEIGHTS,
+    assert_below_policies_and_the_optimum,
+    brute_force_optimum,
+    cheapest,
+    policy_objective,
+    small_specs,
+)
 from tests.helpers import first_fit, run_episode, seeded_random_policy
 from tests.strategies import twin_specs
 
@@ -122,12 +129,7 @@ def test_lagrangian__below_every_policy_and_the_optimum_where_capacity_binds(spe
     _, inst, plan_usd = _episode(spec)
     bound = _assert_starts_at_the_capacity_free_bound(inst, plan_usd)
     assert bound <= plan_usd + TOL
-    for policy in (first_fit, cheapest, seeded_random_policy(1), seeded_random_policy(2, defer_prob=0.5)):
-        assert policy_objective(spec, policy) >= bound - TOL
-    optimum = brute_force_optimum(spec, plan_usd)
-    assume(optimum is not None)
-    assert optimum is not None
-    assert bound <= optimum + TOL, (bound, optimum)
+    assert_below_policies_and_the_optimum(spec, bound, plan_usd)
 
 
 @pytest.mark.slow

@@ -254,6 +254,20 @@ def policy_objective(spec: TwinSpec, policy: Policy) -> float:
     return twin.objective().total_usd
 
 
+def assert_below_policies_and_the_optimum(spec: TwinSpec, bound_usd: float, plan_usd: float) -> None:
+    """``bound_usd`` is at most four policies' objectives and (when enumerable) the exhaustive optimum.
+
+    ``plan_usd`` (a plan's objective) prunes the search; an instance too big to enumerate is
+    discarded with hypothesis' ``assume``.
+    """
+    for policy in (first_fit, cheapest, seeded_random_policy(1), seeded_random_policy(2, defer_prob=0.5)):
+        assert policy_objective(spec, policy) >= bound_usd - TOL
+    optimum = brute_force_optimum(spec, plan_usd)
+    assume(optimum is not None)  # rare: a decision tree too big to enumerate
+    assert optimum is not None
+    assert bound_usd <= optimum + TOL, (bound_usd, optimum)
+
+
 def _check_instance(spec: TwinSpec, exact_grid: bool) -> None:
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))

@@ -26,7 +26,14 @@ from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING
-from tests.agents.oracle.test_oracle_random import brute_force_optimum, cheapest, policy_objective, small_specs
+from tests.agents.oracle.test_oracle_energy import WEIGHED, _two_regions
+from tests.agents.oracle.test_oracle_random import (
+    assert_below_policies_and_the_optimum,
+    brute_force_optimum,
+    cheapest,
+    policy_objective,
+    small_specs,
+)
 from tests.helpers import first_fit, seeded_random_policy
 
 TOL = 1e-9
@@ -51,6 +58,41 @@ def test_scale__bound_below_the_exhaustive_optimum_below_the_plan(spec: TwinSpec
     assert optimum is not None
     assert bound <= optimum + TOL, (bound, optimum)
     assert plan_usd >= optimum - TOL
+
+
+@pytest.mark.heavy
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(small_specs(exact_grid=False, energy=True), small_specs(exact_grid=False, tiny_cpu=True, energy=True)))
+def test_scale__bound_with_energy_and_carbon_below_the_exhaustive_optimum(spec: TwinSpec) -> None:
+    """Energy and carbon weighed (a GPU node, curves, carbon off the grid): policies >= bound; bound <= optimum.
+
+    The bound also charges at least what it charged with neither weighed.
+    """
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    view = twin.hindsight()
+    bound = capacity_free_bound(OracleInstance.from_hindsight(view))
+    free = dataclasses.replace(spec.settings, weights=dataclasses.replace(
+        spec.settings.weights, energy_usd_per_kwh=0.0, carbon_usd_per_kg=0.0))  # fmt: skip
+    unweighed = DigitalTwin(dataclasses.replace(spec, settings=free))
+    unweighed.reset(np.random.default_rng(0))
+    assert bound >= capacity_free_bound(OracleInstance.from_hindsight(unweighed.hindsight())) - TOL
+    plan_usd = min(replay_plan(view, hindsight_greedy_plan(view, inst), repair).total_usd
+                   for inst in (OracleInstance.from_hindsight(view),) for repair in (False, True))  # fmt: skip
+    assert_below_policies_and_the_optimum(spec, bound, plan_usd)
+
+
+def test_capacity_free__a_job_waits_for_the_clean_hour_in_its_bound() -> None:
+    """One job, two regions, carbon falling at 1200 s in one: the bound is the optimum, found at an interior kink.
+
+    (The oracle's plan for the same episode: tests/agents/oracle/test_oracle_energy.py.) 0.06 USD
+    of compute, 0.02 of energy (60 W for 1200 s at 1 USD/kWh), 0.02 of carbon (1 g at 20 USD/kg).
+    """
+    spec = _two_regions(WEIGHED)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    bound = capacity_free_bound(OracleInstance.from_hindsight(twin.hindsight()))
+    assert bound == pytest.approx(0.06 + 0.02 + 20.0 * 0.02 * 50.0 / 1000.0, rel=1e-9)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
