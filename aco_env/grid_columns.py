@@ -75,6 +75,11 @@ class GridColumns:
         self._valid_until_s = -math.inf
         self._table = np.zeros((len(fleet), len(GRID_FEATURES)))
 
+    @property
+    def varies(self) -> bool:
+        """Whether the columns can change over time (some region's intensity is not a constant)."""
+        return any(series.n_ticks > 1 for series in self._series)
+
     def at(self, t_s: float) -> np.ndarray:
         """``(N, 3)`` float64, the columns at time ``t_s`` (the held table: do not modify it)."""
         if not self._valid_from_s <= t_s < self._valid_until_s:

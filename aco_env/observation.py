@@ -230,15 +230,16 @@ class ObservationEncoder:
         self._latency_critical = (jobs.workload_index == WORKLOAD_TYPES.index("latency-critical")).tolist()
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
         self._cap_counts = len(jobs) > COUNT_CAP
-        if spec.telemetry is not self._telemetry:  # episodes of a scenario share its telemetry
-            self._start_telemetry(spec.telemetry)
         grid_key = (spec.energy_model, spec.settings.weights)
-        if self._grid_key is None or any(a is not b for a, b in zip(grid_key, self._grid_key, strict=True)):
+        new_grid = self._grid_key is None or any(a is not b for a, b in zip(grid_key, self._grid_key, strict=True))
+        if new_grid:
             self._grid = GridColumns(spec.energy_model, self._fleet, spec.settings.weights)
             self._grid_key = grid_key
+        if new_grid or spec.telemetry is not self._telemetry:  # episodes of a scenario share both
+            self._start_telemetry(spec.telemetry)
 
     def _start_telemetry(self, telemetry: Telemetry) -> None:
-        """The per-tick tables, which depend on the (immutable) telemetry only."""
+        """The per-tick tables, which depend on the (immutable) telemetry and the grid columns only."""
         self._telemetry = telemetry
         background = telemetry.background_pct / 100.0
         background_now = background.astype(np.float32)  # (T, N, 2)
@@ -249,6 +250,11 @@ class ObservationEncoder:
         base[:, :, _BACKGROUND] = background_now
         base[:, :, _UTILIZATION] = background_now[:, :, 0] + 1.0
         base[:, :, _STATIC] = self._static_nodes
+        # Grids whose intensity never changes (every scenario without a carbon series) give
+        # constant grid columns: part of the base, and nothing to do per step.
+        self._grid_varies = self._grid.varies
+        if not self._grid_varies:
+            base[:, :, _GRID] = self._grid.at(0.0)
         # Lists of per-tick arrays: picking one is then a list index, not a numpy view.
         self._node_base = list(base.astype(np.float64))  # T x (N, len(NODE_FEATURES))
         w = self.config.history_ticks
@@ -303,7 +309,8 @@ class ObservationEncoder:
         nodes += self._node_base[k]
         if self._cap_counts:
             np.minimum(nodes, self._node_cap, out=nodes)
-        nodes[:, _GRID] = self._grid.at(now_s)
+        if self._grid_varies:
+            nodes[:, _GRID] = self._grid.at(now_s)
         return nodes.astype(_FLOAT32)
 
     def _fill_queue(
