@@ -80,6 +80,7 @@ def capacity_free_bound(inst: OracleInstance) -> float:
     charges = inst.charges
     h = inst.horizon_s
     rates = terms.run_usd_per_s(inst, np.arange(inst.n_jobs), np.arange(inst.n_nodes))
+    kinks = [] if inst.energy is None else [inst.energy.kinks_s(i) for i in range(inst.n_nodes)]  # once per node
     total, runs = job_fates(inst)
     for fates in runs:
         j = fates.job
@@ -89,9 +90,8 @@ def capacity_free_bound(inst: OracleInstance) -> float:
             run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
             served = (run + charges.wait((starts - a)[None, :])).min(axis=1)
         else:
-            energy = inst.energy
             served = np.array(
-                [_least_run_with_energy_usd(inst, j, i, rates[j, i], starts, energy.kinks_s(i)) for i in fates.nodes]
+                [_least_run_with_energy_usd(inst, j, i, rates[j, i], starts, kinks[i]) for i in fates.nodes]
             )
         served = np.where(fates.may_fail, np.minimum(served, charges.eviction(1.0)), served)
         served = served + fates.qos_usd + fates.late_usd
