@@ -26,6 +26,8 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import WORKLOAD_TYPES
+from digital_twin.placement.compiled import compile_rules
+from digital_twin.rule_checks import RuleTables
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 
@@ -97,6 +99,8 @@ class TwinConstants:
             down, seconds.
         energy: ``spec.energy_model`` as lists (:mod:`digital_twin.energy_accounting`);
             ``None`` when ``settings.energy_accounting`` is off.
+        rules: ``spec.rules`` as tables (:mod:`digital_twin.rule_checks`); ``None`` without
+            rules. Their node-side part is already in ``candidates`` and ``shape``.
     """
 
     n_nodes: int
@@ -137,6 +141,7 @@ class TwinConstants:
     sla_threshold_pct: float
     spot_recovery_s: float
     energy: EnergyConstants | None
+    rules: RuleTables | None
 
     @classmethod
     def of(cls, spec: TwinSpec) -> TwinConstants:
@@ -160,6 +165,12 @@ class TwinConstants:
             strict=True,
         )
         shape, candidates, candidate_mask = _shapes_and_candidates(spec.fleet, fleet, shapes)
+        rules = None
+        if spec.rules is not None:
+            compiled = compile_rules(spec.rules, spec.fleet, spec.jobs)
+            shape, candidates = compiled.restrict(shape, candidates, jobs.job_ids, fleet.node_ids)
+            candidate_mask = _masks_of_candidates(candidates, len(spec.fleet))
+            rules = compiled.tables
         background_cpu_pct, background_cpu_m = _background_columns(spec.telemetry, tuple(fleet.cpu_m))
         return cls(
             n_nodes=len(spec.fleet),
@@ -200,6 +211,7 @@ class TwinConstants:
             sla_threshold_pct=settings.sla_threshold_pct,
             spot_recovery_s=settings.spot_recovery_s,
             energy=_energy_constants(spec.energy_model, fleet.gpus) if settings.energy_accounting else None,
+            rules=rules,
         )
 
 

@@ -56,6 +56,7 @@ import numpy as np
 from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import energy_past_difference
 from digital_twin.event_loop import is_stale
+from digital_twin.rule_checks import RuleTables, count_running
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import effective_interruptions
 from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, ScheduledEvent, TwinState
@@ -94,7 +95,7 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
     duration of a job that has not completed, which for a running job must exceed the work it
     has done; the rest arriving after now); the interruptions at or before now (``new`` must
     give them); the energy model (the nodes' power, and each region's carbon intensity up to
-    now). ``c`` are ``old``'s constants.
+    now); the placement rules. ``c`` are ``old``'s constants.
     """
     now = s.time_s
     if new.fleet != old.fleet:
@@ -106,6 +107,8 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
     ]  # fmt: skip
     if settings:
         return f"the settings differ in {', '.join(settings)}"
+    if new.rules != old.rules:
+        return "the placement rules differ"
     return (
         _telemetry_difference(old, new, tick_index)
         or _jobs_difference(old, new, s.next_arrival, now, s.status)
@@ -137,6 +140,8 @@ def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interrup
     out.qos_hit = s.qos_hit[:arrived] + [False] * later
     out.queue.parked_fit = s.queue.parked_fit[:arrived] + [None] * later
     out.queue.position = s.queue.position[:arrived] + [0] * later
+    if c.rules is not None:
+        out.rule_counts = _rule_counts(s, c.rules)
     out.status_counts[FUTURE] = later
     out.interruptions_s = interruptions
     shift = _count(interruptions) - _count(s.interruptions_s)
@@ -245,6 +250,17 @@ def _durations_difference(c: TwinConstants, s: TwinState, new: TwinSpec) -> str 
         if duration <= done:
             return f"running job {j} ({c.job_ids[j]!r}) has done {done:g} s of work, not less than its {duration:g} s"
     return None
+
+
+def _rule_counts(s: TwinState, rules: RuleTables) -> list[list[int]]:
+    """The placement rules' tallies of the jobs running in ``s``, under the continuing spec's tables.
+
+    Counted anew: the continuing spec's jobs may add tallies, which renumbers them.
+    """
+    counts = rules.empty_counts()
+    for j in _running(s):
+        count_running(counts, rules, j, s.node_of[j], 1)
+    return counts
 
 
 def _running(s: TwinState) -> list[int]:

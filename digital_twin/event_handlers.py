@@ -22,6 +22,7 @@ from digital_twin.contention import progress_rate
 from digital_twin.energy_accounting import refresh_all, refresh_node
 from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
+from digital_twin.rule_events import rules_at_end, rules_at_start
 from digital_twin.state import (
     COMPLETED,
     COMPLETION,
@@ -36,8 +37,9 @@ from digital_twin.state import (
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
 # (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = [
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
+_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY, _PREFERENCES = [
+    PENALTY_INDEX[name]
+    for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility", "preferences")
 ]
 
 
@@ -147,7 +149,9 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
 
     Every start ends a queue spell and counts its wait (from arrival, or from the eviction
     that requeued the job); the first start judges, under the ``first-start`` rule, the
-    deadline; a latency-critical job on a spot node counts a QoS violation (once per job). Under contention
+    deadline; a latency-critical job on a spot node counts a QoS violation (once per job); under
+    placement rules, the start counts the weight of the preferences it breaks, and the job joins
+    its tallies (:mod:`digital_twin.rule_checks`). Under contention
     the job's completion follows its node's rate (:func:`schedule_completion`), else it
     completes after its nominal duration.
     """
@@ -184,6 +188,8 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     if c.is_lc[j] and c.is_spot[i] and not s.qos_hit[j]:
         s.qos_hit[j] = True
         s.counts[_QOS] += 1
+    if c.rules is not None:
+        s.counts[_PREFERENCES] += rules_at_start(s, c, j, i)
     if c.contention:
         finish = s.work_clock_s[i] + c.duration_s[j]
         s.finish_clock_s[j] = finish
@@ -225,6 +231,8 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     s.running_counts[c.type_index[j] * c.n_nodes + i] -= 1
     s.generation[j] += 1
     s.gained_nodes.append(i)
+    if c.rules is not None:
+        rules_at_end(s, c, j, i)
     if c.active_nodes:
         if not jobs_on_node:
             s.cost_rate_usd_per_s -= c.price_per_s[i]

@@ -28,6 +28,7 @@ import heapq
 from digital_twin.constants import TwinConstants
 from digital_twin.energy_accounting import accrue
 from digital_twin.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
+from digital_twin.rule_checks import breaks_required
 from digital_twin.state import (
     COMPLETION,
     FUTURE,
@@ -124,6 +125,8 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
     heap = s.heap
     if s.gained_nodes:
         s.gained_nodes.clear()
+    if s.tallies_moved:  # starts of the last pass moved the placement rules' tallies
+        s.gained_nodes.extend(range(c.n_nodes))
     while heap and heap[0][0] == t and heap[0][1] < TICK:
         _, kind, _, index, generation = heapq.heappop(heap)
         if kind == COMPLETION:
@@ -146,16 +149,26 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
         start_pass(s, c)
     else:
         s.queue.cursor = 0  # a new pass with nothing parked to wake (the common case, inlined)
+    s.tallies_moved = False
 
 
 def fit_mask(s: TwinState, c: TwinConstants, j: int) -> list[bool]:
-    """``(N,)`` whether job ``j`` fits on each node now: up, a static candidate, enough free resources."""
+    """``(N,)`` whether job ``j`` fits on each node now.
+
+    Up, a static candidate, enough free resources, and (under placement rules) no required rule
+    broken.
+    """
     cpu, mem, gpus = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j]
     free_cpu, free_mem, free_gpus, up = s.free_cpu_m, s.free_mem_mib, s.free_gpus, s.up
     mask = [False] * c.n_nodes
     for i in c.candidates[j]:
         if up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus:
             mask[i] = True
+    rules = c.rules
+    if rules is not None and rules.required[j]:
+        for i in c.candidates[j]:
+            if mask[i] and breaks_required(s.rule_counts, rules, j, i):
+                mask[i] = False
     return mask
 
 
@@ -195,8 +208,12 @@ def gained_fits(s: TwinState, c: TwinConstants, j: int) -> list[int]:
     """The nodes that gained room in this batch of events on which job ``j`` fits now (may repeat)."""
     cpu, mem, gpus, candidate = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j], c.candidate_mask[j]
     up, free_cpu, free_mem, free_gpus = s.up, s.free_cpu_m, s.free_mem_mib, s.free_gpus
-    return [
+    fits = [
         i
         for i in s.gained_nodes
         if candidate[i] and up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus
     ]
+    rules = c.rules
+    if rules is not None and rules.required[j]:
+        return [i for i in fits if not breaks_required(s.rule_counts, rules, j, i)]
+    return fits

@@ -84,6 +84,19 @@ class JobQueue:
         self.cursor = 0
         self.waking = dict.fromkeys(waking, 0)
 
+    def wake_after(self, position: int) -> None:
+        """Look at every parked job after FIFO ``position`` in this pass (a start let any of them fit anew).
+
+        For placement rules that depend on what runs (:mod:`digital_twin.rule_checks`): a start
+        can make a parked job fit, and the pass must ask it if it comes later in FIFO order, as
+        it would had it not been parked.
+        """
+        key = self.position.__getitem__
+        for shape, bucket in self.parked.items():
+            at = bisect.bisect_right(bucket, position, key=key)
+            if at < len(bucket):
+                self.waking[shape] = max(self.waking.get(shape, at), at)
+
     def next_parked(self) -> tuple[int, int]:
         """``(shape, job)`` of the earliest parked job the pass may wake, if it comes before the cursor's job.
 

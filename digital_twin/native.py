@@ -47,13 +47,15 @@ COMPILED_MODULES: tuple[str, ...] = (
     "event_loop",
     "job_queue",
     "measures",
+    "rule_checks",
+    "rule_events",
     "state",
     "twin",
     "twin_views",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
-the energy accounting, the objective's measures, and the twin's per-decision methods (everything an env step runs in
-the twin)."""
+the energy accounting, the objective's measures, the placement rules' checks, and the twin's
+per-decision methods (everything an env step runs in the twin)."""
 GROUP = "digital_twin.native_core"
 """mypyc's name of the build's shared library (``digital_twin/native_core__mypyc.<suffix>``)."""
 

@@ -137,6 +137,13 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "emissions of that energy: its power times its node's grid carbon intensity, over time",
         integral=False,
     ),
+    PenaltyTerm(
+        "preferences", "broken preferences", "preference_violations", "preference_violation_usd", "weight",
+        "soft placement rules a start breaks, each counting its weight (1 unless given): preferred node "
+        "affinity and pod anti-affinity terms, ScheduleAnyway spread constraints, untolerated PreferNoSchedule "
+        "taints (digital_twin/placement/rules.py)",
+        integral=False,
+    ),
 )
 """The penalty terms, in the order they are summed after the compute cost."""
 
@@ -169,6 +176,7 @@ class ObjectiveWeights:
     unfairness_usd: float = 0.0
     energy_usd_per_kwh: float = 0.0
     carbon_usd_per_kg: float = 0.0
+    preference_violation_usd: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):

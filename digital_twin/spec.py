@@ -12,6 +12,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec, validate_fleet
 from digital_twin.identity_cache import IdentityCache
+from digital_twin.placement.rules import PlacementRules
 from digital_twin.telemetry import Telemetry
 from digital_twin.tick_grid import TickGrid
 from digital_twin.workload import Workload
@@ -45,6 +46,8 @@ class TwinSpec:
         energy: Each node's power and its grid's carbon intensity
             (:class:`~digital_twin.energy.model.EnergyModel`); ``None``: the fleet's
             :func:`~digital_twin.energy.model.default_energy_model`.
+        rules: Placement rules: node labels and taints, job labels, affinity, anti-affinity and
+            spread (:mod:`digital_twin.placement.rules`); ``None``: none.
     """
 
     fleet: tuple[NodeSpec, ...]
@@ -53,6 +56,7 @@ class TwinSpec:
     settings: EpisodeSettings
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None = None
     energy: EnergyModel | None = None
+    rules: PlacementRules | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
@@ -75,6 +79,8 @@ class TwinSpec:
             if not isinstance(self.energy, EnergyModel):
                 raise SpecError(f"energy must be an EnergyModel, got {type(self.energy).__name__}")
             self.energy.check_fleet(self.fleet)
+        if self.rules is not None and not isinstance(self.rules, PlacementRules):
+            raise SpecError(f"rules must be a PlacementRules, got {type(self.rules).__name__}")
 
     @property
     def energy_model(self) -> EnergyModel:

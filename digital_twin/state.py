@@ -154,6 +154,12 @@ class TwinState:
     """Our jobs' (attributed) energy up to ``time_s``, J (the ``energy`` count is it in kWh)."""
     attributed_carbon_g: float
     """Our jobs' emissions up to ``time_s``, gCO2eq (the ``carbon`` count is it in kg)."""
+    rule_counts: list[list[int]]
+    """Per tally of the placement rules, its running jobs per domain (:mod:`digital_twin.rule_checks`;
+    empty without rules)."""
+    tallies_moved: bool
+    """Whether a start or an end changed ``rule_counts`` since the last pass began (every node is
+    then in ``gained_nodes``: :func:`digital_twin.rule_events.tallies_moved`)."""
     counts: list[float]
     """Counted units per penalty term, in ``PENALTIES`` order. Read them through
     :meth:`penalty_counts`: the ``unfairness`` entry is brought up to date there (lazily)."""
@@ -229,6 +235,8 @@ class TwinState:
             node_carbon_g=0.0,
             attributed_energy_j=0.0,
             attributed_carbon_g=0.0,
+            rule_counts=constants.rules.empty_counts() if constants.rules is not None else [],
+            tallies_moved=False,
             counts=[0.0] * len(PENALTIES),
             status_counts=[m, 0, 0, 0, 0, 0],
             wait_sum_s=0.0,
@@ -242,8 +250,8 @@ class TwinState:
     def copy(self) -> TwinState:
         """An independent copy, O(nodes + jobs).
 
-        Every list is copied (the lists in ``node_jobs`` and ``runs_by_finish`` and the queue
-        too); the items of the other lists, and ``interruptions_s``, are immutable and shared.
+        Every list is copied (the lists in ``node_jobs``, ``runs_by_finish`` and ``rule_counts``,
+        and the queue too); the items of the other lists, and ``interruptions_s``, are immutable and shared.
         """
         return TwinState(
             time_s=self.time_s,
@@ -289,6 +297,8 @@ class TwinState:
             node_carbon_g=self.node_carbon_g,
             attributed_energy_j=self.attributed_energy_j,
             attributed_carbon_g=self.attributed_carbon_g,
+            rule_counts=[per_domain.copy() for per_domain in self.rule_counts],
+            tallies_moved=self.tallies_moved,
             counts=self.counts.copy(),
             status_counts=self.status_counts.copy(),
             wait_sum_s=self.wait_sum_s,

@@ -149,10 +149,13 @@ class DigitalTwin:
             raise InvalidPlacementError("the episode is over: no job to place")
         if not (isinstance(node, _NODE_INDEX_TYPES) and 0 <= node < self._c.n_nodes and self._mask[node]):
             raise InvalidPlacementError(self._why_not(s.current, node))
-        s.queue.take_current()
-        s.decisions.append((s.current, int(node)))
-        start(s, self._c, s.current, int(node))
-        self._mask = run_to_decision(s, self._c)
+        queue, c, j = s.queue, self._c, s.current
+        queue.take_current()
+        s.decisions.append((j, int(node)))
+        start(s, c, j, int(node))
+        if queue.parked and c.rules is not None and c.rules.dynamic:
+            queue.wake_after(queue.position[j])  # the start may let later parked jobs fit
+        self._mask = run_to_decision(s, c)
 
     def defer(self, until: str = NEXT_EVENT) -> None:
         """Leave the current job queued and run on to the next decision.
@@ -229,6 +232,12 @@ class DigitalTwin:
         if difference is not None or interruptions is None:
             raise PastMismatchError(f"the spec does not continue the episode at t={self.time_s:g} s: {difference}")
         twin = DigitalTwin(spec, self.record_events)
+        arrived = self._s.next_arrival
+        if list(twin._c.shape[:arrived]) != list(self._c.shape[:arrived]):  # only placement rules can do this
+            raise PastMismatchError(
+                "the spec's later jobs change which arrived jobs share a shape under the placement rules "
+                "(a later job's required anti-affinity selects some of them but not others); not continued"
+            )
         twin._s = s = continued_state(self._s, self._c, twin._c, interruptions)
         twin._mask = fit_mask(s, twin._c, s.current)
         return twin

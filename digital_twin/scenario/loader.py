@@ -29,6 +29,8 @@ A scenario fixes everything an episode needs::
                 #   digital_twin.declared_durations)
     energy:     {accounting: true, power: {..}, regions: {..}, node_regions: {..}}   # optional:
                 # node power curves and grid carbon intensity (digital_twin.scenario.energy_section)
+    placement:  {topology: {..}, nodes: [..], job_labels: [..], rules: [..]}   # optional: labels, taints,
+                # affinity, anti-affinity and spread, Kubernetes-shaped (digital_twin.placement.rules)
     limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
 
 The episode settings (``horizon_s``, ``start_hour``, ``queue_ttl_s``, ``sla_threshold_pct``,
@@ -68,6 +70,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SettingError, SpecError
 from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import ObjectiveWeights
+from digital_twin.placement.rules import PlacementRules
 from digital_twin.scenario.energy_section import energy_loader
 from digital_twin.scenario.fleet_section import fleet_loader
 from digital_twin.scenario.parsed import Scenario
@@ -154,7 +157,10 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         limits=limits,
         declared_durations=declared,
         _energy_loader=energy,
+        placement=_placement(top),
     )
+    if scenario.planted and scenario.placement is not None:
+        raise top.error("placement", "a planted workload takes no placement rules (its optimum is planted without)")
     top.finish()
     return scenario
 
@@ -246,3 +252,14 @@ def _weights(top: Section) -> ObjectiveWeights:
         return ObjectiveWeights(**values)
     except SpecError as exc:
         raise top.error("weights", str(exc)) from None
+
+
+def _placement(top: Section) -> PlacementRules | None:
+    """The ``placement`` section, checked (errors name the file and the key); ``None`` when absent."""
+    data = top.get("placement", dict, None, nullable=True)
+    if data is None:
+        return None
+    try:
+        return PlacementRules.parse(data, "placement")
+    except SpecError as exc:
+        raise ScenarioError(f"{top.file}: {exc}") from None

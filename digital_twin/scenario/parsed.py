@@ -20,6 +20,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits
+from digital_twin.placement.rules import PlacementRules
 from digital_twin.planted import PlantedEpisode, plant
 from digital_twin.scenario.energy_section import EnergyLoader
 from digital_twin.scenario.fleet_section import FleetLoader
@@ -63,6 +64,8 @@ class Scenario:
             does not advance it: the episode's other draws are as without declarations, and
             the same seed gives the same declarations. A fixed workload's are drawn once, from
             the scenario seed, with its jobs.
+        placement: The ``placement`` section: node labels and taints, job labels and placement
+            rules (:mod:`digital_twin.placement.rules`); ``None``: no rules.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Scenario:
     limits: Limits = dataclasses.field(default_factory=Limits, repr=False)
     declared_durations: DeclaredDurations = dataclasses.field(default_factory=DeclaredDurations, repr=False)
     _energy_loader: EnergyLoader | None = dataclasses.field(default=None, repr=False)
+    placement: PlacementRules | None = dataclasses.field(default=None, repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -141,7 +145,14 @@ class Scenario:
             return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
         return self._built(
-            TwinSpec, self.fleet, jobs, self.telemetry, self.settings, self.fixed_interruptions_s, self.energy
+            TwinSpec,
+            self.fleet,
+            jobs,
+            self.telemetry,
+            self.settings,
+            self.fixed_interruptions_s,
+            self.energy,
+            self.placement,
         )
 
     def _declared(self, jobs: Workload, rng: np.random.Generator) -> Workload:

@@ -20,8 +20,8 @@ from digital_twin.deferral import NEW_FIT
 from tests.layers import LAYER_VARIABLE
 from tests.paths import ROOT
 
-# Scenarios with deferrals, spot interruptions, contention, waiting and utility terms between them.
-_SCENARIOS = ("fleet5-synthetic", "toy3", "fleet20-synthetic", "fleet5-utility")
+# Scenarios with deferrals, spot interruptions, contention, waiting, utility terms and placement rules between them.
+_SCENARIOS = ("fleet5-synthetic", "toy3", "fleet20-synthetic", "fleet5-utility", "fleet30-rules")
 
 
 def play_digest(episodes: int = 3) -> str:
