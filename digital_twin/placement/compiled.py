@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import NodeSpec
@@ -98,20 +99,70 @@ class CompiledRules:
 def compile_rules(
     rules: PlacementRules, fleet: Sequence[NodeSpec], jobs: Sequence[JobSpec], where: str = "placement"
 ) -> CompiledRules:
-    """Resolve ``rules`` for ``fleet`` and ``jobs`` (in arrival order); see the module docstring."""
+    """Resolve ``rules`` for ``fleet`` and ``jobs`` (in arrival order); see the module docstring.
+
+    Jobs with equal labels (but their ``job`` id, unless a rule reads it) have equal rules:
+    each *kind* of job is compiled once. Cost: O(kinds x (rules + tallies) x nodes + jobs).
+    """
     nodes = node_labels(rules, fleet)
     taints = node_taints(rules, fleet)
     labels = job_labels(rules, jobs)
     _check_node_keys(rules, nodes, where)
+    by_id = "job" in _job_keys_read(rules)
+    kinds: dict[tuple[tuple[str, str], ...], int] = {}
+    kind_of = [
+        kinds.setdefault(tuple(sorted((k, v) for k, v in job.items() if by_id or k != "job")), len(kinds))
+        for job in labels
+    ]
+    first_of_kind = {kind: j for j, kind in reversed(list(enumerate(kind_of)))}
+    per_kind = _compile_kinds(rules, nodes, taints, [labels[first_of_kind[k]] for k in range(len(kinds))])
+    allowed = [per_kind.allowed[k] for k in kind_of]
+    required = [per_kind.required[k] for k in kind_of]
+    preferred = [per_kind.preferred[k] for k in kind_of]
+    tables = RuleTables(
+        required=required,
+        preferred=preferred,
+        static_preference=[per_kind.static[k] for k in kind_of],
+        updates=[per_kind.updates[k] for k in kind_of],
+        domain_of=per_kind.tallies.domain_of,
+        n_domains=per_kind.tallies.n_domains,
+        dynamic=any(required) or any(preferred),
+    )
+    profiles: dict[tuple[object, ...], int] = {(None, ()): 0}
+    profile = [profiles.setdefault((a, r), len(profiles)) for a, r in zip(allowed, required, strict=True)]
+    paths = [tuple(f"{where}.rules[{k}]" for k in per_kind.chosen[kind]) for kind in kind_of]
+    return CompiledRules(tables, allowed, profile, paths, nodes, labels)
+
+
+class _Kinds(NamedTuple):
+    """Per kind of job (``K`` kinds): what :class:`RuleTables` holds per job, and the rules that select it."""
+
+    tallies: _Tallies
+    allowed: list[tuple[bool, ...] | None]
+    required: list[tuple[Check, ...]]
+    preferred: list[tuple[tuple[Check, float], ...]]
+    static: list[list[float]]
+    updates: list[tuple[int, ...]]
+    chosen: list[list[int]]
+
+
+def _compile_kinds(
+    rules: PlacementRules,
+    nodes: tuple[Mapping[str, str], ...],
+    taints: tuple[tuple[Taint, ...], ...],
+    kinds: list[Mapping[str, str]],
+) -> _Kinds:
+    """The rules of each kind of job (its labels), and the registry of the tallies they read."""
     tallies = _Tallies(nodes)
-    chosen = [[k for k, rule in enumerate(rules.rules) if rule.match.matches(job)] for job in labels]
+    chosen = [[k for k, rule in enumerate(rules.rules) if rule.match.matches(job)] for job in kinds]
     owned = [
         sorted({tallies.key(OWNER, term, job) for k in picked for term in rules.rules[k].anti_required}, key=repr)
-        for picked, job in zip(chosen, labels, strict=True)
+        for picked, job in zip(chosen, kinds, strict=True)
     ]
     owner_keys = sorted({key for keys in owned for key in keys}, key=repr)
+    zeros = [0.0] * len(nodes)
     allowed, required, preferred, static = [], [], [], []
-    for picked, job in zip(chosen, labels, strict=True):
+    for picked, job in zip(chosen, kinds, strict=True):
         job_rules = [rules.rules[k] for k in picked]
         job_allowed = _allowed(job_rules, job, nodes, taints)
         allowed.append(job_allowed)
@@ -120,21 +171,21 @@ def compile_rules(
             + tuple((ANTI, tallies.id_of(key), 0, 0, ()) for key in owner_keys if key[1].matches(job))
         )
         preferred.append(tallies.preferred_checks(job_rules, job, job_allowed))
-        static.append(_static_preference(job_rules, nodes, taints))
-    zeros = [0.0] * len(nodes)
-    tables = RuleTables(
-        required=required,
-        preferred=preferred,
-        static_preference=[zeros if not any(s) else s for s in static],
-        updates=[tallies.updates(job, keys) for job, keys in zip(labels, owned, strict=True)],
-        domain_of=tallies.domain_of,
-        n_domains=tallies.n_domains,
-        dynamic=any(required) or any(preferred),
-    )
-    profiles: dict[tuple[object, ...], int] = {(None, ()): 0}
-    profile = [profiles.setdefault((a, r), len(profiles)) for a, r in zip(allowed, required, strict=True)]
-    paths = [tuple(f"{where}.rules[{k}]" for k in picked) for picked in chosen]
-    return CompiledRules(tables, allowed, profile, paths, nodes, labels)
+        weights = _static_preference(job_rules, nodes, taints)
+        static.append(weights if any(weights) else zeros)
+    updates = [tallies.updates(job, keys) for job, keys in zip(kinds, owned, strict=True)]
+    return _Kinds(tallies, allowed, required, preferred, static, updates, chosen)
+
+
+def _job_keys_read(rules: PlacementRules) -> set[str]:
+    """The job label keys any rule reads (its ``match``, its pod terms' and spread constraints' selectors and keys)."""
+    keys: set[str] = set()
+    for rule in rules.rules:
+        keys |= rule.match.keys()
+        terms: list[PodTerm | SpreadConstraint] = [*rule.anti_required, *rule.anti_preferred, *rule.spread]
+        for term in terms:
+            keys |= term.label_selector.keys() | set(term.match_label_keys)
+    return keys
 
 
 class _Tallies:

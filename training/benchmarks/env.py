@@ -14,7 +14,7 @@ from digital_twin import native
 from training.benchmarks.pure_python import compiled_core_is_running, in_pure_python
 
 
-def _steps_per_s(env: gym.Env, steps: int, masked: bool, seed: int = 0) -> tuple[float, float]:
+def random_steps_per_s(env: gym.Env, steps: int, masked: bool, seed: int = 0) -> tuple[float, float]:
     """Uniformly random (valid, when ``masked``) actions for ``steps`` steps; (steps/s, sim s/s)."""
     rng = np.random.default_rng(seed)
     observation, _ = env.reset(seed=seed)
@@ -47,8 +47,8 @@ def bench_env(steps: int = 20_000, repeats: int = 5, compare_pure_python: bool =
     scenario = scenarios.load(gym.spec(FLEET5_ID).kwargs["scenario"])  # the id's own scenario, read once
     ours_runs, cartpole_runs = [], []
     for _ in range(repeats):
-        ours_runs.append(_steps_per_s(gym.make(FLEET5_ID, scenario=scenario), steps, masked=True))
-        cartpole_runs.append(_steps_per_s(gym.make("CartPole-v1"), steps, masked=False)[0])
+        ours_runs.append(random_steps_per_s(gym.make(FLEET5_ID, scenario=scenario), steps, masked=True))
+        cartpole_runs.append(random_steps_per_s(gym.make("CartPole-v1"), steps, masked=False)[0])
     ours = max(ours_runs, key=lambda r: r[0])
     pair_ratios = [run[0] / cartpole for run, cartpole in zip(ours_runs, cartpole_runs, strict=True)]
     result: dict[str, Any] = {

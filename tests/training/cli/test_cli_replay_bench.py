@@ -119,6 +119,18 @@ def test_bench_quick__writes_the_documented_keys(tmp_path: Path) -> None:
         assert isinstance(data[key], float) and data[key] > 0, key
 
 
+def test_bench_quick_rules__measures_the_rules_scenario_with_and_without_its_rules(tmp_path: Path) -> None:
+    """`aco-env bench --quick --only rules`: decisions/s both ways, and the section in the Markdown."""
+    out, markdown = tmp_path / "bench.json", tmp_path / "bench.md"
+    result = cli("bench", "--quick", "--only", "rules", "--out", str(out), "--markdown", str(markdown))
+    assert result.returncode == 0, result.stderr
+    rules = json.loads(out.read_text())["rules"]
+    assert rules["scenario"] == "fleet30-rules" and rules["jobs"] > 0
+    for key in ("twin_decisions_per_s", "twin_decisions_per_s_without_rules", "env_steps_per_s", "twin_build_ms"):
+        assert rules[key] > 0, key
+    assert "## Placement rules" in markdown.read_text()
+
+
 @pytest.mark.ray
 @pytest.mark.slow  # about 30 s: a pool and a local Ray start, lookahead episodes under each backend
 def test_bench_quick_backends__times_each_backend_and_checks_they_agree(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from training.checks import writable_file
 from training.errors import UsageError
 
 HELP = (
-    "measure speed and memory: twin, env vs CartPole, traces, ACO, oracle, scale, training, "
+    "measure speed and memory: twin, env vs CartPole, placement rules, traces, ACO, oracle, scale, training, "
     "execution backends (JSON / Markdown)"
 )
 
@@ -33,6 +33,7 @@ SECTIONS: dict[str, str] = {
     "scale": "training.benchmarks.scale:bench_scale",
     "train": "training.benchmarks.train:bench_train",
     "backends": "training.benchmarks.backends:bench_backends",
+    "rules": "training.benchmarks.rules:bench_rules",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -40,6 +41,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "twin": {"repeats": 1, "days": 2, "compare_pure_python": False},
     "env": {"steps": 3000, "repeats": 1, "compare_pure_python": False},
     "traces": {"repeats": 1},
+    "rules": {"episodes": 2, "env_steps": 1000, "repeats": 1},
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
     "train": {"steps": 4096, "repeats": 1},
