@@ -25,6 +25,7 @@ from digital_twin.energy_constants import EnergyConstants
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
+from digital_twin.interference import InterferenceTables
 from digital_twin.jobs import WORKLOAD_TYPES
 from digital_twin.placement.compiled import compile_rules
 from digital_twin.rule_checks import RuleTables
@@ -82,7 +83,15 @@ class TwinConstants:
         settings: The episode's settings (``spec.settings``). The hot loop reads the scalars
             below, each derived from them here and nowhere else.
         contention: ``settings.contention``: jobs are slowed by cpu contention (processor
-            sharing, :mod:`digital_twin.contention`); False runs every job at its nominal speed.
+            sharing, :mod:`digital_twin.contention`); False: no cpu contention.
+        clocked: Jobs progress on work clocks (under contention, or with co-location
+            interference, :mod:`digital_twin.interference`): a run completes when its clock has
+            done its nominal work, not after its duration.
+        lanes: ``spec.rules``' interference entries resolved per job
+            (:class:`~digital_twin.interference.InterferenceTables`); ``None`` without them.
+        n_lanes: ``L``, the number of lanes (1 without interference): each node keeps a work
+            clock per lane, clock ``q = lane * N + node``.
+        lane_of: ``(M,)`` each job's lane (all 0 without interference).
         queue_ttl_s: ``settings.queue_ttl_s``: time a job may wait in the queue before it is
             rejected (``None``: no TTL).
         horizon_s: ``settings.horizon_s`` as a float: the episode covers ``[0, horizon_s)``.
@@ -131,6 +140,10 @@ class TwinConstants:
     background_cpu_m: list[list[float]]
     settings: EpisodeSettings
     contention: bool
+    clocked: bool
+    lanes: InterferenceTables | None
+    n_lanes: int
+    lane_of: list[int]
     queue_ttl_s: float | None
     horizon_s: float
     tick_s: float
@@ -165,12 +178,12 @@ class TwinConstants:
             strict=True,
         )
         shape, candidates, candidate_mask = _shapes_and_candidates(spec.fleet, fleet, shapes)
-        rules = None
+        rules, lanes = None, None
         if spec.rules is not None:
             compiled = compile_rules(spec.rules, spec.fleet, spec.jobs)
             shape, candidates = compiled.restrict(shape, candidates, jobs.job_ids, fleet.node_ids)
             candidate_mask = _masks_of_candidates(candidates, len(spec.fleet))
-            rules = compiled.tables
+            rules, lanes = compiled.tables, compiled.interference
         background_cpu_pct, background_cpu_m = _background_columns(spec.telemetry, tuple(fleet.cpu_m))
         return cls(
             n_nodes=len(spec.fleet),
@@ -201,6 +214,10 @@ class TwinConstants:
             background_cpu_m=background_cpu_m,
             settings=settings,
             contention=settings.contention,
+            clocked=settings.contention or lanes is not None,
+            lanes=lanes,
+            n_lanes=1 if lanes is None else lanes.n_lanes,
+            lane_of=[0] * len(jobs) if lanes is None else lanes.lane_of,
             queue_ttl_s=settings.queue_ttl_s,
             horizon_s=float(settings.horizon_s),
             tick_s=float(spec.telemetry.tick_s),

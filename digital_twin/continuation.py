@@ -142,13 +142,14 @@ def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interrup
     out.queue.position = s.queue.position[:arrived] + [0] * later
     if c.rules is not None:
         out.rule_counts = _rule_counts(s, c.rules)
+    _add_clocks(out, c.n_nodes * c.n_lanes - len(s.rate))
     out.status_counts[FUTURE] = later
     out.interruptions_s = interruptions
     shift = _count(interruptions) - _count(s.interruptions_s)
     heap: list[ScheduledEvent] = [
         (t, kind, seq + shift, index, generation)
         for t, kind, seq, index, generation in s.heap
-        if kind != INTERRUPTION and not is_stale(s, c.contention, (t, kind, seq, index, generation))
+        if kind != INTERRUPTION and not is_stale(s, c.clocked, (t, kind, seq, index, generation))
     ]
     heap.extend(_future_interruptions(interruptions, s.time_s))
     moved = [j for j in _running(s) if c.duration_s[j] != old.duration_s[j]]
@@ -165,36 +166,50 @@ def _moved_completions(
 ) -> list[ScheduledEvent]:
     """``heap`` with the completions of running jobs ``moved`` (whose duration ``c`` changes) at their new ends.
 
-    Without contention a run completes at its start plus its duration. Under contention its
-    finish on the node's work clock moves by the change, the node's runs are reordered, and
-    the node's one live completion event (same ``seq`` and token) is set for its first run.
+    Without work clocks a run completes at its start plus its duration. On them its finish on
+    its clock moves by the change, the clock's runs are reordered, and the clock's one live
+    completion event (same ``seq`` and token) is set for its first run.
     """
-    if not c.contention:
+    if not c.clocked:
         return _completions_at(heap, {j: out.start_s[j] + c.duration_s[j] for j in moved})
     out.finish_clock_s = list(out.finish_clock_s)
     out.runs_by_finish = [list(runs) for runs in out.runs_by_finish]
-    nodes = sorted({out.node_of[j] for j in moved})
+    n = c.n_nodes
+    clocks = sorted({c.lane_of[j] * n + out.node_of[j] for j in moved})
     for j in moved:
         out.finish_clock_s[j] += c.duration_s[j] - old.duration_s[j]
-    for i in nodes:
-        out.runs_by_finish[i] = [(out.finish_clock_s[j], j, out.generation[j]) for j in out.node_jobs[i]]
-        heapq.heapify(out.runs_by_finish[i])
-    return _completions_at(heap, {i: _first_finish_time(out, i) for i in nodes})
+    for q in clocks:
+        on_clock = [j for j in out.node_jobs[q % n] if c.lane_of[j] == q // n]
+        out.runs_by_finish[q] = [(out.finish_clock_s[j], j, out.generation[j]) for j in on_clock]
+        heapq.heapify(out.runs_by_finish[q])
+    return _completions_at(heap, {q: _first_finish_time(out, q) for q in clocks})
 
 
 def _completions_at(heap: list[ScheduledEvent], ends: dict[int, float]) -> list[ScheduledEvent]:
-    """``heap`` with each completion about an index of ``ends`` (a job, or under contention a node) at its new time."""
+    """``heap`` with each completion about an index of ``ends`` (a job, or on work clocks a clock) at its new time."""
     return [
         (ends[index], kind, seq, index, generation) if kind == COMPLETION and index in ends else entry
         for entry in heap for (_, kind, seq, index, generation) in (entry,)
     ]  # fmt: skip
 
 
-def _first_finish_time(s: TwinState, i: int) -> float:
-    """When node ``i``'s first run finishes at the node's current rate (its clock need not be settled)."""
-    clock_now = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
-    left = s.runs_by_finish[i][0][0] - clock_now
-    return s.time_s + (left if left > 0.0 else 0.0) / s.rate[i]
+def _first_finish_time(s: TwinState, q: int) -> float:
+    """When clock ``q``'s first run finishes at its current rate (the clock need not be settled)."""
+    clock_now = s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q])
+    left = s.runs_by_finish[q][0][0] - clock_now
+    return s.time_s + (left if left > 0.0 else 0.0) / s.rate[q]
+
+
+def _add_clocks(out: TwinState, extra: int) -> None:
+    """Give ``out`` the work clocks of ``extra`` more lanes' nodes (the continuing spec's jobs add lanes), idle."""
+    if extra <= 0:
+        return
+    out.rate = out.rate + [1.0] * extra
+    out.rate_since_s = out.rate_since_s + [out.time_s] * extra
+    out.work_clock_s = out.work_clock_s + [0.0] * extra
+    out.runs_by_finish = out.runs_by_finish + [[] for _ in range(extra)]
+    out.completion_token = out.completion_token + [0] * extra
+    out.clock_runs = out.clock_runs + [0] * extra
 
 
 def _future_interruptions(interruptions: Interruptions, now_s: float) -> list[ScheduledEvent]:
@@ -270,13 +285,13 @@ def _running(s: TwinState) -> list[int]:
 def work_done_s(s: TwinState, c: TwinConstants, j: int) -> float:
     """Nominal seconds of work running job ``j``'s current run has done by now (``c``: its twin's constants).
 
-    Without contention, the time since its start; under contention, its duration less the
-    work its node's clock has still to do before the run's finish.
+    Without work clocks, the time since its start; on them, its duration less the work its
+    clock has still to do before the run's finish.
     """
-    if not c.contention:
+    if not c.clocked:
         return s.time_s - s.start_s[j]
-    i = s.node_of[j]
-    clock_now = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
+    q = c.lane_of[j] * c.n_nodes + s.node_of[j]
+    clock_now = s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q])
     return c.duration_s[j] - (s.finish_clock_s[j] - clock_now)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import heapq
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
-from digital_twin.contention import progress_rate
 from digital_twin.energy_accounting import refresh_all, refresh_node
 from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
@@ -34,6 +33,7 @@ from digital_twin.state import (
     TTL_EXPIRY,
     TwinState,
 )
+from digital_twin.work_clocks import clock_of, first_run, schedule_completion, settle, update_node_lanes, update_rate
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
 # (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
@@ -115,11 +115,14 @@ def charge_horizon(s: TwinState, c: TwinConstants) -> None:
         return
     t = s.time_s
     for i in range(c.n_nodes):
-        if c.contention and s.node_jobs[i]:
-            settle(s, i)  # the work clock is brought up to the horizon
         for j in s.node_jobs[i]:
             d = c.duration_s[j]
-            done_s = d - (s.finish_clock_s[j] - s.work_clock_s[i]) if c.contention else t - s.start_s[j]
+            if c.clocked:
+                q = clock_of(c, j, i)
+                settle(s, q)  # the work clock is brought up to the horizon
+                done_s = d - (s.finish_clock_s[j] - s.work_clock_s[q])
+            else:
+                done_s = t - s.start_s[j]
             judge_end(s, c, j, min(max(done_s, 0.0), d))
 
 
@@ -151,13 +154,15 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     that requeued the job); the first start judges, under the ``first-start`` rule, the
     deadline; a latency-critical job on a spot node counts a QoS violation (once per job); under
     placement rules, the start counts the weight of the preferences it breaks, and the job joins
-    its tallies (:mod:`digital_twin.rule_checks`). Under contention
-    the job's completion follows its node's rate (:func:`schedule_completion`), else it
+    its tallies (:mod:`digital_twin.rule_checks`). On work clocks (contention, interference:
+    :mod:`digital_twin.work_clocks`) the job's completion follows its clock's rate, else it
     completes after its nominal duration.
     """
     t = s.time_s
-    if c.contention:
-        settle(s, i)  # the node's jobs progressed at the old rate until now
+    clocked = c.clocked
+    q = clock_of(c, j, i) if clocked else i
+    if clocked:
+        settle(s, q)  # the clock's jobs progressed at the old rate until now
     cpu_m = c.req_cpu_m[j]
     s.free_cpu_m[i] -= cpu_m
     s.free_mem_mib[i] -= c.req_mem_mib[j]
@@ -190,13 +195,15 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
         s.counts[_QOS] += 1
     if c.rules is not None:
         s.counts[_PREFERENCES] += rules_at_start(s, c, j, i)
-    if c.contention:
-        finish = s.work_clock_s[i] + c.duration_s[j]
+    if clocked:
+        finish = s.work_clock_s[q] + c.duration_s[j]
         s.finish_clock_s[j] = finish
-        runs = s.runs_by_finish[i]
-        heapq.heappush(runs, (finish, j, s.generation[j]))
-        if not update_rate(s, c, i, current_tick(s, c)) and first_run(s, i) == j:
-            schedule_completion(s, i)  # the rate is the same, but j completes first
+        heapq.heappush(s.runs_by_finish[q], (finish, j, s.generation[j]))
+        k = current_tick(s, c)
+        if c.lanes is not None:
+            update_node_lanes(s, c, j, i, k, 1)
+        if not update_rate(s, c, i, q, k) and first_run(s, q) == j:
+            schedule_completion(s, q)  # the rate is the same, but j completes first
     else:
         s.schedule(t + c.duration_s[j], COMPLETION, j, s.generation[j])
     energy = c.energy
@@ -218,9 +225,11 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     The caller changes ``j``'s status afterwards (``j`` still counts as running here).
     """
     i = s.node_of[j]
-    if c.contention:
-        settle(s, i)
-        was_first = first_run(s, i) == j
+    clocked = c.clocked
+    q = clock_of(c, j, i) if clocked else i
+    if clocked:
+        settle(s, q)
+        was_first = first_run(s, q) == j
     cpu_m = c.req_cpu_m[j]
     s.free_cpu_m[i] += cpu_m
     s.free_mem_mib[i] += c.req_mem_mib[j]
@@ -240,8 +249,12 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
         s.cost_rate_usd_per_s -= job_rate_usd_per_s(c, j, i)
     if s.status_counts[RUNNING] == 1:  # j was the last running job (its status changes next)
         s.cost_rate_usd_per_s = 0.0  # no float residue when nothing runs
-    if c.contention and not update_rate(s, c, i, current_tick(s, c)) and was_first:  # the others may speed up
-        schedule_completion(s, i)  # j's completion event was the node's: the next run's now
+    if clocked:
+        k = current_tick(s, c)
+        if c.lanes is not None:
+            update_node_lanes(s, c, j, i, k, -1)
+        if not update_rate(s, c, i, q, k) and was_first:  # the others may speed up
+            schedule_completion(s, q)  # j's completion event was the clock's: the next run's now
     energy = c.energy
     if energy is not None:
         refresh_node(s, c, energy, i, current_tick(s, c))
@@ -251,22 +264,22 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
 def complete(s: TwinState, c: TwinConstants, j: int, generation: int) -> None:
     """Job ``j``'s run ``generation`` ends: it completes, unless that run was already cut short.
 
-    The end of the run is judged (:func:`judge_end`, its whole nominal work done). Under
-    contention the event is about a node (:func:`complete_on_node`).
+    The end of the run is judged (:func:`judge_end`, its whole nominal work done). On work
+    clocks the event is about a clock (:func:`complete_on_clock`).
     """
-    if c.contention:
-        complete_on_node(s, c, j, generation)
+    if c.clocked:
+        complete_on_clock(s, c, j, generation)
         return
     if s.status[j] != RUNNING or s.generation[j] != generation:
         return  # stale: the job was evicted
     finish(s, c, j)
 
 
-def complete_on_node(s: TwinState, c: TwinConstants, i: int, token: int) -> None:
-    """Under contention: node ``i``'s earliest run completes, unless the event is stale (``token``)."""
-    if s.completion_token[i] != token:
+def complete_on_clock(s: TwinState, c: TwinConstants, q: int, token: int) -> None:
+    """On work clocks: clock ``q``'s earliest run completes, unless the event is stale (``token``)."""
+    if s.completion_token[q] != token:
         return
-    finish(s, c, first_run(s, i))
+    finish(s, c, first_run(s, q))
 
 
 def finish(s: TwinState, c: TwinConstants, j: int) -> None:
@@ -314,22 +327,29 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
     """Telemetry tick ``k``: every latency-critical job on a node over the SLA threshold is marked (once per job).
 
     A node's utilisation is its background cpu % at the tick plus our allocated cpu / node cpu x
-    100. Under contention the rates of the nodes running jobs are brought to the new background
+    100. Under contention the rates of the nodes' work clocks are brought to the new background
     first (node by node, in fleet order: the SLA does not depend on them).
     """
     contention, threshold = c.contention, c.sla_threshold_pct
     background, background_m = c.background_cpu_pct[k], c.background_cpu_m[k]
     node_jobs, running_counts, free_cpu_m, cpu_m, rate = s.node_jobs, s.running_counts, s.free_cpu_m, c.cpu_m, s.rate
     is_lc, sla_hit = c.is_lc, s.sla_hit
-    lc_offset = LATENCY_CRITICAL * c.n_nodes
+    lanes, n = c.lanes, c.n_nodes
+    n_clocks = n * c.n_lanes
+    lc_offset = LATENCY_CRITICAL * n
     for i in range(c.n_nodes):
         jobs = node_jobs[i]
         if not jobs:
             continue
         used_m = cpu_m[i] - free_cpu_m[i]
+        if lanes is not None:
+            if contention:  # the background changes the base rate of every busy lane
+                for q in range(i, n_clocks, n):
+                    if s.clock_runs[q]:
+                        update_rate(s, c, i, q, k)
         # A node whose demand stays within its cores keeps rate 1 (progress_rate): skip the call.
-        if contention and (rate[i] != 1.0 or background_m[i] + used_m > cpu_m[i]):
-            update_rate(s, c, i, k)
+        elif contention and (rate[i] != 1.0 or background_m[i] + used_m > cpu_m[i]):
+            update_rate(s, c, i, i, k)
         if running_counts[lc_offset + i] and background[i] + 100.0 * used_m / cpu_m[i] > threshold:
             for j in jobs:
                 if is_lc[j] and not sla_hit[j]:
@@ -340,53 +360,7 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
         refresh_all(s, c, c.energy, k)
 
 
-# ---------------------------------------------------------------------------- contention
-def settle(s: TwinState, i: int) -> None:
-    """Bring node ``i``'s work clock up to now, at the rate its jobs ran since the last settle."""
-    t = s.time_s
-    elapsed = t - s.rate_since_s[i]
-    if elapsed > 0.0:
-        s.work_clock_s[i] += s.rate[i] * elapsed
-    s.rate_since_s[i] = t
-
-
 def current_tick(s: TwinState, c: TwinConstants) -> int:
     """The telemetry tick whose background holds now: the latest tick handled (ticks precede decisions)."""
     k = s.next_tick - 1
     return k if k < c.last_tick else c.last_tick
-
-
-def update_rate(s: TwinState, c: TwinConstants, i: int, k: int) -> bool:
-    """Recompute node ``i``'s rate under tick ``k``; if it changed, settle the clock and reschedule its next completion.
-
-    Returns:
-        Whether the rate changed (the node's completion event was then replaced).
-    """
-    rate = progress_rate(c.background_cpu_m[k][i], c.cpu_m[i] - s.free_cpu_m[i], c.cpu_m[i])
-    if rate == s.rate[i]:
-        return False
-    settle(s, i)  # the old rate held until now (the clock needs settling only when the rate changes)
-    s.rate[i] = rate
-    schedule_completion(s, i)
-    return True
-
-
-def first_run(s: TwinState, i: int) -> int:
-    """The job whose run on node ``i`` completes first (-1: none runs), dropping ended runs from the heap top."""
-    runs, generation = s.runs_by_finish[i], s.generation
-    while runs and generation[runs[0][1]] != runs[0][2]:
-        heapq.heappop(runs)
-    return runs[0][1] if runs else -1
-
-
-def schedule_completion(s: TwinState, i: int) -> None:
-    """Replace node ``i``'s completion event: its first run completes when the work clock reaches its finish.
-
-    The node's clock must be settled to now. The previous event becomes stale (a new token);
-    no event is scheduled while nothing runs on the node.
-    """
-    s.completion_token[i] += 1
-    j = first_run(s, i)
-    if j >= 0:
-        left = s.finish_clock_s[j] - s.work_clock_s[i]
-        s.schedule(s.time_s + (left if left > 0.0 else 0.0) / s.rate[i], COMPLETION, i, s.completion_token[i])

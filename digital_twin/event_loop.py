@@ -51,7 +51,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     queue, status_counts, heap = s.queue, s.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
     arrival_s, n_jobs, tick_s, n_ticks, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.n_ticks, c.horizon_s
-    contention, energy = c.contention, c.energy
+    clocked, energy = c.clocked, c.energy
     while True:
         # Stage 1: the pass.
         while True:
@@ -72,7 +72,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
             break
         # Stage 2: the next event time (a stale heap entry is not one: dropped here).
-        while heap and is_stale(s, contention, heap[0]):
+        while heap and is_stale(s, clocked, heap[0]):
             heapq.heappop(heap)
         t = s.next_tick * tick_s if s.next_tick < n_ticks else horizon_s  # the grid's ticks only
         if heap and heap[0][0] < t:
@@ -100,16 +100,16 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     return [False] * c.n_nodes
 
 
-def is_stale(s: TwinState, contention: bool, entry: ScheduledEvent) -> bool:
+def is_stale(s: TwinState, clocked: bool, entry: ScheduledEvent) -> bool:
     """Whether a heap ``entry`` is stale: its handler would do nothing (module docstring, stage 2).
 
-    A completion is stale when its run ended already (under contention: when its node's
+    A completion is stale when its run ended already (on work clocks: when its clock's
     completion token moved on); a TTL expiry, when its queue spell ended. Node events and
     the rest are never stale.
     """
     kind, index, generation = entry[1], entry[3], entry[4]
     if kind == COMPLETION:
-        if contention:
+        if clocked:
             return generation != s.completion_token[index]
         return s.status[index] != RUNNING or s.generation[index] != generation
     if kind == TTL_EXPIRY:

@@ -45,6 +45,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "energy_constants",
     "event_handlers",
     "event_loop",
+    "interference",
     "job_queue",
     "measures",
     "rule_checks",
@@ -52,10 +53,11 @@ COMPILED_MODULES: tuple[str, ...] = (
     "state",
     "twin",
     "twin_views",
+    "work_clocks",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
-the energy accounting, the objective's measures, the placement rules' checks, and the twin's
-per-decision methods (everything an env step runs in the twin)."""
+the work clocks and interference, the energy accounting, the objective's measures, the placement
+rules' checks, and the twin's per-decision methods (everything an env step runs in the twin)."""
 GROUP = "digital_twin.native_core"
 """mypyc's name of the build's shared library (``digital_twin/native_core__mypyc.<suffix>``)."""
 

@@ -73,21 +73,28 @@ class TwinState:
     running_counts: list[int]
     """``(3 * N,)`` running jobs per workload type and node, flat: index ``type * N + node``
     (types in ``WORKLOAD_TYPES`` order)."""
+    # ---- per work clock, (N * L,): clock ``q = lane * N + node`` (``q`` is the node when L = 1)
     rate: list[float]
-    """Progress rate of the node's jobs, nominal seconds per second (1.0 without contention)."""
+    """Progress rate of the clock's jobs, nominal seconds per second (1.0 while nothing slows them)."""
     rate_since_s: list[float]
-    """When the node's ``work_clock_s`` was last brought up to date (settled)."""
+    """When ``work_clock_s`` was last brought up to date (settled)."""
     work_clock_s: list[float]
-    """Under contention, the node's *work clock*: nominal seconds of work each job running on
-    it has done per second, summed since the episode began (``rate`` integrated up to
-    ``rate_since_s``). All jobs on a node share its rate, so a run completes when the clock
-    reaches its ``finish_clock_s``."""
+    """When jobs progress on clocks (``TwinConstants.clocked``: cpu contention or co-location
+    interference), the *work clock* of the node's jobs of one lane: nominal seconds of work each
+    of them has done per second, summed since the episode began (``rate`` integrated up to
+    ``rate_since_s``). They share its rate, so a run completes when the clock reaches its
+    ``finish_clock_s``."""
     runs_by_finish: list[list[tuple[float, int, int]]]
-    """Under contention, a heap of ``(finish_clock_s, job, generation)`` of the node's runs; entries
-    of ended runs stay until they reach the top (their job's generation has moved on)."""
+    """On clocks, a heap of ``(finish_clock_s, job, generation)`` of the clock's runs; entries of
+    ended runs stay until they reach the top (their job's generation has moved on)."""
     completion_token: list[int]
-    """Under contention, the token of the node's one live completion event (for its earliest run);
-    an event with another token is stale and is dropped without waking the loop."""
+    """On clocks, the token of the clock's one live completion event (for its earliest run); an
+    event with another token is stale and is dropped without waking the loop."""
+    clock_runs: list[int]
+    """With interference, the number of runs on each clock (which of a node's lanes are busy)."""
+    aggressors: list[int]
+    """With interference, ``(E * N,)`` running aggressors per entry and node (index ``entry * N +
+    node``; :mod:`digital_twin.interference`); empty without."""
 
     # ---- per job, (M,)
     status: list[int]
@@ -190,6 +197,8 @@ class TwinState:
         No decision is asked yet (``current`` -1, ``done`` True) until the simulation is run.
         """
         n, m = constants.n_nodes, constants.n_jobs
+        lanes = constants.lanes
+        clocks = n * constants.n_lanes
         regions = constants.energy.n_regions if constants.energy is not None else 0
         return cls(
             time_s=0.0,
@@ -202,11 +211,13 @@ class TwinState:
             up=[True] * n,
             node_jobs=[[] for _ in range(n)],
             running_counts=[0] * (3 * n),
-            rate=[1.0] * n,
-            rate_since_s=[0.0] * n,
-            work_clock_s=[0.0] * n,
-            runs_by_finish=[[] for _ in range(n)],
-            completion_token=[0] * n,
+            rate=[1.0] * clocks,
+            rate_since_s=[0.0] * clocks,
+            work_clock_s=[0.0] * clocks,
+            runs_by_finish=[[] for _ in range(clocks)],
+            completion_token=[0] * clocks,
+            clock_runs=[0] * clocks,
+            aggressors=[0] * (lanes.n_entries * n if lanes is not None else 0),
             status=[FUTURE] * m,
             node_of=[-1] * m,
             start_s=[-1.0] * m,
@@ -269,6 +280,8 @@ class TwinState:
             work_clock_s=self.work_clock_s.copy(),
             runs_by_finish=[runs.copy() for runs in self.runs_by_finish],
             completion_token=self.completion_token.copy(),
+            clock_runs=self.clock_runs.copy(),
+            aggressors=self.aggressors.copy(),
             status=self.status.copy(),
             node_of=self.node_of.copy(),
             start_s=self.start_s.copy(),

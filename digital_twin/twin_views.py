@@ -137,18 +137,19 @@ class TwinViews:
     def runs_left(self, s: TwinState) -> list[tuple[int, int, float]]:
         """``(job, node, seconds)`` of every running job: the nominal work its run has left, node by node.
 
-        Without contention that is ``start + duration - now``; under contention, the run's finish
-        on its node's work clock less the clock brought to now at the node's current rate (the
-        wall time it takes may change with the rate). Never negative.
+        Without work clocks that is ``start + duration - now``; on them (contention,
+        interference), the run's finish on its clock less the clock brought to now at its current
+        rate (the wall time it takes may change with the rate). Never negative.
         """
         c = self.constants
         out: list[tuple[int, int, float]] = []
         for i, jobs in enumerate(s.node_jobs):
-            if not jobs:
-                continue
-            clock = s.work_clock_s[i] + s.rate[i] * (s.time_s - s.rate_since_s[i])
             for j in jobs:
-                left = s.finish_clock_s[j] - clock if c.contention else s.start_s[j] + c.duration_s[j] - s.time_s
+                if c.clocked:
+                    q = c.lane_of[j] * c.n_nodes + i
+                    left = s.finish_clock_s[j] - (s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q]))
+                else:
+                    left = s.start_s[j] + c.duration_s[j] - s.time_s
                 out.append((j, i, left if left > 0.0 else 0.0))
         return out
 

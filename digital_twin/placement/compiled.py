@@ -33,7 +33,9 @@ from typing import NamedTuple
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import NodeSpec
+from digital_twin.interference import InterferenceTables
 from digital_twin.jobs import JobSpec
+from digital_twin.placement.colocation import compile_interference
 from digital_twin.placement.labels import job_labels, node_labels, node_taints
 from digital_twin.placement.rules import JobRule, PlacementRules, PodTerm, SpreadConstraint, Taint
 from digital_twin.placement.selectors import LabelSelector
@@ -58,6 +60,8 @@ class CompiledRules:
         rule_paths: ``(M,)`` per job, the paths of the rules that select it (``placement.rules[1]``).
         node_labels: ``(N,)`` each node's labels.
         job_labels: ``(M,)`` each job's labels.
+        interference: The co-location slowdowns resolved per job
+            (:mod:`digital_twin.placement.colocation`); ``None`` without entries.
     """
 
     tables: RuleTables
@@ -66,6 +70,7 @@ class CompiledRules:
     rule_paths: list[tuple[str, ...]]
     node_labels: tuple[Mapping[str, str], ...]
     job_labels: tuple[Mapping[str, str], ...]
+    interference: InterferenceTables | None = None
 
     def restrict(
         self,
@@ -131,7 +136,7 @@ def compile_rules(
     profiles: dict[tuple[object, ...], int] = {(None, ()): 0}
     profile = [profiles.setdefault((a, r), len(profiles)) for a, r in zip(allowed, required, strict=True)]
     paths = [tuple(f"{where}.rules[{k}]" for k in per_kind.chosen[kind]) for kind in kind_of]
-    return CompiledRules(tables, allowed, profile, paths, nodes, labels)
+    return CompiledRules(tables, allowed, profile, paths, nodes, labels, compile_interference(rules, labels))
 
 
 class _Kinds(NamedTuple):

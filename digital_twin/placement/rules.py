@@ -24,6 +24,9 @@ The ``placement`` section of a scenario (and :meth:`PlacementRules.parse`) reads
           topology_spread_constraints:
             - {max_skew: 1, topology_key: zone, when_unsatisfiable: DoNotSchedule, match_label_keys: [app]}
             - {max_per_domain: 2, topology_key: node, label_selector: {match_labels: {workload: batch}}}
+      interference:                          # co-location slowdowns (digital_twin/interference.py)
+        - {victim: {match_labels: {workload: latency-critical}}, aggressor: {match_labels: {kind: replay-buffer}},
+           slowdown: 0.5}                    # the victim runs 1.5 x slower while an aggressor shares its node
 
 Field names and semantics are Kubernetes' (snake_case), with these differences:
 
@@ -47,6 +50,9 @@ Field names and semantics are Kubernetes' (snake_case), with these differences:
   ``PreferNoSchedule`` taint are soft: each one a placement breaks counts its weight (1 for a
   taint and a spread constraint) in the objective's ``preferences`` term.
 * No pod affinity (required co-location) and no ``min_domains``.
+* ``interference`` is not Kubernetes': a declared slowdown between the jobs two selectors pick
+  when they share a node (:mod:`digital_twin.interference`), beyond the cpu sharing of
+  :mod:`digital_twin.contention`.
 """
 
 from __future__ import annotations
@@ -153,6 +159,19 @@ class JobLabelling:
 
 
 @dataclass(frozen=True, slots=True)
+class Interference:
+    """A co-location slowdown (:mod:`digital_twin.interference`).
+
+    A job ``victim`` selects runs ``1 + slowdown`` times slower while another job that
+    ``aggressor`` selects runs on its node.
+    """
+
+    victim: LabelSelector
+    aggressor: LabelSelector
+    slowdown: float
+
+
+@dataclass(frozen=True, slots=True)
 class Topology:
     """Zones and racks in fleet order: node ``k`` is in zone ``zones[k % Z]``, rack ``<zone>-r<(k // Z) % R>``."""
 
@@ -172,17 +191,19 @@ class PlacementRules:
     nodes: tuple[NodeEntry, ...] = ()
     job_labels: tuple[JobLabelling, ...] = ()
     rules: tuple[JobRule, ...] = ()
+    interference: tuple[Interference, ...] = ()
 
     @classmethod
     def parse(cls, data: object, where: str = "placement") -> PlacementRules:
         """From the section's mapping; every error names the key (``placement.rules[1].tolerations[0]``)."""
-        section = mapping_of(data, where, ("topology", "nodes", "job_labels", "rules"))
+        section = mapping_of(data, where, ("topology", "nodes", "job_labels", "rules", "interference"))
         topology = section.get("topology")
         return cls(
             None if topology is None else _topology(topology, f"{where}.topology"),
             _each(section, "nodes", where, _node_entry),
             _each(section, "job_labels", where, _labelling),
             _each(section, "rules", where, _rule),
+            _each(section, "interference", where, _interference),
         )
 
 
@@ -291,6 +312,17 @@ def _spread(data: object, where: str) -> SpreadConstraint:
         _count(section["max_per_domain"], f"{where}.max_per_domain", least=0) if has_cap else None,
         when == "DoNotSchedule",
     )
+
+
+def _interference(data: object, where: str) -> Interference:
+    section = mapping_of(data, where, ("victim", "aggressor", "slowdown"))
+    for key in ("victim", "aggressor", "slowdown"):
+        if key not in section:
+            raise SpecError(f"{where}: missing key {key!r}")
+    slowdown = section["slowdown"]
+    if isinstance(slowdown, bool) or not isinstance(slowdown, int | float) or not 0 < slowdown < float("inf"):
+        raise SpecError(f"{where}.slowdown: must be a finite number > 0, got {short_repr(slowdown)}")
+    return Interference(_selector(section, "victim", where), _selector(section, "aggressor", where), float(slowdown))
 
 
 def _taint(data: object, where: str) -> Taint:

@@ -8,6 +8,8 @@ on >= 200 random episodes (random fleets, jobs, backgrounds, interruptions and p
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from aco_env.registration import FLEET5_ID
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.contention import PROCESSOR_SHARING, progress_rate
 from tests.helpers import drawn_background, first_fit, run_twin, seeded_random_policy
+from tests.work_replay import Run, rebuilt_runs
 
 ONE_NODE = (NodeSpec("n0", "x86_64", "on-demand", 4, 16, 0.36),)
 
@@ -124,44 +127,25 @@ def contended_specs(draw: st.DrawFn) -> TwinSpec:
     )
 
 
-def _rebuilt_runs(twin: DigitalTwin) -> list[tuple[str, float, float, bool]]:
+def _rebuilt_runs(twin: DigitalTwin) -> list[Run]:
     """From the event log: ``(job, work done, duration, completed)`` of every run, and checks on the rates.
 
     Rates are recomputed independently: a node's demand is its background at the latest tick
     (percent of its cores) plus the cores of the jobs started on it and not yet stopped.
     """
     spec = twin.spec
-    nodes = {n.node_id: i for i, n in enumerate(spec.fleet)}
     cores = [n.cpu_cores * 1000 for n in spec.fleet]
     jobs = {job.job_id: job for job in spec.jobs}
     background = spec.telemetry.background_pct[:, :, 0]
-    running: list[dict[str, float]] = [{} for _ in spec.fleet]  # node -> job -> work done
-    runs: list[tuple[str, float, float, bool]] = []
-    last_t = 0.0
 
-    def advance(t: float) -> None:
-        k = min(int(last_t // spec.tick_s), spec.telemetry.n_ticks - 1)
-        for i, on_node in enumerate(running):
-            allocated = sum(round(jobs[j].cpu_cores * 1000) for j in on_node)
-            assert allocated <= cores[i], "a node is over its cpu capacity"
-            rate = progress_rate(background[k, i] * cores[i] / 100.0, allocated, cores[i])
-            assert 0.5 <= rate <= 1.0
-            for j in on_node:
-                on_node[j] += rate * (t - last_t)
+    def rates(i: int, on_node: Collection[str], k: int) -> dict[str, float]:
+        allocated = sum(round(jobs[j].cpu_cores * 1000) for j in on_node)
+        assert allocated <= cores[i], "a node is over its cpu capacity"
+        rate = progress_rate(background[k, i] * cores[i] / 100.0, allocated, cores[i])
+        assert 0.5 <= rate <= 1.0
+        return dict.fromkeys(on_node, rate)
 
-    boundaries = sorted({*(k * spec.tick_s for k in range(1, int(spec.settings.horizon_s // spec.tick_s) + 1))})
-    for t, event, job_id, node_id in [*twin.event_log, (twin.time_s, "end", "", "")]:
-        for tick_t in [b for b in boundaries if last_t < b < t]:  # rates also change at ticks
-            advance(tick_t)
-            last_t = tick_t
-        advance(t)
-        last_t = t
-        if event == "start":
-            running[nodes[node_id]][job_id] = 0.0
-        elif event in ("completion", "evicted-requeued", "evicted-failed"):
-            done = running[nodes[node_id]].pop(job_id)
-            runs.append((job_id, done, jobs[job_id].duration_s, event == "completion"))
-    return runs
+    return rebuilt_runs(twin, rates)
 
 
 def _event_times(twin: DigitalTwin) -> set[float]:
