@@ -160,7 +160,7 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     """
     t = s.time_s
     clocked = c.clocked
-    q = clock_of(c, j, i) if clocked else i
+    q = i if c.lanes is None else c.lane_of[j] * c.n_nodes + i  # its work clock (the node without interference)
     if clocked:
         settle(s, q)  # the clock's jobs progressed at the old rate until now
     cpu_m = c.req_cpu_m[j]
@@ -226,7 +226,7 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     """
     i = s.node_of[j]
     clocked = c.clocked
-    q = clock_of(c, j, i) if clocked else i
+    q = i if c.lanes is None else c.lane_of[j] * c.n_nodes + i
     if clocked:
         settle(s, q)
         was_first = first_run(s, q) == j
