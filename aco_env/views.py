@@ -152,6 +152,9 @@ class ClusterView:
         energy: The nodes' power and their grids' carbon intensity as known now: each series
             up to the current time, then its current value held
             (:func:`~digital_twin.energy.model.known_energy_model`).
+        preference_weight: ``(N,)`` what placing ``job`` on each node now would count in the
+            objective's ``preferences`` term (the soft placement rules it breaks there, by their
+            weights; :mod:`digital_twin.placement.rules`); zeros without rules.
     """
 
     time_s: float
@@ -173,6 +176,7 @@ class ClusterView:
     settings: EpisodeSettings
     telemetry: TelemetrySoFar
     energy: EnergyModel
+    preference_weight: np.ndarray  # (N,)
 
 
 def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryRecord | None = None) -> ClusterView:
@@ -210,6 +214,7 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
         settings=spec.settings,
         telemetry=telemetry,
         energy=known_energy_model(spec.energy_model, twin.time_s, spec.settings.horizon_s),
+        preference_weight=twin.preference_weights(),
     )
 
 

@@ -118,6 +118,20 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
     )
 
 
+def shapes_difference(old: TwinConstants, c: TwinConstants, arrived: int) -> str | None:
+    """Why the first ``arrived`` jobs' shapes differ between ``old`` and ``c`` (``None``: they agree).
+
+    Only placement rules can regroup them: a later job's required anti-affinity that selects
+    some arrived jobs of one shape and not others. A parked job's bucket would then be wrong.
+    """
+    if list(c.shape[:arrived]) == list(old.shape[:arrived]):
+        return None
+    return (
+        "the spec's later jobs change which arrived jobs share a shape under the placement rules "
+        "(a later job's required anti-affinity selects some of them but not others); not continued"
+    )
+
+
 def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interruptions: Interruptions) -> TwinState:
     """State ``s`` (of a twin of constants ``old``, at a decision) as the state of a twin of constants ``c``.
 

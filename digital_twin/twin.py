@@ -51,7 +51,7 @@ from collections.abc import Callable
 import numpy as np
 
 from digital_twin.constants import TwinConstants
-from digital_twin.continuation import continued_state, given_interruptions, past_difference
+from digital_twin.continuation import continued_state, given_interruptions, past_difference, shapes_difference
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.energy.model import known_energy_model
 from digital_twin.errors import InvalidPlacementError, PastMismatchError
@@ -232,12 +232,9 @@ class DigitalTwin:
         if difference is not None or interruptions is None:
             raise PastMismatchError(f"the spec does not continue the episode at t={self.time_s:g} s: {difference}")
         twin = DigitalTwin(spec, self.record_events)
-        arrived = self._s.next_arrival
-        if list(twin._c.shape[:arrived]) != list(self._c.shape[:arrived]):  # only placement rules can do this
-            raise PastMismatchError(
-                "the spec's later jobs change which arrived jobs share a shape under the placement rules "
-                "(a later job's required anti-affinity selects some of them but not others); not continued"
-            )
+        regrouped = shapes_difference(self._c, twin._c, self._s.next_arrival)
+        if regrouped is not None:
+            raise PastMismatchError(regrouped)
         twin._s = s = continued_state(self._s, self._c, twin._c, interruptions)
         twin._mask = fit_mask(s, twin._c, s.current)
         return twin
@@ -312,6 +309,10 @@ class DigitalTwin:
     def node_vector(self) -> list[float]:
         """The dynamic node state as one flat list of ``7 * n_nodes`` (see :meth:`TwinViews.node_vector`)."""
         return self._views.node_vector(self._s)
+
+    def preference_weights(self) -> np.ndarray:
+        """``(n_nodes,)``: what placing the current job on each node now counts in ``preferences`` (0 without rules)."""
+        return self._views.preference_weights(self._s)
 
     def utilization_pct(self) -> np.ndarray:
         """``(n_nodes,)``: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""

@@ -19,6 +19,7 @@ from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.hindsight import HindsightView
 from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
+from digital_twin.rule_checks import preference_weight
 from digital_twin.spec import TwinSpec
 from digital_twin.state import RUNNING, STATUS_NAMES, LoggedEvent, TwinState
 
@@ -177,6 +178,17 @@ class TwinViews:
         """
         vector: list[float] = [*s.free_cpu_m, *s.free_mem_mib, *s.free_gpus, *s.up, *s.running_counts]
         return vector
+
+    def preference_weights(self, s: TwinState) -> np.ndarray:
+        """``(N,)`` float64: the preference weight placing the current job on each node now would count.
+
+        Zeros without placement rules or once the episode is over (:mod:`digital_twin.rule_checks`).
+        """
+        c = self.constants
+        rules = c.rules
+        if rules is None or s.done:
+            return np.zeros(c.n_nodes)
+        return np.array([preference_weight(s.rule_counts, rules, s.current, i) for i in range(c.n_nodes)])
 
     def utilization_pct(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""

@@ -12,6 +12,11 @@ Registered names:
 | ``aco-cost`` | yes | none; no router: :data:`~agents.aco.router.COST_ONLY` for every job |
 | ``aco-carbon`` | yes | none; eta gets a fifth factor, each node's carbon efficiency (:func:`carbon_efficiency`) |
 
+Under placement rules every one of them keeps the required rules (they are the env's action
+mask, which the router's candidates are cut to: the reference's colocation filter) and weighs
+the preferred ones: eta gets the factor :func:`~agents.aco.cost_engine.colocation_fit` of the
+preference weight placing the job on each node would break (1 where none would).
+
 Example:
     >>> import gymnasium as gym
     >>> import aco_env  # registers the env ids
@@ -35,7 +40,7 @@ import numpy as np
 
 from aco_env import ClusterView
 from agents.aco.colony import ColonyConfig, NodePheromone
-from agents.aco.cost_engine import CARBON_REFERENCE_G_PER_H, carbon_efficiency
+from agents.aco.cost_engine import CARBON_REFERENCE_G_PER_H, carbon_efficiency, colocation_fit
 from agents.aco.router import COST_ONLY, Strategy
 from agents.aco.scheduler import Decision, FleetArrays, schedule
 from agents.base import register_agent
@@ -157,13 +162,24 @@ class AcoAgent(ViewAgent):
             confidence=confidence,
             strategy=self.strategy,
             config=self.colony,
-            extra_factor=self._carbon_factor(view),
+            extra_factor=self._extra_factor(view),
         )
         self.last_decision = decision
         if decision.node is not None:
             self._pheromone.update(decision.node)
         return decision.node
 
+
+    def _extra_factor(self, view: ClusterView) -> np.ndarray | None:
+        """``(N,)`` eta's factors beyond the reference's four: carbon (``aco-carbon``) and the soft placement rules.
+
+        ``None`` when neither applies (no carbon reference, no preference at stake).
+        """
+        carbon = self._carbon_factor(view)
+        if not view.preference_weight.any():
+            return carbon
+        colocation = colocation_fit(view.preference_weight)
+        return colocation if carbon is None else carbon * colocation
 
     def _carbon_factor(self, view: ClusterView) -> np.ndarray | None:
         """``(N,)`` the carbon efficiency of placing the view's job on each node now (``None``: off)."""

@@ -168,6 +168,19 @@ def carbon_efficiency(emissions_g_per_h: ArrayLike, reference_g_per_h: float = C
     return 1.0 / (1.0 + np.asarray(emissions_g_per_h, dtype=float) / reference_g_per_h)
 
 
+def colocation_fit(preference_weight: ArrayLike) -> np.ndarray:
+    """``1 / (1 + weight)`` per node, in (0, 1]: how well a placement keeps the soft placement rules.
+
+    The reference's router filters nodes by a colocation policy (the env's action mask holds the
+    required rules); this factor of eta weighs the preferred ones: the weight of the preferences
+    placing the job on each node would break (``ClusterView.preference_weight``).
+
+    >>> [round(float(x), 3) for x in colocation_fit([0.0, 1.0, 3.0])]
+    [1.0, 0.5, 0.25]
+    """
+    return 1.0 / (1.0 + np.asarray(preference_weight, dtype=float))
+
+
 def eta(**kwargs: Any) -> np.ndarray:
     """``score_breakdown(**kwargs)["eta"]``: the desirability per node, ``(N,)``, >= 0."""
     return np.asarray(score_breakdown(**kwargs)["eta"])

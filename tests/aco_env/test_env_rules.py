@@ -52,3 +52,22 @@ def test_random_play_through_the_env__never_breaks_a_required_rule(seed: int) ->
     broken, weight, starts = judge_log(spec, twin.event_log)
     assert starts > 100 and broken == []
     assert info["episode_metrics"]["preference_violations"] == pytest.approx(weight, abs=1e-9)
+
+
+def test_the_view_shows_what_each_placement_would_count_in_preferences() -> None:
+    """At every decision, ``ClusterView.preference_weight[node]`` is the step's rise of the preferences count."""
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=SCENARIO)
+    rng = np.random.default_rng(5)
+    observation, _ = env.reset(seed=5)
+    twin = env.unwrapped._require_twin()
+    done, checked = False, 0
+    while not done:
+        view = env.unwrapped.cluster_view()
+        valid = np.flatnonzero(observation["action_mask"][:-1])
+        node = int(rng.choice(valid))
+        before = twin.objective()["preference_violations"]
+        observation, _, terminated, truncated, _ = env.step(node)
+        assert twin.objective()["preference_violations"] - before == pytest.approx(view.preference_weight[node])
+        checked += view.preference_weight[node] > 0
+        done = terminated or truncated
+    assert checked > 20
