@@ -90,7 +90,18 @@ feasible solution of the program whose program objective is no larger):
    least energy of the run it proves (:func:`_charge_earlier_runs`). So the charges sum to at
    most the episode's counts and the bound stays valid. A point's charge is exact for a linear
    curve on a node our jobs cannot saturate, and below the twin's count on a concave curve.
-8. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
+8. **Placement rules and interference** (:mod:`digital_twin.placement`). The node-side rules
+   (node selector and affinity, ``NoSchedule`` taints) cut each job's candidates exactly as they
+   cut the twin's. Anti-affinity and spread are left out: they only take schedules away, so the
+   program's optimum over a superset of the twin's schedules is below the twin's. Preferences
+   (>= 0) are charged 0. Co-location interference only divides rates (by ``1 + s``, ``s`` the
+   slowdowns present), so like contention it only lengthens runs: every term is still charged
+   for the nominal run, ``longest_run_s`` (``D_j``) takes ``d_j (1 + s_j)`` over the slowest
+   rate (``s_j`` all of the job's slowdowns, so decision times, start windows and "may fail"
+   still cover every run), and a run counts as surely completing only by the worst-case end of
+   ``d_j (1 + s_j)`` nominal seconds. ``tests/agents/oracle/test_oracle_rules.py`` checks the
+   bound against the exhaustive optimum on random tiny instances with rules and interference.
+9. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 
 Everything whose validity could not be argued this way was relaxed away (no TTL coupling

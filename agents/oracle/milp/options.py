@@ -30,7 +30,7 @@ import numpy as np
 
 from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
-from agents.oracle.model.stretch import RunLengths, worst_case_ends
+from agents.oracle.model.stretch import RunLengths, interference_stretch, worst_case_ends
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +213,8 @@ def stretchable_runs(inst: OracleInstance, job: int, node: int, lo: np.ndarray, 
     """
     if inst.active_nodes or inst.slowest_rate[:, node].min() >= 1.0:
         return np.zeros(len(lo), dtype=bool)
-    end = worst_case_ends(inst, node, np.asarray(hi, dtype=np.float64), float(inst.duration_s[job]))
+    work_s = float(inst.duration_s[job]) * interference_stretch(inst, job)
+    end = worst_case_ends(inst, node, np.asarray(hi, dtype=np.float64), work_s)
     return end < np.minimum(inst.horizon_s, inst.next_interruption_s(node, np.asarray(lo, dtype=np.float64)))
 
 

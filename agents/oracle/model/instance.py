@@ -23,6 +23,7 @@ from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
 from digital_twin.energy.model import EnergyModel
 from digital_twin.objective import ObjectiveWeights
+from digital_twin.placement.compiled import CompiledRules, compile_rules
 from digital_twin.tick_grid import TickGrid
 
 
@@ -69,6 +70,15 @@ class OracleInstance:
         energy: The least energy and emissions a run adds to its node
             (:class:`~agents.oracle.model.energy.RunEnergy`), when the episode weighs the
             ``energy`` or ``carbon`` term; ``None`` otherwise (both counted 0, which is exact).
+        interference_stretch: ``(J,)`` ``1 +`` the sum of the co-location slowdowns a job can
+            suffer (:mod:`digital_twin.interference`): its run can take that many times its
+            contention-stretched length (all 1 without interference; ``None`` reads as 1).
+
+    Placement rules (:mod:`digital_twin.placement`): the node-side ones are in ``candidates``
+    (the twin's static candidates are cut the same way); the rest (anti-affinity, spread) are
+    not modelled: the programs may plan what the twin refuses, and the plan's replay (which
+    places through the twin's mask) waits or repairs there; a bound without them is still a
+    bound (they only take schedules away), and preferences (>= 0) are charged 0.
     """
 
     settings: EpisodeSettings
@@ -100,6 +110,7 @@ class OracleInstance:
     static_events_s: np.ndarray  # (E,)
     node_classes: tuple[tuple[int, ...], ...]
     energy: RunEnergy | None = None
+    interference_stretch: np.ndarray | None = None  # (J,)
 
     @property
     def horizon_s(self) -> float:
@@ -158,6 +169,12 @@ class OracleInstance:
         node_gpus = np.array([n.gpu_count for n in fleet], dtype=np.int64)
         price = np.array([n.price_per_hour_usd / 3600.0 for n in fleet])
         candidates = fit_candidates(node_shapes(fleet, jobs))
+        placement = None if spec.rules is None else compile_rules(spec.rules, fleet, jobs)
+        stretch = np.ones(len(jobs))
+        if placement is not None:
+            candidates = _allowed_candidates(candidates, placement.allowed)
+            if placement.interference is not None:
+                stretch = 1.0 + np.asarray(placement.interference.max_slowdown, dtype=np.float64)
         submitted = np.array([j.arrival_s < horizon for j in jobs], dtype=bool)
         background = np.asarray(view.background_cpu_pct, dtype=np.float64)[: len(ticks)]
         durations = np.array([j.duration_s for j in jobs], dtype=np.float64)
@@ -179,7 +196,7 @@ class OracleInstance:
             job_ids=tuple(j.job_id for j in jobs),
             arrival_s=np.array([j.arrival_s for j in jobs], dtype=np.float64),
             duration_s=durations,
-            longest_run_s=longest_runs(durations, _slowest_on(candidates, slowest.min(axis=0))),
+            longest_run_s=longest_runs(durations * stretch, _slowest_on(candidates, slowest.min(axis=0))),
             slowest_rate=slowest,
             deadline_s=np.array([math.inf if j.deadline_s is None else j.deadline_s for j in jobs]),
             latency_slo_s=durations * float(spec.settings.latency_slo_factor),  # the twin's float expression
@@ -192,8 +209,11 @@ class OracleInstance:
             candidates=candidates,
             rate_per_s=_rates(jobs, candidates, node_cpu, node_gpus, price),
             static_events_s=static_events(view, ticks, submitted),
-            node_classes=_node_classes(fleet, background, view.interruptions_s, spec.energy_model if energy else None),
+            node_classes=_node_classes(
+                fleet, background, view.interruptions_s, spec.energy_model if energy else None, placement
+            ),
             energy=energy,
+            interference_stretch=stretch,
         )
 
     def is_down(self, node: int, time_s: float) -> bool:
@@ -243,6 +263,16 @@ def longest_runs(durations: np.ndarray, slowest: np.ndarray) -> np.ndarray:
     relative margin covers the rounding of the twin's piecewise progress.
     """
     return np.where(slowest < 1.0, durations / slowest * (1.0 + 1e-9), durations)
+
+
+def _allowed_candidates(
+    candidates: tuple[tuple[int, ...], ...], allowed: Sequence[tuple[bool, ...] | None]
+) -> tuple[tuple[int, ...], ...]:
+    """Each job's candidates less the nodes its node-side placement rules forbid (as the twin's)."""
+    return tuple(
+        nodes if mask is None else tuple(i for i in nodes if mask[i])
+        for nodes, mask in zip(candidates, allowed, strict=True)
+    )
 
 
 def _slowest_on(candidates: Sequence[Sequence[int]], rates: np.ndarray) -> np.ndarray:
@@ -319,11 +349,14 @@ def _node_classes(
     background: np.ndarray,
     interruptions: tuple[tuple[float, ...], ...],
     energy: EnergyModel | None = None,
+    placement: CompiledRules | None = None,
 ) -> tuple[tuple[int, ...], ...]:
     """Groups of nodes that are interchangeable in every program (used for symmetry breaking).
 
     With ``energy`` (the episode's model, when its terms are charged) the nodes of a group also
-    draw alike: the same power curve, GPU power and region.
+    draw alike: the same power curve, GPU power and region. Under placement rules they also
+    carry the same labels (but their ``node`` id), so every rule treats them alike, and every
+    job is allowed on all of them or on none.
     """
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, node in enumerate(fleet):
@@ -331,5 +364,10 @@ def _node_classes(
         if energy is not None:
             power = energy.nodes[i]
             key += (power.curve.points_u.tobytes(), power.curve.watts.tobytes(), power.gpu, power.region)
+        if placement is not None:
+            key += (
+                tuple(sorted((k, v) for k, v in placement.node_labels[i].items() if k != "node")),
+                tuple(allowed is None or allowed[i] for allowed in placement.allowed),
+            )
         groups.setdefault(key, []).append(i)
     return tuple(tuple(g) for g in groups.values() if len(g) > 1)

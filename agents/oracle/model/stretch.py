@@ -31,6 +31,17 @@ WORST_CASE_MARGIN = 1e-9
 """Relative margin on a stretched run's length, covering the rounding of the twin's piecewise progress."""
 
 
+def interference_stretch(inst: OracleInstance, job: int) -> float:
+    """How many times its nominal work a run of ``job`` can take from co-location interference alone (>= 1).
+
+    A rate divided by ``1 + s`` does ``d`` of work in the time the undivided rate does
+    ``d x (1 + s)``: the worst-case end of a run slowed by interference is that of a run of
+    ``d x (1 + s)`` nominal seconds (:attr:`OracleInstance.interference_stretch`).
+    """
+    stretch = inst.interference_stretch
+    return 1.0 if stretch is None else float(stretch[job])
+
+
 def worst_case_ends(inst: OracleInstance, node: int, starts: np.ndarray, work_s: float) -> np.ndarray:
     """``(n,)`` the latest end of a run of ``work_s`` nominal seconds started at each of ``starts``.
 
@@ -77,7 +88,7 @@ class RunLengths:
         """``(n,)`` when runs of ``job`` on ``node`` from ``starts`` complete, uncapped."""
         duration = float(inst.duration_s[job])
         if self.factors is None:
-            return worst_case_ends(inst, node, starts, duration)
+            return worst_case_ends(inst, node, starts, duration * interference_stretch(inst, job))
         return starts + duration * float(self.factors[job, node])
 
 
