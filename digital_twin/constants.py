@@ -179,7 +179,7 @@ class TwinConstants:
         )
         shape, candidates, candidate_mask = _shapes_and_candidates(spec.fleet, fleet, shapes)
         rules, lanes = None, None
-        if spec.rules is not None:
+        if spec.rules is not None and spec.rules.judges:
             compiled = compile_rules(spec.rules, spec.fleet, spec.jobs)
             shape, candidates = compiled.restrict(shape, candidates, jobs.job_ids, fleet.node_ids)
             candidate_mask = _masks_of_candidates(candidates, len(spec.fleet))

@@ -193,6 +193,15 @@ class PlacementRules:
     rules: tuple[JobRule, ...] = ()
     interference: tuple[Interference, ...] = ()
 
+    @property
+    def judges(self) -> bool:
+        """Whether anything here can change an episode: a rule, a taint or an interference entry.
+
+        Labels alone (``topology``, ``nodes`` entries without taints, ``job_labels``) only name
+        things for rules to select: the twin builds no tables for them.
+        """
+        return bool(self.rules or self.interference or any(entry.taints for entry in self.nodes))
+
     @classmethod
     def parse(cls, data: object, where: str = "placement") -> PlacementRules:
         """From the section's mapping; every error names the key (``placement.rules[1].tolerations[0]``)."""

@@ -169,7 +169,8 @@ class OracleInstance:
         node_gpus = np.array([n.gpu_count for n in fleet], dtype=np.int64)
         price = np.array([n.price_per_hour_usd / 3600.0 for n in fleet])
         candidates = fit_candidates(node_shapes(fleet, jobs))
-        placement = None if spec.rules is None else compile_rules(spec.rules, fleet, jobs)
+        judged = spec.rules is not None and spec.rules.judges
+        placement = compile_rules(spec.rules, fleet, jobs) if spec.rules is not None and judged else None
         stretch = np.ones(len(jobs))
         if placement is not None:
             candidates = _allowed_candidates(candidates, placement.allowed)

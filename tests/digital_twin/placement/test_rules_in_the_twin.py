@@ -300,3 +300,24 @@ def test_a_taint_keeps_off_every_job_that_does_not_tolerate_it_whether_or_not_a_
     assert twin.current_job.job_id == "plain" and twin.feasible_mask() == [False, True]
     apply_action(twin, 1)
     assert twin.current_job.job_id == "tolerant" and twin.feasible_mask() == [True, True]
+
+
+def test_labels_alone_build_no_tables_and_change_nothing() -> None:
+    """A placement section of labels only (topology, job labels) names things for rules: the twin ignores it."""
+    labels_only = {"topology": {"zones": ["a", "b"], "racks_per_zone": 2}, "job_labels": RULES["job_labels"]}
+    plain = DigitalTwin(_spec(6, rules=None), record_events=True)
+    labelled = DigitalTwin(_spec(6, rules=labels_only), record_events=True)
+    assert labelled._c.rules is None and labelled._c.lanes is None
+    run_twin(plain, seeded_random_policy(6), 6)
+    run_twin(labelled, seeded_random_policy(6), 6)
+    assert plain.event_log == labelled.event_log and plain.objective() == labelled.objective()
+
+
+def test_the_500_node_fleet_has_zones_and_racks() -> None:
+    import scenarios
+    from digital_twin.placement.labels import node_labels
+
+    scenario = scenarios.load("fleet500-synthetic")
+    assert scenario.placement is not None
+    labels = node_labels(scenario.placement, scenario.fleet)
+    assert len({n["zone"] for n in labels}) == 5 and len({n["rack"] for n in labels}) == 50
