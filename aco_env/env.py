@@ -12,7 +12,7 @@ from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv, start_hour_option
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from digital_twin import DigitalTwin, InvalidPlacementError
+from digital_twin import InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
@@ -213,7 +213,7 @@ class ClusterSchedulingEnv(TwinEnv):
         # drawn once: a planted episode's spec is the one make_spec would build from the same draws
         self._planted = self._scenario.planted_episode(self.np_random) if self._scenario.planted else None
         spec = self._planted.spec if self._planted is not None else self._scenario.make_spec(self.np_random)
-        twin = DigitalTwin(spec)
+        twin = self._scenario.twin(spec)
         twin.reset(self.np_random)
         self._start_episode(twin, start_hour)
         self._decisions = 0

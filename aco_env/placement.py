@@ -141,7 +141,7 @@ class PlacementEnv(TwinEnv):
         start_hour = start_hour_option(options)
         super().reset(seed=seed)
         while True:
-            twin = DigitalTwin(self._scenario.make_spec(self.np_random))
+            twin = self._scenario.twin(self._scenario.make_spec(self.np_random))
             twin.reset(self.np_random)
             warmup = int(self.np_random.integers(0, self.max_warmup_decisions + 1))
             played = 0

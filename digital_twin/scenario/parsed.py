@@ -30,6 +30,7 @@ from digital_twin.scenario.telemetry_section import TelemetryLoader
 from digital_twin.scenario.workload_section import JobsLoader, PlantedJobs
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
+from digital_twin.twin import DigitalTwin
 from digital_twin.workload import Workload
 
 P = ParamSpec("P")
@@ -154,6 +155,14 @@ class Scenario:
             self.energy,
             self.placement,
         )
+
+    def twin(self, spec: TwinSpec) -> DigitalTwin:
+        """A twin of ``spec`` (one of this scenario's episodes); an error in it names the scenario file.
+
+        Building a twin resolves the episode's placement rules, where a job its rules keep off
+        every node is found (:mod:`digital_twin.placement.compiled`).
+        """
+        return self._built(DigitalTwin, spec)
 
     def _declared(self, jobs: Workload, rng: np.random.Generator) -> Workload:
         """``jobs`` with their declared durations filled, drawn from a child of ``rng`` (``rng`` is not advanced)."""

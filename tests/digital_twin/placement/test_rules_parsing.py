@@ -135,3 +135,24 @@ def test_requirement_operators_follow_kubernetes(requirement: tuple, labels: dic
 def test_match_label_keys_add_the_jobs_own_values() -> None:
     selector = LabelSelector.parse({"match_labels": {"tier": "web"}}, "s").with_labels({"app": "shop"})
     assert selector.matches({"tier": "web", "app": "shop"}) and not selector.matches({"tier": "web", "app": "blog"})
+
+
+def test_a_job_no_node_can_take_is_named_with_the_scenario_file_at_reset(tmp_path: Path) -> None:
+    """Rules that keep GPU jobs off every GPU node: the env's reset names the file, the rule and a job."""
+    import gymnasium as gym
+
+    from aco_env.registration import CLUSTER_SCHEDULING_ID
+
+    placement = {
+        "nodes": [
+            {"match": {"match_labels": {"arch": "gpu-node"}}, "taints": [{"key": "gpu", "effect": "NoSchedule"}]}
+        ],
+        "rules": [{"match": {"match_expressions": [{"key": "gpus", "operator": "Gt", "values": [0]}]},
+                   "tolerations": [{"key": "other", "operator": "Exists"}]}],
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**BASE, "workload": {"source": "synthetic", "options": {"base_rate_per_s": 0.02}},
+                                    "placement": placement}, sort_keys=False))
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=str(path))
+    with pytest.raises(ScenarioError, match=rf"{path}: placement.rules\[0\]: job '.*' fits nodes .* allow none"):
+        env.reset(seed=0)
