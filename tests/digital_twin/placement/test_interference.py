@@ -204,3 +204,20 @@ def test_the_rebuilt_rates_are_not_vacuous() -> None:
         done == pytest.approx(duration, rel=1e-9, abs=1e-6)
         for _, done, duration, completed in _rebuilt_runs(twin) if completed
     )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_bundled_rules_scenario__work_is_conserved_and_no_rule_broken(seed: int) -> None:
+    """fleet30-rules under first-fit: every rate rebuilt from the log, every rule and preference judged."""
+    import scenarios
+    from tests.digital_twin.placement.reference import judge_log
+
+    spec = scenarios.load("fleet30-rules").make_spec(np.random.default_rng(seed))
+    twin = DigitalTwin(spec, record_events=True)
+    run_twin(twin, first_fit, seed=seed, check_every=50)
+    runs = _rebuilt_runs(twin)
+    assert sum(completed for *_, completed in runs) > 150
+    for job_id, done, duration, completed in runs:
+        assert done == pytest.approx(duration, rel=1e-9, abs=1e-6) if completed else done <= duration + 1e-6, job_id
+    broken, weight, _ = judge_log(spec, twin.event_log)
+    assert broken == [] and twin.objective()["preference_violations"] == pytest.approx(weight, abs=1e-9)
