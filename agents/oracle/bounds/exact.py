@@ -92,7 +92,10 @@ feasible solution of the program whose program objective is no larger):
    curve on a node our jobs cannot saturate, and below the twin's count on a concave curve.
 8. **Placement rules and interference** (:mod:`digital_twin.placement`). The node-side rules
    (node selector and affinity, ``NoSchedule`` taints) cut each job's candidates exactly as they
-   cut the twin's. Anti-affinity and spread are left out: they only take schedules away, so the
+   cut the twin's. Per-node caps that hold at every moment (``max_per_domain`` and own-group
+   anti-affinity on single-node domains, :mod:`agents.oracle.model.rule_caps`) are capacity rows:
+   the cores they count are parts of the twin's runs, which keep the caps. The other
+   anti-affinity and spread rules are left out: they only take schedules away, so the
    program's optimum over a superset of the twin's schedules is below the twin's. Preferences
    (>= 0) are charged 0. Co-location interference only divides rates (by ``1 + s``, ``s`` the
    slowdowns present), so like contention it only lengthens runs: every term is still charged

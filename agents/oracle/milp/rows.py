@@ -15,7 +15,11 @@ from agents.oracle.model.instance import OracleInstance
 
 
 def capacity_rows(bld: Builder, inst: OracleInstance, options: Options, node: int, groups: np.ndarray) -> None:
-    """Capacity of ``node`` at each maximal set of simultaneously usable options."""
+    """Capacity of ``node`` at each maximal set of simultaneously usable options.
+
+    Resources (cpu, memory, GPUs) and the placement rules' per-node caps (a count of a group's
+    jobs, :attr:`OracleInstance.node_caps`) alike.
+    """
     sel = options.node == node
     nonempty = sel & (options.use_start_s < options.use_end_s)
     taus = np.unique(options.use_start_s[nonempty])
@@ -28,11 +32,12 @@ def capacity_rows(bld: Builder, inst: OracleInstance, options: Options, node: in
     q, g, a, b = covering(options, groups, taus, "time")
     first = options.group_offsets[g]
     job = options.group_job[g]
-    resources = (
+    resources = [
         (inst.job_cpu_m, inst.node_cpu_m),
         (inst.job_mem_mib, inst.node_mem_mib),
         (inst.job_gpus, inst.node_gpus),
-    )
+    ]
+    resources += [(members.astype(np.int64), np.full(inst.n_nodes, cap)) for members, cap in inst.node_caps]
     for demand, capacity in resources:
         need = demand[job].astype(np.float64)
         load = np.bincount(q, weights=need, minlength=len(taus))

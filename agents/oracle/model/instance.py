@@ -19,6 +19,7 @@ from agents.charges import Charges, share_usd_per_s
 from agents.oracle.model.energy import RunEnergy, charged, run_energy
 from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
+from agents.oracle.model.rule_caps import NodeCap, node_caps
 from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
 from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
 from digital_twin.energy.model import EnergyModel
@@ -73,12 +74,15 @@ class OracleInstance:
         interference_stretch: ``(J,)`` ``1 +`` the sum of the co-location slowdowns a job can
             suffer (:mod:`digital_twin.interference`): its run can take that many times its
             contention-stretched length (all 1 without interference; ``None`` reads as 1).
+        node_caps: The placement rules that cap, at every moment, how many jobs of a group a
+            node runs (:mod:`agents.oracle.model.rule_caps`): kept by the programs.
 
     Placement rules (:mod:`digital_twin.placement`): the node-side ones are in ``candidates``
-    (the twin's static candidates are cut the same way); the rest (anti-affinity, spread) are
-    not modelled: the programs may plan what the twin refuses, and the plan's replay (which
-    places through the twin's mask) waits or repairs there; a bound without them is still a
-    bound (they only take schedules away), and preferences (>= 0) are charged 0.
+    (the twin's static candidates are cut the same way), per-node caps in ``node_caps``; the
+    rest (other anti-affinity, spread over domains of several nodes) are not modelled: the
+    programs may plan what the twin refuses, and the plan's replay (which places through the
+    twin's mask) waits or repairs there; a bound without them is still a bound (they only take
+    schedules away), and preferences (>= 0) are charged 0.
     """
 
     settings: EpisodeSettings
@@ -111,6 +115,7 @@ class OracleInstance:
     node_classes: tuple[tuple[int, ...], ...]
     energy: RunEnergy | None = None
     interference_stretch: np.ndarray | None = None  # (J,)
+    node_caps: tuple[NodeCap, ...] = ()
 
     @property
     def horizon_s(self) -> float:
@@ -215,6 +220,7 @@ class OracleInstance:
             ),
             energy=energy,
             interference_stretch=stretch,
+            node_caps=() if placement is None else node_caps(placement),
         )
 
     def is_down(self, node: int, time_s: float) -> bool:

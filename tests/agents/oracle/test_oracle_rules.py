@@ -91,3 +91,21 @@ def test_rules_and_interference_raise_the_optimum_and_the_bound_stays_below() ->
         optimum = brute_force_optimum(spec, 100.0)
         assert optimum is not None and optimum > free + 1e-6
         _check_instance(spec, exact_grid=False)
+
+
+def test_a_per_node_cap_is_kept_by_the_programs_so_plan_and_bound_meet_the_optimum() -> None:
+    """Two batch jobs, at most one per node: on the tick grid plan, bound and exhaustive optimum coincide.
+
+    Without the cap in the programs both would go to the cheap node: the bound would sit below
+    the optimum (and the plan's replay would wait or repair).
+    """
+    fleet = (NodeSpec("n0", "x86_64", "on-demand", 4, 8, 0.36), NodeSpec("n1", "x86_64", "on-demand", 4, 8, 3.6))
+    jobs = (JobSpec("b1", 0.0, 1200.0, "batch", 1, 1), JobSpec("b2", 0.0, 1200.0, "batch", 1, 1))
+    settings_ = EpisodeSettings(3600.0, queue_ttl_s=None, weights=ObjectiveWeights(wait_usd_per_job_hour=1.0))
+    cap = {"max_per_domain": 1, "topology_key": "node", "label_selector": BATCH}
+    rules = PlacementRules.parse({"rules": [{"match": BATCH, "topology_spread_constraints": [cap]}]})
+    spec = TwinSpec(fleet, jobs, Telemetry.constant(2, 10, 10, 3600, 600), settings_, rules=rules)
+    free = brute_force_optimum(dataclasses.replace(spec, rules=None), 100.0)
+    optimum = brute_force_optimum(spec, 100.0)
+    assert free is not None and optimum is not None and optimum > free + 1e-6
+    _check_instance(spec, exact_grid=True)
