@@ -379,13 +379,15 @@ class DigitalTwin:
         if not isinstance(node, _NODE_INDEX_TYPES) or not 0 <= node < c.n_nodes:
             return f"node index {node!r} is not in 0..{c.n_nodes - 1}"
         i = int(node)
-        name = c.node_ids[i]
+        where = f"job {job.job_id!r} cannot go on {c.node_ids[i]}"
         if not s.up[i]:
-            return f"job {job.job_id!r} cannot go on {name}: the node is down (spot interruption)"
+            return f"{where}: the node is down (spot interruption)"
         if i not in c.candidates[j]:
-            return f"job {job.job_id!r} cannot go on {name}: arch, GPU model/count/VRAM or size never fits"
+            return f"{where}: arch, GPU model/count/VRAM, size or a node-side placement rule never fits"
+        if c.rules is not None and self._views.fits_by_resources(s, j, i):
+            return f"{where} now: a required placement rule (anti-affinity, spread) forbids it"
         return (
-            f"job {job.job_id!r} cannot go on {name}: needs {c.req_cpu_m[j]} mcpu/"
+            f"{where}: needs {c.req_cpu_m[j]} mcpu/"
             f"{c.req_mem_mib[j]} MiB/{c.req_gpus[j]} GPU, free {s.free_cpu_m[i]} mcpu/"
             f"{s.free_mem_mib[i]} MiB/{s.free_gpus[i]} GPU"
         )

@@ -179,6 +179,12 @@ class TwinViews:
         vector: list[float] = [*s.free_cpu_m, *s.free_mem_mib, *s.free_gpus, *s.up, *s.running_counts]
         return vector
 
+    def fits_by_resources(self, s: TwinState, j: int, i: int) -> bool:
+        """Whether node ``i`` has the free cpu, memory and GPUs job ``j`` asks for now."""
+        c = self.constants
+        cpu, mem, gpus = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j]
+        return s.free_cpu_m[i] >= cpu and s.free_mem_mib[i] >= mem and s.free_gpus[i] >= gpus
+
     def preference_weights(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: the preference weight placing the current job on each node now would count.
 

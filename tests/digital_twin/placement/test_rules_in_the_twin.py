@@ -321,3 +321,17 @@ def test_the_500_node_fleet_has_zones_and_racks() -> None:
     assert scenario.placement is not None
     labels = node_labels(scenario.placement, scenario.fleet)
     assert len({n["zone"] for n in labels}) == 5 and len({n["rack"] for n in labels}) == 50
+
+
+def test_placing_against_a_required_rule_is_refused_saying_so() -> None:
+    from digital_twin.errors import InvalidPlacementError
+
+    rules = {"rules": [{"pod_anti_affinity": {"required": [{"topology_key": "node"}]}}]}  # one job per node
+    fleet = (NodeSpec("n0", "x86_64", "on-demand", 4, 8, 0.1), NodeSpec("n1", "x86_64", "on-demand", 4, 8, 0.1))
+    jobs = [JobSpec("a", 0.0, 100.0, "batch", 1, 1), JobSpec("b", 1.0, 100.0, "batch", 1, 1)]
+    twin = DigitalTwin(_small_spec(fleet, jobs, rules))
+    twin.reset(np.random.default_rng(0))
+    twin.place(0)
+    with pytest.raises(InvalidPlacementError, match="cannot go on n0 now: a required placement rule"):
+        twin.place(0)
+    twin.place(1)
