@@ -95,7 +95,8 @@ class CompiledRules:
                 names = [node_ids[i] for i in nodes]
                 raise SpecError(
                     f"{', '.join(self.rule_paths[j]) or 'placement'}: job {short_repr(job_ids[j])} fits nodes "
-                    f"{short_repr(names)} by its resources, but its placement rules allow none of them"
+                    f"{short_repr(names)} by its resources, but its placement rules allow none of them "
+                    "(its node selector and affinity, the nodes' NoSchedule taints it does not tolerate)"
                 )
             kept_of.append(kept)
         return shapes, kept_of
