@@ -29,8 +29,9 @@ A scenario fixes everything an episode needs::
                 #   digital_twin.declared_durations)
     energy:     {accounting: true, power: {..}, regions: {..}, node_regions: {..}}   # optional:
                 # node power curves and grid carbon intensity (digital_twin.scenario.energy_section)
-    placement:  {topology: {..}, nodes: [..], job_labels: [..], rules: [..]}   # optional: labels, taints,
-                # affinity, anti-affinity and spread, Kubernetes-shaped (digital_twin.placement.rules)
+    placement:  {topology: {..}, nodes: [..], job_labels: [..], rules: [..], interference: [..]}  # optional:
+                # labels, taints, affinity, anti-affinity and spread, Kubernetes-shaped, and co-location
+                # slowdowns (digital_twin.placement.rules)
     limits:     {max_horizon_s: .., max_ticks: .., max_telemetry_cells: .., max_nodes: .., max_jobs: ..}  # optional
 
 The episode settings (``horizon_s``, ``start_hour``, ``queue_ttl_s``, ``sla_threshold_pct``,
