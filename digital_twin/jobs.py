@@ -49,6 +49,10 @@ class JobSpec:
             true run time, hindsight for a trace). ``None`` = its source declared none; a
             scenario fills every job's (:mod:`digital_twin.declared_durations`). It may be
             below ``duration_s`` (an underestimate: the twin still runs the job to its end).
+        workflow: The workflow this job is a task of (:mod:`digital_twin.workflows`); ``None``
+            = an independent job.
+        parents: Job ids of the tasks of the same workflow that must complete before this one
+            is submitted to the scheduler (``()``: none). Needs ``workflow``.
     """
 
     job_id: str
@@ -65,6 +69,8 @@ class JobSpec:
     preemptible: bool = False
     deadline_s: float | None = None
     declared_duration_s: float | None = None
+    workflow: str | None = None
+    parents: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self._plainly_valid():
@@ -89,6 +95,7 @@ class JobSpec:
             and type(self.priority) is int and 1 <= self.priority <= 100
             and type(self.preemptible) is bool
             and self.required_arch is None and self.allowed_gpu_models is None
+            and self.workflow is None and self.parents == ()
             and (deadline is None or (type(deadline) in _PLAIN_NUMBERS and 0.0 <= deadline < _INF))
             and (declared is None or (type(declared) in _PLAIN_NUMBERS and 0.0 < declared < _INF))
         )
@@ -127,6 +134,20 @@ class JobSpec:
             _check_number(where, "deadline_s", self.deadline_s, allow_zero=True)
         if self.declared_duration_s is not None:
             _check_number(where, "declared_duration_s", self.declared_duration_s, allow_zero=False)
+        self._validate_workflow(where)
+
+    def _validate_workflow(self, where: str) -> None:
+        """Check ``workflow`` and ``parents`` (that the parents exist is the workload's check)."""
+        if self.workflow is not None and (not isinstance(self.workflow, str) or not self.workflow):
+            raise SpecError(f"{where}: workflow must be a non-empty string, got {short_repr(self.workflow)}")
+        if not isinstance(self.parents, tuple) or not all(isinstance(p, str) and p for p in self.parents):
+            raise SpecError(f"{where}: parents must be a tuple of job ids, got {short_repr(self.parents)}")
+        if self.parents and self.workflow is None:
+            raise SpecError(f"{where}: parents {short_repr(list(self.parents))} need a workflow")
+        if self.job_id in self.parents:
+            raise SpecError(f"{where}: a job cannot be its own parent")
+        if len(set(self.parents)) < len(self.parents):
+            raise SpecError(f"{where}: parents {short_repr(list(self.parents))} repeat a job id")
 
     @property
     def is_latency_critical(self) -> bool:
@@ -156,8 +177,9 @@ def job_from_dict(data: Mapping[str, Any], where: str = "job") -> JobSpec:
     Raises:
         SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
     """
-    if isinstance(data, Mapping) and isinstance(data.get("allowed_gpu_models"), list):
-        data = {**data, "allowed_gpu_models": tuple(data["allowed_gpu_models"])}
+    for key in ("allowed_gpu_models", "parents"):
+        if isinstance(data, Mapping) and isinstance(data.get(key), list):
+            data = {**data, key: tuple(data[key])}
     return from_mapping(JobSpec, data, where, "job")
 
 

@@ -30,12 +30,15 @@ import numpy as np
 
 from digital_twin.errors import SpecError
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validate_workload
+from digital_twin.workflows import WorkflowGraph, WorkflowSpec, check_workflows
 
 _ARRAY_COLUMNS = (
     "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
     "deadline_s", "workload_index", "declared_duration_s",
 )  # fmt: skip
-"""The columns held as arrays (the others are lists: ``job_ids``, ``allowed_gpu_models``, ``required_arch``)."""
+"""The columns held as arrays."""
+_LIST_COLUMNS = ("job_ids", "allowed_gpu_models", "required_arch", "workflow", "parents")
+"""The columns held as lists."""
 _NUMERIC_FIELDS = ("cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "duration_s", "arrival_s")
 
 
@@ -58,6 +61,11 @@ class Workload(Sequence[JobSpec]):
             the true duration in the gaps.
         workload_index: ``(n,)`` int64 index into ``WORKLOAD_TYPES``.
         allowed_gpu_models, required_arch: ``list`` of the jobs' values (``None`` entries = any).
+        workflow, parents: ``list`` of the jobs' workflow ids (``None``: independent) and parent
+            job ids (``()``: none).
+        workflows: ``dict`` workflow id -> :class:`~digital_twin.workflows.WorkflowSpec` for the
+            workflows described (a workflow of the jobs that is not described has weight 1 and
+            no deadline); empty for a workload of independent jobs.
     """
 
     def __init__(self, columns: dict[str, Any], jobs: list[JobSpec | None], copy: bool = True) -> None:
@@ -76,17 +84,29 @@ class Workload(Sequence[JobSpec]):
         self.declared_duration_s: np.ndarray = _frozen(columns["declared_duration_s"], np.float64)
         self.allowed_gpu_models: list[tuple[str, ...] | None] = columns["allowed_gpu_models"]
         self.required_arch: list[str | None] = columns["required_arch"]
+        self.workflow: list[str | None] = columns["workflow"]
+        self.parents: list[tuple[str, ...]] = columns["parents"]
+        self.workflows: dict[str, WorkflowSpec] = columns.get("workflows", {})
+        self._graph: WorkflowGraph | None = None  # graph(), once built
         self._jobs = jobs  # JobSpec per job, None until first asked for
         self._values: list[list[Any]] | None = None  # the columns as Python lists, for _make()
         self._deadlines: list[float | None] | None = None  # deadlines(), once computed (never handed out)
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def of(cls, jobs: Iterable[JobSpec]) -> Workload:
-        """The workload of existing jobs (sorted by arrival, stable; duplicate ids are an error)."""
-        if isinstance(jobs, Workload):
+    def of(cls, jobs: Iterable[JobSpec], workflows: Iterable[WorkflowSpec] = ()) -> Workload:
+        """The workload of existing jobs (sorted by arrival, stable), with the workflows they form.
+
+        Raises:
+            SpecError: A duplicate job or workflow id, a parent that is not a job of the
+                workload or of the task's workflow, or a cycle (:func:`~digital_twin.workflows.check_workflows`).
+        """
+        described = _by_id(workflows)
+        if isinstance(jobs, Workload) and not described:
             return jobs
         ordered = validate_workload(jobs)
+        if described or any(job.workflow is not None for job in ordered):
+            check_workflows(ordered, described)
         n = len(ordered)
         numeric = np.array([[getattr(j, name) for name in _NUMERIC_FIELDS] for j in ordered], dtype=np.float64)
         numeric = numeric.reshape(n, len(_NUMERIC_FIELDS))
@@ -109,6 +129,9 @@ class Workload(Sequence[JobSpec]):
             ),
             "allowed_gpu_models": [j.allowed_gpu_models for j in ordered],
             "required_arch": [j.required_arch for j in ordered],
+            "workflow": [j.workflow for j in ordered],
+            "parents": [j.parents for j in ordered],
+            "workflows": described,
         }
         return cls(columns, list(ordered))
 
@@ -204,12 +227,13 @@ class Workload(Sequence[JobSpec]):
         if declared_duration_s is None:
             declared_duration_s = np.full(n, math.nan)
         no_constraint: list[Any] = [None] * n
-        columns = {
+        columns: dict[str, Any] = {
             "job_ids": list(job_ids), "arrival_s": arrival_s, "duration_s": duration_s,
             "workload_index": workload_index, "cpu_cores": cpu_cores, "mem_gb": mem_gb, "gpu_count": gpu_count,
             "gpu_vram_gb": gpu_vram_gb, "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
             "declared_duration_s": declared_duration_s,
-            "allowed_gpu_models": no_constraint, "required_arch": no_constraint,
+            "allowed_gpu_models": no_constraint, "required_arch": no_constraint, "workflow": no_constraint,
+            "parents": [()] * n,
         }
         return cls(columns, [None] * n, copy=False)
 
@@ -231,11 +255,8 @@ class Workload(Sequence[JobSpec]):
             raise SpecError(
                 f"job {self.job_ids[j]!r}: declared_duration_s must be a finite number > 0, got {declared[j]!r}"
             )
-        columns: dict[str, Any] = {name: getattr(self, name) for name in _ARRAY_COLUMNS}
-        columns.update(
-            job_ids=self.job_ids, allowed_gpu_models=self.allowed_gpu_models, required_arch=self.required_arch,
-            declared_duration_s=declared,
-        )
+        columns: dict[str, Any] = {name: getattr(self, name) for name in (*_ARRAY_COLUMNS, *_LIST_COLUMNS)}
+        columns.update(declared_duration_s=declared, workflows=self.workflows)
         return Workload(columns, [None] * len(self), copy=False)
 
     def declared_or_true_s(self) -> np.ndarray:
@@ -284,12 +305,24 @@ class Workload(Sequence[JobSpec]):
         return f"Workload({len(self)} jobs)"
 
     def head(self, n: int) -> Workload:
-        """The first ``n`` jobs (this workload when ``n >= len``), cut from the columns: no job is built again."""
+        """The first ``n`` jobs (this workload when ``n >= len``), cut from the columns: no job is built again.
+
+        A task whose parent is cut off is dropped too (with its descendants): the workflow's
+        remaining tasks form a DAG of their own.
+        """
         if n >= len(self):
             return self
+        if self.workflows or any(w is not None for w in self.workflow[:n]):
+            keep = list(range(n))
+            while True:
+                kept = {self.job_ids[j] for j in keep}
+                orphans = {j for j in keep if any(p not in kept for p in self.parents[j])}
+                if not orphans:
+                    break
+                keep = [j for j in keep if j not in orphans]
+            return self.take(keep)
         columns: dict[str, Any] = {name: getattr(self, name)[:n] for name in _ARRAY_COLUMNS}  # read-only views
-        columns.update(job_ids=self.job_ids[:n], required_arch=self.required_arch[:n])
-        columns["allowed_gpu_models"] = self.allowed_gpu_models[:n]
+        columns.update({name: getattr(self, name)[:n] for name in _LIST_COLUMNS})
         return Workload(columns, self._jobs[:n], copy=False)
 
     def then(self, later: Workload) -> Workload:
@@ -314,12 +347,12 @@ class Workload(Sequence[JobSpec]):
         columns: dict[str, Any] = {
             name: np.concatenate((getattr(self, name), getattr(later, name))) for name in _ARRAY_COLUMNS
         }
-        columns.update(
-            job_ids=job_ids,
-            allowed_gpu_models=self.allowed_gpu_models + later.allowed_gpu_models,
-            required_arch=self.required_arch + later.required_arch,
-        )
-        return Workload(columns, self._jobs + later._jobs, copy=False)
+        columns.update({name: getattr(self, name) + getattr(later, name) for name in _LIST_COLUMNS})
+        columns["workflows"] = {**self.workflows, **later.workflows}
+        joined = Workload(columns, self._jobs + later._jobs, copy=False)
+        if later.workflows or any(w is not None for w in later.workflow):
+            check_workflows(joined, joined.workflows)
+        return joined
 
     def take(
         self, indices: Sequence[int] | np.ndarray, duration_s: Sequence[float] | np.ndarray | None = None
@@ -337,11 +370,12 @@ class Workload(Sequence[JobSpec]):
         index = np.asarray(indices, dtype=np.int64)
         columns: dict[str, Any] = {name: getattr(self, name)[index] for name in _ARRAY_COLUMNS}  # copies
         picked = index.tolist()
-        columns.update(
-            job_ids=[self.job_ids[i] for i in picked],
-            allowed_gpu_models=[self.allowed_gpu_models[i] for i in picked],
-            required_arch=[self.required_arch[i] for i in picked],
-        )
+        columns.update({name: [getattr(self, name)[i] for i in picked] for name in _LIST_COLUMNS})
+        kept = set(columns["job_ids"])
+        for j in picked:
+            if any(p not in kept for p in self.parents[j]):
+                raise SpecError(f"job {self.job_ids[j]!r} is taken without its parents {list(self.parents[j])}")
+        columns["workflows"] = {w: spec for w, spec in self.workflows.items() if w in set(columns["workflow"])}
         if duration_s is None:
             return Workload(columns, [self._jobs[i] for i in picked], copy=False)
         if np.shape(duration_s) != index.shape:
@@ -355,6 +389,12 @@ class Workload(Sequence[JobSpec]):
             self._deadlines = [None if d != d else d for d in self.deadline_s.tolist()]  # d != d: d is NaN
         return self._deadlines.copy()
 
+    def graph(self) -> WorkflowGraph | None:
+        """The DAG of the workload's tasks by job index (built once), ``None`` when no job is a task."""
+        if self._graph is None and (self.workflows or any(w is not None for w in self.workflow)):
+            self._graph = WorkflowGraph.build(self, self.workflows)
+        return self._graph
+
     # ------------------------------------------------------------------ internals
     def _make(self, i: int) -> JobSpec:
         if self._values is None:
@@ -365,6 +405,7 @@ class Workload(Sequence[JobSpec]):
                 self.allowed_gpu_models, self.required_arch, self.priority.tolist(),
                 self.preemptible.tolist(), self.deadlines(),
                 [None if d != d else d for d in self.declared_duration_s.tolist()],  # d != d: d is NaN
+                self.workflow, self.parents,
             ]
         return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
 
@@ -381,3 +422,13 @@ def _frozen_in_place(values: Any, dtype: type) -> np.ndarray:
     array: np.ndarray = np.asarray(values, dtype=dtype)
     array.flags.writeable = False
     return array
+
+
+def _by_id(workflows: Iterable[WorkflowSpec]) -> dict[str, WorkflowSpec]:
+    """The workflow specs by id; a repeated id is a :class:`SpecError`."""
+    described: dict[str, WorkflowSpec] = {}
+    for spec in workflows:
+        if spec.workflow_id in described:
+            raise SpecError(f"duplicate workflow_id {spec.workflow_id!r}")
+        described[spec.workflow_id] = spec
+    return described
