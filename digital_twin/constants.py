@@ -31,6 +31,7 @@ from digital_twin.placement.compiled import compile_rules
 from digital_twin.rule_checks import RuleTables
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
+from digital_twin.workflow_events import WorkflowTables
 
 LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")
 """Index of the latency-critical workload type (in ``TwinConstants.type_index`` and the running counts)."""
@@ -110,6 +111,8 @@ class TwinConstants:
             ``None`` when ``settings.energy_accounting`` is off.
         rules: ``spec.rules`` as tables (:mod:`digital_twin.rule_checks`); ``None`` without
             rules. Their node-side part is already in ``candidates`` and ``shape``.
+        dag: The workload's workflows as tables (:mod:`digital_twin.workflow_events`); ``None``
+            when every job is independent.
     """
 
     n_nodes: int
@@ -155,6 +158,7 @@ class TwinConstants:
     spot_recovery_s: float
     energy: EnergyConstants | None
     rules: RuleTables | None
+    dag: WorkflowTables | None
 
     @classmethod
     def of(cls, spec: TwinSpec) -> TwinConstants:
@@ -185,6 +189,8 @@ class TwinConstants:
             candidate_mask = _masks_of_candidates(candidates, len(spec.fleet))
             rules, lanes = compiled.tables, compiled.interference
         background_cpu_pct, background_cpu_m = _background_columns(spec.telemetry, tuple(fleet.cpu_m))
+        graph = jobs.graph()
+        arrival_s = jobs.arrival_s.tolist()
         return cls(
             n_nodes=len(spec.fleet),
             n_jobs=len(jobs),
@@ -195,7 +201,7 @@ class TwinConstants:
             gpus=fleet.gpus,
             price_per_s=fleet.price_per_s,
             is_spot=fleet.is_spot,
-            arrival_s=jobs.arrival_s.tolist(),
+            arrival_s=arrival_s,
             duration_s=jobs.duration_s.tolist(),
             deadline_s=jobs.deadlines(),
             deadline_at_completion=settings.deadline_at_completion,
@@ -229,6 +235,7 @@ class TwinConstants:
             spot_recovery_s=settings.spot_recovery_s,
             energy=_energy_constants(spec.energy_model, fleet.gpus) if settings.energy_accounting else None,
             rules=rules,
+            dag=None if graph is None else WorkflowTables.of(graph, arrival_s),
         )
 
 

@@ -34,6 +34,7 @@ from digital_twin.state import (
     TwinState,
 )
 from digital_twin.work_clocks import clock_of, first_run, schedule_completion, settle, update_node_lanes, update_rate
+from digital_twin.workflow_events import close_open_workflows, held_at_horizon, task_completed, task_failed
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
 # (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
@@ -56,6 +57,8 @@ def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
     when next read).
     """
     log_event(s, c, "arrival", j, -1)
+    if c.dag is not None:
+        s.ready_s[j] = s.time_s
     s.class_jobs[c.type_index[j]] += 1
     s.unfairness_stale = True
     if not c.candidates[j]:
@@ -95,6 +98,19 @@ def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
     if c.is_lc[j]:
         s.counts[_UTILITY] += 1.0
     log_event(s, c, f"rejected-{why}", j, -1)
+    if c.dag is not None:
+        fail_descendants(s, c, j)
+
+
+def fail_descendants(s: TwinState, c: TwinConstants, j: int) -> None:
+    """Task ``j`` failed or was rejected: its descendants not yet submitted are rejected with it."""
+    assert c.dag is not None
+    for d in task_failed(c.dag, s.status, s.workflow_closed, s.counts, j, c.horizon_s):
+        s.set_status(d, REJECTED)
+        s.counts[_REJECTION] += 1
+        if c.is_lc[d]:
+            s.counts[_UTILITY] += 1.0
+        log_event(s, c, "rejected-upstream", d, -1)
 
 
 def charge_horizon(s: TwinState, c: TwinConstants) -> None:
@@ -111,6 +127,14 @@ def charge_horizon(s: TwinState, c: TwinConstants) -> None:
         if c.is_lc[j]:
             s.counts[_UTILITY] += 1.0
         log_event(s, c, "unserved-at-horizon", j, -1)
+    dag = c.dag
+    if dag is not None:
+        for j in held_at_horizon(dag, s.status, s.parents_left, c.arrival_s, c.horizon_s):
+            s.counts[_REJECTION] += 1
+            if c.is_lc[j]:
+                s.counts[_UTILITY] += 1.0
+            log_event(s, c, "unserved-at-horizon", j, -1)
+        close_open_workflows(dag, s.workflow_closed, s.counts, c.horizon_s)
     if not s.status_counts[RUNNING]:
         return
     t = s.time_s
@@ -135,7 +159,7 @@ def judge_end(s: TwinState, c: TwinConstants, j: int, work_s: float) -> None:
     passed, at most 1; ``unfairness`` is recomputed from the class tallies when next read,
     :meth:`~digital_twin.state.TwinState.penalty_counts`).
     """
-    elapsed = s.time_s - c.arrival_s[j]
+    elapsed = s.time_s - (c.arrival_s[j] if c.dag is None else s.ready_s[j])
     if c.is_lc[j]:
         s.counts[_UTILITY] += utility_loss(elapsed, c.slo_s[j])
     if c.deadline_at_completion:
@@ -288,6 +312,11 @@ def finish(s: TwinState, c: TwinConstants, j: int) -> None:
     s.set_status(j, COMPLETED)
     judge_end(s, c, j, c.duration_s[j])
     log_event(s, c, "completion", j, i)
+    dag = c.dag
+    if dag is not None:
+        for child in task_completed(dag, s.parents_left, s.workflow_left, s.workflow_closed, s.counts, j, s.time_s):
+            if child < s.next_arrival:  # its arrival has come (a later one arrives in its turn)
+                arrive(s, c, child)
 
 
 def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
@@ -309,6 +338,8 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
             if c.is_lc[j]:
                 s.counts[_UTILITY] += 1.0
             log_event(s, c, "evicted-failed", j, i)
+            if c.dag is not None:
+                fail_descendants(s, c, j)
     if c.energy is not None:
         refresh_node(s, c, c.energy, i, current_tick(s, c))  # down: it draws nothing
     s.schedule(s.time_s + c.spot_recovery_s, RECOVERY, i, 0)

@@ -138,9 +138,10 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
     if s.next_tick < c.n_ticks and s.next_tick * c.tick_s == t:
         tick(s, c, s.next_tick)
         s.next_tick += 1
-    arrival_s, n_jobs = c.arrival_s, c.n_jobs
+    arrival_s, n_jobs, dag = c.arrival_s, c.n_jobs, c.dag
     while s.next_arrival < n_jobs and arrival_s[s.next_arrival] == t:
-        arrive(s, c, s.next_arrival)
+        if dag is None or not s.parents_left[s.next_arrival]:  # a task with parents unfinished is held back
+            arrive(s, c, s.next_arrival)
         s.next_arrival += 1
     while heap and heap[0][0] == t:  # only TTL expiries are left at t
         _, _, _, index, generation = heapq.heappop(heap)

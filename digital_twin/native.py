@@ -54,6 +54,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "twin",
     "twin_views",
     "work_clocks",
+    "workflow_events",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
 the work clocks and interference, the energy accounting, the objective's measures, the placement

@@ -144,6 +144,18 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "taints (digital_twin/placement/rules.py)",
         integral=False,
     ),
+    PenaltyTerm(
+        "workflow", "workflow time", "workflow_hours", "workflow_usd_per_hour", "weighted hours",
+        "each workflow's weight x hours from its submission (its first task's arrival) to its last task's "
+        "completion; a workflow that fails (a task failed or rejected) or is unfinished at the horizon counts "
+        "until the horizon (digital_twin/workflow_events.py)",
+        integral=False,
+    ),
+    PenaltyTerm(
+        "workflow_deadline", "late workflows", "late_workflows", "workflow_deadline_miss_usd", "workflows",
+        "workflows that complete after their deadline, or fail or are unfinished at the horizon when their "
+        "deadline is before it",
+    ),
 )
 """The penalty terms, in the order they are summed after the compute cost."""
 
@@ -177,6 +189,8 @@ class ObjectiveWeights:
     energy_usd_per_kwh: float = 0.0
     carbon_usd_per_kg: float = 0.0
     preference_violation_usd: float = 0.0
+    workflow_usd_per_hour: float = 0.0
+    workflow_deadline_miss_usd: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -181,6 +181,16 @@ class TwinState:
     class_service: list[float]
     """``(3,)`` per workload type, the sum of the normalised services of its jobs that ended
     (completed, or running at the horizon): nominal work done / (end - arrival)."""
+    parents_left: list[int]
+    """With workflows, ``(M,)`` each task's parents not yet completed (a task is held back while
+    it has any, :mod:`digital_twin.workflow_events`); empty without workflows."""
+    ready_s: list[float]
+    """With workflows, ``(M,)`` when each job was submitted to the scheduler (its arrival, or its
+    release by its last parent; -1.0 before), the start of its latency; empty without workflows."""
+    workflow_left: list[int]
+    """With workflows, ``(W,)`` each workflow's tasks not yet completed."""
+    workflow_closed: list[bool]
+    """With workflows, ``(W,)`` whether each workflow's time was counted (it completed or failed)."""
     decisions: list[tuple[int, int]]
     """Every decision so far, in order: ``(job, node)``, node ``-1`` for a deferral (what an
     online planner replays, :meth:`digital_twin.DigitalTwin.decisions`)."""
@@ -200,6 +210,7 @@ class TwinState:
         lanes = constants.lanes
         clocks = n * constants.n_lanes
         regions = constants.energy.n_regions if constants.energy is not None else 0
+        dag = constants.dag
         return cls(
             time_s=0.0,
             current=-1,
@@ -254,6 +265,10 @@ class TwinState:
             started_jobs=0,
             class_jobs=[0] * N_CLASSES,
             class_service=[0.0] * N_CLASSES,
+            parents_left=list(dag.n_parents) if dag is not None else [],
+            ready_s=[-1.0] * m if dag is not None else [],
+            workflow_left=list(dag.n_tasks) if dag is not None else [],
+            workflow_closed=[False] * dag.n_workflows if dag is not None else [],
             decisions=[],
             unfairness_stale=False,
         )
@@ -318,6 +333,10 @@ class TwinState:
             started_jobs=self.started_jobs,
             class_jobs=self.class_jobs.copy(),
             class_service=self.class_service.copy(),
+            parents_left=self.parents_left.copy(),
+            ready_s=self.ready_s.copy(),
+            workflow_left=self.workflow_left.copy(),
+            workflow_closed=self.workflow_closed.copy(),
             decisions=self.decisions.copy(),
             unfairness_stale=self.unfairness_stale,
         )

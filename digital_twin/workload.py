@@ -31,6 +31,9 @@ import numpy as np
 from digital_twin.errors import SpecError
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validate_workload
 from digital_twin.workflows import WorkflowGraph, WorkflowSpec, check_workflows
+from digital_twin.workflows.graph import kept_with_parents
+from digital_twin.workflows.spec import workflows_by_id
+from digital_twin.workload_checks import check_columns
 
 _ARRAY_COLUMNS = (
     "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
@@ -101,7 +104,7 @@ class Workload(Sequence[JobSpec]):
             SpecError: A duplicate job or workflow id, a parent that is not a job of the
                 workload or of the task's workflow, or a cycle (:func:`~digital_twin.workflows.check_workflows`).
         """
-        described = _by_id(workflows)
+        described = workflows_by_id(workflows)
         if isinstance(jobs, Workload) and not described:
             return jobs
         ordered = validate_workload(jobs)
@@ -169,31 +172,7 @@ class Workload(Sequence[JobSpec]):
             "priority": priority, "preemptible": preemptible, "deadline_s": deadline_s,
             "declared_duration_s": declared_duration_s,
         }
-        for name, values in arrays.items():
-            if getattr(values, "shape", None) != (n,):  # np.shape() would cost a microsecond each
-                raise SpecError(f"workload column {name} has shape {np.shape(values)}, expected ({n},)")
-        bad = {
-            "arrival_s": ~(np.isfinite(arrival_s) & (arrival_s >= 0)),
-            "duration_s": ~(np.isfinite(duration_s) & (duration_s > 0)),
-            "workload": (workload_index < 0) | (workload_index >= len(WORKLOAD_TYPES)),
-            "cpu_cores": ~(np.isfinite(cpu_cores) & (cpu_cores > 0)),
-            "mem_gb": ~(np.isfinite(mem_gb) & (mem_gb > 0)),
-            "gpu_count": gpu_count < 0,
-            "gpu_vram_gb": ~(np.isfinite(gpu_vram_gb) & (gpu_vram_gb >= 0)),
-            "priority": (priority < 1) | (priority > 100),
-            "deadline_s": ~(np.isnan(deadline_s) | (np.isfinite(deadline_s) & (deadline_s >= 0))),
-            "declared_duration_s": ~(
-                np.isnan(declared_duration_s) | (np.isfinite(declared_duration_s) & (declared_duration_s > 0))
-            ),
-        }
-        for name, mask in bad.items():
-            if mask.any():
-                j = int(np.argmax(mask))
-                raise SpecError(f"job {job_ids[j]!r}: bad {name} in workload columns")
-        if n > 1 and np.any(arrival_s[1:] < arrival_s[:-1]):
-            raise SpecError("workload columns: arrival_s is not sorted")
-        if len(set(job_ids)) < n:
-            check_unique_ids(job_ids)
+        check_columns(job_ids, arrays)
         return cls.from_valid_columns(job_ids, **{name: np.array(values) for name, values in arrays.items()})
 
     @classmethod
@@ -313,13 +292,7 @@ class Workload(Sequence[JobSpec]):
         if n >= len(self):
             return self
         if self.workflows or any(w is not None for w in self.workflow[:n]):
-            keep = list(range(n))
-            while True:
-                kept = {self.job_ids[j] for j in keep}
-                orphans = {j for j in keep if any(p not in kept for p in self.parents[j])}
-                if not orphans:
-                    break
-                keep = [j for j in keep if j not in orphans]
+            keep = kept_with_parents(self.parents, self.job_ids, n)
             return self.take(keep)
         columns: dict[str, Any] = {name: getattr(self, name)[:n] for name in _ARRAY_COLUMNS}  # read-only views
         columns.update({name: getattr(self, name)[:n] for name in _LIST_COLUMNS})
@@ -423,12 +396,3 @@ def _frozen_in_place(values: Any, dtype: type) -> np.ndarray:
     array.flags.writeable = False
     return array
 
-
-def _by_id(workflows: Iterable[WorkflowSpec]) -> dict[str, WorkflowSpec]:
-    """The workflow specs by id; a repeated id is a :class:`SpecError`."""
-    described: dict[str, WorkflowSpec] = {}
-    for spec in workflows:
-        if spec.workflow_id in described:
-            raise SpecError(f"duplicate workflow_id {spec.workflow_id!r}")
-        described[spec.workflow_id] = spec
-    return described

@@ -31,6 +31,7 @@ from digital_twin.workloads import (
     generate_jobs,
     jobs_from_dicts,
     load_alibaba2017_batch_tasks,
+    load_alibaba2018_batch_workflows,
     load_alibaba_gpu_pods,
     load_azure_llm_requests,
     load_azure_vm_requests,
@@ -54,6 +55,7 @@ JOB_FILE_SOURCES: Mapping[str, Callable[..., tuple[Any, ...]]] = {
     "azure-llm": load_azure_llm_requests,
     "azure-vm": load_azure_vm_requests,
     "alibaba2017-batch": load_alibaba2017_batch_tasks,
+    "alibaba2018-batch": load_alibaba2018_batch_workflows,
 }
 """``workload.source`` -> function(path, **options) returning jobs (``limit`` = the job budget)."""
 

@@ -56,6 +56,23 @@ def check_workflows(jobs: Sequence[JobSpec], workflows: Mapping[str, WorkflowSpe
     raise SpecError(f"workflow {short_repr(workflow_of[cycle[0][0]])} has a cycle: {path}")
 
 
+def kept_with_parents(parents: Sequence[tuple[str, ...]], job_ids: Sequence[str], n: int) -> list[int]:
+    """The indices ``< n`` of the jobs whose ancestors are all among the first ``n`` (a cut workload's DAG).
+
+    Args:
+        parents: Each job's parent ids, in workload order.
+        job_ids: The jobs' ids, in workload order.
+        n: How many jobs are kept before the DAG is trimmed.
+    """
+    keep = list(range(min(n, len(job_ids))))
+    while True:
+        kept = {job_ids[j] for j in keep}
+        orphans = {j for j in keep if any(p not in kept for p in parents[j])}
+        if not orphans:
+            return keep
+        keep = [j for j in keep if j not in orphans]
+
+
 @dataclass(frozen=True, slots=True)
 class WorkflowGraph:
     """A checked DAG by job index (the workload's order); build it with :meth:`build`.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,3 +48,13 @@ def workflow_from_dict(data: Mapping[str, Any], where: str = "workflow") -> Work
         SpecError: ``"<where>: ..."``: not a mapping, an unknown or missing key, a bad value.
     """
     return from_mapping(WorkflowSpec, data, where, "workflow")
+
+
+def workflows_by_id(workflows: Iterable[WorkflowSpec]) -> dict[str, WorkflowSpec]:
+    """The workflow specs by id; a repeated id is a :class:`SpecError`."""
+    described: dict[str, WorkflowSpec] = {}
+    for spec in workflows:
+        if spec.workflow_id in described:
+            raise SpecError(f"duplicate workflow_id {spec.workflow_id!r}")
+        described[spec.workflow_id] = spec
+    return described

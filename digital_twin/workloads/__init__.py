@@ -19,6 +19,7 @@ dropped by a documented rule are counted in one ``WARNING`` log record per rule 
 """
 
 from digital_twin.workloads.alibaba2017 import load_alibaba2017_batch_tasks
+from digital_twin.workloads.alibaba2018_batch import load_alibaba2018_batch_workflows
 from digital_twin.workloads.alibaba_gpu2023 import (
     ALIBABA_QOS_POLICIES,
     POD_PHASES,
@@ -33,6 +34,7 @@ from digital_twin.workloads.explicit import jobs_from_dicts
 from digital_twin.workloads.job_mix import API_SIMULATION_MIX, AZURE_JOB_SIZES, CpuSizeDistribution, JobClass
 from digital_twin.workloads.swf import SwfHeader, load_swf_jobs, read_swf_header
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
+from digital_twin.workloads.workflows import WorkflowConfig, generate_workflows
 
 __all__ = [
     "ALIBABA_QOS_POLICIES",
@@ -48,9 +50,12 @@ __all__ = [
     "ServiceTimeModel",
     "SwfHeader",
     "SyntheticWorkloadConfig",
+    "WorkflowConfig",
     "generate_jobs",
+    "generate_workflows",
     "jobs_from_dicts",
     "load_alibaba2017_batch_tasks",
+    "load_alibaba2018_batch_workflows",
     "load_alibaba_gpu_pods",
     "load_azure_llm_requests",
     "load_azure_vm_requests",
