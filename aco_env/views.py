@@ -26,6 +26,7 @@ from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
 from digital_twin.energy.model import EnergyModel, known_energy_model
 from digital_twin.telemetry import CPU, MEM
+from digital_twin.workflows.task_features import TaskFeatures
 from digital_twin.workload import Workload
 
 
@@ -155,6 +156,10 @@ class ClusterView:
         preference_weight: ``(N,)`` what placing ``job`` on each node now would count in the
             objective's ``preferences`` term (the soft placement rules it breaks there, by their
             weights; :mod:`digital_twin.placement.rules`); zeros without rules.
+        tasks: With workflows, each listed job's DAG features (:class:`TaskFeatures`: its
+            critical path, children, descendants' work and workflow weight, from what was
+            declared at its workflow's submission), rows in the order ``job`` then ``queue``;
+            ``None`` when the episode's jobs are independent.
     """
 
     time_s: float
@@ -177,6 +182,7 @@ class ClusterView:
     telemetry: TelemetrySoFar
     energy: EnergyModel
     preference_weight: np.ndarray  # (N,)
+    tasks: TaskFeatures | None
 
 
 def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryRecord | None = None) -> ClusterView:
@@ -215,6 +221,7 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
         telemetry=telemetry,
         energy=known_energy_model(spec.energy_model, twin.time_s, spec.settings.horizon_s),
         preference_weight=twin.preference_weights(),
+        tasks=spec.jobs.task_features().rows(np.asarray(pending, dtype=np.int64)) if spec.jobs.has_workflows else None,
     )
 
 

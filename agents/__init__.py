@@ -11,14 +11,16 @@ lookahead's clairvoyant twin (:mod:`agents.lookahead_clairvoyant`), the oracle
 that prices a decision, is :mod:`agents.charges`.
 """
 
-# agents.aco, .carbon, .heuristics, .lookahead(_clairvoyant), .oracle and .planted are imported: they register agents.
+# agents.aco, .carbon, .heuristics, .lookahead(_clairvoyant), .oracle, .planted and .workflow_heuristics are
+# imported: they register agents.
 import agents.aco
 import agents.carbon
 import agents.heuristics
 import agents.lookahead
 import agents.lookahead_clairvoyant
 import agents.oracle  # (scipy.optimize loads on the oracle's first solve)
-import agents.planted  # noqa: F401
+import agents.planted
+import agents.workflow_heuristics  # noqa: F401
 from agents.base import Agent, AgentSpecError, agent_names, is_hindsight_agent, listed_agent_names, register_agent
 from agents.build import agent_deferral, check_agent_name, make_agent
 

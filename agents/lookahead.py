@@ -170,7 +170,8 @@ def sample_future(
     Arrivals in ``(now_s, until_s)`` (``until_s`` ``None``: the horizon; a windowed rollout
     needs no later ones): a Poisson process at the rate observed so far, each a copy of a
     uniformly drawn known job (new id ``"sampled-K"``, its deadline at the same slack after its
-    arrival). Interruptions after ``now_s``: for each spot node, a Poisson process at its
+    arrival; a task's copy is an independent job: future workflows are forecast as their
+    tasks' load, not their DAGs). Interruptions after ``now_s``: for each spot node, a Poisson process at its
     ``interruption_prob_per_hour``. The telemetry is ``known``'s (held after the current tick).
     """
     past = known.jobs
@@ -202,7 +203,7 @@ def _poisson_times(rng: np.random.Generator, rate_per_s: float, after_s: float, 
 
 def _copy_job(job: JobSpec, job_id: str, arrival_s: float) -> JobSpec:
     deadline = None if job.deadline_s is None else arrival_s + (job.deadline_s - job.arrival_s)
-    return dataclasses.replace(job, job_id=job_id, arrival_s=arrival_s, deadline_s=deadline)
+    return dataclasses.replace(job, job_id=job_id, arrival_s=arrival_s, deadline_s=deadline, workflow=None, parents=())
 
 
 def make_lookahead(env: gym.Env[Any, Any], **options: Any) -> LookaheadAgent:

@@ -67,6 +67,7 @@ Interruptions = tuple[tuple[float, ...], ...]
 _JOB_COLUMNS = (
     "job_ids", "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb",
     "allowed_gpu_models", "required_arch", "priority", "preemptible", "deadline_s", "declared_duration_s",
+    "workflow", "parents",
 )  # fmt: skip
 """The :class:`~digital_twin.workload.Workload` columns: a job is these values."""
 
@@ -112,6 +113,7 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
     return (
         _telemetry_difference(old, new, tick_index)
         or _jobs_difference(old, new, s.next_arrival, now, s.status)
+        or _workflows_difference(old, c, s, new)
         or _durations_difference(c, s, new)
         or _interruptions_difference(s.interruptions_s, given_interruptions(new), now)
         or energy_past_difference(old.energy_model, new.energy_model, now)
@@ -156,8 +158,9 @@ def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interrup
     out.queue.position = s.queue.position[:arrived] + [0] * later
     if c.rules is not None:
         out.rule_counts = _rule_counts(s, c.rules)
+    _continue_workflows(out, s, old, c)
     _add_clocks(out, c.n_nodes * c.n_lanes - len(s.rate))
-    out.status_counts[FUTURE] = later
+    out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
     out.interruptions_s = interruptions
     shift = _count(interruptions) - _count(s.interruptions_s)
     heap: list[ScheduledEvent] = [
@@ -173,6 +176,37 @@ def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interrup
     out.heap = heap
     out.seq = s.seq + shift
     return out
+
+
+def _continue_workflows(out: TwinState, s: TwinState, old: TwinConstants, c: TwinConstants) -> None:
+    """``out``'s workflow lists under ``c``'s DAG: counted anew from the jobs completed in ``s``.
+
+    A task's parents left are its parents in ``c`` not completed; a workflow's tasks left, its
+    tasks in ``c`` not completed; a workflow is closed when the twin closed it (found through
+    an arrived task of it, the same job in both specs); the submission times of the arrived
+    jobs carry over.
+    """
+    dag, arrived = c.dag, s.next_arrival
+    if dag is None:
+        out.parents_left, out.ready_s, out.workflow_left, out.workflow_closed = [], [], [], []
+        return
+    completed = [j for j in range(arrived) if s.status[j] == COMPLETED]
+    out.parents_left = list(dag.n_parents)
+    out.workflow_left = list(dag.n_tasks)
+    for j in completed:
+        for child in dag.children[j]:
+            out.parents_left[child] -= 1
+        if dag.workflow_of[j] >= 0:
+            out.workflow_left[dag.workflow_of[j]] -= 1
+    out.ready_s = (s.ready_s[:arrived] if old.dag is not None else list(c.arrival_s[:arrived])) + [-1.0] * (
+        c.n_jobs - arrived
+    )
+    out.workflow_closed = [False] * dag.n_workflows
+    if old.dag is not None:
+        for j in range(arrived):
+            w_old, w_new = old.dag.workflow_of[j], dag.workflow_of[j]
+            if w_old >= 0 and s.workflow_closed[w_old]:
+                out.workflow_closed[w_new] = True
 
 
 def _moved_completions(
@@ -267,9 +301,42 @@ def _jobs_difference(old: TwinSpec, new: TwinSpec, arrived: int, now_s: float, s
                 at = int(np.flatnonzero(np.array(status[:arrived]) == COMPLETED)[at])
                 return f"completed job {at} ({old.jobs.job_ids[at]!r}) differs in duration_s"
             return f"arrived job {at} ({old.jobs.job_ids[at]!r}) differs in {name}"
+    for workflow in {w for w in old.jobs.workflow[:arrived] if w is not None}:
+        if old.jobs.workflows.get(workflow) != new.jobs.workflows.get(workflow):
+            return f"workflow {workflow!r} of the arrived jobs is described differently (weight, deadline)"
     if len(new.jobs) > arrived and new.jobs.arrival_s[arrived] <= now_s:
         job = new.jobs.job_ids[arrived]
         return f"job {job!r} arrives at {new.jobs.arrival_s[arrived]:g} s, not after now (t={now_s:g} s)"
+    return None
+
+
+def _workflows_difference(old: TwinSpec, c: TwinConstants, s: TwinState, new: TwinSpec) -> str | None:
+    """Whether ``new`` changes how the twin's workflows ended so far (``None``: it does not).
+
+    A workflow the twin saw complete must gain no later task; one still open must keep a task
+    not completed (without its later tasks it would have completed). A failed workflow may
+    gain tasks: it is over whatever they do.
+    """
+    if c.dag is None:
+        return None
+    arrived = s.next_arrival
+    tasks: dict[str, list[int]] = {}
+    for j in range(len(new.jobs)):
+        workflow = new.jobs.workflow[j]
+        if workflow is not None:
+            tasks.setdefault(workflow, []).append(j)
+    for j in range(arrived):
+        w = c.dag.workflow_of[j]
+        if w < 0:
+            continue
+        name = old.jobs.workflow[j]
+        assert name is not None
+        done = all(k < arrived and s.status[k] == COMPLETED for k in tasks[name])
+        all_arrived_done = all(s.status[k] == COMPLETED for k in tasks[name] if k < arrived)
+        if s.workflow_closed[w] and all_arrived_done and not done:
+            return f"workflow {name!r} has completed, but the spec gives it a later task"
+        if not s.workflow_closed[w] and done:
+            return f"workflow {name!r} has tasks still to come, but the spec gives it none"
     return None
 
 

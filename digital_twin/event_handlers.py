@@ -19,6 +19,7 @@ import heapq
 
 from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.energy_accounting import refresh_all, refresh_node
+from digital_twin.event_log import log_event
 from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.rule_events import rules_at_end, rules_at_start
@@ -34,7 +35,8 @@ from digital_twin.state import (
     TwinState,
 )
 from digital_twin.work_clocks import clock_of, first_run, schedule_completion, settle, update_node_lanes, update_rate
-from digital_twin.workflow_events import close_open_workflows, held_at_horizon, task_completed, task_failed
+from digital_twin.workflow_events import task_completed, upstream_failed
+from digital_twin.workflow_handlers import charge_held_tasks, fail_descendants, reject_upstream
 
 # Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
 # (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
@@ -42,12 +44,6 @@ _SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY, _PREFERENCES = [
     PENALTY_INDEX[name]
     for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility", "preferences")
 ]
-
-
-def log_event(s: TwinState, c: TwinConstants, event: str, j: int, i: int) -> None:
-    """Append ``(time_s, event, job_id, node_id)`` to the event log when recording (-1: no job/node)."""
-    if s.events is not None:
-        s.events.append((s.time_s, event, c.job_ids[j] if j >= 0 else "", c.node_ids[i] if i >= 0 else ""))
 
 
 def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
@@ -102,15 +98,13 @@ def reject(s: TwinState, c: TwinConstants, j: int, why: str) -> None:
         fail_descendants(s, c, j)
 
 
-def fail_descendants(s: TwinState, c: TwinConstants, j: int) -> None:
-    """Task ``j`` failed or was rejected: its descendants not yet submitted are rejected with it."""
+def arrive_task(s: TwinState, c: TwinConstants, j: int) -> None:
+    """Task ``j``'s arrival time: submitted if its parents completed, rejected if one failed, else held back."""
     assert c.dag is not None
-    for d in task_failed(c.dag, s.status, s.workflow_closed, s.counts, j, c.horizon_s):
-        s.set_status(d, REJECTED)
-        s.counts[_REJECTION] += 1
-        if c.is_lc[d]:
-            s.counts[_UTILITY] += 1.0
-        log_event(s, c, "rejected-upstream", d, -1)
+    if not s.parents_left[j]:
+        arrive(s, c, j)
+    elif upstream_failed(c.dag, s.status, j):
+        reject_upstream(s, c, j)
 
 
 def charge_horizon(s: TwinState, c: TwinConstants) -> None:
@@ -127,14 +121,8 @@ def charge_horizon(s: TwinState, c: TwinConstants) -> None:
         if c.is_lc[j]:
             s.counts[_UTILITY] += 1.0
         log_event(s, c, "unserved-at-horizon", j, -1)
-    dag = c.dag
-    if dag is not None:
-        for j in held_at_horizon(dag, s.status, s.parents_left, c.arrival_s, c.horizon_s):
-            s.counts[_REJECTION] += 1
-            if c.is_lc[j]:
-                s.counts[_UTILITY] += 1.0
-            log_event(s, c, "unserved-at-horizon", j, -1)
-        close_open_workflows(dag, s.workflow_closed, s.counts, c.horizon_s)
+    if c.dag is not None:
+        charge_held_tasks(s, c)
     if not s.status_counts[RUNNING]:
         return
     t = s.time_s

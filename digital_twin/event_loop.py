@@ -27,7 +27,7 @@ import heapq
 
 from digital_twin.constants import TwinConstants
 from digital_twin.energy_accounting import accrue
-from digital_twin.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
+from digital_twin.event_handlers import arrive, arrive_task, charge_horizon, complete, expire, interrupt, recover, tick
 from digital_twin.rule_checks import breaks_required
 from digital_twin.state import (
     COMPLETION,
@@ -140,8 +140,10 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
         s.next_tick += 1
     arrival_s, n_jobs, dag = c.arrival_s, c.n_jobs, c.dag
     while s.next_arrival < n_jobs and arrival_s[s.next_arrival] == t:
-        if dag is None or not s.parents_left[s.next_arrival]:  # a task with parents unfinished is held back
+        if dag is None:
             arrive(s, c, s.next_arrival)
+        else:
+            arrive_task(s, c, s.next_arrival)
         s.next_arrival += 1
     while heap and heap[0][0] == t:  # only TTL expiries are left at t
         _, _, _, index, generation = heapq.heappop(heap)

@@ -32,6 +32,23 @@ def expected_duration_s(declared_s: float, done_s: float) -> float:
     return declared_s if done_s < declared_s else 2.0 * done_s
 
 
+def known_jobs(s: TwinState, c: TwinConstants, jobs: Workload) -> Workload:
+    """The jobs known at ``s``'s decision (copies, with their durations known now): see :meth:`DigitalTwin.known_spec`.
+
+    The arrived jobs, then the tasks of their workflows that arrive later (with their
+    declared durations: a workflow's tasks are known when it is submitted).
+    """
+    arrived = s.next_arrival
+    durations = known_durations_s(s, c, jobs)
+    dag = c.dag
+    if dag is None:
+        return jobs.take(range(arrived), duration_s=durations)
+    submitted = {dag.workflow_of[j] for j in range(arrived)} - {-1}
+    later = [j for j in range(arrived, c.n_jobs) if dag.workflow_of[j] in submitted]
+    declared = jobs.declared_or_true_s()
+    return jobs.take([*range(arrived), *later], duration_s=[*durations, *declared[later].tolist()])
+
+
 def known_durations_s(s: TwinState, c: TwinConstants, jobs: Workload) -> list[float]:
     """``(A,)`` the expected durations of the ``A = s.next_arrival`` arrived jobs, in workload order, seconds.
 

@@ -44,6 +44,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "energy_accounting",
     "energy_constants",
     "event_handlers",
+    "event_log",
     "event_loop",
     "interference",
     "job_queue",
@@ -55,6 +56,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "twin_views",
     "work_clocks",
     "workflow_events",
+    "workflow_handlers",
 )
 """The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
 the work clocks and interference, the energy accounting, the objective's measures, the placement

@@ -6,27 +6,26 @@ pending job fits on at least one up node. The caller then :meth:`DigitalTwin.pla
 on a node or :meth:`DigitalTwin.defer` s it; both run the simulation on to the next decision
 point. Jobs that fit nowhere right now wait without a decision being asked.
 
-Queue discipline: pending jobs are asked in FIFO order of the time they entered the queue
-(an evicted preemptible job re-enters at the back). At one simulated instant each pending job
-is asked at most once. A deferred job is asked again after the next event, or, when deferred
-with ``until=NEW_FIT``, only once it fits on a node it did not fit on when deferred (see
-:mod:`digital_twin.deferral`). Jobs that fit nowhere and jobs deferred until they fit somewhere
-new are *parked* (:mod:`digital_twin.job_queue`): looked at again only when a node they did not
-fit on gains room, so a long queue costs nothing at events that cannot change it.
+Queue discipline: pending jobs are asked in FIFO order of entering the queue (an evicted
+preemptible job re-enters at the back), each at most once per instant; a deferred job again
+after the next event, or (``until=NEW_FIT``, :mod:`digital_twin.deferral`) once it fits on a
+node it did not fit on. Jobs that fit nowhere, or wait for a new fit, are *parked*
+(:mod:`digital_twin.job_queue`): looked at again only when such a node gains room.
+
+Workflows: a task arrives once its parents have completed; a failure rejects its descendants
+(:mod:`digital_twin.workflow_events`).
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);
 jobs still running pay their cost up to the horizon, and the terms judged at the end of a run
 (lost utility, the deadline under the ``completion`` rule, their service for ``unfairness``)
-judge them with the horizon as their end.
-At equal times, events are handled in the order completion, recovery, interruption, tick,
-arrival, TTL expiry, and decisions come after all of them.
+judge them with the horizon as their end. At equal times, events are handled in the order
+completion, recovery, interruption, tick, arrival, TTL expiry; decisions come after them all.
 
-Where things live: the episode's fixed inputs in a frozen
-:class:`~digital_twin.constants.TwinConstants`, everything that changes in one
-:class:`~digital_twin.state.TwinState`, the loop in :mod:`digital_twin.event_loop`, what each
-event does (and its cost and penalties) in :mod:`digital_twin.event_handlers`, and the read-only
-views in :class:`~digital_twin.twin_views.TwinViews`. :class:`DigitalTwin` is the protocol.
+Where things live: fixed inputs in a frozen :class:`~digital_twin.constants.TwinConstants`,
+what changes in one :class:`~digital_twin.state.TwinState`, the loop in
+:mod:`digital_twin.event_loop`, what each event does (cost, penalties) in
+:mod:`digital_twin.event_handlers`, read-only views in :class:`~digital_twin.twin_views.TwinViews`.
 
 Example:
     >>> import numpy as np
@@ -55,11 +54,12 @@ from digital_twin.continuation import continued_state, given_interruptions, past
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.energy.model import known_energy_model
 from digital_twin.errors import InvalidPlacementError, PastMismatchError
-from digital_twin.event_handlers import log_event, start
+from digital_twin.event_handlers import start
+from digital_twin.event_log import log_event
 from digital_twin.event_loop import fit_mask, run_to_decision
 from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import JobSpec
-from digital_twin.known_durations import known_durations_s
+from digital_twin.known_durations import known_jobs
 from digital_twin.objective import ObjectiveBreakdown
 from digital_twin.spec import TwinSpec
 from digital_twin.spot import draw_interruptions
@@ -79,8 +79,7 @@ class TwinSnapshot:
         self._state = state
 
     def __reduce__(self) -> tuple[type[TwinSnapshot], tuple[TwinState]]:
-        """Pickle its state: compiled (:mod:`digital_twin.native`), the class has no default pickling."""
-        return TwinSnapshot, (self._state,)
+        return TwinSnapshot, (self._state,)  # compiled (digital_twin/native.py): no default pickling
 
 
 class DigitalTwin:
@@ -343,16 +342,17 @@ class DigitalTwin:
     def known_spec(self) -> TwinSpec:
         """The episode as known at the current decision: its past, with nothing of its future.
 
-        The same fleet and settings; the jobs that have arrived so far (copies), each with the
-        duration known now (:func:`digital_twin.known_durations.expected_duration_s`: a
-        completed job's true one, a running job's declaration or, once it has outlived it,
-        twice the work it has done, a queued job's declaration); the telemetry up to the
-        current tick, its last known values held to the end (a persistence forecast); the spot
-        interruptions so far, as fixed times (none later); the grids' carbon intensity up to
-        now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset on it and given
-        :meth:`decisions` (under the same deferral rule) reaches the current decision in the
-        same state but for the running jobs' planned ends, as nothing before now depended on
-        a duration that had not run out (tested); :meth:`continued_in` stands there without
+        The same fleet and settings; the jobs arrived so far and the later tasks of the
+        workflows submitted so far (a workflow's DAG, arrivals and declarations are known at its
+        submission), copies, each with the duration known now
+        (:func:`digital_twin.known_durations.expected_duration_s`: a completed job's true one, a
+        running job's declaration or, once it has outlived it, twice the work it has done, a
+        queued job's declaration); the telemetry to the current tick, then held (a persistence
+        forecast); the spot interruptions so far, as fixed times; the grids' carbon intensity
+        to now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset
+        on it and given :meth:`decisions` (same deferral rule) reaches the current decision in
+        the same state but for the running jobs' planned ends, as nothing before now depended
+        on a duration that had not run out (tested); :meth:`continued_in` stands there without
         the replay. An online planner adds its own forecast of the future to it (e.g.
         :class:`agents.lookahead.LookaheadAgent`).
         """
@@ -364,7 +364,7 @@ class DigitalTwin:
         past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
         return dataclasses.replace(
             spec,
-            jobs=spec.jobs.take(range(s.next_arrival), duration_s=known_durations_s(s, self._c, spec.jobs)),
+            jobs=known_jobs(s, self._c, spec.jobs),
             telemetry=telemetry,
             settings=dataclasses.replace(spec.settings, spot_interruptions=False),
             fixed_interruptions_s=past_interruptions,

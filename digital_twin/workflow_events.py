@@ -7,9 +7,11 @@ The rules (docs/design.md, "Workflows"):
   stays ``future``, unseen. A completion releases, at its time, each child whose parents have
   now all completed (a child whose arrival is still ahead arrives then).
 * **Failure.** When a task fails (evicted from a spot node, not preemptible) or is rejected
-  (its queue TTL, or it fits no node), every descendant not yet submitted is rejected with it
-  (``rejected-upstream``: a rejection, 0 s of wait, a latency-critical task's whole utility),
-  and its workflow fails. Tasks of other branches already submitted go on.
+  (its queue TTL, or it fits no node), every descendant that has arrived (and so is held back)
+  is rejected with it (``rejected-upstream``: a rejection, 0 s of wait, a latency-critical
+  task's whole utility), and its workflow fails; a descendant arriving later is rejected
+  upstream at its arrival (a task arrives no earlier than its parents, so nothing of the
+  future is changed before it comes). Tasks of other branches go on.
 * **Workflow terms.** A workflow is submitted when its first task arrives (``submitted_s``,
   the least ``arrival_s`` of its tasks). When its last task completes at ``t`` it counts
   ``weight x (t - submitted_s) / 3600`` weighted hours, and is late if ``t > deadline_s``. A
@@ -19,9 +21,10 @@ The rules (docs/design.md, "Workflows"):
   (rejections, like jobs still queued). A workflow submitted at or after the horizon counts
   nothing. So failing a workflow never costs less time than finishing it late.
 
-Each function reads the constants (:class:`WorkflowTables`, ``TwinConstants.dag``) and changes
-the state's ``parents_left``, ``workflow_left``, ``workflow_closed`` and ``counts``; the event
-handlers (:mod:`digital_twin.event_handlers`) do the arrivals and rejections they return.
+Each function reads the tables (:class:`WorkflowTables`, ``TwinConstants.dag``) and changes the
+state's lists it is given (``parents_left``, ``workflow_left``, ``workflow_closed``, ``counts``);
+the event handlers (:mod:`digital_twin.event_handlers`, :mod:`digital_twin.workflow_handlers`)
+do the arrivals and rejections they return.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from digital_twin.objective import PENALTY_INDEX
 from digital_twin.workflows import WorkflowGraph
 
 _WORKFLOW, _LATE = PENALTY_INDEX["workflow"], PENALTY_INDEX["workflow_deadline"]
-_FUTURE = 0  # digital_twin.state.FUTURE (state imports the constants, which import this module)
+_FUTURE, _FAILED, _REJECTED = 0, 4, 5  # digital_twin.state's codes (state imports the constants, which import this)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -41,6 +44,7 @@ class WorkflowTables:
 
     Attributes:
         n_parents: ``(M,)`` parents per job (0 for roots and independent jobs).
+        parents: ``(M,)`` parent job indices per job.
         children: ``(M,)`` child job indices per job.
         workflow_of: ``(M,)`` workflow index per job, -1 for an independent job.
         submitted_s: ``(W,)`` each workflow's submission: the least ``arrival_s`` of its tasks, seconds.
@@ -50,6 +54,7 @@ class WorkflowTables:
     """
 
     n_parents: list[int]
+    parents: list[tuple[int, ...]]
     children: list[tuple[int, ...]]
     workflow_of: list[int]
     submitted_s: list[float]
@@ -62,6 +67,7 @@ class WorkflowTables:
         """The tables of ``graph`` for jobs arriving at ``arrival_s`` (``(M,)`` seconds)."""
         return cls(
             n_parents=[len(p) for p in graph.parents],
+            parents=list(graph.parents),
             children=list(graph.children),
             workflow_of=list(graph.workflow_of),
             submitted_s=[min(arrival_s[j] for j in tasks) for tasks in graph.tasks],
@@ -100,11 +106,14 @@ def task_completed(
 
 
 def task_failed(
-    dag: WorkflowTables, status: list[int], closed: list[bool], counts: list[float], j: int, horizon_s: float
+    dag: WorkflowTables, status: list[int], closed: list[bool], counts: list[float], j: int, horizon_s: float,
+    arrived: int,
 ) -> list[int]:
-    """Task ``j`` failed or was rejected: its workflow fails; return its descendants not yet submitted.
+    """Task ``j`` failed or was rejected: its workflow fails; return its descendants arrived and held back.
 
-    Returned in increasing job index, each once; the caller rejects them (``rejected-upstream``).
+    ``arrived``: the jobs ``< arrived`` have arrived. Returned in increasing job index, each
+    once; the caller rejects them (``rejected-upstream``). A descendant not arrived yet has no
+    arrived descendant (they arrive no earlier): it is left to its arrival (:func:`upstream_failed`).
     """
     w = dag.workflow_of[j]
     if w < 0:
@@ -116,7 +125,7 @@ def task_failed(
     stack = list(dag.children[j])
     while stack:
         d = stack.pop()
-        if d in seen:
+        if d in seen or d >= arrived:
             continue
         seen.add(d)
         if status[d] == _FUTURE:
@@ -124,6 +133,11 @@ def task_failed(
         stack.extend(dag.children[d])
     doomed.sort()
     return doomed
+
+
+def upstream_failed(dag: WorkflowTables, status: list[int], j: int) -> bool:
+    """Whether a parent of task ``j`` failed or was rejected (``j`` is then rejected upstream when it arrives)."""
+    return any(status[p] == _FAILED or status[p] == _REJECTED for p in dag.parents[j])
 
 
 def close(dag: WorkflowTables, closed: list[bool], counts: list[float], w: int, end_s: float) -> None:

@@ -33,7 +33,8 @@ from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, check_unique_ids, validat
 from digital_twin.workflows import WorkflowGraph, WorkflowSpec, check_workflows
 from digital_twin.workflows.graph import kept_with_parents
 from digital_twin.workflows.spec import workflows_by_id
-from digital_twin.workload_checks import check_columns
+from digital_twin.workflows.task_features import TaskFeatures
+from digital_twin.workload_columns import check_columns, frozen_copy, frozen_in_place
 
 _ARRAY_COLUMNS = (
     "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
@@ -72,7 +73,7 @@ class Workload(Sequence[JobSpec]):
     """
 
     def __init__(self, columns: dict[str, Any], jobs: list[JobSpec | None], copy: bool = True) -> None:
-        _frozen = _frozen_copy if copy else _frozen_in_place
+        _frozen = frozen_copy if copy else frozen_in_place
         self.job_ids: list[str] = columns["job_ids"]
         self.arrival_s: np.ndarray = _frozen(columns["arrival_s"], np.float64)
         self.duration_s: np.ndarray = _frozen(columns["duration_s"], np.float64)
@@ -91,6 +92,8 @@ class Workload(Sequence[JobSpec]):
         self.parents: list[tuple[str, ...]] = columns["parents"]
         self.workflows: dict[str, WorkflowSpec] = columns.get("workflows", {})
         self._graph: WorkflowGraph | None = None  # graph(), once built
+        self._has_workflows: bool | None = None  # has_workflows, once computed
+        self._task_features: TaskFeatures | None = None  # task_features(), once computed
         self._jobs = jobs  # JobSpec per job, None until first asked for
         self._values: list[list[Any]] | None = None  # the columns as Python lists, for _make()
         self._deadlines: list[float | None] | None = None  # deadlines(), once computed (never handed out)
@@ -101,8 +104,7 @@ class Workload(Sequence[JobSpec]):
         """The workload of existing jobs (sorted by arrival, stable), with the workflows they form.
 
         Raises:
-            SpecError: A duplicate job or workflow id, a parent that is not a job of the
-                workload or of the task's workflow, or a cycle (:func:`~digital_twin.workflows.check_workflows`).
+            SpecError: A duplicate id, or a bad DAG (:func:`~digital_twin.workflows.check_workflows`).
         """
         described = workflows_by_id(workflows)
         if isinstance(jobs, Workload) and not described:
@@ -193,14 +195,11 @@ class Workload(Sequence[JobSpec]):
     ) -> Workload:
         """:meth:`from_columns` without its checks, for columns that are valid by construction.
 
-        The synthetic generator draws a workload at every env reset, and its columns are valid
-        by how they are drawn (:func:`digital_twin.workloads.synthetic.generate_jobs` says why);
-        checking them again cost more than drawing them. A test checks that its output passes
-        :meth:`from_columns`. Columns from anywhere else go through :meth:`from_columns`.
-
-        The arrays become the workload's columns: made read-only, not copied (pass new arrays
-        that nothing else holds). ``declared_duration_s`` ``None``: no job declares a duration
-        (a NaN column).
+        The synthetic generator's columns are valid by how they are drawn at every reset
+        (:func:`digital_twin.workloads.synthetic.generate_jobs` says why; a test checks it), and
+        checking them again cost more than drawing them. Columns from elsewhere go through
+        :meth:`from_columns`. The arrays become the columns, made read-only, not copied (pass
+        new arrays); ``declared_duration_s`` ``None``: no job declares a duration (NaN).
         """
         n = len(job_ids)
         if declared_duration_s is None:
@@ -291,7 +290,7 @@ class Workload(Sequence[JobSpec]):
         """
         if n >= len(self):
             return self
-        if self.workflows or any(w is not None for w in self.workflow[:n]):
+        if self.has_workflows:
             keep = kept_with_parents(self.parents, self.job_ids, n)
             return self.take(keep)
         columns: dict[str, Any] = {name: getattr(self, name)[:n] for name in _ARRAY_COLUMNS}  # read-only views
@@ -323,7 +322,7 @@ class Workload(Sequence[JobSpec]):
         columns.update({name: getattr(self, name) + getattr(later, name) for name in _LIST_COLUMNS})
         columns["workflows"] = {**self.workflows, **later.workflows}
         joined = Workload(columns, self._jobs + later._jobs, copy=False)
-        if later.workflows or any(w is not None for w in later.workflow):
+        if later.has_workflows:
             check_workflows(joined, joined.workflows)
         return joined
 
@@ -334,6 +333,8 @@ class Workload(Sequence[JobSpec]):
 
         Unlike :meth:`head` and :meth:`select`, which read this workload's columns, nothing of
         the result refers to this workload: handing it out hands out these jobs and no others.
+        A task keeps the parents taken with it only (e.g. a queue's tasks, whose parents have
+        completed, become roots).
 
         Args:
             indices: Job indices, ascending (the result keeps arrival order).
@@ -344,13 +345,15 @@ class Workload(Sequence[JobSpec]):
         columns: dict[str, Any] = {name: getattr(self, name)[index] for name in _ARRAY_COLUMNS}  # copies
         picked = index.tolist()
         columns.update({name: [getattr(self, name)[i] for i in picked] for name in _LIST_COLUMNS})
-        kept = set(columns["job_ids"])
-        for j in picked:
-            if any(p not in kept for p in self.parents[j]):
-                raise SpecError(f"job {self.job_ids[j]!r} is taken without its parents {list(self.parents[j])}")
-        columns["workflows"] = {w: spec for w, spec in self.workflows.items() if w in set(columns["workflow"])}
+        cut = False
+        if self.has_workflows:
+            kept = set(columns["job_ids"])
+            parents = [tuple(p for p in mine if p in kept) for mine in columns["parents"]]
+            cut = parents != columns["parents"]
+            columns["parents"] = parents
+            columns["workflows"] = {w: spec for w, spec in self.workflows.items() if w in set(columns["workflow"])}
         if duration_s is None:
-            return Workload(columns, [self._jobs[i] for i in picked], copy=False)
+            return Workload(columns, [None] * len(picked) if cut else [self._jobs[i] for i in picked], copy=False)
         if np.shape(duration_s) != index.shape:
             raise ValueError(f"duration_s has shape {np.shape(duration_s)}, expected {index.shape}")
         columns["duration_s"] = np.array(duration_s, dtype=np.float64)
@@ -362,9 +365,22 @@ class Workload(Sequence[JobSpec]):
             self._deadlines = [None if d != d else d for d in self.deadline_s.tolist()]  # d != d: d is NaN
         return self._deadlines.copy()
 
+    @property
+    def has_workflows(self) -> bool:
+        """Whether a job is a task of a workflow, or a workflow is described (computed once)."""
+        if self._has_workflows is None:
+            self._has_workflows = bool(self.workflows) or any(w is not None for w in self.workflow)
+        return self._has_workflows
+
+    def task_features(self) -> TaskFeatures:
+        """What DAG-aware schedulers rank the jobs by (:class:`TaskFeatures`; computed once)."""
+        if self._task_features is None:
+            self._task_features = TaskFeatures.of(self.graph(), self.declared_or_true_s(), self.cpu_cores)
+        return self._task_features
+
     def graph(self) -> WorkflowGraph | None:
         """The DAG of the workload's tasks by job index (built once), ``None`` when no job is a task."""
-        if self._graph is None and (self.workflows or any(w is not None for w in self.workflow)):
+        if self._graph is None and self.has_workflows:
             self._graph = WorkflowGraph.build(self, self.workflows)
         return self._graph
 
@@ -381,18 +397,4 @@ class Workload(Sequence[JobSpec]):
                 self.workflow, self.parents,
             ]
         return JobSpec(*(column[i] for column in self._values))  # the columns are in field order
-
-
-def _frozen_copy(values: Any, dtype: type) -> np.ndarray:
-    """A read-only copy of ``values`` as an array of ``dtype``."""
-    array: np.ndarray = np.array(values, dtype=dtype)
-    array.flags.writeable = False
-    return array
-
-
-def _frozen_in_place(values: Any, dtype: type) -> np.ndarray:
-    """``values`` as an array of ``dtype`` (itself when it is one), made read-only."""
-    array: np.ndarray = np.asarray(values, dtype=dtype)
-    array.flags.writeable = False
-    return array
 

@@ -20,7 +20,7 @@ from agents.oracle.milp.limits import (
 from agents.oracle.milp.program import ProgramResult, solve_program
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.candidates import Candidate, cheapest, plan_batches
-from agents.oracle.sizing.budget import budget_bytes, check_memory
+from agents.oracle.sizing.budget import budget_bytes, check_memory, check_supported
 from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
@@ -146,10 +146,11 @@ def solve_oracle(
             previous plan's replay measured (0 = none: faster, and the plan may be dearer).
 
     Raises:
-        OracleTooLargeError: The estimated peak memory is above the budget and ``too_large``
-            is ``"refuse"`` (nothing was built).
+        OracleTooLargeError: The estimated peak memory is above a budget ``too_large`` refuses.
+        OracleUnsupportedError: The episode has physics the programs lack (workflows).
         ValueError: A bad limit or budget.
     """
+    check_supported(hindsight)
     started = time.perf_counter()
     limits = SolveLimits(node_limit, time_limit_s)
     budget = _checked_budget(memory_budget_bytes, too_large, lagrangian_iterations, replayed_rounds)

@@ -1,12 +1,18 @@
-"""The ``workload`` section of a scenario: synthetic jobs, an inline list, or a job file.
+"""The ``workload`` section of a scenario: synthetic jobs or workflows, an inline list, or a job file.
 
 :func:`jobs_loader` validates the section now and returns a :class:`JobsLoader`: a frozen
 dataclass (so a scenario pickles) called with the episode's ``numpy.random.Generator``, one class
-per source (:class:`SyntheticJobs`, :class:`FixedJobs`, :class:`FileJobs`; planted episodes,
-:class:`PlantedJobs`, are drawn by the scenario, which knows their fleet). Sizes are checked against
-``limits.max_jobs`` now: the inline list, a file's ``limit``, and the synthetic generator's
-arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn before the
-job budget applies); a job file is read with at most ``max_jobs + 1`` jobs kept.
+per source (:class:`SyntheticJobs`, :class:`SyntheticWorkflows`, :class:`FixedJobs`,
+:class:`FileJobs`; planted episodes, :class:`PlantedJobs`, are drawn by the scenario, which knows
+their fleet). Sizes are checked against ``limits.max_jobs`` now: the inline list, a file's
+``limit``, the synthetic generator's arrivals (``base_rate_per_s x (1 + diurnal_amplitude) x
+horizon_s``, all drawn before the job budget applies) and the workflow generator's tasks (its
+expected workflows x the most tasks one can have); a job file is read with at most
+``max_jobs + 1`` jobs kept.
+
+The inline list's jobs may be tasks of workflows (``workflow`` and ``parents`` keys); the
+section's optional ``workflows`` list describes them (``workflow_id``, ``weight``,
+``deadline_s``: :class:`~digital_twin.workflows.WorkflowSpec`).
 
 :func:`declared_durations` reads the section's optional ``declared_durations`` mapping: how the
 scenario fills the jobs' declared durations (:mod:`digital_twin.declared_durations`).
@@ -29,9 +35,11 @@ from digital_twin.planted import PlantedConfig
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
 from digital_twin.scenario.sources import JOB_FILE_SOURCES
+from digital_twin.workflows.spec import WorkflowSpec, workflow_from_dict
 from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, generate_jobs
+from digital_twin.workloads.workflows import WorkflowConfig, generate_workflows
 
 
 class JobsLoader(Protocol):
@@ -60,16 +68,29 @@ class SyntheticJobs:
 
 
 @dataclass(frozen=True)
-class FixedJobs:
-    """``workload.source: jobs``: the inline list (built at parse time), cut to the budget."""
+class SyntheticWorkflows:
+    """``workload.source: workflows``: workflows drawn from the generator with the episode's rng."""
 
-    jobs: tuple[JobSpec, ...]
+    config: WorkflowConfig
+    horizon_s: float
     job_budget: int | None
 
     def __call__(self, rng: np.random.Generator) -> Workload:
-        """The jobs, at most ``job_budget`` (``rng`` is not used)."""
+        """One draw of the workflows (whole workflows within the budget)."""
+        return generate_workflows(self.config, rng, self.horizon_s, self.job_budget)
+
+
+@dataclass(frozen=True)
+class FixedJobs:
+    """``workload.source: jobs``: the inline list (built at parse time), cut to the budget."""
+
+    jobs: Workload
+    job_budget: int | None
+
+    def __call__(self, rng: np.random.Generator) -> Workload:
+        """The jobs, at most ``job_budget`` (a task whose parent is cut off goes too; ``rng`` is not used)."""
         del rng
-        return Workload.of(self.jobs[: self.job_budget] if self.job_budget else self.jobs)
+        return self.jobs.head(self.job_budget) if self.job_budget else self.jobs
 
 
 @dataclass(frozen=True)
@@ -99,7 +120,7 @@ class FileJobs:
         return Workload.of(jobs)
 
 
-BUILT_IN_SOURCES = ("jobs", "planted", "synthetic")
+BUILT_IN_SOURCES = ("jobs", "planted", "synthetic", "workflows")
 """``workload.source`` names besides the job files'."""
 
 
@@ -129,9 +150,7 @@ def jobs_loader(
         section.finish()
         return PlantedJobs(config, limits.max_jobs), True
     if source == "synthetic":
-        resample = section.get("resample", str, "per-episode")
-        if resample not in ("per-episode", "fixed"):
-            raise section.error("resample", f"must be 'per-episode' or 'fixed', got {short_repr(resample)}")
+        per_episode = resamples(section)
         options, _ = section_options(section, SyntheticWorkloadConfig, skip=0)
         config = call_with_options(SyntheticWorkloadConfig, options, section.file, section.path("options"))
         arrivals = config.base_rate_per_s * (1.0 + config.diurnal_amplitude) * horizon_s
@@ -144,13 +163,19 @@ def jobs_loader(
             f"base_rate_per_s x (1 + diurnal_amplitude) x horizon_s = {count(arrivals)} arrivals",
         )
         section.finish()
-        return SyntheticJobs(config, horizon_s, job_budget), resample == "per-episode"
+        return SyntheticJobs(config, horizon_s, job_budget), per_episode
+    if source == "workflows":
+        per_episode = resamples(section)
+        return synthetic_workflows(section, horizon_s, job_budget, limits), per_episode
     if source == "jobs":
         items = section.get("jobs", list, required=True)
         check_limit(section, "jobs", limits, "max_jobs", len(items), f"the list has {len(items):,} jobs, which")
         jobs = checked(section, None, lambda: jobs_from_dicts(items, section.path("jobs")))
+        described = section.get("workflows", list, [])
+        specs = checked(section, None, lambda: workflow_specs(described, section.path("workflows")))
+        workload = checked(section, "jobs", lambda: Workload.of(jobs, specs))
         section.finish()
-        return FixedJobs(jobs, job_budget), False
+        return FixedJobs(workload, job_budget), False
     if source not in JOB_FILE_SOURCES:
         raise section.error(
             "source",
@@ -165,6 +190,33 @@ def jobs_loader(
         check_limit(section, "options.limit", limits, "max_jobs", limit, f"limit = {count(limit)} jobs")
     section.finish()
     return FileJobs(source, path, options, section.file, section.path("options"), limits.max_jobs), False
+
+
+def workflow_specs(items: list[Any], where: str) -> list[WorkflowSpec]:
+    """The ``workflows`` list of an inline workload: one :class:`WorkflowSpec` per mapping (``where[k]`` in errors)."""
+    return [workflow_from_dict(item, f"{where}[{k}]") for k, item in enumerate(items)]
+
+
+def resamples(section: Section) -> bool:
+    """``workload.resample`` of a generated workload: ``per-episode`` (True, the default) or ``fixed``."""
+    resample = section.get("resample", str, "per-episode")
+    if resample not in ("per-episode", "fixed"):
+        raise section.error("resample", f"must be 'per-episode' or 'fixed', got {short_repr(resample)}")
+    return resample == "per-episode"
+
+
+def synthetic_workflows(
+    section: Section, horizon_s: float, job_budget: int | None, limits: Limits
+) -> SyntheticWorkflows:
+    """``workload.source: workflows``: the generator's options, checked, and its size against ``max_jobs``."""
+    options, _ = section_options(section, WorkflowConfig, skip=0)
+    config = call_with_options(WorkflowConfig, options, section.file, section.path("options"))
+    workflows = config.count if config.count is not None else config.rate_per_s * horizon_s
+    tasks = workflows * config.max_tasks_per_workflow
+    what = f"{count(workflows)} workflows x up to {config.max_tasks_per_workflow} tasks = {count(tasks)} tasks"
+    check_limit(section, "options", limits, "max_jobs", tasks, what)  # drawn before the job budget applies
+    section.finish()
+    return SyntheticWorkflows(config, horizon_s, job_budget)
 
 
 def declared_durations(section: Section) -> DeclaredDurations:

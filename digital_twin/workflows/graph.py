@@ -29,14 +29,16 @@ from digital_twin.workflows.spec import WorkflowSpec
 def check_workflows(jobs: Sequence[JobSpec], workflows: Mapping[str, WorkflowSpec]) -> None:
     """Check the tasks' dependencies; raise :class:`SpecError` naming the job or the cycle.
 
-    Every parent must be a job of ``jobs`` in the same workflow, and each workflow's tasks
-    must form a DAG. ``workflows`` may describe workflows with no task here (they are unused);
-    its keys must be the specs' ids.
+    Every parent must be a job of ``jobs`` in the same workflow that arrives no later than the
+    task (a task is submitted after its parents anyway; this keeps every parent of an arrived
+    task known), and each workflow's tasks must form a DAG. ``workflows`` may describe
+    workflows with no task here (they are unused); its keys must be the specs' ids.
     """
     for key, spec in workflows.items():
         if key != spec.workflow_id:
             raise SpecError(f"workflow {short_repr(key)} is described under the id {short_repr(spec.workflow_id)}")
     workflow_of = {job.job_id: job.workflow for job in jobs}
+    arrival_of = {job.job_id: job.arrival_s for job in jobs}
     graph = nx.DiGraph()
     for job in jobs:
         for parent in job.parents:
@@ -46,6 +48,11 @@ def check_workflows(jobs: Sequence[JobSpec], workflows: Mapping[str, WorkflowSpe
                 raise SpecError(
                     f"job {short_repr(job.job_id)} (workflow {short_repr(job.workflow)}): parent "
                     f"{short_repr(parent)} is a task of workflow {short_repr(workflow_of[parent])}"
+                )
+            if arrival_of[parent] > job.arrival_s:
+                raise SpecError(
+                    f"job {short_repr(job.job_id)} arrives at {job.arrival_s:g} s, before its parent "
+                    f"{short_repr(parent)} ({arrival_of[parent]:g} s)"
                 )
             graph.add_edge(parent, job.job_id)
     try:

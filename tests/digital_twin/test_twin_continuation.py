@@ -21,6 +21,8 @@ from digital_twin import NEW_FIT, NEXT_EVENT, DigitalTwin, JobSpec, PastMismatch
 from digital_twin.contention import INTERFERENCE_MODELS
 from digital_twin.event_loop import is_stale
 from digital_twin.objective import DEADLINE_RULES
+from digital_twin.workload import Workload
+from tests.digital_twin.workflows.test_workflows_in_the_twin import workflow_specs
 from tests.paths import ROOT
 from tests.strategies import twin_specs
 from tests.toy3 import toy3_spec
@@ -28,7 +30,13 @@ from tests.toy3 import toy3_spec
 Action = tuple[int | None, str]
 """``(node, deferral rule)``: a placement (the rule unused) or, node ``None``, a deferral under the rule."""
 
-SCENARIOS = ("fleet5-synthetic", str(ROOT / "tests/data/fleet5-contention.yaml"), "planted5", "fleet5-utility")
+SCENARIOS = (
+    "fleet5-synthetic",
+    str(ROOT / "tests/data/fleet5-contention.yaml"),
+    "planted5",
+    "fleet5-utility",
+    "fleet5-workflows",
+)
 """Per-episode workloads (drawn at each reset); the contention file has processor sharing on."""
 
 
@@ -102,7 +110,7 @@ def other_future(
         deadline = None if job.deadline_s is None else at + float(rng.integers(0, 900))
         duration = float(rng.integers(1, 3600))
         changes = {"job_id": f"later-{tag}-{k}", "arrival_s": at, "duration_s": duration, "deadline_s": deadline,
-                   "declared_duration_s": duration}  # fmt: skip
+                   "declared_duration_s": duration, "workflow": None, "parents": ()}  # fmt: skip
         later.append(dataclasses.replace(job, **changes))
     past_interruptions = known.fixed_interruptions_s or tuple(() for _ in known.fleet)
     interruptions = tuple(
@@ -114,7 +122,7 @@ def other_future(
     background[after:, :, :] = rng.uniform(0.0, 100.0, background[after:].shape)
     spec = dataclasses.replace(
         known,
-        jobs=(*templates, *later),
+        jobs=Workload.of((*templates, *later), known.jobs.workflows.values()),
         telemetry=Telemetry(background, tick_s),
         fixed_interruptions_s=interruptions,
     )
@@ -184,6 +192,20 @@ def test_continued_in__another_future_plays_as_a_rebuilt_twin(
         return
     twin, past = reached(spec, seed, int(part * decisions))
     assert_continues(twin, other_future(twin, np.random.default_rng(seed), keep_spot), past, seed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=workflow_specs(), seed=st.integers(0, 2**32 - 1), part=st.floats(0.0, 0.99))
+def test_continued_in__workflows_play_as_a_rebuilt_twin(spec: TwinSpec, seed: int, part: float) -> None:
+    """Random workflow episodes (tasks held back, released, rejected upstream), continued part-way: the rebuilt twin."""
+    spec = declared_exactly(spec)
+    decisions = len(reached(spec, seed, None)[1])
+    if decisions == 0:
+        return
+    twin, past = reached(spec, seed, int(part * decisions))
+    truth = dataclasses.replace(spec, fixed_interruptions_s=twin.hindsight().interruptions_s)
+    assert_continues(twin, truth, past, seed)
+    assert_continues(twin, other_future(twin, np.random.default_rng(seed)), past, seed)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -95,6 +95,12 @@ class WorkflowConfig:
             options = {key: _tuples(value) for key, value in options.items()}
         return from_mapping(cls, options, where, "workflow generator")
 
+    @property
+    def max_tasks_per_workflow(self) -> int:
+        """The most tasks one workflow can have, whatever its shape (for size checks before a draw)."""
+        widest, deepest = self.width_range[1], self.layers_range[1]
+        return max(self.chain_tasks_range[1], widest + 2, widest * deepest, widest + self.reduces_range[1] + 1)
+
     def _check_arrivals(self) -> None:
         check_positive("rate_per_s", self.rate_per_s)
         if self.count is not None:

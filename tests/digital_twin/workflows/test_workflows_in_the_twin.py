@@ -33,12 +33,13 @@ def workflow_specs(draw: st.DrawFn) -> TwinSpec:
     described = []
     for w in range(draw(st.integers(1, 5))):
         submitted = float(draw(st.integers(0, int(horizon_s))))
-        ids: list[str] = []
+        arrivals: dict[str, float] = {}
         for k in range(draw(st.integers(1, 6))):
-            parents = tuple(p for p in ids if draw(st.booleans()))
+            parents = tuple(p for p in arrivals if draw(st.booleans()))
             late = float(draw(st.sampled_from((0, 0, 0, 300))))  # some tasks arrive after the workflow
-            jobs.append(_job(draw, f"w{w}-t{k}", submitted + late, horizon_s, workflow=f"w{w}", parents=parents))
-            ids.append(f"w{w}-t{k}")
+            at = max([submitted + late, *(arrivals[p] for p in parents)])  # never before a parent
+            jobs.append(_job(draw, f"w{w}-t{k}", at, horizon_s, workflow=f"w{w}", parents=parents))
+            arrivals[f"w{w}-t{k}"] = at
         if draw(st.booleans()):
             deadline = draw(st.one_of(st.none(), st.floats(0, 2 * horizon_s)))
             described.append(WorkflowSpec(f"w{w}", weight=draw(st.sampled_from((1.0, 2.5))), deadline_s=deadline))
@@ -89,7 +90,7 @@ def _chain_spec(**settings_: object) -> TwinSpec:
         batch("a", 0.0, 100.0, workflow="w"),
         batch("b", 0.0, 50.0, workflow="w", parents=("a",)),
         batch("c", 500.0, 50.0, workflow="w", parents=("a",)),
-        batch("d", 0.0, 10.0, workflow="w", parents=("b", "c")),
+        batch("d", 500.0, 10.0, workflow="w", parents=("b", "c")),
     )
     workload = Workload.of(jobs, [WorkflowSpec("w", weight=2.0, deadline_s=600.0)])
     return spec_of(workload, (TWO_CORES,), weights=WEIGHTS, **settings_)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""The checks of a workload's columns (:meth:`digital_twin.workload.Workload.from_columns`)."""
+"""A workload's columns: their checks (:meth:`digital_twin.workload.Workload.from_columns`) and read-only arrays."""
 
 from __future__ import annotations
 
@@ -52,3 +52,18 @@ def check_columns(job_ids: list[str], arrays: dict[str, Any]) -> None:
         raise SpecError("workload columns: arrival_s is not sorted")
     if len(set(job_ids)) < n:
         check_unique_ids(job_ids)
+
+
+def frozen_copy(values: Any, dtype: type) -> np.ndarray:
+    """A read-only copy of ``values`` as an array of ``dtype``."""
+    array: np.ndarray = np.array(values, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
+
+def frozen_in_place(values: Any, dtype: type) -> np.ndarray:
+    """``values`` as an array of ``dtype`` (itself when it is one), made read-only."""
+    array: np.ndarray = np.asarray(values, dtype=dtype)
+    array.flags.writeable = False
+    return array
+
