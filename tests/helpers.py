@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -170,3 +171,21 @@ def drawn_background(draw: Any, n_ticks: int, n_nodes: int, tick_s: float = 300.
     background = np.zeros((n_ticks, n_nodes, 2))
     background[:, :, 0] = np.array(cpu).reshape(n_ticks, n_nodes)
     return Telemetry(background, tick_s)
+
+
+def replayed_with_log(env: gym.Env) -> DigitalTwin:
+    """The env's episode replayed decision by decision in a recording twin (the same interruptions).
+
+    Asserts the replay reaches the env's objective exactly.
+    """
+    played = env.unwrapped._require_twin()
+    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.interruptions_s)
+    twin = DigitalTwin(spec, record_events=True)
+    twin.reset(np.random.default_rng(0))
+    for _, node in played.decisions():
+        if node is None:
+            twin.defer(env.unwrapped.config.deferral)
+        else:
+            twin.place(node)
+    assert twin.objective() == played.objective()
+    return twin

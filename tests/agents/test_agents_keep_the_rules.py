@@ -7,20 +7,17 @@ spot interruptions) and the log is judged by the independent referee
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import yaml
 
 import scenarios
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from agents import make_agent
-from digital_twin import DigitalTwin
 from tests.digital_twin.placement.reference import judge_log
-from tests.helpers import agent_params, run_episode
+from tests.helpers import agent_params, replayed_with_log, run_episode
 
 PLACEMENT = yaml.safe_load("""
 topology: {zones: [a, b]}
@@ -60,16 +57,7 @@ def ruled_scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_agent__keeps_every_required_rule(name: str, ruled_scenario: Path) -> None:
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario=str(ruled_scenario))
     metrics = run_episode(env, make_agent(name, env), seed=0)
-    played = env.unwrapped._require_twin()
-    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.interruptions_s)
-    twin = DigitalTwin(spec, record_events=True)
-    twin.reset(np.random.default_rng(0))
-    for _, node in played.decisions():
-        if node is None:
-            twin.defer(env.unwrapped.config.deferral)
-        else:
-            twin.place(node)
-    assert twin.objective() == played.objective()
-    broken, weight, starts = judge_log(spec, twin.event_log)
+    twin = replayed_with_log(env)
+    broken, weight, starts = judge_log(twin.spec, twin.event_log)
     assert starts > 10 and broken == []
     assert metrics["preference_violations"] == pytest.approx(weight, abs=1e-9)

@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import yaml
 
 from aco_env import ClusterSchedulingEnv
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from agents import make_agent
-from digital_twin import DigitalTwin
 from tests.digital_twin.workflows.referee import check_episode
-from tests.helpers import agent_params, run_episode
+from tests.helpers import agent_params, replayed_with_log, run_episode
 
 DAG_AGENTS = ("critical-path", "max-children", "wscpt", "mc-wscpt")
-
-
-def _replayed(env: gym.Env) -> DigitalTwin:
-    """The env's episode replayed decision by decision in a recording twin (the same interruptions)."""
-    played = env.unwrapped._require_twin()
-    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.interruptions_s)
-    twin = DigitalTwin(spec, record_events=True)
-    twin.reset(np.random.default_rng(0))
-    for _, node in played.decisions():
-        if node is None:
-            twin.defer(env.unwrapped.config.deferral)
-        else:
-            twin.place(node)
-    assert twin.objective() == played.objective()
-    return twin
 
 
 @pytest.mark.parametrize("name", [p for p in agent_params() if p.values[0] not in ("planted", "oracle")])
@@ -40,7 +22,7 @@ def test_agent__keeps_the_workflows_order(name: str) -> None:
     """One episode of ``fleet5-workflows`` per agent: the referee finds every release rule kept and the terms."""
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario="fleet5-workflows")
     metrics = run_episode(env, make_agent(name, env), seed=5000)
-    hours, late = check_episode(_replayed(env))
+    hours, late = check_episode(replayed_with_log(env))
     assert metrics["workflow_hours"] == pytest.approx(hours, rel=1e-12)
     assert metrics["late_workflows"] == late
 
@@ -72,5 +54,5 @@ def test_dag_heuristic__runs_first_the_ready_task_it_ranks_highest(tmp_path: Pat
     wscpt ranks by weight per second of path (1/60 > 1/1200): "short", as FIFO does."""
     env = _two_ready_tasks(tmp_path)
     run_episode(env, make_agent(name, env), seed=0)
-    starts = [job for _, event, job, _ in _replayed(env).event_log if event == "start"]
+    starts = [job for _, event, job, _ in replayed_with_log(env).event_log if event == "start"]
     assert starts[0] == first and sorted(starts) == ["after", "long", "short"]
