@@ -46,8 +46,8 @@ class ClusterSchedulingEnv(TwinEnv):
     |---|---|---|---|
     | nodes | (N, 21) | [0, 1], counts [0, 1000], [0, 2] and [0, 10] as noted | per-node features, one row per node |
     | history | (N, W) | [0, 1] | background cpu / 100, last W ticks, oldest first (tick 0 repeats before the start) |
-    | job | (13,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
-    | queue | (K, 13) | as job | the next K queued jobs, zero-padded |
+    | job | (18,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
+    | queue | (K, 18) | as job | the next K queued jobs, zero-padded |
     | queue_mask | (K,) | {0, 1} | 1 for real rows of ``queue``, 0 for padding |
     | clock | (4,) | see below | time features |
     | action_mask | (N + 1,) | {0, 1} | valid actions, as ``action_masks()`` |
@@ -95,6 +95,11 @@ class ClusterSchedulingEnv(TwinEnv):
     | 10 | deadline_slack_h | hours to its deadline, clipped to [-24, 24] (0 without) |
     | 11 | duration_h | declared duration in hours (clipped at 1000; the true run time is hindsight) |
     | 12 | wait_frac | time since arrival / queue TTL, clipped to [0, 1] (0 without TTL) |
+    | 13 | task | 1 when the job is a task of a workflow (0 for an independent job, and in every column below) |
+    | 14 | critical_path_h | its declared duration plus its descendants' longest chain, hours (clipped at 1000) |
+    | 15 | children | the tasks that wait for it directly (clipped at 1000) |
+    | 16 | descendants_work_core_h | its descendants' declared work, core-hours (clipped at 1000) |
+    | 17 | workflow_weight | its workflow's weight in the ``workflow`` term (clipped at 1000) |
 
     Entries of ``clock`` (names: :data:`aco_env.observation.CLOCK_FEATURES`):
 
@@ -152,6 +157,13 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
+    * v5: jobs may be tasks of workflows (DAGs, :mod:`digital_twin.workflows`): a task is
+      submitted once its parents have completed, a failure rejects its descendants, and the
+      objective's ``workflow`` and ``workflow_deadline`` terms (weight 0 unless a scenario
+      prices them) weigh each workflow's time and deadline. Five job columns (``task`` ...
+      ``workflow_weight``) show a task's place in its workflow, as declared at the workflow's
+      submission; 0 for independent jobs, so the dynamics and rewards of every scenario
+      without workflows are v4's.
     * v4: three grid columns in ``obs["nodes"]`` (``carbon_now``, ``carbon_forecast_min``,
       ``energy_cost_rel``; :mod:`aco_env.grid_columns`), from the node's region's carbon
       intensity at and before the decision and the objective's energy and carbon prices. The

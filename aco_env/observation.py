@@ -65,6 +65,12 @@ JOB_FEATURES: tuple[str, ...] = (
     "deadline_slack_h",
     "duration_h",
     "wait_frac",
+    # Its place in its workflow, as declared at the workflow's submission (digital_twin/workflows/task_features.py):
+    "task",
+    "critical_path_h",
+    "children",
+    "descendants_work_core_h",
+    "workflow_weight",
 )
 """Columns of ``obs["job"]`` and of each row of ``obs["queue"]``."""
 CLOCK_FEATURES: tuple[str, ...] = ("hour_sin", "hour_cos", "progress", "queue_length")
@@ -172,6 +178,11 @@ class ObservationEncoder:
             "preemptible": (1.0, np.inf),
             "has_deadline": (1.0, np.inf),
             "duration_h": (3600.0, COUNT_CAP),
+            "task": (1.0, np.inf),
+            "critical_path_h": (3600.0, COUNT_CAP),
+            "children": (1.0, COUNT_CAP),
+            "descendants_work_core_h": (3600.0, COUNT_CAP),
+            "workflow_weight": (1.0, COUNT_CAP),
         }
         self._job_divisor = np.array([divisor_and_cap[name][0] for name in _STATIC_JOB_FEATURES])
         self._job_cap = np.array([divisor_and_cap[name][1] for name in _STATIC_JOB_FEATURES])
@@ -197,7 +208,8 @@ class ObservationEncoder:
         job_low[_DEADLINE_SLACK] = -_SLACK_LIMIT_H
         job_high = np.ones(len(JOB_FEATURES), dtype=np.float32)
         job_high[JOB_FEATURES.index("vram_per_gpu_100gb")] = VRAM_CAP
-        job_high[JOB_FEATURES.index("duration_h")] = COUNT_CAP
+        for name in ("duration_h", "critical_path_h", "children", "descendants_work_core_h", "workflow_weight"):
+            job_high[JOB_FEATURES.index(name)] = COUNT_CAP
         job_high[_DEADLINE_SLACK] = _SLACK_LIMIT_H
         return spaces.Dict(
             {
@@ -334,6 +346,7 @@ class ObservationEncoder:
     def _static_job_table(self, jobs: Workload) -> np.ndarray:
         """``(n_jobs, len(JOB_FEATURES))`` float32: the features that do not change during the episode."""
         table = np.zeros((len(jobs), len(JOB_FEATURES)), dtype=np.float32)
+        tasks = jobs.task_features()
         raw = {  # each _STATIC_JOB_FEATURES entry's workload column, in the unit its divisor expects
             "cpu_rel": jobs.cpu_cores,
             "mem_rel": jobs.mem_gb,
@@ -343,8 +356,13 @@ class ObservationEncoder:
             "preemptible": jobs.preemptible,
             "has_deadline": ~np.isnan(jobs.deadline_s),
             "duration_h": jobs.declared_or_true_s(),  # what the submitter declared: the true run time is hindsight
+            "task": tasks.is_task,
+            "critical_path_h": np.where(tasks.is_task, tasks.critical_path_s, 0.0),
+            "children": tasks.children,
+            "descendants_work_core_h": tasks.descendants_work_core_s,
+            "workflow_weight": np.where(tasks.is_task, tasks.weight, 0.0),
         }
-        columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES], dtype=np.float64).T  # (n_jobs, 8)
+        columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES], dtype=np.float64).T  # (n_jobs, 13)
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
         table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table

@@ -25,6 +25,7 @@ PARITY_EPISODES = [
     ("hpc-swf", 2),
     ("gpu32-alibaba2023", 3),  # GPUs and 32 nodes (needs ACO_ENV_TRACES)
     ("fleet5-carbon-regions", 4),  # two grids' hourly intensity, energy and carbon priced (needs ACO_ENV_TRACES)
+    ("fleet5-workflows", 5),  # DAGs of tasks: the workflow columns
 ]
 MAX_STEPS = 250  # per episode: enough to cover every kind of event, cheap enough for 2 cores
 
@@ -122,8 +123,8 @@ def expected_grid_columns(view: ClusterView) -> dict[str, np.ndarray]:
     }
 
 
-def expected_job(env: ClusterSchedulingEnv, view: ClusterView, job: JobSpec) -> np.ndarray:
-    """One row of ``obs["job"]`` / ``obs["queue"]`` as the docstring defines it (float64)."""
+def expected_job(env: ClusterSchedulingEnv, view: ClusterView, job: JobSpec, row: int) -> np.ndarray:
+    """One row of ``obs["job"]`` or ``obs["queue"]`` as documented (float64); ``row``: its ``view.tasks`` row."""
     fleet = view.fleet
     max_gpus = max(n.gpu_count for n in fleet)
     ttl = view.settings.queue_ttl_s
@@ -140,10 +141,27 @@ def expected_job(env: ClusterSchedulingEnv, view: ClusterView, job: JobSpec) -> 
         else float(np.clip((job.deadline_s - view.time_s) / 3600, -24, 24)),
         "duration_h": min(job.duration_s / 3600.0, COUNT_CAP),
         "wait_frac": 0.0 if ttl is None else float(np.clip((view.time_s - job.arrival_s) / ttl, 0, 1)),
+        **expected_workflow_columns(view, job, row),
     }
     for workload in WORKLOAD_TYPES:
         columns[f"type_{workload.replace('-', '_')}"] = float(job.workload == workload)
     return np.array([columns[name] for name in JOB_FEATURES])
+
+
+def expected_workflow_columns(view: ClusterView, job: JobSpec, row: int) -> dict[str, float]:
+    """The workflow columns: 0 for an independent job; a task's from its view row (declared at submission)."""
+    tasks = view.tasks
+    if job.workflow is None:
+        assert tasks is None or not tasks.is_task[row]
+        return dict.fromkeys(("task", "critical_path_h", "children", "descendants_work_core_h", "workflow_weight"), 0.0)
+    assert tasks is not None and tasks.is_task[row]
+    return {
+        "task": 1.0,
+        "critical_path_h": min(float(tasks.critical_path_s[row]) / 3600.0, COUNT_CAP),
+        "children": min(float(tasks.children[row]), COUNT_CAP),
+        "descendants_work_core_h": min(float(tasks.descendants_work_core_s[row]) / 3600.0, COUNT_CAP),
+        "workflow_weight": min(float(tasks.weight[row]), COUNT_CAP),
+    }
 
 
 def assert_observation_matches_view(env: ClusterSchedulingEnv, obs: dict[str, np.ndarray], view: ClusterView) -> None:
@@ -152,12 +170,13 @@ def assert_observation_matches_view(env: ClusterSchedulingEnv, obs: dict[str, np
     np.testing.assert_allclose(obs["nodes"], expected_nodes(env, view), **close)
     np.testing.assert_allclose(obs["history"], view.background_cpu_history_pct / 100.0, **close)
     np.testing.assert_array_equal(obs["action_mask"].astype(bool), view.action_mask)
-    job = np.zeros(len(JOB_FEATURES)) if view.job is None else expected_job(env, view, view.job)
+    job = np.zeros(len(JOB_FEATURES)) if view.job is None else expected_job(env, view, view.job, 0)
     np.testing.assert_allclose(obs["job"], job, **close)
     window = list(view.queue[: env.config.queue_window])
     queue = np.zeros((env.config.queue_window, len(JOB_FEATURES)))
+    first = 0 if view.job is None else 1  # view.tasks rows: the job, then the queue
     for row, queued in enumerate(window):
-        queue[row] = expected_job(env, view, queued)
+        queue[row] = expected_job(env, view, queued, first + row)
     np.testing.assert_allclose(obs["queue"], queue, **close)
     np.testing.assert_array_equal(obs["queue_mask"], [1.0] * len(window) + [0.0] * (len(queue) - len(window)))
     hour = 2 * math.pi * ((scenario_of(env).settings.start_hour * 3600 + view.time_s) % 86_400) / 86_400

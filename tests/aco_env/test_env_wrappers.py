@@ -10,7 +10,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import aco_env  # noqa: F401  (registers the ids)
-from aco_env.observation import NODE_FEATURES
+from aco_env.observation import JOB_FEATURES, NODE_FEATURES
 from aco_env.registration import FLEET5_ID
 
 
@@ -75,7 +75,7 @@ def test_gymnasium_vector_envs__autoreset_next_step(vector_cls: type) -> None:
         for _ in range(5):
             actions = np.array([_first_valid({"action_mask": m}) for m in obs["action_mask"]])
             obs, rewards, _, _, _ = envs.step(actions)
-        assert obs["job"].shape == (2, 13) and rewards.dtype == np.float64
+        assert obs["job"].shape == (2, len(JOB_FEATURES)) and rewards.dtype == np.float64
     finally:
         envs.close()
 

@@ -23,7 +23,9 @@ When the node column ``qos_risk`` was added to the observation, every recording 
 from its own actions: the same rewards to the bit, end flags and episode metrics, new
 observation digests. So were they when the grid columns came (env ``v4``): the same actions,
 rewards, end flags and recorded episode metrics to the bit (the metrics now also list energy
-and emissions), new observation digests.
+and emissions), new observation digests. And when the workflow columns came (env ``v5``): the
+same again, the metrics listing the preference and workflow terms; two recordings of
+``fleet5-workflows`` (``mc-wscpt`` and ACO) were added then, so workflow episodes replay too.
 """
 
 from __future__ import annotations

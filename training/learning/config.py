@@ -105,7 +105,7 @@ class TrainConfig:
     hyperparameters: dict[str, Any] = key_values("--hp")  # noqa: RUF009  (returns a dataclasses.field)
     """Extra keyword arguments for the SB3 algorithm's constructor, e.g. --hp clip_range=0.1 (repeatable)."""
     bc_samples: int = counted(0, minimum=0)
-    """Labelled states of aco_env/Placement-v4 to pretrain the policy with before RL (0 = off); a label is
+    """Labelled states of aco_env/Placement-v5 to pretrain the policy with before RL (0 = off); a label is
     the action that is optimal given a cheapest-fit continuation with the true future. The bc algorithm
     uses 4000 when this is 0."""
     bc_dataset: Path | None = optional_path("FILE.npz")  # noqa: RUF009  (returns a dataclasses.field)
