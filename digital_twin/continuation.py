@@ -325,11 +325,8 @@ def _workflows_difference(old: TwinSpec, c: TwinConstants, s: TwinState, new: Tw
         workflow = new.jobs.workflow[j]
         if workflow is not None:
             tasks.setdefault(workflow, []).append(j)
-    for j in range(arrived):
-        w = c.dag.workflow_of[j]
-        if w < 0:
-            continue
-        name = old.jobs.workflow[j]
+    judged = {old.jobs.workflow[j]: c.dag.workflow_of[j] for j in range(arrived) if c.dag.workflow_of[j] >= 0}
+    for name, w in judged.items():  # each workflow with an arrived task, once
         assert name is not None
         done = all(k < arrived and s.status[k] == COMPLETED for k in tasks[name])
         all_arrived_done = all(s.status[k] == COMPLETED for k in tasks[name] if k < arrived)

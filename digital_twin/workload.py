@@ -349,9 +349,8 @@ class Workload(Sequence[JobSpec]):
         if self.has_workflows:
             kept = set(columns["job_ids"])
             parents = [tuple(p for p in mine if p in kept) for mine in columns["parents"]]
-            cut = parents != columns["parents"]
-            columns["parents"] = parents
-            columns["workflows"] = {w: spec for w, spec in self.workflows.items() if w in set(columns["workflow"])}
+            cut, columns["parents"], taken = parents != columns["parents"], parents, set(columns["workflow"])
+            columns["workflows"] = {w: spec for w, spec in self.workflows.items() if w in taken}
         if duration_s is None:
             return Workload(columns, [None] * len(picked) if cut else [self._jobs[i] for i in picked], copy=False)
         if np.shape(duration_s) != index.shape:
