@@ -188,7 +188,7 @@ def _continue_workflows(out: TwinState, s: TwinState, old: TwinConstants, c: Twi
     """
     dag, arrived = c.dag, s.next_arrival
     if dag is None:
-        out.parents_left, out.ready_s, out.workflow_left, out.workflow_closed = [], [], [], []
+        out.parents_left, out.ready_s, out.workflow_left, out.workflow_end_s = [], [], [], []
         return
     completed = [j for j in range(arrived) if s.status[j] == COMPLETED]
     out.parents_left = list(dag.n_parents)
@@ -201,12 +201,12 @@ def _continue_workflows(out: TwinState, s: TwinState, old: TwinConstants, c: Twi
     out.ready_s = (s.ready_s[:arrived] if old.dag is not None else list(c.arrival_s[:arrived])) + [-1.0] * (
         c.n_jobs - arrived
     )
-    out.workflow_closed = [False] * dag.n_workflows
+    out.workflow_end_s = [-1.0] * dag.n_workflows
     if old.dag is not None:
         for j in range(arrived):
             w_old, w_new = old.dag.workflow_of[j], dag.workflow_of[j]
-            if w_old >= 0 and s.workflow_closed[w_old]:
-                out.workflow_closed[w_new] = True
+            if w_old >= 0 and s.workflow_end_s[w_old] >= 0.0:
+                out.workflow_end_s[w_new] = s.workflow_end_s[w_old]
 
 
 def _moved_completions(
@@ -330,9 +330,9 @@ def _workflows_difference(old: TwinSpec, c: TwinConstants, s: TwinState, new: Tw
         assert name is not None
         done = all(k < arrived and s.status[k] == COMPLETED for k in tasks[name])
         all_arrived_done = all(s.status[k] == COMPLETED for k in tasks[name] if k < arrived)
-        if s.workflow_closed[w] and all_arrived_done and not done:
+        if s.workflow_end_s[w] >= 0.0 and all_arrived_done and not done:
             return f"workflow {name!r} has completed, but the spec gives it a later task"
-        if not s.workflow_closed[w] and done:
+        if s.workflow_end_s[w] < 0.0 and done:
             return f"workflow {name!r} has tasks still to come, but the spec gives it none"
     return None
 

@@ -302,7 +302,7 @@ def finish(s: TwinState, c: TwinConstants, j: int) -> None:
     log_event(s, c, "completion", j, i)
     dag = c.dag
     if dag is not None:
-        for child in task_completed(dag, s.parents_left, s.workflow_left, s.workflow_closed, s.counts, j, s.time_s):
+        for child in task_completed(dag, s.parents_left, s.workflow_left, s.workflow_end_s, s.counts, j, s.time_s):
             if child < s.next_arrival:  # its arrival has come (a later one arrives in its turn)
                 arrive(s, c, child)
 

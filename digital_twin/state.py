@@ -189,8 +189,9 @@ class TwinState:
     release by its last parent; -1.0 before), the start of its latency; empty without workflows."""
     workflow_left: list[int]
     """With workflows, ``(W,)`` each workflow's tasks not yet completed."""
-    workflow_closed: list[bool]
-    """With workflows, ``(W,)`` whether each workflow's time was counted (it completed or failed)."""
+    workflow_end_s: list[float]
+    """With workflows, ``(W,)`` when each workflow's time was counted up to: its last task's
+    completion, or the horizon for one that failed or is unfinished (-1.0 while it is open)."""
     decisions: list[tuple[int, int]]
     """Every decision so far, in order: ``(job, node)``, node ``-1`` for a deferral (what an
     online planner replays, :meth:`digital_twin.DigitalTwin.decisions`)."""
@@ -268,7 +269,7 @@ class TwinState:
             parents_left=list(dag.n_parents) if dag is not None else [],
             ready_s=[-1.0] * m if dag is not None else [],
             workflow_left=list(dag.n_tasks) if dag is not None else [],
-            workflow_closed=[False] * dag.n_workflows if dag is not None else [],
+            workflow_end_s=[-1.0] * dag.n_workflows if dag is not None else [],
             decisions=[],
             unfairness_stale=False,
         )
@@ -336,7 +337,7 @@ class TwinState:
             parents_left=self.parents_left.copy(),
             ready_s=self.ready_s.copy(),
             workflow_left=self.workflow_left.copy(),
-            workflow_closed=self.workflow_closed.copy(),
+            workflow_end_s=self.workflow_end_s.copy(),
             decisions=self.decisions.copy(),
             unfairness_stale=self.unfairness_stale,
         )

@@ -119,7 +119,10 @@ class TwinViews:
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
         millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
-        ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting.
+        ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
+        ``workflow_makespan_s`` is the time from the first submission of a workflow to the last
+        end of one (its last task's completion, or the horizon for one that failed or is
+        unfinished), over the workflows ended so far: 0.0 before any ends and without workflows.
         """
         c = self.constants
         out = self.objective_dict(s)  # as objective(s).as_dict(), bit for bit, and cheaper
@@ -132,6 +135,7 @@ class TwinViews:
         accounting = c.energy is not None
         out["node_energy_kwh"] = s.node_energy_j / J_PER_KWH if accounting else math.nan
         out["node_carbon_kg"] = s.node_carbon_g / 1000.0 if accounting else math.nan
+        out["workflow_makespan_s"] = _makespan_s(c, s)
         out["sim_time_s"] = s.time_s
         return out
 
@@ -213,3 +217,14 @@ class TwinViews:
     def hindsight(self, s: TwinState) -> HindsightView:
         """The privileged, read-only view of the episode's future (for the oracle only)."""
         return HindsightView.build(self.spec, s.interruptions_s)
+
+
+def _makespan_s(c: TwinConstants, s: TwinState) -> float:
+    """``workflow_makespan_s`` of :meth:`TwinViews.metrics` (0.0 without workflows)."""
+    dag = c.dag
+    if dag is None:
+        return 0.0
+    ended = [w for w in range(dag.n_workflows) if s.workflow_end_s[w] >= 0.0]
+    if not ended:
+        return 0.0
+    return max(s.workflow_end_s[w] for w in ended) - min(dag.submitted_s[w] for w in ended)

@@ -22,7 +22,7 @@ The rules (docs/design.md, "Workflows"):
   nothing. So failing a workflow never costs less time than finishing it late.
 
 Each function reads the tables (:class:`WorkflowTables`, ``TwinConstants.dag``) and changes the
-state's lists it is given (``parents_left``, ``workflow_left``, ``workflow_closed``, ``counts``);
+state's lists it is given (``parents_left``, ``workflow_left``, ``workflow_end_s``, ``counts``);
 the event handlers (:mod:`digital_twin.event_handlers`, :mod:`digital_twin.workflow_handlers`)
 do the arrivals and rejections they return.
 """
@@ -83,7 +83,7 @@ class WorkflowTables:
 
 
 def task_completed(
-    dag: WorkflowTables, parents_left: list[int], workflow_left: list[int], closed: list[bool],
+    dag: WorkflowTables, parents_left: list[int], workflow_left: list[int], end_s: list[float],
     counts: list[float], j: int, t: float,
 ) -> list[int]:
     """Task ``j`` completed at ``t``: count its workflow's end if it was the last; return the children released.
@@ -95,8 +95,8 @@ def task_completed(
     if w < 0:
         return []
     workflow_left[w] -= 1
-    if workflow_left[w] == 0 and not closed[w]:
-        close(dag, closed, counts, w, t)
+    if workflow_left[w] == 0 and end_s[w] < 0.0:
+        close(dag, end_s, counts, w, t)
     released = []
     for child in dag.children[j]:
         parents_left[child] -= 1
@@ -106,7 +106,7 @@ def task_completed(
 
 
 def task_failed(
-    dag: WorkflowTables, status: list[int], closed: list[bool], counts: list[float], j: int, horizon_s: float,
+    dag: WorkflowTables, status: list[int], end_s: list[float], counts: list[float], j: int, horizon_s: float,
     arrived: int,
 ) -> list[int]:
     """Task ``j`` failed or was rejected: its workflow fails; return its descendants arrived and held back.
@@ -118,8 +118,8 @@ def task_failed(
     w = dag.workflow_of[j]
     if w < 0:
         return []
-    if not closed[w]:
-        close(dag, closed, counts, w, horizon_s)
+    if end_s[w] < 0.0:
+        close(dag, end_s, counts, w, horizon_s)
     doomed: list[int] = []
     seen = {j}
     stack = list(dag.children[j])
@@ -140,9 +140,9 @@ def upstream_failed(dag: WorkflowTables, status: list[int], j: int) -> bool:
     return any(status[p] == _FAILED or status[p] == _REJECTED for p in dag.parents[j])
 
 
-def close(dag: WorkflowTables, closed: list[bool], counts: list[float], w: int, end_s: float) -> None:
-    """Workflow ``w`` ends at ``end_s`` (its completion, or the horizon): count its hours and lateness."""
-    closed[w] = True
+def close(dag: WorkflowTables, ends_s: list[float], counts: list[float], w: int, end_s: float) -> None:
+    """Workflow ``w`` ends at ``end_s`` (its completion, or the horizon): record it, count its hours and lateness."""
+    ends_s[w] = end_s
     counts[_WORKFLOW] += dag.weight[w] * (end_s - dag.submitted_s[w]) / 3600.0
     deadline = dag.deadline_s[w]
     if deadline is not None and end_s > deadline:
@@ -159,8 +159,8 @@ def held_at_horizon(dag: WorkflowTables, status: list[int], parents_left: list[i
     ]
 
 
-def close_open_workflows(dag: WorkflowTables, closed: list[bool], counts: list[float], horizon_s: float) -> None:
+def close_open_workflows(dag: WorkflowTables, end_s: list[float], counts: list[float], horizon_s: float) -> None:
     """At the horizon: every workflow submitted before it and still open counts its hours until it."""
     for w in range(dag.n_workflows):
-        if not closed[w] and dag.submitted_s[w] < horizon_s:
-            close(dag, closed, counts, w, horizon_s)
+        if end_s[w] < 0.0 and dag.submitted_s[w] < horizon_s:
+            close(dag, end_s, counts, w, horizon_s)

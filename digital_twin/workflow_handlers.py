@@ -17,7 +17,7 @@ _REJECTION, _UTILITY = PENALTY_INDEX["rejection"], PENALTY_INDEX["utility"]
 def fail_descendants(s: TwinState, c: TwinConstants, j: int) -> None:
     """Task ``j`` failed or was rejected: its descendants not yet submitted are rejected with it."""
     assert c.dag is not None
-    for d in task_failed(c.dag, s.status, s.workflow_closed, s.counts, j, c.horizon_s, s.next_arrival):
+    for d in task_failed(c.dag, s.status, s.workflow_end_s, s.counts, j, c.horizon_s, s.next_arrival):
         reject_upstream(s, c, d)
 
 
@@ -39,4 +39,4 @@ def charge_held_tasks(s: TwinState, c: TwinConstants) -> None:
         if c.is_lc[j]:
             s.counts[_UTILITY] += 1.0
         log_event(s, c, "unserved-at-horizon", j, -1)
-    close_open_workflows(dag, s.workflow_closed, s.counts, c.horizon_s)
+    close_open_workflows(dag, s.workflow_end_s, s.counts, c.horizon_s)

@@ -91,7 +91,7 @@ from typing import Any
 
 from agents.base import register_agent
 from agents.oracle.agent import OracleAgent, make_oracle
-from agents.oracle.sizing.budget import OracleTooLargeError, OracleUnsupportedError
+from agents.oracle.sizing.budget import OracleTooLargeError
 
 register_agent("oracle", make_oracle, hindsight=True)
 
@@ -100,7 +100,6 @@ __all__ = [
     "OracleResult",
     "OracleSizeEstimate",
     "OracleTooLargeError",
-    "OracleUnsupportedError",
     "estimate_oracle_memory",
     "solve_oracle",
 ]

@@ -20,7 +20,7 @@ from agents.oracle.milp.limits import (
 from agents.oracle.milp.program import ProgramResult, solve_program
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.candidates import Candidate, cheapest, plan_batches
-from agents.oracle.sizing.budget import budget_bytes, check_memory, check_supported
+from agents.oracle.sizing.budget import budget_bytes, check_memory
 from agents.oracle.sizing.size import OracleSizeEstimate, estimate_oracle_memory
 from digital_twin import HindsightView
 from digital_twin.objective import ObjectiveBreakdown
@@ -147,10 +147,8 @@ def solve_oracle(
 
     Raises:
         OracleTooLargeError: The estimated peak memory is above a budget ``too_large`` refuses.
-        OracleUnsupportedError: The episode has physics the programs lack (workflows).
         ValueError: A bad limit or budget.
     """
-    check_supported(hindsight)
     started = time.perf_counter()
     limits = SolveLimits(node_limit, time_limit_s)
     budget = _checked_budget(memory_budget_bytes, too_large, lagrangian_iterations, replayed_rounds)
@@ -169,7 +167,7 @@ def solve_oracle(
             break  # proven: no later plan can be cheaper, and no other bound is needed
         if compute_bound and not decompose and bound_program is None:  # the exact relaxation, once
             relaxation = bound_options(inst, bound_grid_divisor, max_points_per_cell)
-            bound_program = solve_program(inst, relaxation, limits, mip_rel_gap)
+            bound_program = solve_program(inst, relaxation, limits, mip_rel_gap, relaxation=True)
             lower = max(lower, bound_program.dual_bound_usd)
             if _gap(best.total_usd, lower)[1]:
                 break

@@ -36,7 +36,7 @@ import numpy as np
 import scenarios
 from aco_env import ClusterSchedulingEnv, EnvConfig, PlacementEnv
 from agents import Agent, agent_deferral, make_agent
-from agents.oracle import OracleAgent, OracleTooLargeError, OracleUnsupportedError
+from agents.oracle import OracleAgent, OracleTooLargeError
 from digital_twin.scenario import Scenario
 from training.evaluation.protocol import split_of
 from training.evaluation.results import EPISODE_ENV_NAME, AgentEvaluation, EpisodeEvaluation, Evaluation, OracleEpisode
@@ -130,8 +130,8 @@ class UnitResult:
 def play_unit(unit: EpisodeUnit) -> UnitResult:
     """Play one unit with a new env and a new agent (in whatever process runs it).
 
-    An oracle too large for its memory budget (told to refuse, ``too_large="refuse"``), or given
-    an episode it does not model (workflows), is a result, not a failure: ``refused`` says why.
+    An oracle too large for its memory budget (told to refuse, ``too_large="refuse"``) is a
+    result, not a failure: ``refused`` says why.
     """
     for module in unit.agent_modules:
         importlib.import_module(module)
@@ -139,7 +139,7 @@ def play_unit(unit: EpisodeUnit) -> UnitResult:
     try:
         agent = make_agent(unit.agent, env)
         result = play_episode(env, agent, unit.seed, deterministic=unit.deterministic)
-    except (OracleTooLargeError, OracleUnsupportedError) as exc:
+    except OracleTooLargeError as exc:
         return UnitResult(None, np.empty(0), refused=str(exc))
     finally:
         env.close()

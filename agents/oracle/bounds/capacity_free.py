@@ -41,6 +41,13 @@ charged 0 here):
    nominal cost and QoS penalty), running at the horizon (the cheaper of waiting and its
    cheapest run, per second since its arrival) and being unserved
    (:func:`agents.oracle.bounds.fates.evictable_charge_usd`).
+4. A workflow task with parents is released at its last parent's completion, which may be
+   as late as the horizon: its window is ``[r, H)`` (``r`` its earliest release,
+   :attr:`~agents.oracle.model.instance.OracleInstance.earliest_start_s`) and its wait counts 0
+   (:func:`agents.oracle.model.terms.release_floor_s`). Each workflow submitted before the
+   horizon ends (its last task completes) no earlier than ``E = min(H, max over its tasks of
+   r + d)``, or counts until ``H`` when it fails: it counts at least ``weight x (E -
+   submitted)`` hours, and is surely late when its deadline is before ``H`` and ``E`` (:func:`_workflow_floor_usd`).
 
 Each job's charge is the least of its fates, and the bound their sum: no HiGHS solve, so it is
 deterministic and needs no limit. It is weak where capacity binds, so the bound reported
@@ -88,7 +95,7 @@ def capacity_free_bound(inst: OracleInstance) -> float:
         starts = np.array([a, min(max(h - d, a), latest), latest])
         if inst.energy is None:
             run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
-            served = (run + charges.wait((starts - a)[None, :])).min(axis=1)
+            served = (run + charges.wait((starts - terms.release_floor_s(inst, j, starts))[None, :])).min(axis=1)
         else:
             served = np.array(
                 [_least_run_with_energy_usd(inst, j, i, rates[j, i], starts, kinks[i]) for i in fates.nodes]
@@ -96,6 +103,22 @@ def capacity_free_bound(inst: OracleInstance) -> float:
         served = np.where(fates.may_fail, np.minimum(served, charges.eviction(1.0)), served)
         served = served + fates.qos_usd + fates.late_usd
         total += min(fates.unserved_usd, float(served.min()))
+    return total + _workflow_floor_usd(inst)
+
+
+def _workflow_floor_usd(inst: OracleInstance) -> float:
+    """The least the ``workflow`` and ``workflow_deadline`` terms count, from the critical paths (item 4), USD."""
+    dag = inst.dag
+    if dag is None:
+        return 0.0
+    ends = np.minimum(inst.earliest_start_s + inst.duration_s, inst.horizon_s)
+    total = 0.0
+    for w in np.flatnonzero(dag.counted):
+        end = float(ends[list(dag.tasks[w])].max())
+        hours = float(dag.weight[w]) * (end - float(dag.submitted_s[w])) / 3600.0
+        total += float(inst.charges.usd("workflow", hours))
+        if dag.deadline_s[w] < inst.horizon_s and end > dag.deadline_s[w]:
+            total += float(inst.charges.usd("workflow_deadline", 1.0))
     return total
 
 
@@ -117,5 +140,6 @@ def _least_run_with_energy_usd(
     s = np.unique(np.concatenate((starts, shifted[(shifted > a) & (shifted < latest)])))
     end = np.minimum(s + d, h)
     kwh, kg = terms.run_energy_counts(inst, job, node, s, end)
-    usd = rate * (end - s) + inst.charges.wait(s - a) + terms.energy_usd(inst, kwh, kg)
+    wait = inst.charges.wait(s - terms.release_floor_s(inst, job, s))
+    usd = rate * (end - s) + wait + terms.energy_usd(inst, kwh, kg)
     return float(usd.min())

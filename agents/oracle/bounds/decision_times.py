@@ -35,7 +35,9 @@ def grid_bounds_for(horizon_s: float, tick_s: float, divisor: int) -> np.ndarray
 def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]:
     """Where the job's last run can start, and whether any run of it can be evicted.
 
-    The first run starts in ``[a, min(a + TTL, H))``. A preemptible job can be evicted at an
+    The first run starts in ``[a, min(a + TTL, H))``; a workflow task with parents is queued
+    from its release, which can be as late as the horizon, so in ``[r, H)``, ``r`` its earliest
+    release (:attr:`OracleInstance.earliest_start_s`). A preemptible job can be evicted at an
     interruption ``t`` of a candidate node only by a run started at some ``s`` in its windows
     with ``s < t < s + d``; it is then re-queued and may start again in ``[t, t + TTL)``.
     Interruptions are taken in time order, so the windows are a fixed point.
@@ -47,7 +49,8 @@ def start_windows(inst: OracleInstance, job: int) -> tuple[list[Interval], bool]
     if not inst.placeable(job):
         return [], False
     times = [t for i in inst.candidates[job] for t in inst.interruptions_s[i]] if inst.job_preemptible[job] else []
-    return windows_of(float(inst.arrival_s[job]), float(inst.longest_run_s[job]), inst.horizon_s, inst.ttl_s,
+    ttl = None if inst.has_parents[job] else inst.ttl_s
+    return windows_of(float(inst.earliest_start_s[job]), float(inst.longest_run_s[job]), inst.horizon_s, ttl,
                       preemptible=bool(inst.job_preemptible[job]), interruptions_s=times)
 
 
@@ -87,7 +90,21 @@ def decision_time_superset(
     placeable = np.array([inst.placeable(j) for j in range(inst.n_jobs)], dtype=bool)
     events = np.concatenate((inst.static_events_s, first_expiries_s(inst.arrival_s[placeable], inst.ttl_s)))
     return superset_of(inst.horizon_s, inst.ttl_s, (inst.duration_s, inst.longest_run_s), interruptions,
-                       events, windows, bounds, max_points)
+                       events, windows, bounds, max_points, children_expire_s=children_expiry_delays_s(inst))
+
+
+def children_expiry_delays_s(inst: OracleInstance) -> np.ndarray | None:
+    """``(J,)`` how long after a job's completion its children's queue TTL may expire (``nan``: never).
+
+    A completion can release a child (its last parent), whose TTL expiry, an event that may
+    reject it, then falls ``TTL`` later: the queue TTL for a job with children, ``nan`` for
+    the others. ``None`` without workflows or without a TTL.
+    """
+    if inst.dag is None or inst.ttl_s is None:
+        return None
+    delays = np.full(inst.n_jobs, np.nan)
+    delays[[p for p, _ in inst.dag.edges]] = inst.ttl_s
+    return delays
 
 
 def superset_of(
@@ -99,14 +116,17 @@ def superset_of(
     windows: tuple[list[Interval], ...],
     bounds: np.ndarray,
     max_points: int,
+    children_expire_s: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`decision_time_superset` from arrays.
 
     ``runs_s`` holds the ``(J,)`` shortest (nominal) and longest run times; ``interruptions_s``
     every node's interruption times; ``static_events_s`` the possible events known in advance
-    (any order: the static events and the first TTL expiries).
+    (any order: the static events and the first TTL expiries); ``children_expire_s`` the
+    ``(J,)`` delay after each job's completion of its released children's TTL expiry
+    (:func:`children_expiry_delays_s`; ``None``: no job has one).
     """
-    sweep = _Sweep(horizon_s, runs_s, windows, bounds, max_points)
+    sweep = _Sweep(horizon_s, runs_s, windows, bounds, max_points, children_expire_s)
     requeue = [t + ttl_s for t in interruptions_s] if ttl_s else []
     sweep.add(np.sort(np.array([*static_events_s.tolist(), *requeue], dtype=np.float64)))
     for g in range(len(bounds) - 1):
@@ -119,7 +139,7 @@ class _Sweep:
     """State of the sweep over grid cells that builds the decision-time superset."""
 
     def __init__(self, horizon_s: float, runs_s: tuple[np.ndarray, np.ndarray], windows: tuple[list[Interval], ...],
-                 bounds: np.ndarray, max_points: int) -> None:
+                 bounds: np.ndarray, max_points: int, children_expire_s: np.ndarray | None = None) -> None:
         self.horizon = horizon_s
         self.bounds = bounds
         self.max_points = max_points
@@ -131,6 +151,7 @@ class _Sweep:
         self.wl = np.array([f[1] for f in flat], dtype=np.float64)
         self.wh = np.array([f[2] for f in flat], dtype=np.float64)
         self.d, self.longest = runs_s
+        self.then = children_expire_s
 
     def cells_of(self, times: np.ndarray) -> np.ndarray:
         """``(n,)`` grid cell of each time (times at or past the horizon: the last cell)."""
@@ -153,21 +174,36 @@ class _Sweep:
                     self.cells[c].clear()
 
     def process(self, g: int) -> None:
-        """Add the completions of every start possible in cell ``g`` (all earlier cells are done)."""
+        """Add the completions of every start possible in cell ``g`` and what they bring (earlier cells are done)."""
         done: set[float] = set()
         while not self.fuzzy[g] and self.cells[g] - done:
             t = min(self.cells[g] - done)  # completions come later, so ascending order is safe
             done.add(t)
             jobs = self.wj[(self.wl <= t) & (t < self.wh)]
-            d, longest = self.d[jobs], self.longest[jobs]
-            exact = longest == d
-            self.add(t + d[exact])
-            self._mark_completions(t + d[~exact], t + longest[~exact])
+            for _, d, longest in self._delays(jobs):
+                exact = longest == d
+                self.add(t + d[exact])
+                self._mark_completions(t + d[~exact], t + longest[~exact])
         if self.fuzzy[g]:
             lo_g, hi_g = self.bounds[g], self.bounds[g + 1]
             sel = (self.wl < hi_g) & (self.wh > lo_g)
             lo, hi = np.maximum(self.wl[sel], lo_g), np.minimum(self.wh[sel], hi_g)
-            self._mark_completions(lo + self.d[self.wj[sel]], hi + self.longest[self.wj[sel]])
+            for which, d, longest in self._delays(self.wj[sel]):
+                self._mark_completions(lo[which] + d, hi[which] + longest)
+
+    def _delays(self, jobs: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``[(which, shortest, longest)]``: after a start of ``jobs[which]``, an event may follow that much later.
+
+        Their completions (``d`` to ``D``; ``which`` all True) and, for jobs with children,
+        their children's TTL expiries (``TTL`` after a completion: :func:`children_expiry_delays_s`).
+        """
+        out = [(np.ones(len(jobs), dtype=bool), self.d[jobs], self.longest[jobs])]
+        if self.then is not None:
+            delay = self.then[jobs]
+            has = ~np.isnan(delay)
+            if has.any():
+                out.append((has, self.d[jobs][has] + delay[has], self.longest[jobs][has] + delay[has]))
+        return out
 
     def _mark_completions(self, first: np.ndarray, last: np.ndarray) -> None:
         """Completions may fall anywhere in each ``[first, last]`` (closed for rounding): those cells are fuzzy."""

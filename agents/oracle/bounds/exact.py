@@ -224,7 +224,7 @@ def _charge_earlier_runs(
     one is larger. A latency-critical job's earlier run on a spot node also counted the QoS
     violation (:func:`terms.add_earlier_spot_run`).
     """
-    if inst.ttl_s is None:
+    if inst.ttl_s is None or inst.has_parents[job]:  # a task's first window starts at its release, unknown here
         return
     a, longest = float(inst.arrival_s[job]), float(inst.longest_run_s[job])
     first_end = a + inst.ttl_s

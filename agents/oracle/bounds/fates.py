@@ -86,7 +86,9 @@ def evictable_charge_usd(inst: OracleInstance, job: int, nodes: np.ndarray, qos_
 
     * completes: its last run, on some ``i``, lasts at least its nominal ``d``: at least
       ``r_i x d`` plus the QoS penalty of ``i`` (only when ``a + d <= H``); or
-    * runs at the horizon: at least ``min(w, min_i r_i) x (H - a)``, plus the least QoS penalty.
+    * runs at the horizon: at least ``min(w, min_i r_i) x (H - a)``, plus the least QoS penalty
+      (a workflow task with parents is queued from its release, which may be as late as ``H``:
+      only the QoS penalty).
 
     Its evicted runs and earlier waits cost ``>= 0``. Being rejected is the caller's
     unserved charge; the bound takes the least of the three.
@@ -100,6 +102,7 @@ def evictable_charge_usd(inst: OracleInstance, job: int, nodes: np.ndarray, qos_
     rates = terms.run_usd_per_s(inst, np.array([job]), nodes)[0]
     a, d, h = float(inst.arrival_s[job]), float(inst.duration_s[job]), inst.horizon_s
     per_second = min(float(inst.charges.wait(1.0)), float(rates.min()))
-    at_horizon = per_second * (h - a) + float(qos_usd.min())
+    queued_from = h if inst.has_parents[job] else a  # a task with parents may be released at the horizon
+    at_horizon = per_second * (h - queued_from) + float(qos_usd.min())
     completes = float((rates * d + qos_usd).min()) if a + d <= h else np.inf
     return min(completes, at_horizon)

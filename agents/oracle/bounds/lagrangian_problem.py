@@ -39,7 +39,7 @@ class RelaxedProblem:
     ptr: np.ndarray  # (J' + 1,) points of served job q: ptr[q] .. ptr[q + 1]
     start_s: np.ndarray  # (P,) the start s
     end_s: np.ndarray  # (P,) the nominal end min(s + d, H)
-    base_usd: np.ndarray  # (P,) wait w (s - a)
+    base_usd: np.ndarray  # (P,) wait w (s - a); 0 for a workflow task with parents
     k_start: np.ndarray  # (P,) cell of s (clipped to the last cell)
     off_start: np.ndarray  # (P,) s - the start of that cell
     k_end: np.ndarray  # (P,) cell of the end
@@ -174,7 +174,8 @@ def _assemble(
         ptr=ptr,
         start_s=start,
         end_s=end,
-        base_usd=charges.wait(start - inst.arrival_s[js][job_of_point]),
+        base_usd=charges.wait(np.where(inst.has_parents[js][job_of_point], 0.0,
+                                       start - inst.arrival_s[js][job_of_point])),
         k_start=k_start,
         off_start=off_start,
         k_end=k_end,

@@ -47,6 +47,7 @@ from agents.oracle.milp.builder import Builder
 from agents.oracle.milp.limits import SolveLimits
 from agents.oracle.milp.options import Options
 from agents.oracle.milp.rows import active_rows, capacity_rows, sla_rows, slowdown_rows, step_objective, structure_rows
+from agents.oracle.milp.workflow_rows import workflow_rows
 from agents.oracle.model.instance import OracleInstance
 
 
@@ -82,7 +83,8 @@ class ProgramResult:
 
 
 def solve_program(
-    inst: OracleInstance, options: Options, limits: SolveLimits, mip_rel_gap: float, verbose: bool = False
+    inst: OracleInstance, options: Options, limits: SolveLimits, mip_rel_gap: float, verbose: bool = False, *,
+    relaxation: bool = False,
 ) -> ProgramResult:
     """Build the program over ``options`` and solve it with HiGHS within ``limits``.
 
@@ -92,6 +94,8 @@ def solve_program(
         limits: The solve's node limit (and wall-time cap, if any).
         mip_rel_gap: HiGHS relative gap at which it stops.
         verbose: Print HiGHS's log.
+        relaxation: The options are the lower bound's (:mod:`agents.oracle.bounds.exact`), not a
+            plan's: no row that only a plan must keep (:mod:`agents.oracle.milp.workflow_rows`).
     """
     started = time.perf_counter()
     constant = float(options.unserved_usd.sum())
@@ -116,6 +120,7 @@ def solve_program(
             active_rows(bld, inst, options, i, groups, c_base)
         else:
             slowdown_rows(bld, inst, options, i, groups)
+    constant += workflow_rows(bld, inst, options, plan_ttl=not relaxation)
     c = np.concatenate([c_base, *bld.c])
     integrality = np.concatenate([np.ones(options.n, dtype=int), *bld.integral])
     matrix = bld.matrix()

@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from agents.charges import Charges, share_usd_per_s
+from agents.oracle.model.dag import OracleDag, earliest_releases_s, oracle_dag
 from agents.oracle.model.energy import RunEnergy, charged, run_energy
 from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
@@ -76,6 +77,7 @@ class OracleInstance:
             contention-stretched length (all 1 without interference; ``None`` reads as 1).
         node_caps: The placement rules that cap, at every moment, how many jobs of a group a
             node runs (:mod:`agents.oracle.model.rule_caps`): kept by the programs.
+        dag: The workflows (:mod:`agents.oracle.model.dag`), ``None`` when no job is a task.
 
     Placement rules (:mod:`digital_twin.placement`): the node-side ones are in ``candidates``
     (the twin's static candidates are cut the same way), per-node caps in ``node_caps``; the
@@ -116,6 +118,7 @@ class OracleInstance:
     energy: RunEnergy | None = None
     interference_stretch: np.ndarray | None = None  # (J,)
     node_caps: tuple[NodeCap, ...] = ()
+    dag: OracleDag | None = None
 
     @property
     def horizon_s(self) -> float:
@@ -221,6 +224,7 @@ class OracleInstance:
             energy=energy,
             interference_stretch=stretch,
             node_caps=() if placement is None else node_caps(placement),
+            dag=oracle_dag(jobs, horizon),
         )
 
     def is_down(self, node: int, time_s: float) -> bool:
@@ -231,6 +235,21 @@ class OracleInstance:
         """``(n,)`` first interruption time of ``node`` strictly after each time (``inf`` if none)."""
         times = np.array((*self.interruptions_s[node], math.inf))
         return times[np.searchsorted(times, after_s, side="right")]
+
+    @cached_property
+    def has_parents(self) -> np.ndarray:
+        """``(J,)`` bool, the job is a workflow task released by its parents' completions (False without workflows)."""
+        return np.zeros(self.n_jobs, dtype=bool) if self.dag is None else self.dag.has_parents
+
+    @cached_property
+    def earliest_start_s(self) -> np.ndarray:
+        """``(J,)`` the earliest any run of each job can start, seconds.
+
+        Its arrival, or for a workflow task its earliest release (:func:`agents.oracle.model.dag.earliest_releases_s`).
+        """
+        if self.dag is None:
+            return self.arrival_s
+        return earliest_releases_s(self.dag, self.arrival_s, self.duration_s)
 
     def placeable(self, job: int) -> bool:
         """Submitted and fits some node when empty (otherwise rejected on arrival, or never exists)."""

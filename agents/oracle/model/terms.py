@@ -94,8 +94,9 @@ def point_counts(
         )
     else:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
-    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
-    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)
+    since = release_floor_s(inst, job, starts)
+    counts[:, _WAIT] = wait_job_hours(starts - since)
+    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails, since)
     stops = np.minimum(end, t_next) if not inst.job_preemptible[job] else end  # a failed run stops at t_next
     count_run_energy(inst, job, node, counts, starts, stops)
     return counts
@@ -167,9 +168,26 @@ def cell_counts(
         counts[:, _DEADLINE] = _late_at_completion(inst, job, lo, t_next, deadline, infimum=infimum)
     else:
         counts[:, _DEADLINE] = (lo >= deadline) if infimum else (lo > deadline)
-    counts[:, _WAIT] = wait_job_hours(start - inst.arrival_s[job])  # the wait rises with the start
-    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails)  # the loss rises with the end
+    since = release_floor_s(inst, job, start)
+    counts[:, _WAIT] = wait_job_hours(start - since)  # the wait rises with the start (0 for a task with parents)
+    counts[:, _UTILITY] = _utility_lost(inst, job, end, fails, since)  # the loss rises with the end
     return counts
+
+
+def release_floor_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
+    """``(n,)`` the latest time ``job`` can have been released for a start at each of ``starts`` (seconds).
+
+    The job's wait and latency run from its release. An independent job or a workflow's
+    root is released at its arrival. A task with parents is released at the later of its
+    arrival and its last parent's completion, which an option does not fix: the latest it can
+    be is the start itself, so its options count a wait of 0 and the latency of the run
+    alone, never more than the twin counts (exact for a start at the release, as the plan's
+    starts mostly are; the plan's value is its replay's in any case).
+    """
+    starts = np.asarray(starts, dtype=np.float64)
+    if inst.has_parents[job]:
+        return starts.copy()
+    return np.full(len(starts), float(inst.arrival_s[job]))
 
 
 def ramp_kinks(inst: OracleInstance, job: int) -> np.ndarray:
@@ -244,6 +262,8 @@ def last_enqueue_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.nda
     Every queue spell ending at a start ``s`` began at the arrival or at an eviction
     (:func:`requeue_times_s`) no later than ``s``, so ``s - last_enqueue_s`` is at most its wait.
     """
+    if inst.has_parents[job]:
+        return release_floor_s(inst, job, starts)
     times = np.concatenate(([float(inst.arrival_s[job])], requeue_times_s(inst, job)))
     return times[np.searchsorted(times, starts, side="right") - 1]
 
@@ -260,7 +280,7 @@ def evicted_run_counts(
     """
     counts = np.zeros((len(starts), N_TERMS))
     count_run_energy(inst, job, node, counts, starts, evicted_s)
-    counts[:, _WAIT] = wait_job_hours(starts - inst.arrival_s[job])
+    counts[:, _WAIT] = wait_job_hours(starts - release_floor_s(inst, job, starts))
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = starts > inst.deadline_s[job]
     return counts
@@ -336,7 +356,8 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
             enqueues = np.concatenate((enqueues, requeue_times_s(inst, j)))
         left = np.full(len(enqueues), inst.horizon_s) if inst.ttl_s is None else np.minimum(
             enqueues + inst.ttl_s, inst.horizon_s)
-        counts[j, _WAIT] = wait_job_hours(float((left - enqueues).min()))
+        if not inst.has_parents[j]:  # a task released by its parents may be released at the horizon: 0
+            counts[j, _WAIT] = wait_job_hours(float((left - enqueues).min()))
     return counts
 
 
@@ -375,15 +396,17 @@ def plan_counts(option_counts: np.ndarray, unserved: np.ndarray, sla_violations:
     return [round(v) if term.integral else float(v) for term, v in zip(PENALTIES, totals, strict=True)]
 
 
-def _utility_lost(inst: OracleInstance, job: int, end: np.ndarray, fails: np.ndarray) -> np.ndarray:
+def _utility_lost(
+    inst: OracleInstance, job: int, end: np.ndarray, fails: np.ndarray, since: np.ndarray
+) -> np.ndarray:
     """``(n,)`` utility a latency-critical job loses by runs ending at ``end`` (1 where they fail; 0 if not LC).
 
-    :func:`digital_twin.objective.utility_loss` of ``end - arrival``, vectorised with the same
-    float operations.
+    :func:`digital_twin.objective.utility_loss` of ``end - since`` (``since``: the job's
+    release, :func:`release_floor_s`), vectorised with the same float operations.
     """
     if not inst.job_lc[job]:
         return np.zeros(len(end))
-    lost = np.clip((end - inst.arrival_s[job]) / inst.latency_slo_s[job] - 1.0, 0.0, 1.0)
+    lost = np.clip((end - since) / inst.latency_slo_s[job] - 1.0, 0.0, 1.0)
     return np.where(fails, 1.0, lost)
 
 

@@ -103,7 +103,8 @@ def advance_starts(
     HiGHS breaks ties between equally good start times arbitrarily; a job should not wait for
     nothing. A move is kept only if the job fits at every time and the exact objective does
     not increase, so the plan's objective is unchanged (up to float rounding). A rerun moves
-    within its family; first runs (``first_runs``, as in :func:`evaluate_plan`) stay.
+    within its family; first runs (``first_runs``, as in :func:`evaluate_plan`) stay. A
+    workflow task never moves before its parents' planned ends.
 
     Returns:
         ``(J,)`` the new chosen option per job.
@@ -122,7 +123,8 @@ def advance_starts(
             & ~options.evicted
         )
         no_worse = options.coef_usd[same] <= options.coef_usd[o]
-        earlier = same[(options.start_lo_s[same] < options.start_lo_s[o]) & no_worse]
+        released = options.start_lo_s[same] >= _parents_planned_end_s(inst, options, chosen, j)
+        earlier = same[(options.start_lo_s[same] < options.start_lo_s[o]) & no_worse & released]
         taken = np.concatenate((chosen[chosen >= 0], fixed))
         others = [int(p) for p in taken if p != o and options.node[p] == options.node[o]]
         for candidate in earlier[np.argsort(options.start_lo_s[earlier], kind="stable")]:
@@ -135,6 +137,14 @@ def advance_starts(
                 break
             chosen[j] = o
     return chosen
+
+
+def _parents_planned_end_s(inst: OracleInstance, options: Options, chosen: np.ndarray, job: int) -> float:
+    """When ``job``'s parents end as planned (``-inf`` for a job without parents): its earliest start."""
+    if inst.dag is None or not inst.has_parents[job]:
+        return -np.inf
+    ends = [float(options.use_end_s[chosen[p]]) if chosen[p] >= 0 else np.inf for p in inst.dag.parents[job]]
+    return max(ends)
 
 
 def _fits(options: Options, taken: list[int], o: int, demand: np.ndarray, capacity: np.ndarray) -> bool:

@@ -42,9 +42,13 @@ MAX_FIRST_RUN_STARTS = 3
 
 
 def eligible(inst: OracleInstance, job: int) -> bool:
-    """Whether ``job`` gets evict-and-rerun families: preemptible, not latency critical, a TTL, placeable."""
+    """Whether ``job`` gets evict-and-rerun families: preemptible, not latency critical, a TTL, placeable, no parents.
+
+    A workflow task with parents has none: its first run would have to follow its parents too.
+    """
     return (
         inst.ttl_s is not None
+        and not bool(inst.has_parents[job])
         and bool(inst.job_preemptible[job])
         and not bool(inst.job_lc[job])
         and inst.placeable(job)

@@ -29,8 +29,6 @@ import math
 import os
 from typing import Protocol
 
-from digital_twin.hindsight import HindsightView
-
 DEFAULT_MEMORY_BUDGET_GB = 4.0
 """Budget when neither the option nor the environment variable sets one."""
 MEMORY_BUDGET_ENV = "ACO_ENV_ORACLE_MEMORY_GB"
@@ -49,22 +47,6 @@ class SizeEstimate(Protocol):
     def describe(self) -> str:
         """One line: what would be built and its estimated peak."""
         ...
-
-
-class OracleUnsupportedError(ValueError):
-    """The episode has physics the oracle does not model (workflows), so no plan or bound of it would be valid.
-
-    Raised before anything is built; the evaluation reports the oracle as skipped, with this message.
-    """
-
-
-def check_supported(hindsight: HindsightView) -> None:
-    """Raise :class:`OracleUnsupportedError` for an episode the programs do not model (workflows)."""
-    if hindsight.spec.jobs.has_workflows:
-        raise OracleUnsupportedError(
-            "oracle refused: the episode has workflows, and its programs model neither the tasks' "
-            "precedence nor the workflow terms, so no valid plan or bound of it can be given"
-        )
 
 
 class OracleTooLargeError(ValueError):

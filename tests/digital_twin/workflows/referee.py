@@ -55,6 +55,27 @@ def _failed_ancestor_at(jobs: dict, seen: dict, job_id: str) -> float:
     return min(times)
 
 
+def workflow_makespan_s(twin: DigitalTwin) -> float:
+    """From the first counted workflow's submission to the last one's end (completion, or the horizon), from the log."""
+    spec = twin.spec
+    horizon = spec.settings.horizon_s
+    completed: dict[str, float] = {}
+    for t, event, job_id, _ in twin.event_log:
+        if event == "completion":
+            completed[job_id] = t
+    members: dict[str, list] = defaultdict(list)
+    for job in spec.jobs:
+        if job.workflow is not None:
+            members[job.workflow].append(job)
+    spans = []
+    for tasks in members.values():
+        submitted = min(job.arrival_s for job in tasks)
+        if submitted < horizon:
+            ends = [completed.get(job.job_id) for job in tasks]
+            spans.append((submitted, max(ends) if all(e is not None for e in ends) else horizon))
+    return max(end for _, end in spans) - min(start for start, _ in spans) if spans else 0.0
+
+
 def _workflow_terms(twin: DigitalTwin, seen: dict, horizon: float) -> tuple[float, int]:
     """Weighted hours and late workflows, from the rules in the ``workflow`` terms' descriptions."""
     spec = twin.spec

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, ObjectiveWeights, Telemetry, TwinSpec
 from digital_twin.workflows import WorkflowSpec
 from digital_twin.workload import Workload
-from tests.digital_twin.workflows.referee import check_episode
+from tests.digital_twin.workflows.referee import check_episode, workflow_makespan_s
 from tests.helpers import run_twin, seeded_random_policy
 from tests.small_twins import TWO_CORES, batch, spec_of
 from tests.strategies import nodes
@@ -83,6 +83,7 @@ def test_random_workflow_episodes_keep_the_release_rules_and_count_the_terms(
     counts = twin.objective().as_dict()
     assert math.isclose(counts["workflow_hours"], hours, rel_tol=1e-12, abs_tol=1e-12)
     assert counts["late_workflows"] == late
+    assert twin.metrics()["workflow_makespan_s"] == workflow_makespan_s(twin)
 
 
 def _chain_spec(**settings_: object) -> TwinSpec:
