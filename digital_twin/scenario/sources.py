@@ -58,6 +58,9 @@ JOB_FILE_SOURCES: Mapping[str, Callable[..., tuple[Any, ...]]] = {
     "alibaba2018-batch": load_alibaba2018_batch_workflows,
 }
 """``workload.source`` -> function(path, **options) returning jobs (``limit`` = the job budget)."""
+WHOLE_WORKFLOW_SOURCES = frozenset({"alibaba2018-batch"})
+"""Job sources whose ``limit`` keeps whole workflows (so a file over the job budget can fit under it):
+the loader caps them with ``max_tasks = limits.max_jobs`` instead."""
 
 
 def constant_telemetry(

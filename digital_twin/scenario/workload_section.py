@@ -34,7 +34,7 @@ from digital_twin.limits import Limits, count
 from digital_twin.planted import PlantedConfig
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
-from digital_twin.scenario.sources import JOB_FILE_SOURCES
+from digital_twin.scenario.sources import JOB_FILE_SOURCES, WHOLE_WORKFLOW_SOURCES
 from digital_twin.workflows.spec import WorkflowSpec, workflow_from_dict
 from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
@@ -108,7 +108,10 @@ class FileJobs:
         """Read the file (at most ``max_jobs`` jobs; more is an error; ``rng`` is not used)."""
         del rng
         options = dict(self.options)
-        options.setdefault("limit", self.max_jobs + 1)  # never build more than one job too many
+        if self.source in WHOLE_WORKFLOW_SOURCES:  # its limit keeps whole workflows: it caps instead
+            options.setdefault("max_tasks", self.max_jobs)
+        else:
+            options.setdefault("limit", self.max_jobs + 1)  # never build more than one job too many
         jobs: Sequence[JobSpec] = call_with_options(
             JOB_FILE_SOURCES[self.source], options, self.file, self.where, self.path
         )

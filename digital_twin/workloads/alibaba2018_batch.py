@@ -107,6 +107,7 @@ def load_alibaba2018_batch_workflows(
     path: str | Path,
     *,
     limit: int | None = None,
+    max_tasks: int | None = None,
     time_window: c.TimeWindow | None = None,
     start_s: float = 0.0,
     machine_mem_gb: float = MACHINE_MEM_GB,
@@ -119,6 +120,10 @@ def load_alibaba2018_batch_workflows(
         path: The CSV file (no header; rows in any order).
         limit: Keep whole workflows, earliest first, while their tasks number at most this
             (``None`` = all).
+        max_tasks: Refuse a selection of more tasks than this (after ``limit`` and
+            ``time_window``), naming the file, before any job is built (``None``: no cap).
+            The scenario loader sets it to ``limits.max_jobs``: ``limit`` keeps whole workflows,
+            so it cannot tell a file too large from one that fits.
         time_window: ``(t0, t1)`` in trace seconds; keep the workflows submitted (earliest task
             start) in ``[t0, t1)``.
         start_s: Arrival of the first kept workflow in episode seconds (>= 0).
@@ -158,6 +163,10 @@ def load_alibaba2018_batch_workflows(
     if limit is not None:
         tasks = np.array([len(orders[w]) for w in chosen.tolist()], dtype=np.int64)
         chosen = chosen[: int(np.searchsorted(np.cumsum(tasks), limit, side="right"))]
+    n_tasks = sum(len(orders[w]) for w in chosen.tolist())
+    if max_tasks is not None and n_tasks > max_tasks:
+        raise SpecError(f"{path}: the selection holds {n_tasks:,} tasks, more than {max_tasks:,}; set options.limit "
+                        "or options.time_window")
     arrival = c.shift(submission[chosen], start_s)
     duration = np.maximum(end - start, min_duration_s)
     cpu = v["plan_cpu"] / CPU_PER_CORE

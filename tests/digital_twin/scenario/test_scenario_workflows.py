@@ -9,8 +9,11 @@ import pytest
 import yaml
 
 import scenarios
+from digital_twin.errors import SpecError
+from digital_twin.limits import Limits
 from digital_twin.scenario.schema import ScenarioError
 from digital_twin.workflows import WorkflowSpec
+from tests.digital_twin.workloads.test_alibaba2018_batch import row, write
 
 BASE = {
     "schema_version": 2,
@@ -65,3 +68,20 @@ def test_the_workflow_generator_draws_per_episode(tmp_path: Path) -> None:
 def test_bad_workflows_are_refused_naming_the_file_and_key(tmp_path: Path, workload: dict, message: str) -> None:
     with pytest.raises(ScenarioError, match=f"s.yaml: {message}"):
         _load(tmp_path, workload)
+
+
+def test_a_batch_task_file_over_the_job_budget_is_refused_not_cut(tmp_path: Path) -> None:
+    """The batch_task reader keeps whole workflows, so the loader caps its tasks instead of cutting silently.
+
+    Workflows of 2, 3 and 1 tasks under limits.max_jobs = 3: cutting at max_jobs + 1 would keep
+    the first workflow alone (2 tasks, under the limit) and drop the rest unseen.
+    """
+    lines = [row("M1", "a", 10, 20), row("R2_1", "a", 20, 30), row("M1", "b", 30, 40), row("M2", "b", 30, 40),
+             row("J3_1_2", "b", 40, 50), row("M1", "c", 50, 60)]
+    trace = write(tmp_path, lines)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**BASE, "workload": {"source": "alibaba2018-batch", "path": str(trace)}}))
+    scenario = scenarios.load(path, limits=Limits(max_jobs=3))
+    with pytest.raises(SpecError, match=r"batch_task.csv: the selection holds 6 tasks, more than 3"):
+        scenario.make_spec(np.random.default_rng(0))
+    assert len(scenarios.load(path, limits=Limits(max_jobs=6)).make_spec(np.random.default_rng(0)).jobs) == 6
