@@ -39,6 +39,7 @@ import :mod:`agents.charges` (what each objective term charges).
   * :mod:`~agents.oracle.model.intervals`: sorted disjoint time intervals;
   * :mod:`~agents.oracle.model.stretch`: how long a run can last under cpu contention;
   * :mod:`~agents.oracle.model.energy`: the least energy and emissions a run adds to its node;
+  * :mod:`~agents.oracle.model.dag`: the workflows (precedence, weights, deadlines, earliest releases);
   * :mod:`~agents.oracle.model.terms`: what each penalty term counts per option and per unserved
     job (the only oracle module a new term touches; USD through :mod:`agents.charges`).
 * ``milp/``, the mixed-integer programs both the plan and the exact bound solve:
@@ -46,6 +47,7 @@ import :mod:`agents.charges` (what each objective term charges).
   * :mod:`~agents.oracle.milp.options`: placement options (a job on a node over a start set);
   * :mod:`~agents.oracle.milp.builder`: the sparse program under construction;
   * :mod:`~agents.oracle.milp.rows`: its rows (structure, capacity, SLA, active nodes, slowdown);
+  * :mod:`~agents.oracle.milp.workflow_rows`: precedence and the workflow terms;
   * :mod:`~agents.oracle.milp.program`: building and solving it with HiGHS;
   * :mod:`~agents.oracle.milp.limits`: HiGHS's work limit and optional wall-time cap.
 * ``plans/``, the achievable plans:

@@ -44,7 +44,7 @@ charged 0 here):
 4. A workflow task with parents is released at its last parent's completion, which may be
    as late as the horizon: its window is ``[r, H)`` (``r`` its earliest release,
    :attr:`~agents.oracle.model.instance.OracleInstance.earliest_start_s`) and its wait counts 0
-   (:func:`agents.oracle.model.terms.release_floor_s`). Each workflow submitted before the
+   (:func:`agents.oracle.model.release.release_floor_s`). Each workflow submitted before the
    horizon ends (its last task completes) no earlier than ``E = min(H, max over its tasks of
    r + d)``, or counts until ``H`` when it fails: it counts at least ``weight x (E -
    submitted)`` hours, and is surely late when its deadline is before ``H`` and ``E`` (:func:`_workflow_floor_usd`).
@@ -62,7 +62,7 @@ import numpy as np
 
 from agents.oracle.bounds.fates import job_fates
 from agents.oracle.bounds.lagrangian import lagrangian_bound
-from agents.oracle.model import terms
+from agents.oracle.model import release, terms
 from agents.oracle.model.instance import OracleInstance
 
 
@@ -95,7 +95,8 @@ def capacity_free_bound(inst: OracleInstance) -> float:
         starts = np.array([a, min(max(h - d, a), latest), latest])
         if inst.energy is None:
             run = rates[j, fates.nodes][:, None] * (np.minimum(starts + d, h) - starts)[None, :]
-            served = (run + charges.wait((starts - terms.release_floor_s(inst, j, starts))[None, :])).min(axis=1)
+            waits = charges.wait(starts - release.release_floor_s(inst, j, starts))
+            served = (run + waits[None, :]).min(axis=1)
         else:
             served = np.array(
                 [_least_run_with_energy_usd(inst, j, i, rates[j, i], starts, kinks[i]) for i in fates.nodes]
@@ -140,6 +141,6 @@ def _least_run_with_energy_usd(
     s = np.unique(np.concatenate((starts, shifted[(shifted > a) & (shifted < latest)])))
     end = np.minimum(s + d, h)
     kwh, kg = terms.run_energy_counts(inst, job, node, s, end)
-    wait = inst.charges.wait(s - terms.release_floor_s(inst, job, s))
+    wait = inst.charges.wait(s - release.release_floor_s(inst, job, s))
     usd = rate * (end - s) + wait + terms.energy_usd(inst, kwh, kg)
     return float(usd.min())

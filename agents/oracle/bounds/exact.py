@@ -104,7 +104,29 @@ feasible solution of the program whose program objective is no larger):
    still cover every run), and a run counts as surely completing only by the worst-case end of
    ``d_j (1 + s_j)`` nominal seconds. ``tests/agents/oracle/test_oracle_rules.py`` checks the
    bound against the exhaustive optimum on random tiny instances with rules and interference.
-9. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
+9. **Workflows** (:mod:`digital_twin.workflow_events`). A task is released at the later of its
+   arrival and its last parent's completion, and its queue TTL and its wait and latency run
+   from its release. Its start windows are ``[r, H)``, ``r`` the earliest release
+   (:attr:`~agents.oracle.model.instance.OracleInstance.earliest_start_s`: a parent completes no
+   earlier than its own earliest release plus its nominal duration), since the release can be
+   as late as the horizon. Its options count a wait of 0 and the latency of the run alone
+   (:func:`release.release_floor_s`: the release is some time at or before the start), and no
+   earlier run is proven from the first TTL window (:func:`_charge_earlier_runs` skips it). A
+   completion may release a child, whose TTL expiry then follows ``TTL`` later: the sweep adds
+   those times after every possible completion of a job with children
+   (:func:`agents.oracle.bounds.decision_times.children_expiry_delays_s`), so decision times still
+   lie in the superset. A task held back at the horizon or rejected upstream counts what its
+   "no option" charges, with a wait of 0 (``>= 0``). The rows of
+   :mod:`agents.oracle.milp.workflow_rows` hold for the mapped episode: a task that ran had all its
+   parents completed (their kept runs may complete: no sure failure, ``lo + d <= H``), its kept
+   run's latest start ``hi`` is after each parent's actual end, which is after the least end
+   ``e(lo)`` of the parent's kept run (contention only lengthens it), and a workflow ends no
+   earlier than each task's least end, or at the horizon when a task does not complete; it is
+   late when a task's least end is past the deadline or a task does not complete (a deadline
+   before the horizon). The plan's TTL rows are not added (the TTL runs from the *last*
+   parent's completion). ``tests/agents/oracle/test_oracle_workflows.py`` checks the bound
+   against the exhaustive optimum on random tiny DAGs.
+10. **Solver.** The bound reported is HiGHS's dual bound (``mip_dual_bound``), never a primal
    value, plus the constant rejection terms; a time-limited solve still gives a valid bound.
 
 Everything whose validity could not be argued this way was relaxed away (no TTL coupling
@@ -129,7 +151,7 @@ from agents.oracle.milp.options import (
     symmetry_allowed,
     unserved,
 )
-from agents.oracle.model import terms
+from agents.oracle.model import release, terms
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.intervals import Interval, intersect, runs, split, subtract
 
@@ -317,7 +339,7 @@ def _cells(
     piecewise linear between the kinks of :func:`terms.ramp_kinks`, so its infimum is its least
     value at the cell's ends and the kinks inside. For a job that may be evicted the wait is
     the last queue spell's least, ``s - last_enqueue(s)`` (:func:`terms.relax_for_earlier_runs`):
-    it drops to 0 at each requeue time (:func:`terms.requeue_times_s`), kinks too, and is taken
+    it drops to 0 at each requeue time (:func:`release.requeue_times_s`), kinks too, and is taken
     at each evaluated start itself, at most its limit from the left there. Energy and carbon
     are counted over the core ``[hi, e(lo))`` (:func:`terms.count_run_energy`), which every
     start of the cell runs over.
@@ -338,7 +360,7 @@ def _cells(
         return cost, counts, penalties if inst.active_nodes else penalties + cost
 
     cost, counts, total = charge(None, infimum=False)
-    requeues = terms.requeue_times_s(inst, job) if evictable else np.zeros(0)
+    requeues = release.requeue_times_s(inst, job) if evictable else np.zeros(0)
     for kink in (lo, hi, *terms.ramp_kinks(inst, job), *requeues):
         cost_k, counts_k, total_k = charge(np.clip(kink, lo, hi), infimum=True)
         cheaper = total_k < total

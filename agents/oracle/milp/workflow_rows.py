@@ -4,7 +4,7 @@ Both programs (plan and relaxation) get the same rows; what differs is what an o
 ``start_hi_s`` and ``use_end_s`` mean. For a plan's point they are its start and its planned
 end; for the relaxation's cell they are the latest start of the cell and the least end of a
 run from it (``e(lo)``), so that an episode's runs always satisfy the rows
-(:mod:`agents.oracle.bounds.exact`, item 10). With ``x[o]`` "the job's last run is option
+(:mod:`agents.oracle.bounds.exact`, item 9). With ``x[o]`` "the job's last run is option
 ``o``", ``H`` the horizon:
 
 * **served tasks had completed parents**, per edge ``p -> c``: ``sum_{o of c} x[o] <=

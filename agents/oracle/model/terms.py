@@ -54,6 +54,7 @@ import numpy as np
 
 from agents.charges import share_usd_per_s, wait_job_hours
 from agents.oracle.model.instance import OracleInstance
+from agents.oracle.model.release import last_enqueue_s, release_floor_s, requeue_times_s
 from digital_twin.objective import PENALTIES, PENALTY_INDEX
 
 N_TERMS = len(PENALTIES)
@@ -174,22 +175,6 @@ def cell_counts(
     return counts
 
 
-def release_floor_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
-    """``(n,)`` the latest time ``job`` can have been released for a start at each of ``starts`` (seconds).
-
-    The job's wait and latency run from its release. An independent job or a workflow's
-    root is released at its arrival. A task with parents is released at the later of its
-    arrival and its last parent's completion, which an option does not fix: the latest it can
-    be is the start itself, so its options count a wait of 0 and the latency of the run
-    alone, never more than the twin counts (exact for a start at the release, as the plan's
-    starts mostly are; the plan's value is its replay's in any case).
-    """
-    starts = np.asarray(starts, dtype=np.float64)
-    if inst.has_parents[job]:
-        return starts.copy()
-    return np.full(len(starts), float(inst.arrival_s[job]))
-
-
 def ramp_kinks(inst: OracleInstance, job: int) -> np.ndarray:
     """Starts at which a continuous per-start charge of ``job`` changes slope (seconds, any order).
 
@@ -235,37 +220,13 @@ def relax_for_earlier_runs(inst: OracleInstance, job: int, counts: np.ndarray, s
     ``first-start`` deadline is known only by its bound over all first starts: late only when
     the arrival is already past the deadline. The wait counted is the last queue spell's
     least: it began at the job's last enqueue, its arrival or an eviction at an interruption
-    of a candidate node, no later than :func:`last_enqueue_s`. Earlier spells are not counted
-    here. The terms judged at the end of a run (lost utility, the ``completion`` rule's
+    of a candidate node, no later than :func:`~agents.oracle.model.release.last_enqueue_s`.
+    Earlier spells are not counted here. The terms judged at the end of a run (lost utility, the ``completion`` rule's
     deadline) judge the last run: they stay.
     """
     if not inst.deadline_at_completion:
         counts[:, _DEADLINE] = inst.arrival_s[job] > inst.deadline_s[job]
     counts[:, _WAIT] = wait_job_hours(starts - last_enqueue_s(inst, job, starts))
-
-
-def requeue_times_s(inst: OracleInstance, job: int) -> np.ndarray:
-    """``(m,)`` sorted times at which ``job`` may be requeued: interruptions of its candidate nodes in ``(a, H)``.
-
-    Empty for a job that is not preemptible (an eviction fails it).
-    """
-    if not inst.job_preemptible[job]:
-        return np.zeros(0)
-    a, h = float(inst.arrival_s[job]), inst.horizon_s
-    times = {t for i in inst.candidates[job] for t in inst.interruptions_s[i] if a < t < h}
-    return np.array(sorted(times), dtype=np.float64)
-
-
-def last_enqueue_s(inst: OracleInstance, job: int, starts: np.ndarray) -> np.ndarray:
-    """``(n,)`` the latest time ``<= starts`` the job can have entered the queue: its arrival or a requeue (seconds).
-
-    Every queue spell ending at a start ``s`` began at the arrival or at an eviction
-    (:func:`requeue_times_s`) no later than ``s``, so ``s - last_enqueue_s`` is at most its wait.
-    """
-    if inst.has_parents[job]:
-        return release_floor_s(inst, job, starts)
-    times = np.concatenate(([float(inst.arrival_s[job])], requeue_times_s(inst, job)))
-    return times[np.searchsorted(times, starts, side="right") - 1]
 
 
 def evicted_run_counts(
@@ -342,7 +303,7 @@ def unserved_counts(inst: OracleInstance, may_have_started: np.ndarray | None = 
         inst: The episode.
         may_have_started: ``(J,)`` bool, jobs whose "no option" may stand for an episode in which
             they started and were then evicted (the relaxation): their last spell may also
-            begin at any requeue time (:func:`requeue_times_s`), and the least over those
+            begin at any requeue time (:func:`~agents.oracle.model.release.requeue_times_s`), and the least over those
             enqueues is counted; ``None``: no job (the plan).
     """
     counts = np.zeros((inst.n_jobs, N_TERMS))
@@ -402,7 +363,7 @@ def _utility_lost(
     """``(n,)`` utility a latency-critical job loses by runs ending at ``end`` (1 where they fail; 0 if not LC).
 
     :func:`digital_twin.objective.utility_loss` of ``end - since`` (``since``: the job's
-    release, :func:`release_floor_s`), vectorised with the same float operations.
+    release, :func:`~agents.oracle.model.release.release_floor_s`), vectorised with the same float operations.
     """
     if not inst.job_lc[job]:
         return np.zeros(len(end))
