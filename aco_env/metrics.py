@@ -23,7 +23,7 @@ EPISODE_METRICS: tuple[str, ...] = (
     "utilization_cpu",  # time-averaged allocated cpu / fleet cpu
     "node_energy_kwh",  # the nodes' whole energy (energy_kwh is our jobs' share); NaN without accounting
     "node_carbon_kg",  # the nodes' whole emissions (carbon_kg is our jobs' share)
-    "workflow_makespan_s",  # first workflow submission to the last workflow's end; 0 without workflows
+    "workflow_makespan_s",  # mean over workflows of submission to end (horizon if failed); 0 without workflows
     "sim_time_s",
     "decisions",  # env steps taken
     "invalid_actions",

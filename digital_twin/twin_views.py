@@ -120,9 +120,10 @@ class TwinViews:
         millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
         ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
-        ``workflow_makespan_s`` is the time from the first submission of a workflow to the last
-        end of one (its last task's completion, or the horizon for one that failed or is
-        unfinished), over the workflows ended so far: 0.0 before any ends and without workflows.
+        ``workflow_makespan_s`` is the mean makespan of the workflows ended so far, each from its
+        submission to its end (its last task's completion, or the horizon for one that failed or
+        is unfinished, as the ``workflow`` term counts it, unweighted): 0.0 before any ends and
+        without workflows.
         """
         c = self.constants
         out = self.objective_dict(s)  # as objective(s).as_dict(), bit for bit, and cheaper
@@ -227,4 +228,4 @@ def _makespan_s(c: TwinConstants, s: TwinState) -> float:
     ended = [w for w in range(dag.n_workflows) if s.workflow_end_s[w] >= 0.0]
     if not ended:
         return 0.0
-    return max(s.workflow_end_s[w] for w in ended) - min(dag.submitted_s[w] for w in ended)
+    return sum(s.workflow_end_s[w] - dag.submitted_s[w] for w in ended) / len(ended)
