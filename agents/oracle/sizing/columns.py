@@ -36,6 +36,8 @@ class EpisodeColumns:
         need: ``(3, J')`` cpu millicores, MiB and GPUs requested.
         events: ``(E,)`` static event times; ``ticks``: ``(K,)``; ``edges``: relaxation grid.
         expiries: ``(J',)`` first TTL expiries (empty without a TTL): possible events only.
+        has_parents: ``(J',)`` bool, a workflow task released by its parents (its relaxation
+            window runs to the horizon).
         shape_ints: Per shape, the sorted interruption times of all its nodes.
         shape_cuts_sum, shape_cuts_max: ``(S,)`` interruptions plus twice the down windows,
             summed over and maximal among the shape's nodes.
@@ -72,6 +74,10 @@ class EpisodeColumns:
                               jobs.gpu_count[placeable].astype(np.float64)))
         self.lc = jobs.workload_index[placeable] == WORKLOAD_TYPES.index(LATENCY_CRITICAL)
         self.preemptible = jobs.preemptible[placeable]
+        graph = jobs.graph()
+        has_parents = np.zeros(self.n_jobs, dtype=bool) if graph is None else np.array(
+            [len(p) > 0 for p in graph.parents], dtype=bool)
+        self.has_parents = has_parents[placeable]
         self.deadlines = jobs.deadline_s[placeable]
         self.shape_ints = [np.sort(np.array([t for i in m for t in view.interruptions_s[i]], dtype=np.float64))
                            for m in shapes.members]

@@ -185,7 +185,8 @@ def _windows(ep: EpisodeColumns) -> list[list[Interval]]:
         times: list[float] = []
         if ep.preemptible[j]:
             times = np.concatenate([ep.shape_ints[s] for s in np.flatnonzero(ep.fits[:, j])]).tolist()
-        windows, _ = windows_of(float(ep.a[j]), float(ep.longest[j]), ep.horizon, ep.ttl,
+        ttl = None if ep.has_parents[j] else ep.ttl  # a task's release may come as late as the horizon
+        windows, _ = windows_of(float(ep.a[j]), float(ep.longest[j]), ep.horizon, ttl,
                                 preemptible=bool(ep.preemptible[j]), interruptions_s=times)
         out.append(windows)
     return out
