@@ -69,19 +69,23 @@ def workflow_rows(bld: Builder, inst: OracleInstance, options: Options, *, plan_
             sums.add(bld, row, c, sums.serving, sums.start / h)
             sums.add(bld, row, p, sums.completes, -sums.end / h)
     charges = inst.charges
+    late_usd = float(charges.usd("workflow_deadline", 1.0))
     constant = 0.0
-    for w in np.flatnonzero(dag.counted):
+    for w in np.flatnonzero(dag.counted):  # a term of weight 0 gets no rows: it counts 0 USD
         usd_per_hour = float(charges.usd("workflow", float(dag.weight[w])))
-        constant -= usd_per_hour * float(dag.submitted_s[w]) / 3600.0
-        (end_col,) = bld.new_vars(np.array([usd_per_hour * h / 3600.0]), integral=False)
-        deadline = float(dag.deadline_s[w])
+        end_col = None
+        if usd_per_hour > 0.0:
+            constant -= usd_per_hour * float(dag.submitted_s[w]) / 3600.0
+            (end_col,) = bld.new_vars(np.array([usd_per_hour * h / 3600.0]), integral=False)
         late_col = None
-        if deadline < h:
-            (late_col,) = bld.new_vars(np.array([float(charges.usd("workflow_deadline", 1.0))]), integral=True)
+        deadline = float(dag.deadline_s[w])
+        if deadline < h and late_usd > 0.0:
+            (late_col,) = bld.new_vars(np.array([late_usd]), integral=True)
         for j in dag.tasks[w]:
-            row = bld.new_rows(np.array([-1.0]))
-            bld.add(row, np.array([end_col]), -1.0)
-            sums.add(bld, row, j, sums.completes, -(1.0 - sums.end / h))
+            if end_col is not None:
+                row = bld.new_rows(np.array([-1.0]))
+                bld.add(row, np.array([end_col]), -1.0)
+                sums.add(bld, row, j, sums.completes, -(1.0 - sums.end / h))
             if late_col is not None:
                 row = bld.new_rows(np.array([-1.0]))
                 bld.add(row, np.array([late_col]), -1.0)
