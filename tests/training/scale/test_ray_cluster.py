@@ -121,13 +121,21 @@ def stop_node(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=STOP_TIMEOUT_S)
 
 
-def group_alive(group: int) -> bool:
-    """Whether any process is left in process group ``group``."""
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def group_alive(group: int, grace_s: float = 10.0) -> bool:
+    """Whether any process is left in process group ``group`` after up to ``grace_s`` seconds.
+
+    A process killed a moment ago stays in its group until it is reaped, which a loaded machine
+    may take a little while to do: the group is polled until it is empty or the grace is over.
+    """
+    deadline = time.monotonic() + grace_s
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.1)
 
 
 @pytest.fixture
