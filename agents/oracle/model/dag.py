@@ -35,6 +35,7 @@ class OracleDag:
     Attributes:
         has_parents: ``(J,)`` bool, the job is a task released by its parents' completions.
         parents: Per job, its parents' job indices (empty for roots and independent jobs).
+        order: Every task's job index, parents first (the workflow graph's topological order).
         edges: ``(parent, child)`` job index pairs, in child order.
         workflow_of: ``(J,)`` int64 workflow index of each job, ``-1`` for an independent job.
         tasks: Per workflow, its job indices.
@@ -46,6 +47,7 @@ class OracleDag:
 
     has_parents: np.ndarray
     parents: tuple[tuple[int, ...], ...]
+    order: tuple[int, ...]
     edges: tuple[tuple[int, int], ...]
     workflow_of: np.ndarray
     tasks: tuple[tuple[int, ...], ...]
@@ -59,6 +61,10 @@ class OracleDag:
         """``W``."""
         return len(self.tasks)
 
+    def parents_first(self) -> list[int]:
+        """Every job index, the independent ones in index order, then the tasks parents first."""
+        return [int(j) for j in np.flatnonzero(self.workflow_of < 0)] + list(self.order)
+
 
 def oracle_dag(jobs: Workload, horizon_s: float) -> OracleDag | None:
     """The DAG of ``jobs`` (``None`` when no job is a workflow task)."""
@@ -70,6 +76,7 @@ def oracle_dag(jobs: Workload, horizon_s: float) -> OracleDag | None:
     return OracleDag(
         has_parents=np.array([n > 0 for n in tables.n_parents], dtype=bool),
         parents=tuple(tuple(p) for p in tables.parents),
+        order=tuple(graph.order),
         edges=tuple((p, c) for c, parents in enumerate(tables.parents) for p in parents),
         workflow_of=np.array(tables.workflow_of, dtype=np.int64),
         tasks=tuple(tuple(t) for t in graph.tasks),
@@ -89,24 +96,7 @@ def earliest_releases_s(dag: OracleDag, arrival_s: np.ndarray, duration_s: np.nd
     and roots: their arrival.
     """
     release = np.array(arrival_s, dtype=np.float64)
-    for j in topological_order(dag.parents):
+    for j in dag.order:
         for p in dag.parents[j]:
             release[j] = max(release[j], release[p] + float(duration_s[p]))
     return release
-
-
-def topological_order(parents: tuple[tuple[int, ...], ...]) -> list[int]:
-    """Job indices with every task after its parents (a topological order of the DAG)."""
-    order: list[int] = []
-    seen = [False] * len(parents)
-    for root in range(len(parents)):
-        stack = [(root, False)]
-        while stack:
-            j, expanded = stack.pop()
-            if expanded:
-                order.append(j)
-            elif not seen[j]:
-                seen[j] = True
-                stack.append((j, True))
-                stack.extend((p, False) for p in parents[j] if not seen[p])
-    return order

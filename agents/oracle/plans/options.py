@@ -24,7 +24,6 @@ from agents.oracle.milp.options import (
     symmetry_allowed,
     unserved,
 )
-from agents.oracle.model.dag import topological_order
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.stretch import RunLengths
 from agents.oracle.plans import rerun
@@ -68,7 +67,7 @@ def plan_options(inst: OracleInstance, *, runs: RunLengths | None = None) -> Opt
     families = 0
     ends: dict[int, np.ndarray] = {}  # each job's planned ends before the horizon
     parents = ((),) * inst.n_jobs if inst.dag is None else inst.dag.parents
-    for j in topological_order(parents):
+    for j in range(inst.n_jobs) if inst.dag is None else inst.dag.parents_first():
         if not inst.placeable(j):
             continue
         parent_ends = None
@@ -89,8 +88,9 @@ def plan_options(inst: OracleInstance, *, runs: RunLengths | None = None) -> Opt
             mine.extend(more)
             families += n_families
         blocks.extend(mine)
-        done = [b["use_end_s"][b["use_end_s"] < inst.horizon_s] for b in mine if not b["evicted"].any()]
-        if done and sum(len(e) for e in done):
-            ends[j] = np.unique(np.concatenate(done))
+        if inst.dag is not None:  # the ends a child may start at
+            done = [b["use_end_s"][b["use_end_s"] < inst.horizon_s] for b in mine if not b["evicted"].any()]
+            if done and sum(len(e) for e in done):
+                ends[j] = np.unique(np.concatenate(done))
     options = Options.concatenate(blocks, *unserved(inst))
     return filter_options(options, symmetry_allowed(inst, options.job, options.node, options.family < 0))
