@@ -36,6 +36,7 @@ COMMANDS = (
     "train",
     "sweep",
     "evaluate",
+    "suite",
     "export-planted",
     "scenarios",
     "validate",

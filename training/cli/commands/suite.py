@@ -1,0 +1,159 @@
+"""Run agents on the benchmark suite: normalised scores per task, rliable aggregates, a leaderboard.
+
+The suite (``training/suite/suite.yaml``, cited as ``aco-suite v1``) fixes its tasks, their seed
+splits, the weak baseline (score 0) and each task's reference (score 1): the planted optimum or the
+oracle's plan. ``aco-env suite --agents aco,first-fit,sb3:PATH`` plays every agent on every task's
+test seeds, on ``--backend`` (every backend gives the same numbers), and writes into ``--out``:
+
+* ``suite.json``: per task, every agent's episode objectives and normalised scores, the reference,
+  and per group of tasks (held-out, train, all) the aggregates: IQM, median, mean and optimality
+  gap with 95 % stratified bootstrap intervals, and performance profiles (:mod:`training.suite.scores`);
+* ``leaderboard.md`` (and ``--leaderboard FILE``, e.g. docs/leaderboard.md) with its plots
+  ``leaderboard/aggregates.png`` and ``leaderboard/profiles.png`` beside it.
+
+A task's reference is computed once (the weak baseline and the task's oracle on every test seed)
+and cached by task and suite version: the repository ships the references the leaderboard was made
+with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache`` (default
+``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
+agents of an earlier run's ``suite.json`` (same suite, same tasks) and adds these, so a leaderboard
+can grow one agent at a time. ``--list`` prints the tasks and their seeds and plays nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from training import checks
+from training.cli.backend_options import add_backend_arguments, check_backend
+from training.errors import CommandError, DataError, UsageError
+from training.execution.backend import UnitsFailedError
+
+if TYPE_CHECKING:  # annotations only: the suite's modules load when the command runs
+    from training.suite.definition import Suite, SuiteTask
+    from training.suite.runner import SuiteRun
+
+HELP = "run agents on the benchmark suite (normalised scores, IQM with intervals, leaderboard)"
+DEFAULT_AGENTS = "random,first-fit,cheapest,best-fit,aco"
+CACHE_ENV = "ACO_ENV_CACHE"
+"""Environment variable naming the cache folder (default ``~/.cache/aco-env``)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options: agents, which tasks, outputs, the references' cache, the backend."""
+    parser.add_argument(
+        "--agents", default=DEFAULT_AGENTS, help="comma-separated registry names or sb3:PATH (default: %(default)s)"
+    )
+    parser.add_argument("--tasks", help="comma-separated task names (default: every task of --group, or all)")
+    parser.add_argument("--group", choices=("train", "held-out"), help="play only this group's tasks")
+    parser.add_argument("--suite", type=Path, help="another suite file (default: the repository's)")
+    parser.add_argument("--out", type=Path, default=Path("results/suite"), help="output folder (default: %(default)s)")
+    parser.add_argument("--leaderboard", type=Path, metavar="FILE", help="also write the leaderboard Markdown here")
+    parser.add_argument(
+        "--add-to", type=Path, metavar="DIR", help="keep the agents of DIR/suite.json and add these (same tasks)"
+    )
+    parser.add_argument(
+        "--cache", type=Path, help=f"where computed references go (default: ${CACHE_ENV} or ~/.cache/aco-env)"
+    )
+    parser.add_argument("--list", action="store_true", help="print the suite's tasks and seeds, play nothing")
+    add_backend_arguments(parser, "the episodes")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check everything, play the suite, print the aggregates and write the files."""
+    from training.execution.backend import BackendError
+    from training.execution.registry import make_backend
+    from training.suite.definition import SuiteError, load_suite
+    from training.suite.references import ReferenceStore
+
+    try:
+        suite = load_suite(args.suite)
+        names = [name.strip() for name in args.tasks.split(",") if name.strip()] if args.tasks else []
+        tasks = suite.select(names, args.group)
+    except SuiteError as exc:
+        raise DataError(str(exc)) from None
+    if args.list:
+        _print_tasks(suite.label, tasks)
+        return 0
+    check_backend(args.backend, args.address)
+    agents = checks.agent_list(args.agents)
+    for task in tasks:
+        scenario = checks.scenario(task.scenario, f"task {task.name}:")
+        checks.agents_fit_scenario(agents, scenario, "--agents")
+    earlier = _earlier_run(args.add_to, suite, tasks, agents)
+    checks.writable_dir(args.out, "--out")
+    if args.leaderboard is not None:
+        checks.writable_file(args.leaderboard, "--leaderboard")
+    store = ReferenceStore(suite, args.cache or Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "aco-env")))
+    try:
+        with make_backend(args.backend, args.address) as backend:
+            from training.suite.runner import run_suite
+
+            played = run_suite(suite, agents, tasks, store, backend, progress=not args.no_progress)
+    except BackendError as exc:
+        raise CommandError(f"--backend {args.backend}: {exc}") from None
+    except UnitsFailedError as exc:
+        raise CommandError(exc.for_user()) from None
+    except SuiteError as exc:
+        raise DataError(str(exc)) from None
+    _write(earlier.merged(played) if earlier is not None else played, args)
+    return 0
+
+
+def _earlier_run(
+    add_to: Path | None, suite: Suite, tasks: Sequence[SuiteTask], agents: Sequence[str]
+) -> SuiteRun | None:
+    """The run in ``--add-to`` to add to (checked: same suite and tasks, none of ``agents``), or ``None``."""
+    if add_to is None:
+        return None
+    from training.suite.definition import SuiteError
+    from training.suite.results_file import SUITE_JSON, read_suite_run
+
+    try:
+        earlier = read_suite_run(add_to / SUITE_JSON, suite)
+    except SuiteError as exc:
+        raise DataError(f"--add-to: {exc}") from None
+    names = [run.task.name for run in earlier.tasks]
+    if names != [task.name for task in tasks]:
+        raise UsageError(f"--add-to: {add_to} played the tasks {', '.join(names)}; play the same tasks to add to it")
+    again = sorted(set(agents) & set(earlier.agents))
+    if again:
+        raise UsageError(f"--add-to: {add_to} already has {', '.join(again)}")
+    return earlier
+
+
+def _write(played: SuiteRun, args: argparse.Namespace) -> None:
+    """suite.json, the plots and the leaderboard(s); then the aggregates on the terminal."""
+    from training.suite.leaderboard import leaderboard_markdown, print_suite_leaderboard
+    from training.suite.plots import write_suite_plots
+    from training.suite.results_file import write_suite_run
+
+    path = write_suite_run(played, args.out)
+    command = "aco-env " + " ".join(shlex.quote(arg) for arg in sys.argv[1:])
+    markdown = leaderboard_markdown(played, command, datetime.date.today().isoformat())
+    targets = [args.out / "leaderboard.md", *([args.leaderboard] if args.leaderboard is not None else [])]
+    for target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(markdown)
+        write_suite_plots(played, target.parent / "leaderboard")
+    print_suite_leaderboard(played)
+    print(f"wrote {path}, {', '.join(map(str, targets))} and plots")
+
+
+def _print_tasks(label: str, tasks: Sequence[SuiteTask]) -> None:
+    """One line per task: name, group, scenario, reference, test seeds."""
+    from training.evaluation.tables import new_table, print_table
+
+    table = new_table(["task", "group", "scenario", "1 =", "train", "validation", "test", "about"], 9)
+    for task in tasks:
+        seeds = [f"{r.start}..{r.stop - 1}" for r in task.seeds.ranges()]
+        table.add_row(task.name, task.group, task.scenario, task.reference.describe(), *seeds, task.about)
+    print(label)
+    print_table(table)

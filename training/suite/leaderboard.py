@@ -1,0 +1,116 @@
+"""The suite's leaderboard: aggregates per group, normalised and raw scores per task, in Markdown.
+
+:func:`leaderboard_tables` builds the tables (rich, as every table of the CLI:
+:mod:`training.evaluation.tables`); :func:`print_suite_leaderboard` prints the aggregates to the
+terminal; :func:`leaderboard_markdown` writes the whole page (``leaderboard.md``, and
+docs/leaderboard.md when asked), with the command that made it and the suite's version.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.table import Table
+
+from training.evaluation.tables import new_table, print_table, render_markdown
+from training.suite.runner import AGGREGATE_GROUPS, SuiteRun
+from training.suite.scores import AGGREGATES
+
+GROUP_TITLES = {
+    "held-out": "Held-out tasks (never trained or tuned on)",
+    "train": "Training tasks",
+    "all": "All tasks",
+}
+AGGREGATE_NOTE = (
+    "normalised score per test episode: (weak baseline's mean objective - objective) / (weak baseline's mean - "
+    "reference's mean), per task; higher is better, 1 = the reference; optimality gap = mean shortfall below 1; "
+    "[low, high] = 95 % stratified bootstrap interval (rliable, 2,000 replications, episodes resampled within tasks)"
+)
+
+
+def aggregate_table(run: SuiteRun, group: str) -> Table | None:
+    """Agents (best IQM first) x IQM, median, mean, optimality gap over a group; ``None`` without tasks."""
+    results = run.aggregates(group)
+    if not results:
+        return None
+    table = new_table(["agent", *AGGREGATES])
+    for agent in sorted(results, key=lambda name: -results[name].intervals["IQM"].point):
+        table.add_row(agent, *(str(results[agent].intervals[metric]) for metric in AGGREGATES))
+    return table
+
+
+def task_score_table(run: SuiteRun) -> Table:
+    """Tasks x agents: each agent's mean normalised score, beside the bound's score and the reference."""
+    table = new_table(["task", "group", "1 =", "bound", *run.agents], right_aligned_from=3)
+    for task_run in run.tasks:
+        scores = [f"{task_run.scores(agent).mean():.3f}" for agent in run.agents]
+        table.add_row(
+            task_run.task.name, task_run.task.group, task_run.task.reference.describe(),
+            f"{task_run.bound_score():.3f}", *scores,
+        )  # fmt: skip
+    return table
+
+
+def task_objective_table(run: SuiteRun) -> Table:
+    """Tasks x agents: each agent's mean objective (USD), beside the task's 0, 1 and bound."""
+    weak = run.suite.weak_baseline
+    table = new_table(["task", f"0 = {weak}", "1 = reference", "bound", *run.agents])
+    for task_run in run.tasks:
+        reference = task_run.reference
+        means = [f"{np.mean(task_run.agents[agent].objectives_usd):.3f}" for agent in run.agents]
+        table.add_row(
+            task_run.task.name, f"{reference.baseline_mean:.3f}", f"{reference.reference_mean:.3f}",
+            f"{reference.bound_mean:.3f}", *means,
+        )  # fmt: skip
+    return table
+
+
+def time_table(run: SuiteRun) -> Table:
+    """Agents x wall time over the played tasks (minutes), and the references' time."""
+    table = new_table(["agent", "minutes (all tasks' test episodes)"])
+    for agent in run.agents:
+        seconds = sum(task_run.agents[agent].seconds for task_run in run.tasks)
+        table.add_row(agent, f"{seconds / 60:.1f}")
+    references = sum(task_run.reference.seconds for task_run in run.tasks)
+    table.add_row("(references, computed once)", f"{references / 60:.1f}")
+    return table
+
+
+def print_suite_leaderboard(run: SuiteRun) -> None:
+    """The aggregate tables of every group played, to the terminal."""
+    for group in AGGREGATE_GROUPS:
+        table = aggregate_table(run, group)
+        if table is not None:
+            print(f"{run.suite.label}: {GROUP_TITLES[group]}, {len(run.tasks_of(group))} tasks")
+            print_table(table)
+    print(AGGREGATE_NOTE)
+
+
+def leaderboard_markdown(run: SuiteRun, command: str, date: str) -> str:
+    """The whole leaderboard page: how it was made, aggregates per group, per-task scores and times."""
+    episodes = {len(task_run.task.test_seeds) for task_run in run.tasks}
+    lines = [
+        f"# Leaderboard: {run.suite.label}",
+        "",
+        f"Made by `{command}` on {date}, environment `{run.suite.env}`, {len(run.tasks)} tasks, "
+        f"{'/'.join(map(str, sorted(episodes)))} test episodes per agent and task (the suite: "
+        "`training/suite/suite.yaml`; what the tasks are: docs/suite.md). Every number is fixed by the suite's "
+        "version and the agents; only the times depend on the machine.",
+        "",
+        f"Scores are normalised per task: the weak baseline `{run.suite.weak_baseline}` scores 0 and the task's "
+        "reference 1 (the planted optimum, or the plan of the oracle named); scores above 1 beat the reference. "
+        "`bound` is the oracle's lower bound normalised the same way: no policy's mean can exceed it.",
+        "",
+    ]
+    for group in AGGREGATE_GROUPS:
+        table = aggregate_table(run, group)
+        if table is not None:
+            names = ", ".join(task_run.task.name for task_run in run.tasks_of(group))
+            lines += [f"## {GROUP_TITLES[group]}", "", f"{len(run.tasks_of(group))} tasks: {names}.", ""]
+            lines += [render_markdown(table).rstrip("\n"), ""]
+    lines += [f"* {AGGREGATE_NOTE}", "", "![aggregates](leaderboard/aggregates.png)", ""]
+    lines += ["![performance profiles](leaderboard/profiles.png)", ""]
+    lines += ["## Per task: mean normalised score", "", render_markdown(task_score_table(run)).rstrip("\n"), ""]
+    lines += ["## Per task: mean objective (USD, lower is better)", ""]
+    lines += [render_markdown(task_objective_table(run)).rstrip("\n"), ""]
+    lines += ["## Time on this machine", "", render_markdown(time_table(run)).rstrip("\n"), ""]
+    return "\n".join(lines)

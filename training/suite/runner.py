@@ -1,0 +1,155 @@
+"""Play agents on the suite's tasks: per task, its reference and every agent on its test seeds.
+
+:func:`run_suite` evaluates each agent on each task's test seeds with the evaluator (so on any
+execution backend, with the same numbers under each: :mod:`training.evaluation.evaluator`), takes
+the task's reference from the store (computed once, then cached), and returns a :class:`SuiteRun`:
+per task and agent, the objective of every test episode and its normalised score. The aggregates
+are derived from it (:meth:`SuiteRun.aggregates`), never stored beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import scenarios
+from training.evaluation.evaluator import evaluate
+from training.execution.backend import Backend
+from training.suite.definition import Suite, SuiteError, SuiteTask
+from training.suite.references import ReferenceStore, TaskReference
+from training.suite.scores import Aggregate, aggregate, normalised, score_matrix
+
+logger = logging.getLogger(__name__)
+
+OBJECTIVE = "objective_usd"
+"""The episode metric every task minimises (each scenario's own objective, in USD)."""
+AGGREGATE_GROUPS = ("held-out", "train", "all")
+"""The groups aggregates are reported over (``all``: every task played)."""
+
+
+@dataclass(frozen=True)
+class AgentOnTask:
+    """One agent's test episodes on one task.
+
+    Attributes:
+        objectives_usd: ``(episodes,)`` objective of each test seed, in seed order.
+        seconds: Wall time of the agent's episodes on the task (not compared between runs).
+    """
+
+    objectives_usd: tuple[float, ...]
+    seconds: float = field(default=0.0, compare=False)
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """One task's reference and every agent's episodes on it."""
+
+    task: SuiteTask
+    reference: TaskReference
+    agents: Mapping[str, AgentOnTask]
+
+    def scores(self, agent: str) -> np.ndarray:
+        """``(episodes,)`` normalised scores of ``agent`` (:func:`training.suite.scores.normalised`)."""
+        return normalised(
+            np.array(self.agents[agent].objectives_usd), self.reference.baseline_mean, self.reference.reference_mean
+        )
+
+    def bound_score(self) -> float:
+        """The mean lower bound, normalised: no policy's mean score on the task can exceed it."""
+        return float(
+            normalised(np.array(self.reference.bound_mean), self.reference.baseline_mean, self.reference.reference_mean)
+        )
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """Agents played on tasks of one suite (every agent on every task, on the task's test seeds)."""
+
+    suite: Suite
+    agents: tuple[str, ...]
+    tasks: tuple[TaskRun, ...]
+    _aggregates: dict[str, dict[str, Aggregate]] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def tasks_of(self, group: str) -> tuple[TaskRun, ...]:
+        """The played tasks of a group (``"all"``: every one)."""
+        return tuple(run for run in self.tasks if group == "all" or run.task.group == group)
+
+    def aggregates(self, group: str) -> dict[str, Aggregate]:
+        """Every agent's aggregates over the group's tasks (empty when it has none played); computed once."""
+        runs = self.tasks_of(group)
+        if group not in self._aggregates and runs:
+            names = [run.task.name for run in runs]
+            matrices = {
+                agent: score_matrix({run.task.name: run.scores(agent) for run in runs}, names) for agent in self.agents
+            }
+            self._aggregates[group] = aggregate(matrices)
+        return self._aggregates.get(group, {})
+
+    def merged(self, other: SuiteRun) -> SuiteRun:
+        """This run with ``other``'s agents added (the same suite and tasks, in the same order).
+
+        Raises:
+            SuiteError: The runs played other tasks, or share an agent.
+        """
+        names = [run.task.name for run in self.tasks]
+        if [run.task.name for run in other.tasks] != names or set(self.agents) & set(other.agents):
+            raise SuiteError("runs to merge must play the same tasks with different agents")
+        tasks = tuple(
+            TaskRun(mine.task, mine.reference, {**mine.agents, **theirs.agents})
+            for mine, theirs in zip(self.tasks, other.tasks, strict=True)
+        )
+        return SuiteRun(self.suite, (*self.agents, *other.agents), tasks)
+
+
+def run_suite(
+    suite: Suite,
+    agents: Sequence[str],
+    tasks: Sequence[SuiteTask],
+    store: ReferenceStore,
+    backend: Backend | None = None,
+    progress: bool = True,
+    on_task: Callable[[TaskRun], None] | None = None,
+    agent_modules: Sequence[str] = (),
+) -> SuiteRun:
+    """Every agent on every task's test seeds, with the tasks' references.
+
+    Args:
+        suite: The suite.
+        agents: Registry names or ``sb3:PATH``, each once.
+        tasks: The tasks to play (of ``suite``), in order.
+        store: Where references are read (or computed and cached).
+        backend: Where episodes run (entered), ``None`` = this process, one after another.
+        progress: Show a progress bar per agent and task.
+        on_task: Called with each task's results as soon as it is done (to report as it goes).
+        agent_modules: Modules that register agents of their own (see :func:`training.evaluation.evaluator.evaluate`).
+
+    Raises:
+        training.execution.backend.UnitsFailedError: An episode failed every attempt.
+        training.suite.definition.SuiteError: A reference could not be computed.
+    """
+    runs = []
+    for task in tasks:
+        reference = store.get(task, backend)
+        scenario = scenarios.load(task.scenario)
+        seeds = task.test_seeds
+        played: dict[str, AgentOnTask] = {}
+        for agent in agents:
+            started = time.perf_counter()
+            evaluation = evaluate(
+                scenario, [agent], len(seeds), seeds[0], progress=progress, backend=backend, agent_modules=agent_modules
+            )
+            if agent not in evaluation.agents:
+                raise SuiteError(f"{task.name}: {agent} was left out: {evaluation.skipped.get(agent)}")
+            episodes = evaluation.agents[agent].episodes
+            played[agent] = AgentOnTask(
+                tuple(float(episode.metrics[OBJECTIVE]) for episode in episodes), time.perf_counter() - started
+            )
+        run = TaskRun(task, reference, played)
+        runs.append(run)
+        if on_task is not None:
+            on_task(run)
+    return SuiteRun(suite, tuple(agents), tuple(runs))

@@ -1,0 +1,180 @@
+"""Normalised scores and their aggregates across tasks, as rliable computes them.
+
+A task's normalised score puts the weak baseline's mean objective over the task's test seeds at 0
+and the reference's mean at 1 (the objective is minimised, so higher scores are better):
+
+    score(episode) = (baseline_mean - objective(episode)) / (baseline_mean - reference_mean)
+
+The constants are the task's (as Atari's human-normalised and D4RL's normalised returns use fixed
+per-task constants), so scores are comparable across papers and a score above 1 means beating the
+reference (possible where the reference is an oracle's plan rather than a proven optimum). The
+oracle's lower bound, normalised the same way, is the most any policy could score.
+
+Aggregates over a group of tasks follow rliable (Agarwal et al., "Deep RL at the Edge of the
+Statistical Precipice", NeurIPS 2021) on the ``(episodes, tasks)`` matrix of an agent's scores: the
+interquartile mean (IQM), median, mean and optimality gap (the mean shortfall below 1), computed by
+``rliable.metrics``, each with a 95 % stratified-bootstrap percentile interval (episodes resampled
+with replacement within each task), and the performance profile (the share of an agent's episode
+scores above each threshold tau, with its interval). Episodes stand in for rliable's runs: for a
+trained agent the intervals cover episode-to-episode variation of one model, not the variation
+between training runs.
+
+The bootstrap is :func:`stratified_bootstrap`, not ``rliable.library``'s: rliable 1.2.0's
+``library`` module needs ``arch < 8``, whose releases do not import under pandas 3, and it draws its
+resamples from numpy's global generator even when given a ``random_state`` (so its intervals change
+from run to run). The one here is the same stratified percentile bootstrap with its own seeded
+generator: the intervals are a function of the scores alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rliable import metrics
+
+BOOTSTRAP_REPS = 2000
+"""Bootstrap replications of every interval."""
+BOOTSTRAP_SEED = 0
+"""Seed of the bootstrap's generator: the intervals are a function of the scores alone."""
+AGGREGATES: dict[str, object] = {
+    "IQM": metrics.aggregate_iqm,
+    "median": metrics.aggregate_median,
+    "mean": metrics.aggregate_mean,
+    "optimality gap": metrics.aggregate_optimality_gap,
+}
+"""The aggregate metrics, by the names tables and results files use (rliable's functions)."""
+PROFILE_TAUS = np.linspace(-1.0, 1.5, 26)
+"""Thresholds of the performance profiles: normalised scores from -1 (as far below the baseline as
+the reference is above it) to 1.5."""
+
+
+def normalised(objectives: np.ndarray, baseline_mean: float, reference_mean: float) -> np.ndarray:
+    """Objectives (USD, minimised) -> normalised scores (baseline 0, reference 1; higher is better).
+
+    Args:
+        objectives: Any shape, USD.
+        baseline_mean: The weak baseline's mean objective on the task's test seeds.
+        reference_mean: The reference's mean objective there; below ``baseline_mean``.
+
+    Raises:
+        ValueError: The reference is not below the baseline (no scale to normalise by).
+
+    >>> normalised(np.array([10.0, 6.0, 2.0]), 10.0, 2.0).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    span = baseline_mean - reference_mean
+    if not span > 0.0:
+        raise ValueError(f"the reference ({reference_mean:.4f}) must be below the baseline ({baseline_mean:.4f})")
+    return (baseline_mean - np.asarray(objectives, dtype=float)) / span
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its 95 % bootstrap interval."""
+
+    point: float
+    low: float
+    high: float
+
+    def overlaps(self, other: Interval) -> bool:
+        """Whether the two intervals share a value."""
+        return self.low <= other.high and other.low <= self.high
+
+    def __str__(self) -> str:
+        return f"{self.point:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One agent's aggregates over a group of tasks.
+
+    Attributes:
+        intervals: :data:`AGGREGATES`' names -> estimate with interval.
+        profile: ``(len(PROFILE_TAUS),)`` share of episode scores above each tau.
+        profile_low: Its interval's lower ends.
+        profile_high: Its interval's upper ends.
+    """
+
+    intervals: Mapping[str, Interval]
+    profile: np.ndarray
+    profile_low: np.ndarray
+    profile_high: np.ndarray
+
+
+def score_matrix(per_task: Mapping[str, np.ndarray], tasks: Sequence[str]) -> np.ndarray:
+    """Stack one agent's per-task episode scores into rliable's ``(episodes, tasks)`` matrix.
+
+    Raises:
+        ValueError: The tasks have different numbers of episodes (rliable needs a rectangle).
+    """
+    lengths = {task: len(per_task[task]) for task in tasks}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"every task needs as many test episodes for an aggregate; got {lengths}")
+    return np.stack([np.asarray(per_task[task], dtype=float) for task in tasks], axis=1)
+
+
+def aggregate(scores: Mapping[str, np.ndarray]) -> dict[str, Aggregate]:
+    """Every agent's aggregates and performance profile.
+
+    Args:
+        scores: Agent -> ``(episodes, tasks)`` normalised scores (the same tasks, in the same order).
+
+    Returns:
+        Agent -> its :class:`Aggregate`, with intervals from a bootstrap seeded by
+        :data:`BOOTSTRAP_SEED` (each agent's own generator: adding an agent changes no other's).
+    """
+    result = {}
+    for agent, matrix in scores.items():
+        points = _statistics(matrix)
+        low, high = stratified_bootstrap(matrix, _statistics)
+        count = len(AGGREGATES)
+        intervals = {
+            name: Interval(float(points[k]), float(low[k]), float(high[k])) for k, name in enumerate(AGGREGATES)
+        }
+        result[agent] = Aggregate(intervals, points[count:], low[count:], high[count:])
+    return result
+
+
+def _statistics(matrix: np.ndarray) -> np.ndarray:
+    """The aggregates (in :data:`AGGREGATES` order), then the profile at every tau, of one matrix."""
+    aggregates = [function(matrix) for function in AGGREGATES.values()]  # type: ignore[operator]
+    profile = [np.mean(matrix > tau) for tau in PROFILE_TAUS]
+    return np.array([*aggregates, *profile], dtype=float)
+
+
+def stratified_bootstrap(
+    matrix: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+    size: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of ``statistic`` under resampling the episodes of each task.
+
+    Each replication draws, for every task (column) independently, as many episodes (rows) as
+    the task has, with replacement, and evaluates ``statistic`` on the resampled matrix.
+
+    Args:
+        matrix: ``(episodes, tasks)`` scores.
+        statistic: ``(episodes, tasks) -> (k,)``.
+        reps: Replications.
+        seed: The generator's seed.
+        size: The interval's coverage.
+
+    Returns:
+        ``(low, high)``, each ``(k,)``: the ``(1 - size) / 2`` and ``(1 + size) / 2`` quantiles.
+
+    >>> low, high = stratified_bootstrap(np.ones((5, 2)), lambda m: np.array([m.mean()]))
+    >>> float(low[0]), float(high[0])
+    (1.0, 1.0)
+    """
+    generator = np.random.default_rng(seed)
+    episodes, tasks = matrix.shape
+    columns = np.arange(tasks)
+    replications = np.array(
+        [statistic(matrix[generator.integers(0, episodes, size=(episodes, tasks)), columns]) for _ in range(reps)]
+    )
+    tail = (1.0 - size) / 2.0
+    return np.quantile(replications, tail, axis=0), np.quantile(replications, 1.0 - tail, axis=0)
