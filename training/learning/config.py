@@ -60,6 +60,10 @@ class TrainConfig:
     """More scenarios to train on beside --scenario (a task distribution): training env r plays the r-th
     of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. They need
     --scenario's fleet size (the envs collect side by side into one batch of observations)."""
+    suite_group: str = simple_parsing.field(default="", choices=["", "train"])
+    """Train on a group of the benchmark suite's tasks (training/suite/suite.yaml): train = its training group,
+    the first task's scenario as --scenario and the others' as --train-scenarios (the held-out group is never
+    trained on). Replaces --scenario and --train-scenarios, which are then not given."""
     random_start_hour: bool = simple_parsing.helpers.flag(default=False, negative_prefix="--no-")
     """Start every training and DAgger episode at a random hour of day (the clock features only; the twin never
     reads the hour), so that the policy does not learn its training scenarios' hours

@@ -89,6 +89,8 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
             )
         kept = {name: getattr(stored, name) for name in RESUME_OPTIONS if name not in given and name != "resume"}
         config = resumed_config(point, dataclasses.replace(config, **kept))
+    if config.suite_group and point is None:
+        config = with_suite_group(config, given)
     scenario = checks.scenario(config.scenario)
     train_scenarios = check_train_scenarios(config, scenario)
     if config.eval_episodes > 0 and config.eval_agents:
@@ -117,6 +119,21 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
     return CheckedRun(config, scenario, train_scenarios)
+
+
+def with_suite_group(config: TrainConfig, given: Collection[str]) -> TrainConfig:
+    """``config`` with ``--scenario`` and ``--train-scenarios`` set to the suite group's scenarios.
+
+    Raises:
+        UsageError: ``--scenario`` or ``--train-scenarios`` was given too.
+    """
+    from training.suite.definition import load_suite
+
+    both = [f"--{name.replace('_', '-')}" for name in ("scenario", "train_scenarios") if name in given]
+    if both:
+        raise UsageError(f"--suite-group {config.suite_group} sets {' and '.join(both)}; give one or the other")
+    names = [task.scenario for task in load_suite().group(config.suite_group)]
+    return dataclasses.replace(config, scenario=names[0], train_scenarios=tuple(names[1:]))
 
 
 def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenario, ...]:

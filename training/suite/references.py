@@ -158,14 +158,20 @@ def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = N
 
 @contextlib.contextmanager
 def _quiet(name: str) -> Iterator[None]:
-    """Only errors from the logger ``name`` while the block runs."""
+    """Only errors from the logger ``name`` while the block runs.
+
+    A filter, not a level: records re-logged from worker processes skip the logger's level.
+    """
     quieted = logging.getLogger(name)
-    level = quieted.level
-    quieted.setLevel(logging.ERROR)
+
+    def errors_only(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+    quieted.addFilter(errors_only)
     try:
         yield
     finally:
-        quieted.setLevel(level)
+        quieted.removeFilter(errors_only)
 
 
 class ReferenceStore:

@@ -21,7 +21,7 @@ from agents.oracle.milp.options import Options
 from agents.oracle.milp.program import ProgramResult, solve_program
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.model.stretch import WORST_CASE, RunLengths, replayed_lengths
-from agents.oracle.plans.arrival import solve_arrival_plan
+from agents.oracle.plans.arrival import DETERMINISTIC_TIME_LIMIT, solve_arrival_plan
 from agents.oracle.plans.evaluate import advance_starts, greedy_plan
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.options import plan_options
@@ -74,6 +74,7 @@ def plan_batches(
     replayed_rounds: int,
     *,
     programs: bool,
+    arrival_work: float = DETERMINISTIC_TIME_LIMIT,
 ) -> Iterator[list[Candidate]]:
     """The candidate plans, a batch per solve, cheapest to find first (see the module docstring).
 
@@ -84,10 +85,11 @@ def plan_batches(
         mip_rel_gap: HiGHS's relative gap for stopping.
         replayed_rounds: Under contention, plan programs from replayed run lengths.
         programs: Whether the plan program fits the memory budget (else the plan at scale).
+        arrival_work: CP-SAT's work limit of the arrival plan (deterministic time units).
     """
     contended = bool((inst.slowest_rate < 1.0).any())
     if not inst.active_nodes:  # under active-nodes the arrival program's value is not the twin's cost
-        arrival = solve_arrival_plan(inst, hindsight)
+        arrival = solve_arrival_plan(inst, hindsight, deterministic_time=arrival_work)
         if arrival.plan is not None:
             status = _CP_SAT_STATUS.get(arrival.status, "failed")
             yield _replayed(ARRIVAL, arrival.plan, hindsight, None, status, {}, both_ways=False)  # never busy
