@@ -85,16 +85,18 @@ def print_suite_leaderboard(run: SuiteRun) -> None:
     print(AGGREGATE_NOTE)
 
 
-def leaderboard_markdown(run: SuiteRun, command: str, date: str) -> str:
+def leaderboard_markdown(run: SuiteRun) -> str:
     """The whole leaderboard page: how it was made, aggregates per group, per-task scores and times."""
     episodes = {len(task_run.task.test_seeds) for task_run in run.tasks}
     lines = [
         f"# Leaderboard: {run.suite.label}",
         "",
-        f"Made by `{command}` on {date}, environment `{run.suite.env}`, {len(run.tasks)} tasks, "
-        f"{'/'.join(map(str, sorted(episodes)))} test episodes per agent and task (the suite: "
-        "`training/suite/suite.yaml`; what the tasks are: docs/suite.md). Every number is fixed by the suite's "
-        "version and the agents; only the times depend on the machine.",
+        f"Environment `{run.suite.env}`, {len(run.tasks)} tasks, {'/'.join(map(str, sorted(episodes)))} test "
+        "episodes per agent and task (the suite: `training/suite/suite.yaml`; what the tasks are: docs/suite.md). "
+        "Every number is fixed by the suite's version and the agents; only the times depend on the machine. "
+        "Made by:",
+        "",
+        *(_command_item(command) for command in run.commands),
         "",
         f"Scores are normalised per task: the weak baseline `{run.suite.weak_baseline}` scores 0 and the task's "
         "reference 1 (the planted optimum, or the plan of the oracle named); scores above 1 beat the reference. "
@@ -114,3 +116,9 @@ def leaderboard_markdown(run: SuiteRun, command: str, date: str) -> str:
     lines += [render_markdown(task_objective_table(run)).rstrip("\n"), ""]
     lines += ["## Time on this machine", "", render_markdown(time_table(run)).rstrip("\n"), ""]
     return "\n".join(lines)
+
+
+def _command_item(command: str) -> str:
+    """A Markdown list item of one ``"DATE aco-env ..."`` entry of a run's commands."""
+    date, _, line = command.partition(" ")
+    return f"* {date}: `{line}`" if line.startswith("aco-env") else f"* `{command}`"

@@ -1,6 +1,7 @@
 """A suite run as a JSON document (``suite.json``), and read back.
 
 ``suite.json`` holds ``{"suite", "name", "version", "env", "weak_baseline", "agents": [NAME, ...],
+"commands": [what played them, with dates],
 "tasks": {TASK: {"group", "scenario", "about", "seeds": [...], "reference": {the task's reference
 entry (:class:`training.suite.references.TaskReference`), "describe", "baseline_mean_usd",
 "reference_mean_usd", "bound_mean_usd", "bound_score"}, "agents": {NAME: {"objective_mean_usd",
@@ -40,6 +41,7 @@ def suite_run_json(run: SuiteRun) -> dict[str, Any]:
         "env": run.suite.env,
         "weak_baseline": run.suite.weak_baseline,
         "agents": list(run.agents),
+        "commands": list(run.commands),
         "tasks": {task_run.task.name: _task_json(task_run) for task_run in run.tasks},
         "aggregates": {
             group: {
@@ -135,7 +137,7 @@ def read_suite_run(path: Path, suite: Suite) -> SuiteRun:
             for agent, values in raw["agents"].items()
         }
         runs.append(TaskRun(task, TaskReference.from_json(reference_fields), played))
-    return SuiteRun(suite, agents, tuple(runs))
+    return SuiteRun(suite, agents, tuple(runs), tuple(document.get("commands", ())))
 
 
 def without_seconds(document: dict[str, Any]) -> dict[str, Any]:

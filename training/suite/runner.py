@@ -67,11 +67,19 @@ class TaskRun:
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """Agents played on tasks of one suite (every agent on every task, on the task's test seeds)."""
+    """Agents played on tasks of one suite (every agent on every task, on the task's test seeds).
+
+    Attributes:
+        suite: The suite.
+        agents: The agents, in the order played.
+        tasks: Per task played, its reference and every agent's episodes.
+        commands: The commands that played them, each ``"DATE aco-env ..."`` (several when runs were merged).
+    """
 
     suite: Suite
     agents: tuple[str, ...]
     tasks: tuple[TaskRun, ...]
+    commands: tuple[str, ...] = ()
     _aggregates: dict[str, dict[str, Aggregate]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def tasks_of(self, group: str) -> tuple[TaskRun, ...]:
@@ -102,7 +110,7 @@ class SuiteRun:
             TaskRun(mine.task, mine.reference, {**mine.agents, **theirs.agents})
             for mine, theirs in zip(self.tasks, other.tasks, strict=True)
         )
-        return SuiteRun(self.suite, (*self.agents, *other.agents), tasks)
+        return SuiteRun(self.suite, (*self.agents, *other.agents), tasks, (*self.commands, *other.commands))
 
 
 def run_suite(
@@ -114,6 +122,7 @@ def run_suite(
     progress: bool = True,
     on_task: Callable[[TaskRun], None] | None = None,
     agent_modules: Sequence[str] = (),
+    command: str = "",
 ) -> SuiteRun:
     """Every agent on every task's test seeds, with the tasks' references.
 
@@ -126,6 +135,7 @@ def run_suite(
         progress: Show a progress bar per agent and task.
         on_task: Called with each task's results as soon as it is done (to report as it goes).
         agent_modules: Modules that register agents of their own (see :func:`training.evaluation.evaluator.evaluate`).
+        command: How the run was asked for, ``"DATE aco-env ..."`` (kept in the results and on the leaderboard).
 
     Raises:
         training.execution.backend.UnitsFailedError: An episode failed every attempt.
@@ -152,4 +162,4 @@ def run_suite(
         runs.append(run)
         if on_task is not None:
             on_task(run)
-    return SuiteRun(suite, tuple(agents), tuple(runs))
+    return SuiteRun(suite, tuple(agents), tuple(runs), (command,) if command else ())

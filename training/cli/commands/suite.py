@@ -25,7 +25,6 @@ import argparse
 import datetime
 import os
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -96,7 +95,10 @@ def run(args: argparse.Namespace) -> int:
         with make_backend(args.backend, args.address) as backend:
             from training.suite.runner import run_suite
 
-            played = run_suite(suite, agents, tasks, store, backend, progress=not args.no_progress)
+            today = datetime.date.today().isoformat()
+            played = run_suite(
+                suite, agents, tasks, store, backend, progress=not args.no_progress, command=f"{today} {_command(args)}"
+            )
     except BackendError as exc:
         raise CommandError(f"--backend {args.backend}: {exc}") from None
     except UnitsFailedError as exc:
@@ -105,6 +107,16 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(str(exc)) from None
     _write(earlier.merged(played) if earlier is not None else played, args)
     return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that asks for this run (the options that change what is played or written)."""
+    options = {
+        "--suite": args.suite, "--agents": args.agents, "--tasks": args.tasks, "--group": args.group,
+        "--backend": args.backend, "--out": args.out, "--add-to": args.add_to, "--leaderboard": args.leaderboard,
+    }  # fmt: skip
+    given = [f"{name} {shlex.quote(str(value))}" for name, value in options.items() if value is not None]
+    return " ".join(["aco-env suite", *given])
 
 
 def _earlier_run(
@@ -136,8 +148,7 @@ def _write(played: SuiteRun, args: argparse.Namespace) -> None:
     from training.suite.results_file import write_suite_run
 
     path = write_suite_run(played, args.out)
-    command = "aco-env " + " ".join(shlex.quote(arg) for arg in sys.argv[1:])
-    markdown = leaderboard_markdown(played, command, datetime.date.today().isoformat())
+    markdown = leaderboard_markdown(played)
     targets = [args.out / "leaderboard.md", *([args.leaderboard] if args.leaderboard is not None else [])]
     for target in targets:
         target.parent.mkdir(parents=True, exist_ok=True)
