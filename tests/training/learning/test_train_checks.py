@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import scenarios
 from tests.train_helpers import fake_run
 from training.errors import UsageError
 from training.learning.config import TrainConfig
@@ -41,3 +42,20 @@ def test_check_train_config__resume_keeps_the_run_options(tmp_path: Path) -> Non
     conflicting = TrainConfig(resume=run_dir, seed=8)
     with pytest.raises(UsageError, match=r"--seed \(the run has 7\)"):
         check_train_config(conflicting, given_options(conflicting))
+
+
+def test_check_train_config__suite_group_trains_on_the_suite_s_training_group_only(tmp_path: Path) -> None:
+    """--suite-group train: the training group's scenarios, one fleet size; never a held-out task's scenario."""
+    from training.suite.definition import load_suite
+
+    suite = load_suite()
+    group = [task.scenario for task in suite.group("train")]
+    if any(scenarios.load(name).missing_data() for name in group):
+        pytest.skip("trace data of a training task is absent")
+    asked = TrainConfig(logdir=tmp_path, suite_group="train", eval_episodes=0)
+    config = check_train_config(asked, given_options(asked)).config
+    assert [config.scenario, *config.train_scenarios] == group
+    assert not {task.scenario for task in suite.group("held-out")} & set(group)
+    both = TrainConfig(logdir=tmp_path, suite_group="train", scenario="planted5")
+    with pytest.raises(UsageError, match="--suite-group train sets --scenario; give one or the other"):
+        check_train_config(both, given_options(both))
