@@ -20,6 +20,8 @@ GROUP_TITLES = {
     "train": "Training tasks",
     "all": "All tasks",
 }
+NOT_PLAYED = "-"
+"""A table's cell where the agent did not play the task."""
 AGGREGATE_NOTE = (
     "normalised score per test episode: (weak baseline's mean objective - objective) / (weak baseline's mean - "
     "reference's mean), per task; higher is better, 1 = the reference; optimality gap = mean shortfall below 1; "
@@ -28,13 +30,20 @@ AGGREGATE_NOTE = (
 
 
 def aggregate_table(run: SuiteRun, group: str) -> Table | None:
-    """Agents (best IQM first) x IQM, median, mean, optimality gap over a group; ``None`` without tasks."""
+    """Agents (best IQM first) x IQM, median, mean, optimality gap over a group; ``None`` without tasks.
+
+    An agent that did not play every task of the group has a row saying which it missed.
+    """
     results = run.aggregates(group)
-    if not results:
+    if not run.tasks_of(group):
         return None
     table = new_table(["agent", *AGGREGATES])
     for agent in sorted(results, key=lambda name: -results[name].intervals["IQM"].point):
         table.add_row(agent, *(str(results[agent].intervals[metric]) for metric in AGGREGATES))
+    for agent in run.agents:
+        if agent not in results:
+            missed = f"did not play {', '.join(run.missing(agent, group))}"
+            table.add_row(agent, missed, *([""] * (len(AGGREGATES) - 1)))
     return table
 
 
@@ -42,7 +51,9 @@ def task_score_table(run: SuiteRun) -> Table:
     """Tasks x agents: each agent's mean normalised score, beside the bound's score and the reference."""
     table = new_table(["task", "group", "1 =", "bound", *run.agents], right_aligned_from=3)
     for task_run in run.tasks:
-        scores = [f"{task_run.scores(agent).mean():.3f}" for agent in run.agents]
+        scores = [
+            f"{task_run.scores(agent).mean():.3f}" if agent in task_run.agents else NOT_PLAYED for agent in run.agents
+        ]
         table.add_row(
             task_run.task.name, task_run.task.group, task_run.task.reference.describe(),
             f"{task_run.bound_score():.3f}", *scores,
@@ -56,7 +67,10 @@ def task_objective_table(run: SuiteRun) -> Table:
     table = new_table(["task", f"0 = {weak}", "1 = reference", "bound", *run.agents])
     for task_run in run.tasks:
         reference = task_run.reference
-        means = [f"{np.mean(task_run.agents[agent].objectives_usd):.3f}" for agent in run.agents]
+        means = [
+            f"{np.mean(task_run.agents[agent].objectives_usd):.3f}" if agent in task_run.agents else NOT_PLAYED
+            for agent in run.agents
+        ]
         table.add_row(
             task_run.task.name, f"{reference.baseline_mean:.3f}", f"{reference.reference_mean:.3f}",
             f"{reference.bound_mean:.3f}", *means,
@@ -68,7 +82,7 @@ def time_table(run: SuiteRun) -> Table:
     """Agents x wall time over the played tasks (minutes), and the references' time."""
     table = new_table(["agent", "minutes (all tasks' test episodes)"])
     for agent in run.agents:
-        seconds = sum(task_run.agents[agent].seconds for task_run in run.tasks)
+        seconds = sum(task_run.agents[agent].seconds for task_run in run.tasks if agent in task_run.agents)
         table.add_row(agent, f"{seconds / 60:.1f}")
     references = sum(task_run.reference.seconds for task_run in run.tasks)
     table.add_row("(references, computed once)", f"{references / 60:.1f}")

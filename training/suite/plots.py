@@ -33,16 +33,16 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
 
     figures = []
     for group, results in groups:
-        points = {agent: np.array([results[agent].intervals[m].point for m in AGGREGATES]) for agent in agents}
+        points = {agent: np.array([results[agent].intervals[m].point for m in AGGREGATES]) for agent in results}
         intervals = {
             agent: np.array([[results[agent].intervals[m].low, results[agent].intervals[m].high] for m in AGGREGATES]).T
-            for agent in agents
+            for agent in results
         }
         figure, _ = plot_utils.plot_interval_estimates(
             points,
             intervals,
             metric_names=list(AGGREGATES),
-            algorithms=agents,
+            algorithms=list(results),
             colors=colors,
             xlabel=f"normalised score, {group} tasks",
             xlabel_y_coordinate=-0.32,
@@ -53,10 +53,10 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
     figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
     for ax, (group, results) in zip(axes[0], groups, strict=True):
         plot_utils.plot_performance_profiles(
-            {agent: results[agent].profile for agent in agents},
+            {agent: results[agent].profile for agent in results},
             PROFILE_TAUS,
             performance_profile_cis={
-                agent: np.array([results[agent].profile_low, results[agent].profile_high]) for agent in agents
+                agent: np.array([results[agent].profile_low, results[agent].profile_high]) for agent in results
             },
             ax=ax,
             colors=colors,

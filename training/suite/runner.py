@@ -86,29 +86,40 @@ class SuiteRun:
         """The played tasks of a group (``"all"``: every one)."""
         return tuple(run for run in self.tasks if group == "all" or run.task.group == group)
 
+    def missing(self, agent: str, group: str = "all") -> tuple[str, ...]:
+        """The tasks of ``group`` that ``agent`` did not play (it has no aggregate over the group then)."""
+        return tuple(run.task.name for run in self.tasks_of(group) if agent not in run.agents)
+
     def aggregates(self, group: str) -> dict[str, Aggregate]:
-        """Every agent's aggregates over the group's tasks (empty when it has none played); computed once."""
+        """The aggregates over the group's tasks of every agent that played them all; computed once.
+
+        Empty when the group has no task played.
+        """
         runs = self.tasks_of(group)
         if group not in self._aggregates and runs:
             names = [run.task.name for run in runs]
             matrices = {
-                agent: score_matrix({run.task.name: run.scores(agent) for run in runs}, names) for agent in self.agents
+                agent: score_matrix({run.task.name: run.scores(agent) for run in runs}, names)
+                for agent in self.agents
+                if not self.missing(agent, group)
             }
             self._aggregates[group] = aggregate(matrices)
         return self._aggregates.get(group, {})
 
     def merged(self, other: SuiteRun) -> SuiteRun:
-        """This run with ``other``'s agents added (the same suite and tasks, in the same order).
+        """This run with ``other``'s agents added, on the tasks ``other`` played (some or all of this run's).
 
         Raises:
-            SuiteError: The runs played other tasks, or share an agent.
+            SuiteError: ``other`` played a task this run did not, or shares an agent with it.
         """
-        names = [run.task.name for run in self.tasks]
-        if [run.task.name for run in other.tasks] != names or set(self.agents) & set(other.agents):
-            raise SuiteError("runs to merge must play the same tasks with different agents")
+        theirs = {run.task.name: run for run in other.tasks}
+        unknown = sorted(set(theirs) - {run.task.name for run in self.tasks})
+        shared = sorted(set(self.agents) & set(other.agents))
+        if unknown or shared:
+            raise SuiteError(f"cannot merge: tasks only in the new run {unknown}, agents in both {shared}")
+        added = {name: run.agents for name, run in theirs.items()}
         tasks = tuple(
-            TaskRun(mine.task, mine.reference, {**mine.agents, **theirs.agents})
-            for mine, theirs in zip(self.tasks, other.tasks, strict=True)
+            TaskRun(mine.task, mine.reference, {**mine.agents, **added.get(mine.task.name, {})}) for mine in self.tasks
         )
         return SuiteRun(self.suite, (*self.agents, *other.agents), tasks, (*self.commands, *other.commands))
 

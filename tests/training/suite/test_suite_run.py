@@ -17,7 +17,7 @@ import pytest
 from training.execution.backend import Backend, SerialBackend
 from training.execution.registry import make_backend
 from training.suite import references
-from training.suite.definition import load_suite
+from training.suite.definition import SuiteError, load_suite
 from training.suite.references import ReferenceStore
 from training.suite.results_file import read_suite_run, suite_run_json, without_seconds, write_suite_run
 from training.suite.runner import SuiteRun, run_suite
@@ -126,3 +126,17 @@ def test_run_suite__merging_runs_of_other_agents_gives_the_run_of_them_all(cache
     rest = _run(cache, SerialBackend(), agents=["cheapest", "aco"])
     merged = first.merged(rest)
     assert without_seconds(suite_run_json(merged)) == without_seconds(suite_run_json(serial_run))
+
+
+def test_run_suite__an_agent_added_on_some_tasks_has_aggregates_only_over_groups_it_played(
+    cache: Path, serial_run: SuiteRun
+) -> None:
+    store = ReferenceStore(TINY, cache, bundled_dir=cache / "none")
+    only_default = run_suite(TINY, ["random"], [TINY.task("default")], store, progress=False)
+    merged = serial_run.merged(only_default)
+    assert merged.missing("random") == ("planted5",)
+    assert "random" in merged.aggregates("held-out")
+    assert "random" not in merged.aggregates("train") and "random" not in merged.aggregates("all")
+    assert set(merged.aggregates("all")) == set(AGENTS)
+    with pytest.raises(SuiteError, match=r"agents in both \['random'\]"):
+        merged.merged(only_default)

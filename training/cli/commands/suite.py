@@ -15,8 +15,10 @@ A task's reference is computed once (the weak baseline and the task's oracle on 
 and cached by task and suite version: the repository ships the references the leaderboard was made
 with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache`` (default
 ``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
-agents of an earlier run's ``suite.json`` (same suite, same tasks) and adds these, so a leaderboard
-can grow one agent at a time. ``--list`` prints the tasks and their seeds and plays nothing.
+agents of an earlier run's ``suite.json`` (same suite) and adds these, on its tasks or some of them,
+so a leaderboard can grow one agent at a time. An agent that did not play every task of a group has
+no aggregate over that group (the leaderboard names the tasks it missed). ``--list`` prints the
+tasks and their seeds and plays nothing.
 """
 
 from __future__ import annotations
@@ -133,8 +135,9 @@ def _earlier_run(
     except SuiteError as exc:
         raise DataError(f"--add-to: {exc}") from None
     names = [run.task.name for run in earlier.tasks]
-    if names != [task.name for task in tasks]:
-        raise UsageError(f"--add-to: {add_to} played the tasks {', '.join(names)}; play the same tasks to add to it")
+    others = [task.name for task in tasks if task.name not in names]
+    if others:
+        raise UsageError(f"--add-to: {add_to} did not play {', '.join(others)}; it played {', '.join(names)}")
     again = sorted(set(agents) & set(earlier.agents))
     if again:
         raise UsageError(f"--add-to: {add_to} already has {', '.join(again)}")
