@@ -10,6 +10,8 @@ The sub-packages, each importing only those listed below it (the import-linter c
   PPO on RLlib);
 * :mod:`training.learning`: SB3 training (``aco-env train`` and ``run``), its options, run
   directories, callbacks, behaviour cloning and DAgger, learning curves;
+* :mod:`training.suite`: the benchmark suite (``aco-env suite``): its tasks and seed splits, their
+  cached references, normalised scores and their aggregates, the leaderboard;
 * :mod:`training.evaluation`: episodes played, agents scored over paired seeds, results written,
   printed (the leaderboard) and plotted;
 * :mod:`training.execution` (the backends that run batches of units: serial, processes, Ray) and
