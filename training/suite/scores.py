@@ -12,7 +12,8 @@ oracle's lower bound, normalised the same way, is the most any policy could scor
 
 Aggregates over a group of tasks follow rliable (Agarwal et al., "Deep RL at the Edge of the
 Statistical Precipice", NeurIPS 2021) on the ``(episodes, tasks)`` matrix of an agent's scores: the
-interquartile mean (IQM), median, mean and optimality gap (the mean shortfall below 1), computed by
+interquartile mean (IQM: the 25 % trimmed mean of every episode's score), the median and mean of
+the task means, and the optimality gap (the mean shortfall of every score below 1), computed by
 ``rliable.metrics``, each with a 95 % stratified-bootstrap percentile interval (episodes resampled
 with replacement within each task), and the performance profile (the share of an agent's episode
 scores above each threshold tau, with its interval). Episodes stand in for rliable's runs: for a

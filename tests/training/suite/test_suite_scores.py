@@ -1,0 +1,63 @@
+"""Normalised scores and their aggregates: checked against direct computations, and reproducible."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from training.suite.scores import AGGREGATES, PROFILE_TAUS, aggregate, normalised, score_matrix, stratified_bootstrap
+
+
+def test_normalised__puts_the_baseline_at_0_and_the_reference_at_1_and_refuses_no_scale() -> None:
+    assert normalised(np.array([8.0, 2.0, 5.0, 0.0]), 8.0, 2.0).tolist() == [0.0, 1.0, 0.5, 4.0 / 3.0]
+    with pytest.raises(ValueError, match="must be below the baseline"):
+        normalised(np.array([1.0]), 2.0, 2.0)
+
+
+def test_aggregate__points_are_the_direct_statistics_and_intervals_hold_them() -> None:
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(0.6, 0.3, size=(20, 5))
+    result = aggregate({"agent": matrix})["agent"]
+    flat, task_means = matrix.ravel(), matrix.mean(axis=0)
+    direct = {  # rliable's definitions: IQM and the gap over every episode, median and mean of the task means
+        "IQM": stats.trim_mean(flat, 0.25),
+        "median": np.median(task_means),
+        "mean": task_means.mean(),
+        "optimality gap": np.mean(np.maximum(1.0 - flat, 0.0)),
+    }
+    assert set(result.intervals) == set(AGGREGATES)
+    for name, value in direct.items():
+        interval = result.intervals[name]
+        assert interval.point == pytest.approx(value)
+        assert interval.low <= interval.point <= interval.high
+    np.testing.assert_allclose(result.profile, [(flat > tau).mean() for tau in PROFILE_TAUS])
+    assert np.all(result.profile_low <= result.profile) and np.all(result.profile <= result.profile_high)
+
+
+def test_aggregate__the_same_scores_give_the_same_intervals_and_agents_do_not_affect_each_other() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(10, 4)), rng.normal(size=(10, 4))
+    alone = aggregate({"a": a})["a"]
+    together = aggregate({"b": b, "a": a})["a"]
+    assert alone.intervals == together.intervals
+    np.testing.assert_array_equal(alone.profile_low, together.profile_low)
+
+
+def test_stratified_bootstrap__resamples_within_tasks_and_covers_the_mean_like_its_standard_error() -> None:
+    """Task means never mix: a statistic of one column sees only that column's values; the
+    interval of a mean over 400 normal episodes is close to +-1.96 standard errors."""
+    matrix = np.column_stack([np.zeros(50), np.ones(50)])
+    low, high = stratified_bootstrap(matrix, lambda m: m.mean(axis=0), reps=200)
+    assert low.tolist() == [0.0, 1.0] and high.tolist() == [0.0, 1.0]
+    rng = np.random.default_rng(0)
+    wide = rng.normal(size=(400, 1))
+    low, high = stratified_bootstrap(wide, lambda m: np.array([m.mean()]))
+    half_width = 1.96 * wide.std(ddof=1) / np.sqrt(400)
+    assert (high[0] - low[0]) / 2 == pytest.approx(half_width, rel=0.15)
+
+
+def test_score_matrix__needs_as_many_episodes_on_every_task() -> None:
+    assert score_matrix({"x": np.arange(3.0), "y": np.ones(3)}, ["y", "x"]).tolist() == [[1, 0], [1, 1], [1, 2]]
+    with pytest.raises(ValueError, match="as many test episodes"):
+        score_matrix({"x": np.arange(3.0), "y": np.ones(2)}, ["x", "y"])
