@@ -9,6 +9,7 @@ are derived from it (:meth:`SuiteRun.aggregates`), never stored beside it.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -107,21 +108,25 @@ class SuiteRun:
         return self._aggregates.get(group, {})
 
     def merged(self, other: SuiteRun) -> SuiteRun:
-        """This run with ``other``'s agents added, on the tasks ``other`` played (some or all of this run's).
+        """This run with ``other``'s agents added: on the tasks of either, in the suite's order.
 
         Raises:
-            SuiteError: ``other`` played a task this run did not, or shares an agent with it.
+            SuiteError: The runs share an agent, or hold different references for a task.
         """
-        theirs = {run.task.name: run for run in other.tasks}
-        unknown = sorted(set(theirs) - {run.task.name for run in self.tasks})
         shared = sorted(set(self.agents) & set(other.agents))
-        if unknown or shared:
-            raise SuiteError(f"cannot merge: tasks only in the new run {unknown}, agents in both {shared}")
-        added = {name: run.agents for name, run in theirs.items()}
-        tasks = tuple(
-            TaskRun(mine.task, mine.reference, {**mine.agents, **added.get(mine.task.name, {})}) for mine in self.tasks
-        )
-        return SuiteRun(self.suite, (*self.agents, *other.agents), tasks, (*self.commands, *other.commands))
+        if shared:
+            raise SuiteError(f"cannot merge: agents in both runs {shared}")
+        mine, theirs = {run.task.name: run for run in self.tasks}, {run.task.name: run for run in other.tasks}
+        tasks = []
+        for task in self.suite.tasks:
+            runs = [run for run in (mine.get(task.name), theirs.get(task.name)) if run is not None]
+            if not runs:
+                continue
+            if len({json.dumps(run.reference.to_json(), sort_keys=True) for run in runs}) > 1:
+                raise SuiteError(f"cannot merge: the runs hold different references for {task.name}")
+            played = {name: result for run in runs for name, result in run.agents.items()}
+            tasks.append(TaskRun(task, runs[0].reference, played))
+        return SuiteRun(self.suite, (*self.agents, *other.agents), tuple(tasks), (*self.commands, *other.commands))
 
 
 def run_suite(

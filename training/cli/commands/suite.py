@@ -15,8 +15,8 @@ A task's reference is computed once (the weak baseline and the task's oracle on 
 and cached by task and suite version: the repository ships the references the leaderboard was made
 with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache`` (default
 ``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
-agents of an earlier run's ``suite.json`` (same suite) and adds these, on its tasks or some of them,
-so a leaderboard can grow one agent at a time. An agent that did not play every task of a group has
+agents of an earlier run's ``suite.json`` (same suite) and adds these, on any tasks, so a
+leaderboard can grow one agent at a time. An agent that did not play every task of a group has
 no aggregate over that group (the leaderboard names the tasks it missed). ``--list`` prints the
 tasks and their seeds and plays nothing.
 """
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     for task in tasks:
         scenario = checks.scenario(task.scenario, f"task {task.name}:")
         checks.agents_fit_scenario(agents, scenario, "--agents")
-    earlier = _earlier_run(args.add_to, suite, tasks, agents)
+    earlier = _earlier_run(args.add_to, suite, agents)
     checks.writable_dir(args.out, "--out")
     if args.leaderboard is not None:
         checks.writable_file(args.leaderboard, "--leaderboard")
@@ -121,10 +121,8 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(["aco-env suite", *given])
 
 
-def _earlier_run(
-    add_to: Path | None, suite: Suite, tasks: Sequence[SuiteTask], agents: Sequence[str]
-) -> SuiteRun | None:
-    """The run in ``--add-to`` to add to (checked: same suite and tasks, none of ``agents``), or ``None``."""
+def _earlier_run(add_to: Path | None, suite: Suite, agents: Sequence[str]) -> SuiteRun | None:
+    """The run in ``--add-to`` to add to (checked: same suite, none of ``agents``), or ``None``."""
     if add_to is None:
         return None
     from training.suite.definition import SuiteError
@@ -134,10 +132,6 @@ def _earlier_run(
         earlier = read_suite_run(add_to / SUITE_JSON, suite)
     except SuiteError as exc:
         raise DataError(f"--add-to: {exc}") from None
-    names = [run.task.name for run in earlier.tasks]
-    others = [task.name for task in tasks if task.name not in names]
-    if others:
-        raise UsageError(f"--add-to: {add_to} did not play {', '.join(others)}; it played {', '.join(names)}")
     again = sorted(set(agents) & set(earlier.agents))
     if again:
         raise UsageError(f"--add-to: {add_to} already has {', '.join(again)}")
