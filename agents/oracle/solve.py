@@ -113,9 +113,8 @@ def solve_oracle(
     memory_budget_bytes: float | None = None,
     too_large: str = DECOMPOSE,
     lagrangian_iterations: int = DEFAULT_LAGRANGIAN_ITERATIONS,
-    replayed_rounds: int = REPLAYED_ROUNDS,
-    arrival_work: float = ARRIVAL_WORK_LIMIT,
-) -> OracleResult:
+    replayed_rounds: int = REPLAYED_ROUNDS, arrival_work: float = ARRIVAL_WORK_LIMIT,
+) -> OracleResult:  # fmt: skip
     """The cheapest plan found and the best bound of one episode, stopping at the first proven plan.
 
     Bounds and plans come in order of cost (:mod:`agents.oracle.plans.candidates`): the
@@ -146,9 +145,7 @@ def solve_oracle(
             (:mod:`agents.oracle.bounds.lagrangian`; 0 = the capacity-free bound alone): its work limit.
         replayed_rounds: Under cpu contention, plan programs whose runs last as long as the
             previous plan's replay measured (0 = none: faster, and the plan may be dearer).
-        arrival_work: CP-SAT's work limit of the arrival plan, in its deterministic time units
-            (about seconds; :mod:`agents.oracle.plans.arrival`): less is faster on large episodes,
-            and the plan may be dearer.
+        arrival_work: CP-SAT's work limit of the arrival plan (:mod:`agents.oracle.plans.arrival`).
 
     Raises:
         OracleTooLargeError: The estimated peak memory is above a budget ``too_large`` refuses.
@@ -166,9 +163,8 @@ def solve_oracle(
     lower = capacity_free_bound(inst) if compute_bound else -math.inf  # no solve: O(jobs x nodes)
     bound_program = None
     best: Candidate | None = None
-    for batch in plan_batches(
-        inst, hindsight, limits, mip_rel_gap, replayed_rounds, programs=not decompose, arrival_work=arrival_work
-    ):
+    for batch in plan_batches(inst, hindsight, limits, mip_rel_gap, replayed_rounds, programs=not decompose,
+                              arrival_work=arrival_work):  # fmt: skip
         best = cheapest(best, batch)
         if _gap(best.total_usd, lower)[1]:
             break  # proven: no later plan can be cheaper, and no other bound is needed

@@ -141,3 +141,19 @@ def test_room_without_slowdown__the_largest_allocation_at_full_speed(capacity_m:
     assert progress_rate(background_m, room, capacity_m) == 1.0
     if room < capacity_m:
         assert progress_rate(background_m, room + 1, capacity_m) < 1.0
+
+
+def test_solve_oracle__arrival_work_is_the_arrival_plan_s_work_limit() -> None:
+    """The option reaches CP-SAT: with almost no work it finds no arrival plan and the greedy plan at
+    scale is taken (the episode decomposed, so that no plan program is built); a limit that is not
+    a number > 0 is refused."""
+    episode = planted_episodes(10, range(40, 41), fill=0.8)[0]
+    twin = DigitalTwin(episode.spec)
+    twin.reset(np.random.default_rng(0))
+    at_scale = {"memory_budget_bytes": 1.0, "lagrangian_iterations": 0}
+    full = solve_oracle(twin.hindsight(), **at_scale)
+    cut = solve_oracle(twin.hindsight(), arrival_work=1e-9, **at_scale)
+    assert full.plan_source == "arrival" and full.plan_objective_usd == pytest.approx(episode.optimum_usd)
+    assert cut.plan_source == "hindsight greedy" and cut.plan_objective_usd >= full.plan_objective_usd - 1e-9
+    with pytest.raises(ValueError, match="deterministic_time must be > 0"):
+        solve_oracle(twin.hindsight(), arrival_work=0.0, **at_scale)
