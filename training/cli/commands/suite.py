@@ -38,7 +38,7 @@ from training.execution.backend import UnitsFailedError
 
 if TYPE_CHECKING:  # annotations only: the suite's modules load when the command runs
     from training.suite.definition import Suite, SuiteTask
-    from training.suite.runner import SuiteRun
+    from training.suite.runner import SuiteRun, TaskRun
 
 HELP = "run agents on the benchmark suite (normalised scores, IQM with intervals, leaderboard)"
 DEFAULT_AGENTS = "random,first-fit,cheapest,best-fit,aco"
@@ -99,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
 
             today = datetime.date.today().isoformat()
             played = run_suite(
-                suite, agents, tasks, store, backend, progress=not args.no_progress, command=f"{today} {_command(args)}"
-            )
+                suite, agents, tasks, store, backend, progress=not args.no_progress,
+                on_task=_report, command=f"{today} {_command(args)}",
+            )  # fmt: skip
     except BackendError as exc:
         raise CommandError(f"--backend {args.backend}: {exc}") from None
     except UnitsFailedError as exc:
@@ -109,6 +110,13 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(str(exc)) from None
     _write(earlier.merged(played) if earlier is not None else played, args)
     return 0
+
+
+def _report(task_run: TaskRun) -> None:
+    """One line as each task is done: its agents' mean scores and the time they took."""
+    scores = ", ".join(f"{agent} {task_run.scores(agent).mean():.3f}" for agent in task_run.agents)
+    seconds = sum(played.seconds for played in task_run.agents.values())
+    print(f"{task_run.task.name}: {scores} ({seconds:.0f} s)", flush=True)
 
 
 def _command(args: argparse.Namespace) -> str:
