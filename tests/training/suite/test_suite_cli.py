@@ -43,6 +43,18 @@ def test_suite_cli__writes_results_leaderboard_and_plots_and_adds_agents_to_a_ru
     assert len(grown.pop("commands")) == 2 and len(together.pop("commands")) == 1
     assert without_seconds(grown) == without_seconds(together)
 
+    solo = _suite(cache, tmp_path / "solo", "--agents", "cheapest", "--tasks", "default")  # one task only
+    merged = _suite(cache, tmp_path / "merged", "--agents", "none", "--add-to", str(tmp_path / "both"),
+                    str(tmp_path / "solo"))  # fmt: skip
+    assert solo.returncode == 0 and merged.returncode == 0, merged.stderr
+    document = json.loads((tmp_path / "merged/suite.json").read_text())
+    assert document["agents"] == ["first-fit", "aco", "cheapest"] and len(document["commands"]) == 2
+    assert list(document["tasks"]["planted5"]["agents"]) == ["first-fit", "aco"]
+    assert "cheapest" not in document["aggregates"]["all"] and "cheapest" in document["aggregates"]["held-out"]
+    twice = _suite(cache, tmp_path / "twice", "--agents", "none", "--add-to", str(tmp_path / "both"),
+                   str(tmp_path / "both"))  # fmt: skip
+    assert_one_line_error(twice, 1, "--add-to", "agents in both runs")
+
 
 def test_suite_cli__lists_the_tasks_without_playing(tmp_path: Path) -> None:
     result = cli("suite", "--suite", TINY, "--list")

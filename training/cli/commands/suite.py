@@ -15,8 +15,9 @@ A task's reference is computed once (the weak baseline and the task's oracle on 
 and cached by task and suite version: the repository ships the references the leaderboard was made
 with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache`` (default
 ``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
-agents of an earlier run's ``suite.json`` (same suite) and adds these, on any tasks, so a
-leaderboard can grow one agent at a time. An agent that did not play every task of a group has
+agents of earlier runs' ``suite.json`` (same suite) and adds these, on any tasks, so a
+leaderboard can grow one agent at a time; ``--agents none --add-to A B`` only merges runs made
+apart (in parallel, or on other machines). An agent that did not play every task of a group has
 no aggregate over that group (the leaderboard names the tasks it missed). ``--list`` prints the
 tasks and their seeds and plays nothing.
 """
@@ -42,6 +43,8 @@ if TYPE_CHECKING:  # annotations only: the suite's modules load when the command
 
 HELP = "run agents on the benchmark suite (normalised scores, IQM with intervals, leaderboard)"
 DEFAULT_AGENTS = "random,first-fit,cheapest,best-fit,aco"
+NO_AGENTS = "none"
+"""``--agents none``: play nothing, only merge the ``--add-to`` runs."""
 CACHE_ENV = "ACO_ENV_CACHE"
 """Environment variable naming the cache folder (default ``~/.cache/aco-env``)."""
 
@@ -57,7 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=Path("results/suite"), help="output folder (default: %(default)s)")
     parser.add_argument("--leaderboard", type=Path, metavar="FILE", help="also write the leaderboard Markdown here")
     parser.add_argument(
-        "--add-to", type=Path, metavar="DIR", help="keep the agents of DIR/suite.json and add these (same tasks)"
+        "--add-to",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="keep the agents of each DIR/suite.json and add these (--agents none: only merge the runs)",
     )
     parser.add_argument(
         "--cache", type=Path, help=f"where computed references go (default: ${CACHE_ENV} or ~/.cache/aco-env)"
@@ -84,14 +91,21 @@ def run(args: argparse.Namespace) -> int:
         _print_tasks(suite.label, tasks)
         return 0
     check_backend(args.backend, args.address)
-    agents = checks.agent_list(args.agents)
+    merge_only = args.agents == NO_AGENTS
+    if merge_only and not args.add_to:
+        raise UsageError(f"--agents {NO_AGENTS} plays nothing: give the runs to merge with --add-to")
+    agents = [] if merge_only else checks.agent_list(args.agents)
     for task in tasks:
         scenario = checks.scenario(task.scenario, f"task {task.name}:")
         checks.agents_fit_scenario(agents, scenario, "--agents")
-    earlier = _earlier_run(args.add_to, suite, agents)
+    earlier = _earlier_run(args.add_to or [], suite, agents)
     checks.writable_dir(args.out, "--out")
     if args.leaderboard is not None:
         checks.writable_file(args.leaderboard, "--leaderboard")
+    if merge_only:
+        assert earlier is not None
+        _write(earlier, args)
+        return 0
     store = ReferenceStore(suite, args.cache or Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "aco-env")))
     try:
         with make_backend(args.backend, args.address) as backend:
@@ -123,26 +137,30 @@ def _command(args: argparse.Namespace) -> str:
     """The command line that asks for this run (the options that change what is played or written)."""
     options = {
         "--suite": args.suite, "--agents": args.agents, "--tasks": args.tasks, "--group": args.group,
-        "--backend": args.backend, "--out": args.out, "--add-to": args.add_to, "--leaderboard": args.leaderboard,
+        "--backend": args.backend, "--out": args.out, "--leaderboard": args.leaderboard,
     }  # fmt: skip
     given = [f"{name} {shlex.quote(str(value))}" for name, value in options.items() if value is not None]
-    return " ".join(["aco-env suite", *given])
+    added = [f"--add-to {' '.join(shlex.quote(str(folder)) for folder in args.add_to)}"] if args.add_to else []
+    return " ".join(["aco-env suite", *given, *added])
 
 
-def _earlier_run(add_to: Path | None, suite: Suite, agents: Sequence[str]) -> SuiteRun | None:
-    """The run in ``--add-to`` to add to (checked: same suite, none of ``agents``), or ``None``."""
-    if add_to is None:
+def _earlier_run(add_to: Sequence[Path], suite: Suite, agents: Sequence[str]) -> SuiteRun | None:
+    """The runs in ``--add-to``, merged (checked: same suite, no agent twice, none of ``agents``), or ``None``."""
+    if not add_to:
         return None
     from training.suite.definition import SuiteError
     from training.suite.results_file import SUITE_JSON, read_suite_run
 
     try:
-        earlier = read_suite_run(add_to / SUITE_JSON, suite)
+        runs = [read_suite_run(folder / SUITE_JSON, suite) for folder in add_to]
+        earlier = runs[0]
+        for other in runs[1:]:
+            earlier = earlier.merged(other)
     except SuiteError as exc:
         raise DataError(f"--add-to: {exc}") from None
     again = sorted(set(agents) & set(earlier.agents))
     if again:
-        raise UsageError(f"--add-to: {add_to} already has {', '.join(again)}")
+        raise UsageError(f"--add-to: the runs already have {', '.join(again)}")
     return earlier
 
 
