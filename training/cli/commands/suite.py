@@ -17,14 +17,15 @@ with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache``
 ``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
 agents of earlier runs' ``suite.json`` (same suite) and adds these, on any tasks, so a
 leaderboard can grow one agent at a time; ``--agents none --add-to A B`` only merges runs made
-apart (in parallel, or on other machines). An agent that did not play every task of a group has
-no aggregate over that group (the leaderboard names the tasks it missed). ``--list`` prints the
-tasks and their seeds and plays nothing.
+apart (in parallel, or on other machines), on the tasks ``--tasks`` / ``--group`` choose. An
+agent that did not play every task of a group has no aggregate over that group (the leaderboard
+names the tasks it missed). ``--list`` prints the tasks and their seeds and plays nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import os
 import shlex
@@ -102,9 +103,10 @@ def run(args: argparse.Namespace) -> int:
     checks.writable_dir(args.out, "--out")
     if args.leaderboard is not None:
         checks.writable_file(args.leaderboard, "--leaderboard")
-    if merge_only:
+    if merge_only:  # on the tasks asked for (all by default)
         assert earlier is not None
-        _write(earlier, args)
+        chosen = {task.name for task in tasks}
+        _write(dataclasses.replace(earlier, tasks=tuple(run for run in earlier.tasks if run.task.name in chosen)), args)
         return 0
     store = ReferenceStore(suite, args.cache or Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "aco-env")))
     try:
