@@ -108,15 +108,22 @@ class SuiteRun:
         return self._aggregates.get(group, {})
 
     def merged(self, other: SuiteRun) -> SuiteRun:
-        """This run with ``other``'s agents added: on the tasks of either, in the suite's order.
+        """This run with ``other``'s episodes added: on the tasks of either, in the suite's order.
+
+        An agent may be in both runs, on different tasks (played in parts).
 
         Raises:
-            SuiteError: The runs share an agent, or hold different references for a task.
+            SuiteError: An agent played a task in both runs, or the runs hold different references
+                for a task.
         """
-        shared = sorted(set(self.agents) & set(other.agents))
-        if shared:
-            raise SuiteError(f"cannot merge: agents in both runs {shared}")
         mine, theirs = {run.task.name: run for run in self.tasks}, {run.task.name: run for run in other.tasks}
+        shared = sorted(
+            f"{agent} on {name}"
+            for name in set(mine) & set(theirs)
+            for agent in set(mine[name].agents) & set(theirs[name].agents)
+        )
+        if shared:
+            raise SuiteError(f"cannot merge: played in both runs: {', '.join(shared)}")
         tasks = []
         for task in self.suite.tasks:
             runs = [run for run in (mine.get(task.name), theirs.get(task.name)) if run is not None]
@@ -126,7 +133,8 @@ class SuiteRun:
                 raise SuiteError(f"cannot merge: the runs hold different references for {task.name}")
             played = {name: result for run in runs for name, result in run.agents.items()}
             tasks.append(TaskRun(task, runs[0].reference, played))
-        return SuiteRun(self.suite, (*self.agents, *other.agents), tuple(tasks), (*self.commands, *other.commands))
+        agents = tuple(dict.fromkeys((*self.agents, *other.agents)))
+        return SuiteRun(self.suite, agents, tuple(tasks), (*self.commands, *other.commands))
 
 
 def run_suite(

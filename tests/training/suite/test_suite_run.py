@@ -138,8 +138,11 @@ def test_run_suite__an_agent_added_on_some_tasks_has_aggregates_only_over_groups
     assert "random" in merged.aggregates("held-out")
     assert "random" not in merged.aggregates("train") and "random" not in merged.aggregates("all")
     assert set(merged.aggregates("all")) == set(AGENTS)
-    with pytest.raises(SuiteError, match=r"agents in both runs \['random'\]"):
+    with pytest.raises(SuiteError, match="played in both runs: random on default"):
         merged.merged(only_default)
+    on_planted = run_suite(TINY, ["random"], [TINY.task("planted5")], store, progress=False)
+    in_parts = merged.merged(on_planted)  # one agent, played in two parts
+    assert in_parts.agents == (*AGENTS, "random") and not in_parts.missing("random")
     reversed_order = only_default.merged(serial_run)  # the tasks of either, in the suite's order
     assert [run.task.name for run in reversed_order.tasks] == ["planted5", "default"]
     assert reversed_order.missing("random") == ("planted5",)

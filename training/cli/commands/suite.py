@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     for task in tasks:
         scenario = checks.scenario(task.scenario, f"task {task.name}:")
         checks.agents_fit_scenario(agents, scenario, "--agents")
-    earlier = _earlier_run(args.add_to or [], suite, agents)
+    earlier = _earlier_run(args.add_to or [], suite, agents, tasks)
     checks.writable_dir(args.out, "--out")
     if args.leaderboard is not None:
         checks.writable_file(args.leaderboard, "--leaderboard")
@@ -146,8 +146,13 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(["aco-env suite", *given, *added])
 
 
-def _earlier_run(add_to: Sequence[Path], suite: Suite, agents: Sequence[str]) -> SuiteRun | None:
-    """The runs in ``--add-to``, merged (checked: same suite, no agent twice, none of ``agents``), or ``None``."""
+def _earlier_run(
+    add_to: Sequence[Path], suite: Suite, agents: Sequence[str], tasks: Sequence[SuiteTask]
+) -> SuiteRun | None:
+    """The runs in ``--add-to``, merged, or ``None``.
+
+    Checked: the same suite, no agent on a task twice, none of ``agents`` already on one of ``tasks``.
+    """
     if not add_to:
         return None
     from training.suite.definition import SuiteError
@@ -160,9 +165,10 @@ def _earlier_run(add_to: Sequence[Path], suite: Suite, agents: Sequence[str]) ->
             earlier = earlier.merged(other)
     except SuiteError as exc:
         raise DataError(f"--add-to: {exc}") from None
-    again = sorted(set(agents) & set(earlier.agents))
+    chosen = {task.name for task in tasks}
+    again = sorted({agent for run in earlier.tasks if run.task.name in chosen for agent in run.agents} & set(agents))
     if again:
-        raise UsageError(f"--add-to: the runs already have {', '.join(again)}")
+        raise UsageError(f"--add-to: the runs already have {', '.join(again)} on some of these tasks")
     return earlier
 
 
