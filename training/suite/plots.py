@@ -28,7 +28,8 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
     groups = [(group, run.aggregates(group)) for group in AGGREGATE_GROUPS]
     groups = [(group, results) for group, results in groups if results]
     agents = list(run.agents)
-    colors = dict(zip(agents, seaborn.color_palette("colorblind", len(agents)), strict=True))
+    palette = "colorblind" if len(agents) <= 10 else "tab20"  # colorblind has 10 colours, then repeats
+    colors = dict(zip(agents, seaborn.color_palette(palette, len(agents)), strict=True))
     paths = []
 
     figures = []

@@ -53,7 +53,7 @@ def test_suite_cli__writes_results_leaderboard_and_plots_and_adds_agents_to_a_ru
     assert "cheapest" not in document["aggregates"]["all"] and "cheapest" in document["aggregates"]["held-out"]
     twice = _suite(cache, tmp_path / "twice", "--agents", "none", "--add-to", str(tmp_path / "both"),
                    str(tmp_path / "both"))  # fmt: skip
-    assert_one_line_error(twice, 1, "--add-to", "played in both runs: first-fit on planted5")
+    assert_one_line_error(twice, 1, "--add-to", "played in both runs:", "first-fit on planted5")
 
 
 def test_suite_cli__lists_the_tasks_without_playing(tmp_path: Path) -> None:
