@@ -8,11 +8,15 @@ episode scores above each normalised score tau, with intervals).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from training.suite.runner import AGGREGATE_GROUPS, SuiteRun
 from training.suite.scores import AGGREGATES, PROFILE_TAUS
+
+if TYPE_CHECKING:  # matplotlib loads when a plot is drawn
+    from matplotlib.figure import Figure
 
 
 def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
@@ -49,7 +53,7 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
             xlabel_y_coordinate=-0.32,
         )
         figures.append(figure)
-    paths.append(_stack(figures, out_dir / "aggregates.png", plt))
+    paths.append(_stack(figures, out_dir / "aggregates.png"))
 
     figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
     for ax, (group, results) in zip(axes[0], groups, strict=True):
@@ -75,17 +79,18 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
     return paths
 
 
-def _stack(figures: list, path: Path, plt: object) -> Path:
+def _stack(figures: list[Figure], path: Path) -> Path:
     """Save the figures one above the other in one PNG (each rendered, then stacked as images)."""
     import io
 
     import matplotlib.image as mpimg
+    import matplotlib.pyplot as plt
 
     images = []
     for figure in figures:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-        plt.close(figure)  # type: ignore[attr-defined]
+        plt.close(figure)
         buffer.seek(0)
         images.append(mpimg.imread(buffer))
     width = max(image.shape[1] for image in images)

@@ -39,7 +39,7 @@ BOOTSTRAP_REPS = 2000
 """Bootstrap replications of every interval."""
 BOOTSTRAP_SEED = 0
 """Seed of the bootstrap's generator: the intervals are a function of the scores alone."""
-AGGREGATES: dict[str, object] = {
+AGGREGATES: dict[str, Callable[[np.ndarray], float]] = {
     "IQM": metrics.aggregate_iqm,
     "median": metrics.aggregate_median,
     "mean": metrics.aggregate_mean,
@@ -140,7 +140,7 @@ def aggregate(scores: Mapping[str, np.ndarray]) -> dict[str, Aggregate]:
 
 def _statistics(matrix: np.ndarray) -> np.ndarray:
     """The aggregates (in :data:`AGGREGATES` order), then the profile at every tau, of one matrix."""
-    aggregates = [function(matrix) for function in AGGREGATES.values()]  # type: ignore[operator]
+    aggregates = [function(matrix) for function in AGGREGATES.values()]
     profile = [np.mean(matrix > tau) for tau in PROFILE_TAUS]
     return np.array([*aggregates, *profile], dtype=float)
 
