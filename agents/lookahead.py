@@ -189,7 +189,28 @@ def sample_future(
         if node.is_spot else times
         for node, times in zip(known.fleet, known_interruptions, strict=True)
     )
-    return dataclasses.replace(known, jobs=past.then(future), fixed_interruptions_s=interruptions)
+    recoveries = _forecast_recoveries(known, interruptions, now_s)
+    return dataclasses.replace(
+        known, jobs=past.then(future), fixed_interruptions_s=interruptions, fixed_recoveries_s=recoveries
+    )
+
+
+def _forecast_recoveries(
+    known: TwinSpec, interruptions: tuple[tuple[float, ...], ...], now_s: float
+) -> tuple[tuple[float, ...], ...] | None:
+    """The ends of ``interruptions`` when ``known`` fixes outage ends (replayed traces), else ``None``.
+
+    A known end stays; an outage still on at ``now_s`` (its end unknown, ``inf``) is forecast
+    to end ``spot_recovery_s`` from now, a sampled one ``spot_recovery_s`` after it starts.
+    """
+    if known.fixed_recoveries_s is None:
+        return None
+    recovery_s = known.settings.spot_recovery_s
+    ends: list[tuple[float, ...]] = []
+    for times, known_ends in zip(interruptions, known.fixed_recoveries_s, strict=True):
+        ongoing = tuple(now_s + recovery_s if math.isinf(end) else end for end in known_ends)
+        ends.append((*ongoing, *(t + recovery_s for t in times[len(known_ends) :])))
+    return tuple(ends)
 
 
 def _poisson_times(rng: np.random.Generator, rate_per_s: float, after_s: float, before_s: float) -> np.ndarray:

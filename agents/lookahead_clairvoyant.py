@@ -24,7 +24,6 @@ episode's final objective if the episode then follows the rollout rule (tested).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,7 +71,7 @@ class ClairvoyantLookaheadAgent(LookaheadAgent):
         spec, interruptions = hindsight.spec, hindsight.interruptions_s
         truth = self._truth
         if truth is None or self._truth_of is not spec or truth.fixed_interruptions_s != interruptions:
-            truth = dataclasses.replace(spec, fixed_interruptions_s=interruptions)
+            truth = hindsight.replayable_spec()
             self._truth, self._truth_of = truth, spec
         return truth
 

@@ -15,9 +15,12 @@ depend on the whole spec and are rebuilt here:
 * **per-job lists** (``M`` entries): the arrived jobs' entries are kept; the jobs still to
   arrive (the old spec's and the new one's) hold the initial values of a job in the future,
   and ``status_counts`` counts the new spec's future jobs;
-* **the interruptions**: ``interruptions_s`` becomes the new spec's; the old future
-  interruptions leave the event heap and the new spec's future ones enter it (every past one
-  was handled before the current decision: events come before decisions at equal times);
+* **the interruptions**: ``interruptions_s`` and ``recoveries_s`` become the new spec's; the
+  old future interruptions leave the event heap and the new spec's future ones enter it (every
+  past one was handled before the current decision: events come before decisions at equal
+  times); a node down now comes back when the new spec says (its recovery entry, pushed when
+  it was interrupted, keeps its ``seq`` and takes the new time: a replayed trace's recovery is
+  not known before it comes);
 * **the tie-break** ``seq``: a twin pushes every interruption at reset, node by node, before
   any other event, so interruption ``k`` of the episode (in that order) has ``seq = k`` and
   every later event is shifted by the number of interruptions. The continued twin's heap
@@ -58,11 +61,8 @@ from digital_twin.energy.model import energy_past_difference
 from digital_twin.event_loop import is_stale
 from digital_twin.rule_checks import RuleTables, count_running
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import effective_interruptions
-from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, ScheduledEvent, TwinState
-
-Interruptions = tuple[tuple[float, ...], ...]
-"""Per node, its sorted effective interruption times, seconds."""
+from digital_twin.spot import Interruptions, Recoveries, effective_outages
+from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, RECOVERY, ScheduledEvent, TwinState
 
 _JOB_COLUMNS = (
     "job_ids", "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb",
@@ -72,19 +72,25 @@ _JOB_COLUMNS = (
 """The :class:`~digital_twin.workload.Workload` columns: a job is these values."""
 
 
-def given_interruptions(spec: TwinSpec) -> Interruptions | None:
-    """``spec``'s effective interruptions when they are given, ``None`` when its reset draws them.
+def given_outages(spec: TwinSpec) -> tuple[Interruptions, Recoveries] | None:
+    """``spec``'s effective interruptions and their ends when given, ``None`` when its reset draws them.
 
-    Given: its ``fixed_interruptions_s`` (effective: before the horizon, on an up node), or none
-    when spot interruptions are off or no node can be interrupted.
+    Given: its ``fixed_interruptions_s`` (effective: before the horizon, on an up node) with
+    ``fixed_recoveries_s`` (or each ``spot_recovery_s`` later), or none when spot
+    interruptions are off or no node can be interrupted.
     """
     settings = spec.settings
+    horizon_s, recovery_s = float(settings.horizon_s), settings.spot_recovery_s
     if spec.fixed_interruptions_s is not None:
-        horizon_s, recovery_s = float(settings.horizon_s), settings.spot_recovery_s
-        return tuple(effective_interruptions(times, horizon_s, recovery_s) for times in spec.fixed_interruptions_s)
+        ends = spec.fixed_recoveries_s or (None,) * len(spec.fleet)
+        kept = [
+            effective_outages(times, node_ends, horizon_s, recovery_s)
+            for times, node_ends in zip(spec.fixed_interruptions_s, ends, strict=True)
+        ]
+        return tuple(times for times, _ in kept), tuple(node_ends for _, node_ends in kept)
     if settings.spot_interruptions and any(node.interruption_rate_per_s > 0.0 for node in spec.fleet):
         return None
-    return tuple(() for _ in spec.fleet)
+    return tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet)
 
 
 def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: int, new: TwinSpec) -> str | None:
@@ -115,7 +121,7 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
         or _jobs_difference(old, new, s.next_arrival, now, s.status)
         or _workflows_difference(old, c, s, new)
         or _durations_difference(c, s, new)
-        or _interruptions_difference(s.interruptions_s, given_interruptions(new), now)
+        or _outages_difference(s.interruptions_s, s.recoveries_s, given_outages(new), now)
         or energy_past_difference(old.energy_model, new.energy_model, now)
     )
 
@@ -134,13 +140,15 @@ def shapes_difference(old: TwinConstants, c: TwinConstants, arrived: int) -> str
     )
 
 
-def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interruptions: Interruptions) -> TwinState:
+def continued_state(
+    s: TwinState, old: TwinConstants, c: TwinConstants, outages: tuple[Interruptions, Recoveries]
+) -> TwinState:
     """State ``s`` (of a twin of constants ``old``, at a decision) as the state of a twin of constants ``c``.
 
     ``c`` are the constants of a spec that continues the twin's episode.
 
     That spec must agree with the twin's up to now (:func:`past_difference` is ``None``);
-    ``interruptions`` are its effective ones (:func:`given_interruptions`). See the module
+    ``outages`` are its effective interruptions and their ends (:func:`given_outages`). See the module
     docstring for what carries over and why the result is exact.
     """
     out = s.copy()
@@ -161,10 +169,11 @@ def continued_state(s: TwinState, old: TwinConstants, c: TwinConstants, interrup
     _continue_workflows(out, s, old, c)
     _add_clocks(out, c.n_nodes * c.n_lanes - len(s.rate))
     out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
-    out.interruptions_s = interruptions
+    interruptions, recoveries = outages
+    out.interruptions_s, out.recoveries_s = interruptions, recoveries
     shift = _count(interruptions) - _count(s.interruptions_s)
     heap: list[ScheduledEvent] = [
-        (t, kind, seq + shift, index, generation)
+        (out.outage_end_s(index) if kind == RECOVERY else t, kind, seq + shift, index, generation)
         for t, kind, seq, index, generation in s.heap
         if kind != INTERRUPTION and not is_stale(s, c.clocked, (t, kind, seq, index, generation))
     ]
@@ -379,12 +388,25 @@ def _equal_columns(ours: Sequence[object] | np.ndarray, theirs: Sequence[object]
     return list(ours) == list(theirs)
 
 
-def _interruptions_difference(ours: Interruptions, theirs: Interruptions | None, now_s: float) -> str | None:
+def _known_end(end_s: float, now_s: float) -> float | None:
+    """An outage's end as known at ``now_s``: the time it came, ``None`` while it has not."""
+    return end_s if end_s <= now_s else None
+
+
+def _outages_difference(
+    ours: Interruptions, our_ends: Recoveries, theirs: tuple[Interruptions, Recoveries] | None, now_s: float
+) -> str | None:
+    """Where the outages up to ``now_s`` differ: each interruption so far, and its end if it came."""
     if theirs is None:
         return "the spec draws its spot interruptions at reset: give them (fixed_interruptions_s)"
-    for node, (mine, given) in enumerate(zip(ours, theirs, strict=True)):
+    their_times, their_ends = theirs
+    for node, (mine, given) in enumerate(zip(ours, their_times, strict=True)):
         past_mine = [t for t in mine if t <= now_s]
         past_given = [t for t in given if t <= now_s]
         if past_mine != past_given:
             return f"node {node}'s interruptions up to now differ ({past_given}, the twin's {past_mine})"
+        ended_mine = [_known_end(end, now_s) for end in our_ends[node][: len(past_mine)]]
+        ended_given = [_known_end(end, now_s) for end in their_ends[node][: len(past_given)]]
+        if ended_mine != ended_given:
+            return f"node {node}'s recoveries up to now differ ({ended_given}, the twin's {ended_mine})"
     return None

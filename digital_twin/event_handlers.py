@@ -330,7 +330,7 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
                 fail_descendants(s, c, j)
     if c.energy is not None:
         refresh_node(s, c, c.energy, i, current_tick(s, c))  # down: it draws nothing
-    s.schedule(s.time_s + c.spot_recovery_s, RECOVERY, i, 0)
+    s.schedule(s.outage_end_s(i), RECOVERY, i, 0)
 
 
 def recover(s: TwinState, c: TwinConstants, i: int) -> None:

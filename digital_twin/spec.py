@@ -48,6 +48,10 @@ class TwinSpec:
             :func:`~digital_twin.energy.model.default_energy_model`.
         rules: Placement rules: node labels and taints, job labels, affinity, anti-affinity and
             spread (:mod:`digital_twin.placement.rules`); ``None``: none.
+        fixed_recoveries_s: With ``fixed_interruptions_s``, the time each of its interruptions
+            ends (same shape, each after its interruption; ``math.inf``: never, or not known
+            to be), as replayed spot traces give them; ``None``: each ends
+            ``settings.spot_recovery_s`` after it.
     """
 
     fleet: tuple[NodeSpec, ...]
@@ -57,6 +61,7 @@ class TwinSpec:
     fixed_interruptions_s: tuple[tuple[float, ...], ...] | None = None
     energy: EnergyModel | None = None
     rules: PlacementRules | None = None
+    fixed_recoveries_s: tuple[tuple[float, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fleet", validate_fleet(self.fleet))
@@ -75,6 +80,8 @@ class TwinSpec:
             )
         if self.fixed_interruptions_s is not None:
             self._check_fixed_interruptions(self.fixed_interruptions_s)
+        if self.fixed_recoveries_s is not None:
+            self._check_fixed_recoveries(self.fixed_interruptions_s, self.fixed_recoveries_s)
         if self.energy is not None:
             if not isinstance(self.energy, EnergyModel):
                 raise SpecError(f"energy must be an EnergyModel, got {type(self.energy).__name__}")
@@ -95,6 +102,23 @@ class TwinSpec:
                 raise SpecError(f"fixed_interruptions_s: node {node.node_id!r} is on-demand")
             if any(not (isinstance(t, int | float) and t >= 0) for t in node_times):
                 raise SpecError(f"fixed_interruptions_s: node {node.node_id!r} has a negative or bad time")
+
+    def _check_fixed_recoveries(
+        self, times: tuple[tuple[float, ...], ...] | None, ends: tuple[tuple[float, ...], ...]
+    ) -> None:
+        if times is None:
+            raise SpecError("fixed_recoveries_s needs fixed_interruptions_s")
+        for node, node_times, node_ends in zip(self.fleet, times, ends, strict=False):
+            if len(node_ends) != len(node_times):
+                raise SpecError(
+                    f"fixed_recoveries_s: node {node.node_id!r} has {len(node_ends)} recoveries "
+                    f"for {len(node_times)} interruptions"
+                )
+            pairs = zip(node_times, node_ends, strict=True)
+            if any(not (isinstance(end, int | float) and end > t) for t, end in pairs):
+                raise SpecError(f"fixed_recoveries_s: node {node.node_id!r} has a recovery not after its interruption")
+        if len(ends) != len(times):
+            raise SpecError(f"fixed_recoveries_s has {len(ends)} entries for {len(self.fleet)} nodes")
 
     def with_settings(self, **changes: Any) -> TwinSpec:
         """A copy whose settings have ``changes`` (:class:`EpisodeSettings` fields, checked again).

@@ -9,6 +9,7 @@ are in whole units (millicores, MiB, GPUs) so that allocation and release are ex
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass, fields
 
@@ -58,6 +59,8 @@ class TwinState:
     the simulation is first run (no decision is asked then either)."""
     interruptions_s: tuple[tuple[float, ...], ...]
     """Per node, the spot interruption times of this episode (drawn at reset, never changed)."""
+    recoveries_s: tuple[tuple[float, ...], ...]
+    """Per node, when each interruption ends (same shape; ``inf``: not in the episode)."""
 
     # ---- per node, (N,)
     free_cpu_m: list[int]
@@ -201,7 +204,11 @@ class TwinState:
 
     @classmethod
     def initial(
-        cls, constants: TwinConstants, interruptions_s: tuple[tuple[float, ...], ...], record_events: bool
+        cls,
+        constants: TwinConstants,
+        interruptions_s: tuple[tuple[float, ...], ...],
+        recoveries_s: tuple[tuple[float, ...], ...],
+        record_events: bool,
     ) -> TwinState:
         """The state at time 0: empty nodes, all up, every job in the future, nothing scheduled.
 
@@ -217,6 +224,7 @@ class TwinState:
             current=-1,
             done=True,
             interruptions_s=interruptions_s,
+            recoveries_s=recoveries_s,
             free_cpu_m=list(constants.cpu_m),
             free_mem_mib=list(constants.mem_mib),
             free_gpus=list(constants.gpus),
@@ -274,17 +282,23 @@ class TwinState:
             unfairness_stale=False,
         )
 
+    def outage_end_s(self, i: int) -> float:
+        """When node ``i``'s latest interruption at or before now ends (the node must have one)."""
+        return self.recoveries_s[i][bisect.bisect_right(self.interruptions_s[i], self.time_s) - 1]
+
     def copy(self) -> TwinState:
         """An independent copy, O(nodes + jobs).
 
         Every list is copied (the lists in ``node_jobs``, ``runs_by_finish`` and ``rule_counts``,
-        and the queue too); the items of the other lists, and ``interruptions_s``, are immutable and shared.
+        and the queue too); the items of the other lists, ``interruptions_s`` and ``recoveries_s``
+        are immutable and shared.
         """
         return TwinState(
             time_s=self.time_s,
             current=self.current,
             done=self.done,
             interruptions_s=self.interruptions_s,
+            recoveries_s=self.recoveries_s,
             free_cpu_m=self.free_cpu_m.copy(),
             free_mem_mib=self.free_mem_mib.copy(),
             free_gpus=self.free_gpus.copy(),

@@ -217,7 +217,7 @@ class TwinViews:
 
     def hindsight(self, s: TwinState) -> HindsightView:
         """The privileged, read-only view of the episode's future (for the oracle only)."""
-        return HindsightView.build(self.spec, s.interruptions_s)
+        return HindsightView.build(self.spec, s.interruptions_s, s.recoveries_s)
 
 
 def _makespan_s(c: TwinConstants, s: TwinState) -> float:

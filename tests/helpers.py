@@ -179,7 +179,7 @@ def replayed_with_log(env: gym.Env) -> DigitalTwin:
     Asserts the replay reaches the env's objective exactly.
     """
     played = env.unwrapped._require_twin()
-    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.interruptions_s)
+    spec = played.hindsight().replayable_spec()
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
     for _, node in played.decisions():

@@ -17,7 +17,8 @@ A scenario fixes everything an episode needs::
     latency_slo_factor: 2.0         # latency-critical SLO = factor x nominal duration (the utility term); > 0
     weights: {rejection_usd: 2.0, ..}  # USD per unit of a penalty term: the weight_key of each row of
                                     # digital_twin.objective.PENALTIES (ObjectiveWeights' fields)
-    spot: {recovery_s: 600, interruptions: true}
+    spot: {recovery_s: 600, interruptions: true}   # or {model: trace, traces: [..], start_s: random}:
+                                    # replayed availability (digital_twin.scenario.spot_section)
     fleet:      {preset: default-5} | {nodes: [...]} | {generate: {...}} | {alibaba_gpu_csv: {...}}
     telemetry:  {reader: constant, cpu_pct: .., mem_pct: .., tick_s: ..}
               | {reader: <TRACE_READERS name>, path: .., options: {..}, mapping: {..}}
@@ -76,6 +77,7 @@ from digital_twin.scenario.energy_section import energy_loader
 from digital_twin.scenario.fleet_section import fleet_loader
 from digital_twin.scenario.parsed import Scenario
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
+from digital_twin.scenario.spot_section import SpotReplayLoader, spot_replay_loader
 from digital_twin.scenario.telemetry_section import telemetry_loader
 from digital_twin.scenario.workload_section import declared_durations, jobs_loader
 from digital_twin.scenario.yaml_file import read_scenario_file
@@ -121,7 +123,8 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         readable = " and ".join(map(str, READABLE_SCHEMA_VERSIONS))
         raise top.error("schema_version", f"unsupported version {version}; this aco-env reads {readable}")
     limits = _limits(top.section("limits", required=False), limits or Limits())
-    settings, fixed = _settings(top, version)
+    data_files: list[Path] = []
+    settings, fixed, spot_replay = _settings(top, version, data_files)
     horizon_s = settings.horizon_s
     check_limit(top, "horizon_s", limits, "max_horizon_s", horizon_s, f"horizon_s = {count(horizon_s)} s")
     job_budget = top.get("job_budget", int, None, nullable=True)
@@ -129,7 +132,6 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         raise top.error("job_budget", f"must be >= 1, got {job_budget}")
     if job_budget is not None:
         check_limit(top, "job_budget", limits, "max_jobs", job_budget, f"job_budget = {job_budget:,}")
-    data_files: list[Path] = []
     fleet = fleet_loader(top.section("fleet"), data_files, limits)
     telemetry = telemetry_loader(top.section("telemetry"), horizon_s, data_files, limits)
     energy, accounting = energy_loader(top.section("energy", required=False), data_files)
@@ -159,9 +161,12 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         declared_durations=declared,
         _energy_loader=energy,
         placement=_placement(top),
+        _spot_loader=spot_replay,
     )
     if scenario.planted and scenario.placement is not None:
         raise top.error("placement", "a planted workload takes no placement rules (its optimum is planted without)")
+    if scenario.planted and spot_replay is not None:
+        raise top.error("spot.model", "a planted workload draws its interruptions (its optimum avoids them)")
     top.finish()
     return scenario
 
@@ -196,8 +201,10 @@ _KEY_OF_SETTING = {"spot_recovery_s": "spot.recovery_s", "spot_interruptions": "
 """Where a setting not written under its own name is in the file."""
 
 
-def _settings(top: Section, version: int) -> tuple[EpisodeSettings, tuple[tuple[float, ...], ...] | None]:
-    """The episode settings the file states, and the ``spot.fixed_interruptions_s`` times.
+def _settings(
+    top: Section, version: int, data_files: list[Path]
+) -> tuple[EpisodeSettings, tuple[tuple[float, ...], ...] | None, SpotReplayLoader | None]:
+    """The episode settings the file states, the ``spot.fixed_interruptions_s`` times and the replayed traces.
 
     Absent keys take :class:`EpisodeSettings`' defaults. The file gives the types (a number, a
     string, ...); the values are checked by :class:`EpisodeSettings` alone, its errors naming
@@ -210,9 +217,10 @@ def _settings(top: Section, version: int) -> tuple[EpisodeSettings, tuple[tuple[
     values["interference"] = _interference(top, version)
     if top.has("weights"):
         values["weights"] = _weights(top)
-    fixed = None
+    fixed, replay = None, None
     spot = top.section("spot", required=False)
     if spot is not None:
+        replay = spot_replay_loader(spot, data_files)
         if spot.has("recovery_s"):
             values["spot_recovery_s"] = spot.get("recovery_s", float)
         if spot.has("interruptions"):
@@ -220,7 +228,7 @@ def _settings(top: Section, version: int) -> tuple[EpisodeSettings, tuple[tuple[
         fixed = _fixed_interruptions(spot)
         spot.finish()
     try:
-        return EpisodeSettings(**values), fixed
+        return EpisodeSettings(**values), fixed, replay
     except SettingError as exc:
         raise top.error(_KEY_OF_SETTING.get(exc.name, exc.name), exc.problem) from None
 

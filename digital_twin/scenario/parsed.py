@@ -26,9 +26,11 @@ from digital_twin.scenario.energy_section import EnergyLoader
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
 from digital_twin.scenario.schema import ScenarioError
+from digital_twin.scenario.spot_section import SpotReplayLoader
 from digital_twin.scenario.telemetry_section import TelemetryLoader
 from digital_twin.scenario.workload_section import JobsLoader, PlantedJobs
 from digital_twin.spec import TwinSpec
+from digital_twin.spot_replay import SpotReplay
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.twin import DigitalTwin
 from digital_twin.workload import Workload
@@ -38,7 +40,7 @@ T = TypeVar("T")
 _CHANGEABLE_SETTINGS = frozenset(f.name for f in dataclasses.fields(EpisodeSettings)) - {"horizon_s", "start_hour"}
 """The episode settings :meth:`Scenario.with_settings` may change (not what the data loaders read)."""
 _CHANGEABLE = _CHANGEABLE_SETTINGS | {"fixed_interruptions_s", "seed", "description"}
-_CACHED = ("fleet", "telemetry", "energy")  # cached data that no changeable setting affects
+_CACHED = ("fleet", "telemetry", "energy", "spot_replay")  # cached data that no changeable setting affects
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -87,6 +89,7 @@ class Scenario:
     declared_durations: DeclaredDurations = dataclasses.field(default_factory=DeclaredDurations, repr=False)
     _energy_loader: EnergyLoader | None = dataclasses.field(default=None, repr=False)
     placement: PlacementRules | None = dataclasses.field(default=None, repr=False)
+    _spot_loader: SpotReplayLoader | None = dataclasses.field(default=None, repr=False)
 
     @cached_property
     def fleet(self) -> tuple[NodeSpec, ...]:
@@ -102,6 +105,11 @@ class Scenario:
     def energy(self) -> EnergyModel | None:
         """The nodes' power and their grids' carbon intensity (``None``: the fleet's default; read on first use)."""
         return None if self._energy_loader is None else self._built(self._energy_loader, self.fleet)
+
+    @cached_property
+    def spot_replay(self) -> SpotReplay | None:
+        """The spot nodes' replayed availability (``spot.model: trace``; read on first use), else ``None``."""
+        return None if self._spot_loader is None else self._built(self._spot_loader, self.fleet)
 
     @cached_property
     def _fixed_jobs(self) -> Workload:
@@ -141,19 +149,28 @@ class Scenario:
         """The twin spec of one episode (jobs drawn from ``rng`` when the workload is per-episode).
 
         A planted episode's spot interruptions are drawn with its jobs (the planted runs avoid them).
+        Replayed spot traces start at an offset drawn from a child of ``rng`` (``rng`` is not
+        advanced: the jobs and any other draw are those of the same scenario with Poisson spot).
         """
         if self.planted:
             return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
+        interruptions, recoveries = self.fixed_interruptions_s, None
+        replay = self.spot_replay
+        if replay is not None:
+            horizon_s = float(self.settings.horizon_s)
+            start_s = self._built(replay.draw_start_s, rng.spawn(1)[0], horizon_s)
+            interruptions, recoveries = replay.outages(start_s, horizon_s)
         return self._built(
             TwinSpec,
             self.fleet,
             jobs,
             self.telemetry,
             self.settings,
-            self.fixed_interruptions_s,
+            interruptions,
             self.energy,
             self.placement,
+            recoveries,
         )
 
     def twin(self, spec: TwinSpec) -> DigitalTwin:

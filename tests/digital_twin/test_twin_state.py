@@ -26,7 +26,7 @@ def _spec(seed: int = 0) -> TwinSpec:
 def _state_mid_episode(spec: TwinSpec, decisions: int) -> tuple[TwinState, TwinConstants]:
     """A state after ``decisions`` first-fit placements, driven through the loop's own functions."""
     c = TwinConstants.of(spec)
-    s = TwinState.initial(c, tuple(() for _ in spec.fleet), record_events=True)
+    s = TwinState.initial(c, tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet), record_events=True)
     mask = run_to_decision(s, c)
     for _ in range(decisions):
         if s.done:
@@ -59,7 +59,7 @@ def test_twin_state__initial_has_every_job_in_the_future_and_no_decision() -> No
     """TwinState.initial: time 0, full free capacity, all jobs future, nothing scheduled, no decision."""
     spec = _spec()
     c = TwinConstants.of(spec)
-    s = TwinState.initial(c, tuple(() for _ in spec.fleet), record_events=False)
+    s = TwinState.initial(c, tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet), record_events=False)
     assert s.time_s == 0.0 and s.done and s.current == -1 and s.events is None
     assert s.free_cpu_m == list(c.cpu_m) and s.free_cpu_m is not c.cpu_m
     assert s.status == [FUTURE] * c.n_jobs and s.status_counts[FUTURE] == c.n_jobs == sum(s.status_counts)

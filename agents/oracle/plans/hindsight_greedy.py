@@ -10,8 +10,6 @@ so its objective is what the twin charges. Its memory is ``O(jobs x nodes)`` for
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from agents.oracle.model import terms
@@ -51,7 +49,7 @@ def hindsight_greedy_plan(view: HindsightView, inst: OracleInstance) -> Plan:
     each latency-critical job running there. It never defers a job that fits somewhere; jobs
     that never start are left out of the plan (unserved).
     """
-    spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
+    spec = view.replayable_spec()
     charges = inst.charges
     index_of = {job_id: j for j, job_id in enumerate(inst.job_ids)}
     plan: dict[str, tuple[int, float] | None] = dict.fromkeys(inst.job_ids)

@@ -14,7 +14,6 @@ oracle reports for its plan is always this replay's: what the twin charges.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -100,7 +99,7 @@ def _played(
     view: HindsightView, plan: Plan, repair: bool, first_runs: FirstRuns | None, record_events: bool
 ) -> DigitalTwin:
     """The twin after playing the episode by :func:`planned_node` (see :func:`replay_plan`)."""
-    spec = dataclasses.replace(view.spec, fixed_interruptions_s=view.interruptions_s)
+    spec = view.replayable_spec()
     prices = [node.price_per_hour_usd for node in spec.fleet] if repair else None
     twin = DigitalTwin(spec, record_events=record_events)
     twin.reset(np.random.default_rng(0))  # the interruptions are fixed: nothing is drawn
