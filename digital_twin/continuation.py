@@ -59,9 +59,10 @@ import numpy as np
 from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import energy_past_difference
 from digital_twin.event_loop import is_stale
+from digital_twin.outages import given_outages, outages_difference
 from digital_twin.rule_checks import RuleTables, count_running
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import Interruptions, Recoveries, effective_outages
+from digital_twin.spot import Interruptions, Recoveries
 from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, RECOVERY, ScheduledEvent, TwinState
 
 _JOB_COLUMNS = (
@@ -70,27 +71,6 @@ _JOB_COLUMNS = (
     "workflow", "parents",
 )  # fmt: skip
 """The :class:`~digital_twin.workload.Workload` columns: a job is these values."""
-
-
-def given_outages(spec: TwinSpec) -> tuple[Interruptions, Recoveries] | None:
-    """``spec``'s effective interruptions and their ends when given, ``None`` when its reset draws them.
-
-    Given: its ``fixed_interruptions_s`` (effective: before the horizon, on an up node) with
-    ``fixed_recoveries_s`` (or each ``spot_recovery_s`` later), or none when spot
-    interruptions are off or no node can be interrupted.
-    """
-    settings = spec.settings
-    horizon_s, recovery_s = float(settings.horizon_s), settings.spot_recovery_s
-    if spec.fixed_interruptions_s is not None:
-        ends = spec.fixed_recoveries_s or (None,) * len(spec.fleet)
-        kept = [
-            effective_outages(times, node_ends, horizon_s, recovery_s)
-            for times, node_ends in zip(spec.fixed_interruptions_s, ends, strict=True)
-        ]
-        return tuple(times for times, _ in kept), tuple(node_ends for _, node_ends in kept)
-    if settings.spot_interruptions and any(node.interruption_rate_per_s > 0.0 for node in spec.fleet):
-        return None
-    return tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet)
 
 
 def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: int, new: TwinSpec) -> str | None:
@@ -121,7 +101,7 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
         or _jobs_difference(old, new, s.next_arrival, now, s.status)
         or _workflows_difference(old, c, s, new)
         or _durations_difference(c, s, new)
-        or _outages_difference(s.interruptions_s, s.recoveries_s, given_outages(new), now)
+        or outages_difference(s.interruptions_s, s.recoveries_s, given_outages(new), now)
         or energy_past_difference(old.energy_model, new.energy_model, now)
     )
 
@@ -148,8 +128,9 @@ def continued_state(
     ``c`` are the constants of a spec that continues the twin's episode.
 
     That spec must agree with the twin's up to now (:func:`past_difference` is ``None``);
-    ``outages`` are its effective interruptions and their ends (:func:`given_outages`). See the module
-    docstring for what carries over and why the result is exact.
+    ``outages`` are its effective interruptions and their ends
+    (:func:`~digital_twin.outages.given_outages`). See the module docstring for what carries
+    over and why the result is exact.
     """
     out = s.copy()
     arrived, later = s.next_arrival, c.n_jobs - s.next_arrival
@@ -388,25 +369,3 @@ def _equal_columns(ours: Sequence[object] | np.ndarray, theirs: Sequence[object]
     return list(ours) == list(theirs)
 
 
-def _known_end(end_s: float, now_s: float) -> float | None:
-    """An outage's end as known at ``now_s``: the time it came, ``None`` while it has not."""
-    return end_s if end_s <= now_s else None
-
-
-def _outages_difference(
-    ours: Interruptions, our_ends: Recoveries, theirs: tuple[Interruptions, Recoveries] | None, now_s: float
-) -> str | None:
-    """Where the outages up to ``now_s`` differ: each interruption so far, and its end if it came."""
-    if theirs is None:
-        return "the spec draws its spot interruptions at reset: give them (fixed_interruptions_s)"
-    their_times, their_ends = theirs
-    for node, (mine, given) in enumerate(zip(ours, their_times, strict=True)):
-        past_mine = [t for t in mine if t <= now_s]
-        past_given = [t for t in given if t <= now_s]
-        if past_mine != past_given:
-            return f"node {node}'s interruptions up to now differ ({past_given}, the twin's {past_mine})"
-        ended_mine = [_known_end(end, now_s) for end in our_ends[node][: len(past_mine)]]
-        ended_given = [_known_end(end, now_s) for end in their_ends[node][: len(past_given)]]
-        if ended_mine != ended_given:
-            return f"node {node}'s recoveries up to now differ ({ended_given}, the twin's {ended_mine})"
-    return None

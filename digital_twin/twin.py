@@ -45,13 +45,12 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 
 import numpy as np
 
 from digital_twin.constants import TwinConstants
-from digital_twin.continuation import continued_state, given_outages, past_difference, shapes_difference
+from digital_twin.continuation import continued_state, past_difference, shapes_difference
 from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.energy.model import known_energy_model
 from digital_twin.errors import InvalidPlacementError, PastMismatchError
@@ -62,8 +61,8 @@ from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import JobSpec
 from digital_twin.known_durations import known_jobs
 from digital_twin.objective import ObjectiveBreakdown
+from digital_twin.outages import episode_outages, given_outages, known_outages
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import draw_interruptions, fixed_recoveries
 from digital_twin.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
 from digital_twin.telemetry import Telemetry
 from digital_twin.twin_views import TwinViews
@@ -99,21 +98,17 @@ class DigitalTwin:
         self.record_events = record_events
         self._c = TwinConstants.of(spec)
         self._views = TwinViews(spec, self._c)
-        none = tuple(() for _ in spec.fleet)
-        self._s = TwinState.initial(self._c, none, none, record_events)
+        no_outages = tuple(() for _ in spec.fleet)
+        self._s = TwinState.initial(self._c, no_outages, no_outages, record_events)
         # can_place() of every node for the current decision: computed once per decision point,
         # then replaced (never changed in place: a job deferred until NEW_FIT keeps it as its fit).
         self._mask = [False] * self._c.n_nodes
 
     # ------------------------------------------------------------------ protocol
     def reset(self, rng: np.random.Generator) -> None:
-        """Start the episode: draw spot interruptions from ``rng``, run to the first decision."""
-        spec, c = self.spec, self._c
-        outages = given_outages(spec)
-        if outages is None:
-            interruptions_s = draw_interruptions(spec.fleet, c.horizon_s, c.spot_recovery_s, rng)
-            outages = interruptions_s, fixed_recoveries(interruptions_s, c.spot_recovery_s)
-        interruptions_s, recoveries_s = outages
+        """Start the episode: its spot outages (given, or drawn from ``rng``), then run to the first decision."""
+        c = self._c
+        interruptions_s, recoveries_s = episode_outages(self.spec, rng)
         self._s = s = TwinState.initial(c, interruptions_s, recoveries_s, self.record_events)
         for node, times in enumerate(interruptions_s):
             for t in times:
@@ -352,10 +347,8 @@ class DigitalTwin:
         (:func:`digital_twin.known_durations.expected_duration_s`: a completed job's true one, a
         running job's declaration or, once it has outlived it, twice the work it has done, a
         queued job's declaration); the telemetry to the current tick, then held (a persistence
-        forecast); the spot interruptions so far, as fixed times, and their ends when fixed by
-        the spec only as far as they have come (a replayed outage still on has no known end:
-        ``math.inf``; a fixed recovery time is a setting, known); the grids' carbon intensity
-        to now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset
+        forecast); the spot outages so far (:func:`~digital_twin.outages.known_outages`); the
+        grids' carbon intensity to now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset
         on it and given :meth:`decisions` (same deferral rule) reaches the current decision in
         the same state but for the running jobs' planned ends, as nothing before now depended
         on a duration that had not run out (tested); :meth:`continued_in` stands there without
@@ -367,13 +360,7 @@ class DigitalTwin:
         background = np.array(spec.telemetry.background_pct)
         background[k + 1 :] = background[k]
         telemetry = Telemetry(background, spec.telemetry.tick_s, source=f"{spec.telemetry.source}, known to tick {k}")
-        past_interruptions = tuple(tuple(t for t in times if t <= s.time_s) for times in s.interruptions_s)
-        past_recoveries = None
-        if spec.fixed_recoveries_s is not None:  # replayed: an outage's end is not known before it comes
-            past_recoveries = tuple(
-                tuple(end if end <= s.time_s else math.inf for end in ends[: len(times)])
-                for times, ends in zip(past_interruptions, s.recoveries_s, strict=True)
-            )
+        past_interruptions, past_recoveries = known_outages(spec, s.interruptions_s, s.recoveries_s, s.time_s)
         return dataclasses.replace(
             spec,
             jobs=known_jobs(s, self._c, spec.jobs),

@@ -150,13 +150,14 @@ class Scenario:
 
         A planted episode's spot interruptions are drawn with its jobs (the planted runs avoid them).
         Replayed spot traces start at an offset drawn from a child of ``rng`` (``rng`` is not
-        advanced: the jobs and any other draw are those of the same scenario with Poisson spot).
+        advanced: the jobs and any other draw are those of the same scenario with Poisson spot);
+        with ``spot_interruptions`` off (:meth:`with_settings`) nothing is replayed.
         """
         if self.planted:
             return self.planted_episode(rng).spec
         jobs = self.jobs(rng)
         interruptions, recoveries = self.fixed_interruptions_s, None
-        replay = self.spot_replay
+        replay = self.spot_replay if self.settings.spot_interruptions else None  # off: an ablation without any
         if replay is not None:
             horizon_s = float(self.settings.horizon_s)
             start_s = self._built(replay.draw_start_s, rng.spawn(1)[0], horizon_s)
@@ -211,6 +212,8 @@ class Scenario:
         unknown = sorted(set(changes) - _CHANGEABLE)
         if unknown:
             raise ValueError(f"cannot change {unknown} of a loaded scenario; changeable: {sorted(_CHANGEABLE)}")
+        if "fixed_interruptions_s" in changes and self._spot_loader is not None:
+            raise ValueError("the scenario replays spot traces (spot.model: trace): its interruptions are the traces'")
         settings = {name: changes.pop(name) for name in list(changes) if name in _CHANGEABLE_SETTINGS}
         if settings:
             changes["settings"] = dataclasses.replace(self.settings, **settings)

@@ -26,10 +26,12 @@ from aco_env.hindsight import hindsight_of, scenario_of
 from digital_twin.state import COMPLETED
 
 _NOT_DATA = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.MethodType)
-_SCENARIOS = ("fleet5-synthetic", "fleet20-synthetic", "planted5", "fleet5-utility", "hpc-swf", "fleet5-alibaba2018")
-_RANDOM_TIMES = ("fleet5-synthetic", "fleet20-synthetic", "fleet5-utility")
+_SCENARIOS = ("fleet5-synthetic", "fleet20-synthetic", "planted5", "fleet5-utility", "hpc-swf", "fleet5-alibaba2018",
+              "fleet5-spot-replayed")  # fmt: skip
+_RANDOM_TIMES = ("fleet5-synthetic", "fleet20-synthetic", "fleet5-utility", "fleet5-spot-replayed")
 """Scenarios whose arrivals, durations and interruptions are continuous draws: no float of the
-past equals one of them by chance, so reaching an equal float means reaching the value (on the
+past equals one of them by chance (a replayed trace starts at a drawn offset), so reaching an
+equal float means reaching the value (on the
 others, e.g. round planted times or whole trace seconds, only objects, ids and arrays are checked)."""
 
 
@@ -66,10 +68,12 @@ def _future_of(env: ClusterSchedulingEnv) -> tuple[dict[int, Any], set[str], set
     s, spec, now = twin._s, twin.spec, twin.time_s
     later = range(s.next_arrival, len(spec.jobs))
     objects = {id(o): o for o in (env, twin, s, twin._c, spec, spec.jobs, spec.telemetry, scenario_of(env),
-                                  hindsight_of(env), s.interruptions_s)}  # fmt: skip
+                                  hindsight_of(env), s.interruptions_s, s.recoveries_s)}  # fmt: skip
     objects |= {id(job): job for job in (spec.jobs[j] for j in later)}
     job_ids = {spec.jobs.job_ids[j] for j in later}
     floats = {t for times in s.interruptions_s for t in times if t > now}
+    if spec.fixed_recoveries_s is not None:  # replayed outages' ends to come (a Poisson one's is a known setting)
+        floats |= {end for ends in s.recoveries_s for end in ends if now < end < float("inf")}
     floats |= {float(spec.jobs.arrival_s[j]) for j in later}
     declared = spec.jobs.declared_or_true_s()
     floats |= {  # a job's true duration is known once it completed (and where it is declared exactly)

@@ -1,5 +1,8 @@
 """Online agents decide only from the past: two episodes that agree up to t get the same decisions up to t.
 
+Spot traces too: two replayed traces that agree up to t (an outage on at t that ends at
+different times after it; an interruption after t in one only) give the same decisions up to t.
+
 Each pair is an episode and a copy of it that differs only after a time t: the jobs arriving
 after t (some dropped, the rest moved and resized), the telemetry ticks after t, the spot
 interruptions after t, and the *true* durations of the jobs whose runs cannot end by t (their
@@ -10,6 +13,7 @@ up to t the observations, the masks, the views' contents and the actions must be
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +25,7 @@ from agents import make_agent
 from digital_twin import DigitalTwin, Telemetry, TwinSpec
 from digital_twin.scenario import Scenario
 from digital_twin.workload import Workload
+from tests.digital_twin.spot_scenarios import replayed_default, write_trace
 from tests.helpers import online_agent_params
 
 LOOKAHEAD = "lookahead[samples=2,rollout_window_s=900,candidates=3]"
@@ -93,8 +98,10 @@ def _decisions_to(env: ClusterSchedulingEnv, agent_spec: str, seed: int, t: floa
     while env.cluster_view().time_s <= t:
         view = env.cluster_view()
         action = int(agent.predict(obs)[0])
+        known_spec = env.known_spec()
         known = (view.job, tuple(view.queue), view.free_cpu_cores.tolist(), view.up.tolist(),
-                 view.telemetry.cpu_pct().tolist(), env.known_spec().jobs.duration_s.tolist())  # fmt: skip
+                 view.telemetry.cpu_pct().tolist(), known_spec.jobs.duration_s.tolist(),
+                 known_spec.fixed_interruptions_s, known_spec.fixed_recoveries_s)  # fmt: skip
         seen.append((view.time_s, {k: v.tolist() for k, v in obs.items()}, known, action))
         obs, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
@@ -118,3 +125,27 @@ def test_online_agents__same_past_other_future__same_decisions(scenario_name: st
             played.append(_decisions_to(env, agent_spec, seed, t))
         assert played[0], "the episode should have decisions before t"
         assert played[0] == played[1], f"{agent_spec} decided differently before t={t:.0f} s"
+
+
+def _replayed(folder: Path, gpu_counts: list[int], cpu_counts: list[int]) -> Scenario:
+    """The default scenario with its spot nodes replaying the two written traces from their start."""
+    gpu, cpu = write_trace(folder / "gpu.json", gpu_counts, 30), write_trace(folder / "cpu.json", cpu_counts, 60)
+    traces = [{"path": str(gpu), "nodes": ["node-gpu-05"]}, {"path": str(cpu), "nodes": ["node-arm-02"]}]
+    return replayed_default(folder, traces, start_s=0.0)
+
+
+@pytest.mark.parametrize("agent_spec", AGENTS)
+def test_online_agents__spot_traces_that_agree_up_to_t__same_decisions(tmp_path: Path, agent_spec: str) -> None:
+    """Two traces agree up to t = 6000 s: both nodes are down from 3000 s (the GPU node comes back at
+    6600 s in one, 12000 s in the other) and the CPU node goes down at 7000 s in one only."""
+    t = 6000.0
+    gpu = [[1] * 100 + [0] * 120 + [1] * 400, [1] * 100 + [0] * 300 + [1] * 220]
+    cpu = [[1] * 50 + [0] * 30 + [1] * 36 + [0] * 10 + [1] * 200, [1] * 50 + [0] * 30 + [1] * 216]
+    played = []
+    for k in range(2):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        env = ClusterSchedulingEnv(_replayed(folder, gpu[k], cpu[k]))
+        played.append(_decisions_to(env, agent_spec, 3, t))
+    assert any(not all(seen[2][3]) for seen in played[0]), "some decisions are taken while a spot node is down"
+    assert played[0] == played[1], f"{agent_spec} decided differently before t={t:.0f} s"
