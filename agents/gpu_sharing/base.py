@@ -47,7 +47,7 @@ class SharingPolicy(ABC):
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
         """Pick among ``nodes`` ((k,) int, k >= 1), each of which can host ``request``."""
 
-    def placed(self, placement: Placement, request: Request) -> None:
+    def placed(self, placement: Placement, request: Request) -> None:  # noqa: B027  # an optional hook
         """Called after the caller allocated ``request`` at ``placement`` (a no-op by default)."""
 
     def best(self, scores: np.ndarray, nodes: np.ndarray, maximize: bool = False) -> int:
@@ -74,6 +74,7 @@ def tightest_gpus(state: ClusterState, node: int, request: Request) -> tuple[int
 
 def random_gpus(state: ClusterState, node: int, request: Request, rng: np.random.Generator) -> tuple[int, ...]:
     """``num_gpu`` GPU slots of ``node`` that fit ``request``, drawn uniformly at random."""
-    fitting = np.flatnonzero(state.gpu_free[node] >= request.per_gpu_milli) if request.num_gpu else []
-    chosen = rng.choice(fitting, size=request.num_gpu, replace=False) if request.num_gpu else []
-    return tuple(sorted(int(i) for i in chosen))
+    if request.num_gpu == 0:
+        return ()
+    fitting = np.flatnonzero(state.gpu_free[node] >= request.per_gpu_milli)
+    return tuple(sorted(int(i) for i in rng.choice(fitting, size=request.num_gpu, replace=False)))

@@ -47,9 +47,11 @@ def candidates(state: ClusterState, request: Request, nodes: np.ndarray) -> tupl
 
 
 class FgdPolicy(SharingPolicy):
+    """The candidate (node, GPUs) with the smallest increase of ``F_n(M)`` (module doc)."""
+
     name = "fgd"
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         workload = state.workload
         if workload is None:
             raise SpecError("fgd: the cluster state has no target workload (ClusterState(cluster, workload))")

@@ -38,17 +38,21 @@ def _free_and_scale(state: ClusterState, nodes: np.ndarray) -> tuple[np.ndarray,
 
 
 class RandomPolicy(SharingPolicy):
+    """A uniformly random feasible node, random fitting GPUs."""
+
     name = "random"
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         node = int(self.rng.choice(nodes))
         return Placement(node, random_gpus(state, node, request, self.rng))
 
 
 class DotProductPolicy(SharingPolicy):
+    """The node minimising free (CPU, GPU) . requested (CPU, GPU), both normalised."""
+
     name = "dotproduct"
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         cpu, gpu, cpu_max, gpu_max = _free_and_scale(state, nodes)
         demand = request.num_gpu * request.per_gpu_milli
         scores = cpu / cpu_max * (request.cpu_milli / cpu_max) + gpu / gpu_max * (demand / gpu_max)
@@ -57,9 +61,11 @@ class DotProductPolicy(SharingPolicy):
 
 
 class BestFitPolicy(SharingPolicy):
+    """The node with the least weighted free CPU and GPU left after placing."""
+
     name = "best-fit"
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         cpu, gpu, cpu_max, gpu_max = _free_and_scale(state, nodes)
         demand = request.num_gpu * request.per_gpu_milli
         scores = 0.5 * (cpu - request.cpu_milli) / cpu_max + 0.5 * (gpu - demand) / gpu_max
@@ -68,9 +74,11 @@ class BestFitPolicy(SharingPolicy):
 
 
 class GpuPackingPolicy(SharingPolicy):
+    """Partly used GPUs first, then idle GPUs on used nodes, then the smallest idle node."""
+
     name = "gpu-packing"
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         if request.num_gpu == 0:
             node = int(self.rng.choice(nodes))
             return Placement(node, ())
@@ -91,6 +99,8 @@ class GpuPackingPolicy(SharingPolicy):
 
 
 class GpuClusteringPolicy(SharingPolicy):
+    """Pods with the same GPU request together (tiers in the module doc)."""
+
     name = "gpu-clustering"
 
     def __init__(self, seed: int | np.random.Generator = 0) -> None:
@@ -98,7 +108,7 @@ class GpuClusteringPolicy(SharingPolicy):
         self.hosts: dict[tuple[int, int], np.ndarray] = {}  # request class -> (N,) bool
         self.classes: np.ndarray | None = None  # (N,) int: request classes on each node
 
-    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:
+    def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         if request.num_gpu == 0:
             return Placement(int(self.rng.choice(nodes)), ())
         if self.classes is None:
@@ -112,6 +122,7 @@ class GpuClusteringPolicy(SharingPolicy):
         return Placement(node, tightest_gpus(state, node, request))
 
     def placed(self, placement: Placement, request: Request) -> None:
+        """Record that ``placement.node`` now hosts the request's class."""
         if request.num_gpu == 0 or self.classes is None:
             return
         hosts = self.hosts.setdefault((request.num_gpu, request.per_gpu_milli), np.zeros(self.classes.size, dtype=bool))

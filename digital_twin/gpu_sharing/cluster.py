@@ -78,7 +78,9 @@ class GpuCluster:
             object.__setattr__(self, name, value)
         if (self.cpu_milli <= 0).any() or (self.mem_mib <= 0).any() or (self.gpu_count < 0).any():
             bad = int(np.flatnonzero((self.cpu_milli <= 0) | (self.mem_mib <= 0) | (self.gpu_count < 0))[0])
-            raise SpecError(f"GpuCluster: node {self.node_ids[bad]!r} has a non-positive CPU or memory or negative GPUs")
+            raise SpecError(
+                f"GpuCluster: node {self.node_ids[bad]!r} has a non-positive CPU or memory or negative GPUs"
+            )
         no_gpu = self.model_index == len(self.models)
         if ((self.gpu_count == 0) != no_gpu).any() or (self.model_index < 0).any():
             raise SpecError("GpuCluster: a node has GPUs without a model, or a model without GPUs")
@@ -86,8 +88,11 @@ class GpuCluster:
 
     @classmethod
     def from_node_csv(cls, path: str | Path) -> GpuCluster:
-        """Read an Alibaba GPU 2023 node list (``sn,cpu_milli,memory_mib,gpu,model``); errors as
-        :func:`~digital_twin.fleet.fleet_from_alibaba_gpu_csv` (file and row named)."""
+        """Read an Alibaba GPU 2023 node list (``sn,cpu_milli,memory_mib,gpu,model``).
+
+        Raises:
+            TraceError: As :func:`~digital_twin.fleet.fleet_from_alibaba_gpu_csv` (file and row named).
+        """
         fleet = fleet_from_alibaba_gpu_csv(path)
         models = tuple(sorted({n.gpu_model for n in fleet if n.gpu_model is not None}))
         index = {m: i for i, m in enumerate(models)}
@@ -102,6 +107,7 @@ class GpuCluster:
 
     @property
     def num_nodes(self) -> int:
+        """``N``."""
         return len(self.node_ids)
 
     @property
@@ -167,8 +173,10 @@ class ClusterState:
         self.gpu_free[node, slots] -= request.per_gpu_milli
         if self.workload is not None:
             self.node_frag[node] = node_fragmentation(
-                self.cpu_free[node : node + 1], self.gpu_free[node : node + 1],
-                self.cluster.model_index[node : node + 1], self.workload,
+                self.cpu_free[node : node + 1],
+                self.gpu_free[node : node + 1],
+                self.cluster.model_index[node : node + 1],
+                self.workload,
             )[0]
 
     def feasible(self, request: Request) -> np.ndarray:
