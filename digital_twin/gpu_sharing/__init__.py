@@ -9,17 +9,14 @@ CPU (milli-cores) and memory (MiB) of its node. Tasks never finish (the paper's 
 experiments). docs/fragmentation.md states the definitions as implemented.
 
 * :mod:`.cluster`: the nodes (:class:`GpuCluster`) and their free resources (:class:`ClusterState`).
-* :mod:`.pods`: pod lists (:class:`PodTable`) and the target workload (:class:`TaskTypes`).
-* :mod:`.fragmentation`: ``F_n(M)`` per node, the cluster's fragmentation and its rate.
+* :mod:`.pods`: pod lists (:class:`PodTable`) and the target workload (:func:`target_workload`).
+* :mod:`.fragmentation`: task types (:class:`TaskTypes`) and ``F_n(M)`` per node;
+  :func:`fragmentation_rate` (in :mod:`.cluster`) is the cluster's rate.
 """
 
-from digital_twin.gpu_sharing.cluster import MILLI, ClusterState, GpuCluster
-from digital_twin.gpu_sharing.fragmentation import (
-    fragmentation_rate,
-    node_fragmentation,
-    task_fragmentation,
-)
-from digital_twin.gpu_sharing.pods import PodTable, TaskTypes, read_pod_list, target_workload
+from digital_twin.gpu_sharing.cluster import MILLI, ClusterState, GpuCluster, fragmentation_rate
+from digital_twin.gpu_sharing.fragmentation import TaskTypes, node_fragmentation, task_fragmentation
+from digital_twin.gpu_sharing.pods import PodTable, read_pod_list, target_workload
 
 __all__ = [
     "MILLI",

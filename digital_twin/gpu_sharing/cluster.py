@@ -10,16 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from digital_twin.errors import SpecError
 from digital_twin.fleet import fleet_from_alibaba_gpu_csv
-from digital_twin.gpu_sharing.fragmentation import node_fragmentation
-
-if TYPE_CHECKING:
-    from digital_twin.gpu_sharing.pods import TaskTypes
+from digital_twin.gpu_sharing.fragmentation import TaskTypes, node_fragmentation
 
 MILLI = 1000
 """Milli-GPUs in one GPU."""
@@ -191,3 +188,17 @@ class ClusterState:
     def allocated_milli(self) -> int:
         """Milli-GPUs taken so far."""
         return self.cluster.capacity_milli - int(self.gpu_free.sum())
+
+
+def fragmentation_rate(state: ClusterState) -> float:
+    """The cluster's fragmentation over its unallocated milli-GPUs, in [0, 1].
+
+    NaN when nothing is unallocated (or the cluster has no GPUs).
+
+    Raises:
+        ValueError: The state has no target workload.
+    """
+    if state.workload is None:
+        raise ValueError("fragmentation_rate: the cluster state has no target workload")
+    unallocated = int(state.gpu_free.sum())
+    return float(state.node_frag.sum()) / unallocated if unallocated > 0 else float("nan")

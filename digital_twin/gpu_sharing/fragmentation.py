@@ -19,13 +19,26 @@ rate is that over the cluster's unallocated milli-GPUs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from digital_twin.gpu_sharing.cluster import ClusterState
-    from digital_twin.gpu_sharing.pods import TaskTypes
+
+@dataclass(frozen=True, eq=False)
+class TaskTypes:
+    """The target workload ``M``: ``T`` task types and their popularity.
+
+    Attributes:
+        cpu_milli, num_gpu, gpu_milli: (T,) int64 per type (``gpu_milli`` per GPU, 0 without GPUs).
+        allowed: (T, num_models + 1) bool, as :meth:`PodTable.model_mask`.
+        prob: (T,) float64 ``p_m``, summing to 1.
+    """
+
+    cpu_milli: np.ndarray
+    num_gpu: np.ndarray
+    gpu_milli: np.ndarray
+    allowed: np.ndarray
+    prob: np.ndarray
 
 
 def task_fragmentation(
@@ -61,17 +74,3 @@ def node_fragmentation(
 ) -> np.ndarray:
     """(K,) ``F_n(M) = sum_m p_m F_n(m)`` in milli-GPUs; arguments as :func:`task_fragmentation`."""
     return task_fragmentation(cpu_free, gpu_free, model_index, types) @ types.prob
-
-
-def fragmentation_rate(state: ClusterState) -> float:
-    """The cluster's fragmentation over its unallocated milli-GPUs, in [0, 1].
-
-    NaN when nothing is unallocated (or the cluster has no GPUs).
-
-    Raises:
-        ValueError: The state has no target workload.
-    """
-    if state.workload is None:
-        raise ValueError("fragmentation_rate: the cluster state has no target workload")
-    unallocated = int(state.gpu_free.sum())
-    return float(state.node_frag.sum()) / unallocated if unallocated > 0 else float("nan")

@@ -16,6 +16,7 @@ import pandas as pd
 
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.gpu_sharing.cluster import MILLI, Request
+from digital_twin.gpu_sharing.fragmentation import TaskTypes
 
 POD_LIST_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 """The columns every pod list has (``gpu_spec`` is optional)."""
@@ -67,23 +68,6 @@ class PodTable:
                 zip(self.cpu_milli, self.mem_mib, self.num_gpu, self.gpu_milli, strict=True)
             )
         ]
-
-
-@dataclass(frozen=True, eq=False)
-class TaskTypes:
-    """The target workload ``M``: ``T`` task types and their popularity.
-
-    Attributes:
-        cpu_milli, num_gpu, gpu_milli: (T,) int64 per type (``gpu_milli`` per GPU, 0 without GPUs).
-        allowed: (T, num_models + 1) bool, as :meth:`PodTable.model_mask`.
-        prob: (T,) float64 ``p_m``, summing to 1.
-    """
-
-    cpu_milli: np.ndarray
-    num_gpu: np.ndarray
-    gpu_milli: np.ndarray
-    allowed: np.ndarray
-    prob: np.ndarray
 
 
 def _spec_mask(spec: str, models: tuple[str, ...]) -> list[bool]:
