@@ -7,7 +7,8 @@ on the fullest GPU that fits it (:func:`~agents.gpu_sharing.base.tightest_gpus`)
 * Random: a uniformly random feasible node, random fitting GPUs.
 * DotProduct (Tetris-style alignment): the node minimising the dot product of its free
   (CPU, GPU) vector and the pod's request vector.
-* GPU-Clustering: pods with the same GPU request ``(num_gpu, gpu_milli)`` are kept together:
+* GPU-Clustering: pods of the same GPU request class are kept together (every shared-GPU pod
+  is one class, ``k`` whole GPUs another, as in the artifact):
   nodes hosting only that request class, then nodes hosting it among others, then nodes
   without GPU pods, then nodes hosting only other classes; within a tier the node with the
   least free GPU. CPU-only pods go to a random feasible node.
@@ -35,6 +36,11 @@ def _free_and_scale(state: ClusterState, nodes: np.ndarray) -> tuple[np.ndarray,
         float(cluster.cpu_milli.max()),
         float(MILLI * cluster.max_gpus),
     )
+
+
+def _request_class(request: Request) -> int:
+    """GPU-Clustering's class of a GPU pod: 0 for a shared GPU, ``k`` for ``k`` whole GPUs."""
+    return 0 if request.per_gpu_milli < MILLI else request.num_gpu
 
 
 class RandomPolicy(SharingPolicy):
@@ -105,7 +111,7 @@ class GpuClusteringPolicy(SharingPolicy):
 
     def __init__(self, seed: int | np.random.Generator = 0) -> None:
         super().__init__(seed)
-        self.hosts: dict[tuple[int, int], np.ndarray] = {}  # request class -> (N,) bool
+        self.hosts: dict[int, np.ndarray] = {}  # request class -> (N,) bool
         self.classes: np.ndarray | None = None  # (N,) int: request classes on each node
 
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
@@ -113,7 +119,7 @@ class GpuClusteringPolicy(SharingPolicy):
             return Placement(int(self.rng.choice(nodes)), ())
         if self.classes is None:
             self.classes = np.zeros(state.cluster.num_nodes, dtype=np.int64)
-        key = (request.num_gpu, request.per_gpu_milli)
+        key = _request_class(request)
         same = self.hosts[key][nodes] if key in self.hosts else np.zeros(nodes.size, dtype=bool)
         count = self.classes[nodes]
         tier = np.where(same, np.where(count == 1, 3, 2), np.where(count == 0, 1, 0))
@@ -125,7 +131,7 @@ class GpuClusteringPolicy(SharingPolicy):
         """Record that ``placement.node`` now hosts the request's class."""
         if request.num_gpu == 0 or self.classes is None:
             return
-        hosts = self.hosts.setdefault((request.num_gpu, request.per_gpu_milli), np.zeros(self.classes.size, dtype=bool))
+        hosts = self.hosts.setdefault(_request_class(request), np.zeros(self.classes.size, dtype=bool))
         if not hosts[placement.node]:
             hosts[placement.node] = True
             self.classes[placement.node] += 1
