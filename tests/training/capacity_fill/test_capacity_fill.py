@@ -92,6 +92,10 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys) -> None:
         "fgd",
     }
     assert "| fgd |" in (tmp_path / "out" / "capacity_fill.md").read_text()
+    assert main([*argv[:-2], "--max-load", "0.5", "--policies", "fgd", "--out", str(tmp_path / "half")]) == 0
+    assert "| 50 % |" in (tmp_path / "half" / "capacity_fill.md").read_text()
+    assert main([*argv[:-2], "--loads", "140", "--out", str(tmp_path / "z")]) == 2
+    assert "--loads must lie in 0..130" in capsys.readouterr().err
     assert main([*argv[:-2], "--policies", "fgd,tetris", "--out", str(tmp_path / "x")]) == 2
     assert "unknown policy ['tetris']" in capsys.readouterr().err
     (tmp_path / "big.csv").write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\nhuge,1000,1,16,1000\n")

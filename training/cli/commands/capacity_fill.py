@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="share of pods the target workload's task types cover (default 1: all; FGD's artifact: 0.95)",
     )
     parser.add_argument(
-        "--loads", default=",".join(map(str, DEFAULT_TABLE_LOADS)), help="arrived loads (%%) shown in the table"
+        "--loads",
+        help="arrived loads (%%) shown in the table (default: 80,90,... below 100 x --max-load, and that)",
     )
     parser.add_argument("--out", type=Path, required=True, help="output folder")
 
@@ -67,6 +68,9 @@ def _parse(args: argparse.Namespace) -> tuple[list[str], list[int]]:
         raise UsageError(f"--policies: unknown policy {unknown or '(none given)'}; known: {', '.join(POLICIES)}")
     if args.seeds < 1:
         raise UsageError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.loads is None:
+        top = round(100 * args.max_load)
+        return policies, [load for load in DEFAULT_TABLE_LOADS if load < top] + [top]
     try:
         loads = [int(x) for x in args.loads.split(",")]
     except ValueError:
@@ -117,5 +121,5 @@ def _argv(args: argparse.Namespace) -> list[str]:
         if getattr(args, key) is not None:
             parts.append(f"--{key} {getattr(args, key).name}")
     parts += [f"--policies {args.policies}", f"--seeds {args.seeds}", f"--max-load {args.max_load}"]
-    parts += [f"--popularity {args.popularity}", f"--loads {args.loads}", "--out OUT"]
+    parts += [f"--popularity {args.popularity}"] + ([f"--loads {args.loads}"] if args.loads else []) + ["--out OUT"]
     return parts
