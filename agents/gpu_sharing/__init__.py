@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.gpu_sharing.base import Placement, SharingPolicy
-from agents.gpu_sharing.fgd import FgdPolicy
+from agents.gpu_sharing.fgd import FgdBestFitTiesPolicy, FgdPolicy
 from agents.gpu_sharing.heuristics import (
     BestFitPolicy,
     DotProductPolicy,
@@ -20,11 +20,21 @@ from agents.gpu_sharing.heuristics import (
 )
 from digital_twin.errors import SpecError
 
+PAPER_POLICIES: tuple[str, ...] = ("random", "dotproduct", "gpu-clustering", "gpu-packing", "best-fit", "fgd")
+"""The six policies of FGD's evaluation, in the paper's order."""
 POLICIES: dict[str, type[SharingPolicy]] = {
     cls.name: cls
-    for cls in (RandomPolicy, DotProductPolicy, GpuClusteringPolicy, GpuPackingPolicy, BestFitPolicy, FgdPolicy)
+    for cls in (
+        RandomPolicy,
+        DotProductPolicy,
+        GpuClusteringPolicy,
+        GpuPackingPolicy,
+        BestFitPolicy,
+        FgdPolicy,
+        FgdBestFitTiesPolicy,
+    )
 }
-"""Policy name -> class, in the paper's order."""
+"""Policy name -> class: :data:`PAPER_POLICIES`, then ``fgd-bestfit-ties`` (FGD, ties by best-fit)."""
 
 
 def make_policy(name: str, seed: int | np.random.Generator = 0) -> SharingPolicy:
@@ -38,4 +48,4 @@ def make_policy(name: str, seed: int | np.random.Generator = 0) -> SharingPolicy
     return POLICIES[name](seed)
 
 
-__all__ = ["POLICIES", "Placement", "SharingPolicy", "make_policy"]
+__all__ = ["PAPER_POLICIES", "POLICIES", "Placement", "SharingPolicy", "make_policy"]

@@ -10,6 +10,9 @@ the node's CPU. Ties are broken uniformly at random among the tied candidates.
 Speed: ``F_n`` depends on a node's free CPU only through which task types' CPU requests fit,
 and not on the order of its GPUs, so candidates are reduced to distinct after-states
 ``(model, CPU class, sorted free GPUs)`` before ``F`` is evaluated; the result is exact.
+
+:class:`FgdBestFitTiesPolicy` (``fgd-bestfit-ties``, not in the paper) breaks ties in ``Delta`` by
+best-fit's score before chance.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class FgdPolicy(SharingPolicy):
     """The candidate (node, GPUs) with the smallest increase of ``F_n(M)`` (module doc)."""
 
     name = "fgd"
+    best_fit_ties = False
+    """Break ties in ``Delta`` by best-fit's score (least CPU and GPU left) before chance."""
 
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         workload = state.workload
@@ -64,7 +69,25 @@ class FgdPolicy(SharingPolicy):
         frag = node_fragmentation(cpu_after[first], after[first], model[first], workload)
         delta = frag[inverse.ravel()] - state.node_frag[node_of]
         tied = np.flatnonzero(delta <= delta.min() + TIE_TOLERANCE * max(1.0, abs(float(delta.min()))))
+        if self.best_fit_ties and tied.size > 1:
+            cluster = state.cluster
+            left = 0.5 * cpu_after[tied] / cluster.cpu_milli.max() + 0.5 * after[tied].sum(axis=1) / (
+                MILLI * cluster.max_gpus
+            )
+            tied = tied[left <= left.min() + TIE_TOLERANCE]
         pick = int(tied[0] if tied.size == 1 else self.rng.choice(tied))
         node = int(node_of[pick])
         gpus = (int(gpu_of[pick]),) if gpu_of[pick] >= 0 else tightest_gpus(state, node, request)
         return Placement(node, gpus)
+
+
+class FgdBestFitTiesPolicy(FgdPolicy):
+    """FGD whose equal-``Delta`` candidates go to the one best-fit prefers (then at random).
+
+    Not in the paper: many candidates tie (every CPU-only node for a CPU-only pod, every node a
+    shared-GPU pod leaves equally fragmented), and spreading them at random uses up CPU on GPU
+    nodes (docs/fragmentation.md).
+    """
+
+    name = "fgd-bestfit-ties"
+    best_fit_ties = True

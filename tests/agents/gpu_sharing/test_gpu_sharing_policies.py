@@ -11,7 +11,14 @@ import pytest
 from agents.gpu_sharing import POLICIES, make_policy
 from digital_twin.errors import SpecError
 from digital_twin.gpu_sharing import MILLI, ClusterState, target_workload
-from tests.digital_twin.gpu_sharing.helpers import MIXED_PODS, SMALL_CLUSTER, brute_node_frag, random_state
+from tests.digital_twin.gpu_sharing.helpers import (
+    MIXED_PODS,
+    SMALL_CLUSTER,
+    brute_node_frag,
+    cluster,
+    pods,
+    random_state,
+)
 
 SMALL, MIX = SMALL_CLUSTER, MIXED_PODS
 
@@ -66,8 +73,9 @@ def _exhaustive_min_delta(state: ClusterState, request) -> float:
     return best
 
 
+@pytest.mark.parametrize("name", ["fgd", "fgd-bestfit-ties"])
 @pytest.mark.parametrize("seed", range(6))
-def test_fgd_choice_is_the_exhaustive_minimum(seed: int) -> None:
+def test_fgd_choice_is_the_exhaustive_minimum(seed: int, name: str) -> None:
     rng = np.random.default_rng(seed)
     state = ClusterState(SMALL, target_workload(MIX, SMALL.models))
     random_state(state, rng)
@@ -76,7 +84,7 @@ def test_fgd_choice_is_the_exhaustive_minimum(seed: int) -> None:
         brute_node_frag(int(state.cpu_free[n]), state.gpu_free[n].tolist(), int(SMALL.model_index[n]), state.workload)
         for n in range(SMALL.num_nodes)
     ]
-    policy = make_policy("fgd", seed)
+    policy = make_policy(name, seed)
     for request in MIX.requests(SMALL.models):
         placement = policy.place(state, request)
         if placement is None:
@@ -111,3 +119,13 @@ def test_allocate_refuses_what_does_not_fit() -> None:
     with pytest.raises(SpecError, match="8 GPU"):
         state.allocate(5, (0, 1), request)
     assert state.allocated_milli == 0
+
+
+def test_best_fit_ties_pick_the_fullest_of_equal_fgd_candidates() -> None:
+    # Two idle 2-GPU nodes of one model, one with less CPU: a CPU-only pod leaves F unchanged on
+    # both (a tie in Delta); the tie-breaking variant takes the node with less left.
+    two = cluster([2, 2], cpu=[16000, 32000])
+    state = ClusterState(two, target_workload(pods([(1000, 1, 0, 0), (1000, 1, 1, 500)]), two.models))
+    request = pods([(1000, 1, 0, 0)]).requests(two.models)[0]
+    assert {make_policy("fgd-bestfit-ties", s).place(state, request).node for s in range(10)} == {0}
+    assert {make_policy("fgd", s).place(state, request).node for s in range(10)} == {0, 1}

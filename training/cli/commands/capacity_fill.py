@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from agents.gpu_sharing import POLICIES
+from agents.gpu_sharing import PAPER_POLICIES, POLICIES
 from digital_twin.gpu_sharing import GpuCluster, read_pod_list, target_workload
 from digital_twin.gpu_sharing.pods import DEFAULT_POPULARITY
 from training.capacity_fill import DEFAULT_MAX_LOAD, DEFAULT_TABLE_LOADS, check_fillable, run_fill, write_results
@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pods", type=Path, help="pod list CSV (default: openb_pod_list_default.csv under ACO_ENV_TRACES)"
     )
     parser.add_argument(
-        "--policies", default=",".join(POLICIES), help=f"comma-separated, from {', '.join(POLICIES)} (default: all)"
+        "--policies",
+        default=",".join(PAPER_POLICIES),
+        help=f"comma-separated, from {', '.join(POLICIES)} (default: the paper's six)",
     )
     parser.add_argument("--seeds", type=int, default=5, help="number of seeds, 0..N-1 (default 5)")
     parser.add_argument(
