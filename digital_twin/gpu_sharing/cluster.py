@@ -135,6 +135,12 @@ class ClusterState:
         self.gpu_free = np.where(slots, MILLI, 0).astype(np.int64)
         self.workload = workload
         self.node_frag = np.zeros(cluster.num_nodes)
+        if workload is not None and workload.allowed.shape[1] != len(cluster.models) + 1:
+            raise SpecError(
+                f"ClusterState: the workload knows {workload.allowed.shape[1] - 1} GPU models, the cluster "
+                f"{len(cluster.models)} ({', '.join(cluster.models)}); "
+                "build it with target_workload(pods, cluster.models)"
+            )
         if workload is not None:
             self.node_frag = node_fragmentation(self.cpu_free, self.gpu_free, cluster.model_index, workload)
 

@@ -104,6 +104,8 @@ def test_rate_is_nan_without_unallocated_gpu_and_needs_a_workload() -> None:
     assert math.isnan(fragmentation_rate(state))
     with pytest.raises(ValueError, match="target workload"):
         fragmentation_rate(ClusterState(cluster([1])))
+    with pytest.raises(SpecError, match="the workload knows 1 GPU models, the cluster 2"):
+        ClusterState(cluster([1]), target_workload(pods([(1000, 1, 1, 500)]), ("A",)))
 
 
 def test_pod_list_errors_name_file_and_line(tmp_path) -> None:
