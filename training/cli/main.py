@@ -44,6 +44,7 @@ COMMANDS = (
     "bench",
     "reproduce",
     "rllib",
+    "capacity-fill",
 )
 """Subcommand names; ``training/cli/commands/<name>.py`` implements each."""
 DEBUG_ENV = "ACO_ENV_DEBUG"

@@ -1,0 +1,51 @@
+"""Placement policies for GPU sharing at milli-GPU granularity (FGD's setting, ATC'23).
+
+:func:`make_policy` builds one of :data:`POLICIES` by name with a seed. They place pods on a
+:class:`~digital_twin.gpu_sharing.ClusterState`; see :mod:`.heuristics` for the five
+baselines and :mod:`.fgd` for Fragmentation Gradient Descent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.gpu_sharing.base import Placement, SharingPolicy
+from agents.gpu_sharing.fgd import FgdBestFitTiesPolicy, FgdPolicy
+from agents.gpu_sharing.heuristics import (
+    BestFitPolicy,
+    DotProductPolicy,
+    GpuClusteringPolicy,
+    GpuPackingPolicy,
+    RandomPolicy,
+)
+from digital_twin.errors import SpecError
+
+PAPER_POLICIES: tuple[str, ...] = ("random", "dotproduct", "gpu-clustering", "gpu-packing", "best-fit", "fgd")
+"""The six policies of FGD's evaluation, in the paper's order."""
+POLICIES: dict[str, type[SharingPolicy]] = {
+    cls.name: cls
+    for cls in (
+        RandomPolicy,
+        DotProductPolicy,
+        GpuClusteringPolicy,
+        GpuPackingPolicy,
+        BestFitPolicy,
+        FgdPolicy,
+        FgdBestFitTiesPolicy,
+    )
+}
+"""Policy name -> class: :data:`PAPER_POLICIES`, then ``fgd-bestfit-ties`` (FGD, ties by best-fit)."""
+
+
+def make_policy(name: str, seed: int | np.random.Generator = 0) -> SharingPolicy:
+    """A fresh policy ``name`` (one of :data:`POLICIES`) seeded with ``seed``.
+
+    Raises:
+        SpecError: Unknown name (the message lists the known ones).
+    """
+    if name not in POLICIES:
+        raise SpecError(f"unknown GPU-sharing policy {name!r}; known: {', '.join(POLICIES)}")
+    return POLICIES[name](seed)
+
+
+__all__ = ["PAPER_POLICIES", "POLICIES", "Placement", "SharingPolicy", "make_policy"]
