@@ -24,6 +24,7 @@ from digital_twin.energy.model import EnergyModel
 from digital_twin.energy_constants import EnergyConstants
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
+from digital_twin.gpu_fragmentation import GpuJobMix, gpu_job_mix
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.interference import InterferenceTables
 from digital_twin.jobs import WORKLOAD_TYPES
@@ -78,6 +79,8 @@ class TwinConstants:
             empty when it fits no node of the fleet (it is rejected on arrival).
         candidate_mask: ``(M,)`` per job, ``candidates`` as an ``(N,)`` bool mask (jobs with equal
             candidates share one mask object).
+        gpu_job_mix: ``(N,)`` per node, the GPU jobs that can ever run there, by request
+            (:mod:`digital_twin.gpu_fragmentation`).
         no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
         background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
         background_cpu_m: ``(T, N)`` the same as a cpu demand, millicores (``pct x cpu_m / 100``).
@@ -138,6 +141,7 @@ class TwinConstants:
     shape: Sequence[int]
     candidates: Sequence[tuple[int, ...]]
     candidate_mask: Sequence[Sequence[bool]]
+    gpu_job_mix: GpuJobMix
     no_fit: Sequence[bool]
     background_cpu_pct: list[list[float]]
     background_cpu_m: list[list[float]]
@@ -215,6 +219,7 @@ class TwinConstants:
             shape=shape,
             candidates=candidates,
             candidate_mask=candidate_mask,
+            gpu_job_mix=gpu_job_mix(shape, candidates, req_gpus, req_cpu_m, len(spec.fleet)),
             no_fit=fleet.no_fit,
             background_cpu_pct=background_cpu_pct,
             background_cpu_m=background_cpu_m,

@@ -27,7 +27,9 @@ depend on the whole spec and are rebuilt here:
   holds the very entries the rebuilt twin's holds, ``seq`` included, so equal-time events are
   handled in the same order.
 
-Nothing else reads the spec's future before it happens: the event loop reads the next
+Nothing else reads the spec's future before it happens (but the GPU fragmentation metric, which
+weighs free GPUs by the whole spec's job mix: the continued twin's integral up to now is the old
+mix's, :mod:`digital_twin.gpu_fragmentation`): the event loop reads the next
 arrival, the next tick and the heap's top. So the continued twin's state equals the rebuilt
 twin's field by field, but for *stale* heap entries (a completion of a run that ended, a TTL
 expiry of a queue spell that ended: no events, dropped when they reach the heap's top, so
@@ -58,6 +60,7 @@ import numpy as np
 
 from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import energy_past_difference
+from digital_twin.event_handlers import refresh_gpus
 from digital_twin.event_loop import is_stale
 from digital_twin.outages import given_outages, outages_difference
 from digital_twin.rule_checks import RuleTables, count_running
@@ -152,6 +155,8 @@ def continued_state(
     out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
     interruptions, recoveries = outages
     out.interruptions_s, out.recoveries_s = interruptions, recoveries
+    for i in range(c.n_nodes):  # weighed by the new spec's job mix from now on (digital_twin.gpu_fragmentation)
+        refresh_gpus(out, c, i)
     shift = _count(interruptions) - _count(s.interruptions_s)
     heap: list[ScheduledEvent] = [
         (out.outage_end_s(index) if kind == RECOVERY else t, kind, seq + shift, index, generation)

@@ -180,6 +180,8 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     s.free_mem_mib[i] -= c.req_mem_mib[j]
     s.free_gpus[i] -= c.req_gpus[j]
     s.alloc_cpu_m += cpu_m
+    s.gpu.allocated += c.req_gpus[j]
+    refresh_gpus(s, c, i)
     jobs_on_node = s.node_jobs[i]
     was_idle = not jobs_on_node
     jobs_on_node.append(j)
@@ -247,6 +249,8 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     s.free_mem_mib[i] += c.req_mem_mib[j]
     s.free_gpus[i] += c.req_gpus[j]
     s.alloc_cpu_m -= cpu_m
+    s.gpu.allocated -= c.req_gpus[j]
+    refresh_gpus(s, c, i)
     jobs_on_node = s.node_jobs[i]
     jobs_on_node.remove(j)
     s.running_counts[c.type_index[j] * c.n_nodes + i] -= 1
@@ -307,6 +311,12 @@ def finish(s: TwinState, c: TwinConstants, j: int) -> None:
                 arrive(s, c, child)
 
 
+def refresh_gpus(s: TwinState, c: TwinConstants, i: int) -> None:
+    """Node ``i``'s free and fragmented GPUs after a change on it (nothing for a node without GPUs)."""
+    if c.gpus[i]:
+        s.gpu.refresh(c.gpu_job_mix, c.n_jobs, i, s.free_gpus[i], s.free_cpu_m[i], s.up[i])
+
+
 def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
     """Spot node ``i`` goes down: preemptible jobs on it are requeued, the others fail.
 
@@ -330,6 +340,7 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
                 fail_descendants(s, c, j)
     if c.energy is not None:
         refresh_node(s, c, c.energy, i, current_tick(s, c))  # down: it draws nothing
+    refresh_gpus(s, c, i)  # down: nothing free, nothing fragmented
     s.schedule(s.outage_end_s(i), RECOVERY, i, 0)
 
 
@@ -337,6 +348,7 @@ def recover(s: TwinState, c: TwinConstants, i: int) -> None:
     """Spot node ``i`` is up again (empty): parked jobs may fit there."""
     s.up[i] = True
     s.gained_nodes.append(i)
+    refresh_gpus(s, c, i)
     if c.energy is not None:
         refresh_node(s, c, c.energy, i, current_tick(s, c))
     log_event(s, c, "recovery", -1, i)

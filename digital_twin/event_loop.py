@@ -82,11 +82,12 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         at_horizon = t >= horizon_s
         if at_horizon:
             t = horizon_s
-        # Stage 3: advance the clock to t, accruing cost, allocated cpu-time and energy (inlined: hot path).
+        # Stage 3: advance the clock to t, accruing cost, allocated cpu- and GPU-time and energy (inlined: hot path).
         dt = t - s.time_s
         if dt > 0.0:
             s.cost_usd += s.cost_rate_usd_per_s * dt
             s.alloc_cpu_m_s += s.alloc_cpu_m * dt
+            s.gpu.accrue(dt)
             if energy is not None:
                 accrue(s, energy, s.time_s, t)
             s.time_s = t

@@ -46,6 +46,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "event_handlers",
     "event_log",
     "event_loop",
+    "gpu_fragmentation",
     "interference",
     "job_queue",
     "measures",

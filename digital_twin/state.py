@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 
 from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
+from digital_twin.gpu_fragmentation import GpuTally
 from digital_twin.job_queue import JobQueue
 from digital_twin.measures import unfairness
 from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX
@@ -148,6 +149,8 @@ class TwinState:
     """Millicores allocated to running jobs now."""
     alloc_cpu_m_s: float
     """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
+    gpu: GpuTally
+    """GPUs allocated, fragmented and free, now and integrated (:mod:`digital_twin.gpu_fragmentation`)."""
     node_power_w: list[float]
     """``(N,)`` each node's power now, W (:mod:`digital_twin.energy_accounting`)."""
     node_attributed_w: list[float]
@@ -258,6 +261,7 @@ class TwinState:
             cost_rate_usd_per_s=0.0,
             alloc_cpu_m=0,
             alloc_cpu_m_s=0.0,
+            gpu=GpuTally.initial(constants.gpu_job_mix, m, constants.gpus, constants.cpu_m),
             node_power_w=[0.0] * n,
             node_attributed_w=[0.0] * n,
             region_power_w=[0.0] * regions,
@@ -332,6 +336,7 @@ class TwinState:
             cost_rate_usd_per_s=self.cost_rate_usd_per_s,
             alloc_cpu_m=self.alloc_cpu_m,
             alloc_cpu_m_s=self.alloc_cpu_m_s,
+            gpu=self.gpu.copy(),
             node_power_w=self.node_power_w.copy(),
             node_attributed_w=self.node_attributed_w.copy(),
             region_power_w=self.region_power_w.copy(),

@@ -117,7 +117,10 @@ class TwinViews:
 
         ``mean_wait_s`` (per started job, its time queued before its starts, every queue spell
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
-        millicore-seconds) is 0.0 at time 0; ``qos_compliance`` is 1.0 before any latency-critical start;
+        millicore-seconds) is 0.0 at time 0, ``gpu_allocation_ratio`` likewise (NaN without GPUs);
+        ``gpu_fragmentation_rate`` (FGD's fragmented share of the free GPUs of up nodes, time
+        averaged: :mod:`digital_twin.gpu_fragmentation`) is NaN while no GPU has been free;
+        ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
         ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
         ``workflow_makespan_s`` is the mean makespan of the workflows ended so far, each from its
@@ -131,6 +134,7 @@ class TwinViews:
         out["mean_wait_s"] = s.wait_sum_s / s.started_jobs if s.started_jobs else 0.0
         total_cpu_m_s = sum(c.cpu_m) * s.time_s
         out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
+        out.update(_gpu_metrics(c, s))
         lc_started = sum(1 for j in range(c.n_jobs) if c.is_lc[j] and s.first_start_s[j] >= 0)
         out["qos_compliance"] = 1.0 - s.penalty_counts()[_QOS] / lc_started if lc_started else 1.0
         accounting = c.energy is not None
@@ -218,6 +222,16 @@ class TwinViews:
     def hindsight(self, s: TwinState) -> HindsightView:
         """The privileged, read-only view of the episode's future (for the oracle only)."""
         return HindsightView.build(self.spec, s.interruptions_s, s.recoveries_s)
+
+
+def _gpu_metrics(c: TwinConstants, s: TwinState) -> dict[str, float]:
+    """``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` of :meth:`TwinViews.metrics`."""
+    fleet_gpus = sum(c.gpus)
+    fleet_gpu_s = fleet_gpus * s.time_s
+    free_job_gpu_s = s.gpu.free_up_s * c.n_jobs
+    allocation = s.gpu.allocated_s / fleet_gpu_s if fleet_gpu_s > 0 else (0.0 if fleet_gpus else math.nan)
+    fragmentation = s.gpu.fragmented_s / free_job_gpu_s if free_job_gpu_s > 0 else math.nan
+    return {"gpu_allocation_ratio": allocation, "gpu_fragmentation_rate": fragmentation}
 
 
 def _makespan_s(c: TwinConstants, s: TwinState) -> float:

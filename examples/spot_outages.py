@@ -1,4 +1,4 @@
-"""Spot outages per episode, Poisson or replayed: ``python examples/spot_outages.py fleet5-synthetic fleet5-spot-replayed``.
+"""Spot outages per episode, Poisson or replayed: ``python examples/spot_outages.py SCENARIO...``.
 
 For each scenario, over the protocol's first test seeds (``--episodes``), the interruptions per
 episode and the share of spot node-time spent down before the horizon, from each episode's

@@ -1,0 +1,112 @@
+"""GPU allocation and fragmentation through an episode: FGD's measure on whole GPUs, kept exact as the twin runs.
+
+FGD's fragmentation (Weng et al., ATC'23; :mod:`digital_twin.gpu_sharing.fragmentation` has it
+with shared GPUs) counts, for a task type ``m``, the unallocated GPU of a node that ``m`` cannot
+use. The twin allocates whole GPUs, so a free GPU is wholly free, and the measure reduces to:
+``F_n(m) = 0`` when ``m`` can run on node ``n`` now (enough free GPUs, its millicores free, and
+``n`` among the nodes ``m`` can ever run on: arch, GPU model, VRAM, size, node-side rules), else
+all of ``n``'s free GPUs (a type without GPUs can use none). The target workload ``M`` is the
+episode's jobs, each a share ``1 / J``:
+
+    F_n(M) = free_n * (J - usable_n) / J,   usable_n = the GPU jobs that can run on n now.
+
+Values are kept in integer *job-GPUs* (``F_n(M) * J``), so sums over nodes are exact; memory is
+left out, as in FGD. A down node has neither free nor fragmented GPUs. The twin integrates, from
+0 to now, the allocated GPUs, the fragmented job-GPUs and the free GPUs of up nodes; its metrics
+``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` are the time averages (allocated over the
+fleet's GPUs; fragmented over free).
+
+``M`` is the whole spec's job mix (a measure for evaluation, never shown to an agent): a twin
+continued into another spec (:mod:`digital_twin.continuation`) weighs its free GPUs by the new
+spec's mix from now on and keeps the integrals of the old one up to now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+GpuJobMix = tuple[tuple[tuple[int, int, int], ...], ...]
+"""Per node, ``(gpus, millicores, jobs)`` of the GPU jobs that can ever run there, jobs of one
+request counted together."""
+
+
+def gpu_job_mix(
+    shape: Sequence[int], candidates: Sequence[Sequence[int]], req_gpus: Sequence[int], req_cpu_m: Sequence[int],
+    n_nodes: int,
+) -> GpuJobMix:  # fmt: skip
+    """Per node, the GPU jobs (by request) that can ever run there; jobs of one shape share candidates."""
+    jobs_of_shape: dict[int, int] = {}
+    first_of_shape: dict[int, int] = {}
+    for j, s in enumerate(shape):
+        jobs_of_shape[s] = jobs_of_shape.get(s, 0) + 1
+        first_of_shape.setdefault(s, j)
+    per_node: list[dict[tuple[int, int], int]] = [{} for _ in range(n_nodes)]
+    for s, j in first_of_shape.items():
+        if req_gpus[j] > 0:
+            request = (req_gpus[j], req_cpu_m[j])
+            for i in candidates[j]:
+                per_node[i][request] = per_node[i].get(request, 0) + jobs_of_shape[s]
+    return tuple(tuple((g, m, n) for (g, m), n in sorted(mix.items())) for mix in per_node)
+
+
+def fragmented_job_gpus(mix: tuple[tuple[int, int, int], ...], n_jobs: int, free_gpus: int, free_cpu_m: int) -> int:
+    """``F_n(M) * J`` of one up node: its free GPUs times the jobs that cannot use them now."""
+    if free_gpus == 0:
+        return 0
+    usable = 0
+    for gpus, cpu_m, jobs in mix:
+        if gpus <= free_gpus and cpu_m <= free_cpu_m:
+            usable += jobs
+    return free_gpus * (n_jobs - usable)
+
+
+@dataclass
+class GpuTally:
+    """What the GPU metrics integrate, now and from 0 to now (one per twin state).
+
+    Attributes:
+        allocated: GPUs allocated to running jobs now.
+        allocated_s: Its time integral, GPU-seconds.
+        fragmented: Fragmented job-GPUs now (the nodes' ``F_n(M) * J`` summed).
+        fragmented_s: Its time integral.
+        free_up: Free GPUs of up nodes now.
+        free_up_s: Its time integral, GPU-seconds.
+        node_fragmented: ``(N,)`` each node's part of ``fragmented``.
+        node_free_up: ``(N,)`` each node's part of ``free_up``.
+    """
+
+    allocated: int
+    allocated_s: float
+    fragmented: int
+    fragmented_s: float
+    free_up: int
+    free_up_s: float
+    node_fragmented: list[int]
+    node_free_up: list[int]
+
+    @classmethod
+    def initial(cls, mix: GpuJobMix, n_jobs: int, gpus: Sequence[int], cpu_m: Sequence[int]) -> GpuTally:
+        """Every node up and empty at time 0."""
+        fragmented = [fragmented_job_gpus(mix[i], n_jobs, gpus[i], cpu_m[i]) for i in range(len(gpus))]
+        return cls(0, 0.0, sum(fragmented), 0.0, sum(gpus), 0.0, fragmented, list(gpus))
+
+    def copy(self) -> GpuTally:
+        """An independent copy."""
+        return GpuTally(self.allocated, self.allocated_s, self.fragmented, self.fragmented_s, self.free_up,
+                        self.free_up_s, self.node_fragmented.copy(), self.node_free_up.copy())  # fmt: skip
+
+    def accrue(self, dt: float) -> None:
+        """Integrate the present over ``dt`` seconds."""
+        self.allocated_s += self.allocated * dt
+        self.fragmented_s += self.fragmented * dt
+        self.free_up_s += self.free_up * dt
+
+    def refresh(self, mix: GpuJobMix, n_jobs: int, i: int, free_gpus: int, free_cpu_m: int, up: bool) -> None:
+        """Node ``i``'s parts after a change of its free GPUs or millicores or of its being up."""
+        free = free_gpus if up else 0
+        fragmented = fragmented_job_gpus(mix[i], n_jobs, free, free_cpu_m)
+        self.fragmented += fragmented - self.node_fragmented[i]
+        self.node_fragmented[i] = fragmented
+        self.free_up += free - self.node_free_up[i]
+        self.node_free_up[i] = free
