@@ -2,7 +2,9 @@
 
 ``alibaba_gpu_csv`` reads an Alibaba GPU 2023 node list, ``alibaba_spot_gpu_2026_csv`` the
 Alibaba spot-GPU 2026 node table (:mod:`digital_twin.fleet_spot_gpu2026`); both take ``path``,
-and optionally ``per_model`` (at most that many nodes of each GPU model, sampled with ``seed``).
+and optionally ``per_model`` (at most that many nodes of each GPU model, sampled with ``seed``);
+``alibaba_gpu_csv`` also ``gpu_only`` (default true: drop CPU-only nodes) and ``on_demand_only``
+(default false: make the reader's spot nodes on-demand, :attr:`AlibabaGpuFleet.on_demand_only`).
 
 :func:`fleet_loader` validates the section now and returns a picklable loader (a frozen
 dataclass, see :mod:`digital_twin.scenario.loader`) that gives the nodes on first use. Inline
@@ -13,7 +15,7 @@ and generated fleets are built now, after their node count is checked against
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Protocol
@@ -84,12 +86,18 @@ class AlibabaGpuFleet:
     seed: int
     gpu_only: bool
     max_nodes: int
+    on_demand_only: bool = False
+    """Make every node on-demand (no interruptions; prices kept): the trace flags no spot node, and
+    the reader's spot models (:data:`digital_twin.fleet.ALIBABA_GPU_MODELS`) are the reference's
+    assumption for its 32-node benchmark."""
 
     def __call__(self) -> tuple[NodeSpec, ...]:
-        """Read the node list (at most ``max_nodes`` rows), then filter and sample it."""
+        """Read the node list (at most ``max_nodes`` rows), then filter, sample and (optionally) make it on-demand."""
         nodes = _read_at_most(fleet_from_alibaba_gpu_csv, self.path, self.max_nodes)
         if self.gpu_only:
             nodes = tuple(n for n in nodes if n.gpu_count > 0)
+        if self.on_demand_only:
+            nodes = tuple(replace(n, instance="on-demand", interruption_prob_per_hour=0.0) for n in nodes)
         return _per_model(nodes, self.per_model, self.seed)
 
 
@@ -160,7 +168,9 @@ def fleet_loader(section: Section, data_files: list[Path], limits: Limits) -> Fl
     seed = csv_section.get("seed", int, 0)
     loader: FleetLoader
     if kind == "alibaba_gpu_csv":
-        loader = AlibabaGpuFleet(path, per_model, seed, csv_section.get("gpu_only", bool, True), limits.max_nodes)
+        gpu_only = csv_section.get("gpu_only", bool, True)
+        on_demand_only = csv_section.get("on_demand_only", bool, False)
+        loader = AlibabaGpuFleet(path, per_model, seed, gpu_only, limits.max_nodes, on_demand_only)
     else:
         loader = AlibabaSpotGpu2026Fleet(path, per_model, seed, limits.max_nodes)
     csv_section.finish()

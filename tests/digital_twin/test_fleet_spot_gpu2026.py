@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
 
@@ -79,21 +78,38 @@ def test_missing_file__names_it(tmp_path: Path) -> None:
         fleet_from_spot_gpu_2026_csv(tmp_path / "no-such.csv")
 
 
+def _scenario(tmp_path: Path, fleet: dict) -> Path:
+    """The toy scenario with ``fleet`` as its fleet section (no fixed interruptions, constant telemetry)."""
+    data = yaml.safe_load((Path(__file__).parents[2] / "scenarios" / "toy3.yaml").read_text())
+    data["fleet"] = fleet
+    data["telemetry"] = {"reader": "constant", "cpu_pct": 10, "mem_pct": 10, "tick_s": 300}
+    del data["spot"]
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 def test_scenario_key__reads_samples_and_rejects_unknown_keys(tmp_path: Path) -> None:
     """``fleet: {alibaba_spot_gpu_2026_csv: {path, per_model, seed}}`` samples per model; unknown keys fail."""
     table = _write(tmp_path, HEADER + "".join(f"{m},8,192,{i}\n" for i, m in enumerate(["H800"] * 3 + ["A10"] * 3)))
-    data = yaml.safe_load((Path(__file__).parents[2] / "scenarios" / "toy3.yaml").read_text())
-    data["fleet"] = {"alibaba_spot_gpu_2026_csv": {"path": str(table), "per_model": 2, "seed": 1}}
-    data["telemetry"] = {"reader": "constant", "cpu_pct": 10, "mem_pct": 10, "tick_s": 300}
-    del data["spot"]
-    scenario_file = tmp_path / "s.yaml"
-    scenario_file.write_text(yaml.safe_dump(data))
-    fleet = load_scenario(scenario_file).make_spec(np.random.default_rng(0)).fleet
+    section = {"path": str(table), "per_model": 2, "seed": 1}
+    fleet = load_scenario(_scenario(tmp_path, {"alibaba_spot_gpu_2026_csv": section})).fleet
     assert Counter(n.gpu_model for n in fleet) == {"H800": 2, "A10": 2}
-    data["fleet"]["alibaba_spot_gpu_2026_csv"]["gpu_only"] = True
-    scenario_file.write_text(yaml.safe_dump(data))
+    bad = _scenario(tmp_path, {"alibaba_spot_gpu_2026_csv": {**section, "gpu_only": True}})
     with pytest.raises(ScenarioError, match=r"alibaba_spot_gpu_2026_csv: unknown key\(s\) \['gpu_only'\]"):
-        load_scenario(scenario_file)
+        load_scenario(bad)
+
+
+def test_alibaba_gpu_csv_on_demand_only__drops_interruptions_and_keeps_prices(tmp_path: Path) -> None:
+    """``on_demand_only: true`` makes the reader's spot models (P100) on-demand at their price; default: spot."""
+    nodes = tmp_path / "openb.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn-0,32000,131072,2,P100\nn-1,32000,131072,2,T4\n")
+    section = {"path": str(nodes), "gpu_only": False}
+    spot = load_scenario(_scenario(tmp_path, {"alibaba_gpu_csv": section})).fleet
+    on_demand = load_scenario(_scenario(tmp_path, {"alibaba_gpu_csv": {**section, "on_demand_only": True}})).fleet
+    assert spot[0].is_spot and spot[0].interruption_prob_per_hour > 0
+    assert not any(n.is_spot or n.interruption_prob_per_hour for n in on_demand)
+    assert [n.price_per_hour_usd for n in on_demand] == [n.price_per_hour_usd for n in spot]
 
 
 def test_real_node_table__whole_fleet() -> None:
