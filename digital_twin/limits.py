@@ -10,7 +10,8 @@ limit and how to raise it.
 The defaults are generous: every bundled scenario and the real traces the project reads stay
 far below them, more than ten times (``spotgpu4278-alibaba2026`` has the most nodes, 4,278, with
 150 daily ticks and 7,255 jobs; ``fleet500-synthetic`` has 500 nodes, 72 ticks and about 5,400
-synthetic arrivals; the largest node list read has 4,278 rows; the Azure VM trace has 8,640 ticks). A scenario file raises a limit with a top-level mapping::
+synthetic arrivals; the largest node list read has 4,278 rows; the Azure VM trace has 8,640
+ticks). A scenario file raises a limit with a top-level mapping::
 
     limits: {max_ticks: 5000000, max_jobs: 2000000}
 
