@@ -6,13 +6,19 @@ import csv
 import io
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from digital_twin._files import first_ragged_row, not_a_file_reason, read_utf8
 from digital_twin.errors import TraceError, short_repr
 
-if TYPE_CHECKING:
-    from digital_twin.fleet import NodeSpec
+
+class _Named(Protocol):
+    @property
+    def node_id(self) -> str: ...
+
+
+Node = TypeVar("Node", bound=_Named)
+"""The node type a reader builds (:class:`digital_twin.fleet.NodeSpec`)."""
 
 
 def read_node_csv(
@@ -20,9 +26,9 @@ def read_node_csv(
     what: str,
     columns: Sequence[str],
     id_column: str,
-    make_node: Callable[[Mapping[str, str], str], NodeSpec],
+    make_node: Callable[[Mapping[str, str], str], Node],
     limit: int | None,
-) -> list[NodeSpec]:
+) -> list[Node]:
     """The nodes of a CSV file with a header, one per row, in file order.
 
     Args:
@@ -46,7 +52,7 @@ def read_node_csv(
         line, fields, expected = ragged
         raise TraceError(f"{path}:{line}: the row has {fields} fields, the header has {expected}")
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    nodes: dict[str, tuple[NodeSpec, int]] = {}  # node id -> the node and its line
+    nodes: dict[str, tuple[Node, int]] = {}  # node id -> the node and its line
     try:
         missing = [c for c in columns if c not in (reader.fieldnames or [])]
         if missing:
