@@ -8,12 +8,12 @@ Sources:
     * :func:`generate_fleet`: N nodes drawn from node types, seeded.
     * :func:`fleet_from_alibaba_gpu_csv`: the Alibaba GPU 2023 node-list format
       (``sn,cpu_milli,memory_mib,gpu,model``).
+    * :func:`digital_twin.fleet_spot_gpu2026.fleet_from_spot_gpu_2026_csv`: the Alibaba spot-GPU 2026
+      node table (its own module).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from digital_twin._files import first_ragged_row, not_a_file_reason, read_utf8
 from digital_twin._from_mapping import from_mapping
+from digital_twin._node_csv import read_node_csv
 from digital_twin.errors import SpecError, TraceError, short_repr
 
 ARCHES = ("x86_64", "arm64", "gpu-node")
@@ -259,36 +259,8 @@ def fleet_from_alibaba_gpu_csv(path: str | Path, limit: int | None = None) -> tu
         TraceError: Missing file or columns, not UTF-8 text, a non-numeric or non-positive
             value, an unknown GPU model or a repeated ``sn``; the message names the file and row.
     """
-    path = Path(path)
-    reason = not_a_file_reason(path)  # before opening: a FIFO would block, /dev/zero never end
-    if reason is not None:
-        raise TraceError(f"{path}: cannot open node list ({reason})")
-    text = read_utf8(path, "node list")
-    if (ragged := first_ragged_row(path, None)) is not None:
-        line, fields, expected = ragged
-        raise TraceError(f"{path}:{line}: the row has {fields} fields, the header has {expected}")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    nodes: dict[str, tuple[NodeSpec, int]] = {}  # sn -> the node and its line
-    try:
-        missing = [c for c in _ALIBABA_NODE_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise TraceError(
-                f"{path}: missing column(s) {missing}; expected header {','.join(_ALIBABA_NODE_COLUMNS)}"
-            )
-        for row_number, row in enumerate(reader, start=2):
-            if limit is not None and len(nodes) >= limit:
-                break
-            node = _alibaba_node(row, f"{path}:{row_number}")
-            if node.node_id in nodes:
-                first = nodes[node.node_id][1]
-                shown = short_repr(node.node_id)
-                raise TraceError(f"{path}:{row_number}: duplicate sn {shown} (first on line {first})")
-            nodes[node.node_id] = (node, row_number)
-    except csv.Error as exc:  # e.g. a field above the csv module's size limit
-        raise TraceError(f"{path}:{reader.line_num}: cannot parse the node list as CSV ({exc})") from None
-    if not nodes:
-        raise TraceError(f"{path}: the node list has no rows")
-    return validate_fleet([node for node, _ in nodes.values()])
+    nodes = read_node_csv(Path(path), "node list", _ALIBABA_NODE_COLUMNS, "sn", _alibaba_node, limit)
+    return validate_fleet(nodes)
 
 
 def _alibaba_node(row: Mapping[str, str], where: str) -> NodeSpec:

@@ -8,9 +8,10 @@ traceback. Each size is checked against a :class:`Limits` first, and an error sa
 limit and how to raise it.
 
 The defaults are generous: every bundled scenario and the real traces the project reads stay
-far below them, more than ten times (the largest, ``fleet500-synthetic``, has 500 nodes, 72
-ticks and about 5,400 synthetic arrivals; the largest node list read has 1,523 rows; the Azure VM
-trace has 8,640 ticks). A scenario file raises a limit with a top-level mapping::
+far below them, more than ten times (``spotgpu4278-alibaba2026`` has the most nodes, 4,278, with
+150 daily ticks and 7,255 jobs; ``fleet500-synthetic`` has 500 nodes, 72 ticks and about 5,400
+synthetic arrivals; the largest node list read has 4,278 rows; the Azure VM trace has 8,640
+ticks). A scenario file raises a limit with a top-level mapping::
 
     limits: {max_ticks: 5000000, max_jobs: 2000000}
 
@@ -51,7 +52,8 @@ class Limits:
     expanded; a few anchors for reuse stay far below, an alias bomb ("billion laughs") does
     not."""
     max_nodes: int = 100_000
-    """Nodes in the fleet, and rows read from a node list (the Alibaba GPU 2023 list has 1,523)."""
+    """Nodes in the fleet, and rows read from a node list (the Alibaba GPU 2023 list has 1,523, the spot-GPU 2026
+    table 4,278)."""
     max_jobs: int = 1_000_000
     """Jobs in an episode: the job budget, a job file's jobs, and the arrivals the synthetic
     generator draws (``base_rate_per_s x (1 + diurnal_amplitude) x horizon_s``, all drawn

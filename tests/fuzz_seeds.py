@@ -82,6 +82,12 @@ def _node_list() -> str:
     return _rows("sn,cpu_milli,memory_mib,gpu,model", rows)
 
 
+def _spot_gpu_nodes() -> str:
+    models = ("A10", "H800", "GPU-series-1", "A100-SXM4-80GB")
+    rows = [f"{m},{1 if m == 'A10' else 8},{128 if k % 2 else 192},{3 * k}" for k, m in enumerate(models * 2)]
+    return _rows("gpu_model,gpu_capacity_num,cpu_num,node_name", rows)
+
+
 def _swf(n: int) -> str:
     header = ["; Version: 2.2", "; Computer: fuzz", "; MaxProcs: 128", "; Queue: 1 batch", ";"]
     rows = [
@@ -151,6 +157,9 @@ BUNDLED_TRACE_FILES: dict[str, str] = {
     "alibaba-2018-machine-usage-dcavg-300s/machine_usage_days_1_to_8_grouped_300_seconds.csv": _dc_mean(1900),
     "alibaba-gpu-2023/openb_node_list_gpu_node.csv": _node_list(),
     "alibaba-gpu-2023/openb_pod_list_gpuspec33.csv": _pods(40, 12787200, 20000),
+    "alibaba-gpu-2023/openb_node_list_all_node.csv": _node_list(),
+    "alibaba-gpu-2023/openb_pod_list_default.csv": _pods(40, 0, 20000),
+    "alibaba-spot-gpu-2026/node_info_df.csv": _spot_gpu_nodes(),
     "swf-nasa-ipsc-1993/NASA-iPSC-1993-3.1-cln.swf": _swf(30),
     "azure-vmtable-2017-sample/vmtable.csv": _vmtable(12),
     "azure-llm-inference-2023-conv/AzureLLMInferenceTrace_conv.csv": _llm(40),
@@ -341,7 +350,10 @@ def _data_seeds(world: World) -> list[DataSeed]:
     seeds = []
     for name in world.scenarios:
         document = world.document(name)
-        for key in (("telemetry", "path"), ("workload", "path"), ("fleet", "alibaba_gpu_csv", "path")):
+        for key in (
+            ("telemetry", "path"), ("workload", "path"), ("fleet", "alibaba_gpu_csv", "path"),
+            ("fleet", "alibaba_spot_gpu_2026_csv", "path"),
+        ):
             value: Any = document
             for part in key:
                 value = value.get(part) if isinstance(value, dict) else None

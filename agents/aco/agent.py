@@ -44,7 +44,7 @@ from agents.aco.cost_engine import CARBON_REFERENCE_G_PER_H, carbon_efficiency, 
 from agents.aco.router import COST_ONLY, Strategy
 from agents.aco.scheduler import Decision, FleetArrays, schedule
 from agents.base import register_agent
-from agents.carbon import intensity_now, marginal_watts
+from agents.carbon import emission_rates
 from agents.predictor import EmaPredictor, LstmPredictor, OnlinePredictions, PersistencePredictor
 from agents.predictor.base import Predictor
 from agents.predictor.cache import PredictionCache, default_cache
@@ -187,10 +187,9 @@ class AcoAgent(ViewAgent):
             return None
         job = view.job
         assert job is not None
-        rates = [
-            marginal_watts(view, i, job) * intensity_now(view, i) / 1000.0 if view.action_mask[i] else 0.0
-            for i in range(self.n_nodes)
-        ]  # g/h: W x g/kWh / 1000
+        valid = np.flatnonzero(view.action_mask[: self.n_nodes])
+        rates = np.zeros(self.n_nodes)
+        rates[valid] = emission_rates(view, valid, job) / 1000.0  # g/h: W x g/kWh / 1000; 0 where invalid
         return carbon_efficiency(rates, self.carbon_reference_g_per_h)
 
 

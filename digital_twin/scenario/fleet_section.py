@@ -1,4 +1,10 @@
-"""The ``fleet`` section of a scenario: one of ``preset``, ``nodes``, ``generate``, ``alibaba_gpu_csv``.
+"""The ``fleet`` section of a scenario: one of :data:`FLEET_KINDS`.
+
+``alibaba_gpu_csv`` reads an Alibaba GPU 2023 node list, ``alibaba_spot_gpu_2026_csv`` the
+Alibaba spot-GPU 2026 node table (:mod:`digital_twin.fleet_spot_gpu2026`); both take ``path``,
+and optionally ``per_model`` (at most that many nodes of each GPU model, sampled with ``seed``);
+``alibaba_gpu_csv`` also ``gpu_only`` (default true: drop CPU-only nodes) and ``on_demand_only``
+(default false: make the reader's spot nodes on-demand, :attr:`AlibabaGpuFleet.on_demand_only`).
 
 :func:`fleet_loader` validates the section now and returns a picklable loader (a frozen
 dataclass, see :mod:`digital_twin.scenario.loader`) that gives the nodes on first use. Inline
@@ -9,7 +15,7 @@ and generated fleets are built now, after their node count is checked against
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +31,7 @@ from digital_twin.fleet import (
     generate_fleet,
     node_from_dict,
 )
+from digital_twin.fleet_spot_gpu2026 import fleet_from_spot_gpu_2026_csv
 from digital_twin.limits import Limits
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import ScenarioError, Section, check_limit, checked
@@ -32,6 +39,8 @@ from digital_twin.scenario.sources import sample_per_group
 
 FLEET_PRESETS: dict[str, Callable[[], tuple[NodeSpec, ...]]] = {"default-5": default_fleet}
 """``fleet.preset`` -> a function returning the nodes."""
+FLEET_KINDS = ("preset", "nodes", "generate", "alibaba_gpu_csv", "alibaba_spot_gpu_2026_csv")
+"""The keys of which a ``fleet`` section gives exactly one."""
 
 
 class FleetLoader(Protocol):
@@ -77,28 +86,65 @@ class AlibabaGpuFleet:
     seed: int
     gpu_only: bool
     max_nodes: int
+    on_demand_only: bool = False
+    """Make every node on-demand (no interruptions; prices kept): the trace flags no spot node, and
+    the reader's spot models (:data:`digital_twin.fleet.ALIBABA_GPU_MODELS`) are the reference's
+    assumption for its 32-node benchmark."""
 
     def __call__(self) -> tuple[NodeSpec, ...]:
-        """Read the node list (at most ``max_nodes`` rows), then filter and sample it."""
-        nodes = fleet_from_alibaba_gpu_csv(self.path, limit=self.max_nodes + 1)
-        if len(nodes) > self.max_nodes:
-            raise SpecError(
-                f"{self.path}: the node list has more than limits.max_nodes = {self.max_nodes:,} rows; "
-                f"{Limits.how_to_raise('max_nodes')}"
-            )
+        """Read the node list (at most ``max_nodes`` rows), then filter, sample and (optionally) make it on-demand."""
+        nodes = _read_at_most(fleet_from_alibaba_gpu_csv, self.path, self.max_nodes)
         if self.gpu_only:
             nodes = tuple(n for n in nodes if n.gpu_count > 0)
-        if self.per_model is not None:
-            keep = sample_per_group([n.gpu_model or "cpu" for n in nodes], self.per_model, self.seed)
-            nodes = tuple(nodes[i] for i in keep)
+        if self.on_demand_only:
+            nodes = tuple(replace(n, instance="on-demand", interruption_prob_per_hour=0.0) for n in nodes)
+        return _per_model(nodes, self.per_model, self.seed)
+
+
+@dataclass(frozen=True)
+class AlibabaSpotGpu2026Fleet:
+    """``fleet.alibaba_spot_gpu_2026_csv``: nodes read from the spot-GPU 2026 node table on first use.
+
+    Memory, prices, VRAM and instance type are the assumptions of :mod:`digital_twin.fleet_spot_gpu2026`.
+    """
+
+    path: Path
+    per_model: int | None
+    seed: int
+    max_nodes: int
+
+    def __call__(self) -> tuple[NodeSpec, ...]:
+        """Read the node table (at most ``max_nodes`` rows), then sample it."""
+        nodes = _read_at_most(fleet_from_spot_gpu_2026_csv, self.path, self.max_nodes)
+        return _per_model(nodes, self.per_model, self.seed)
+
+
+def _read_at_most(
+    read: Callable[[Path, int], tuple[NodeSpec, ...]], path: Path, max_nodes: int
+) -> tuple[NodeSpec, ...]:
+    """``read(path, max_nodes + 1)``, refused when the file has more than ``max_nodes`` rows."""
+    nodes = read(path, max_nodes + 1)
+    if len(nodes) > max_nodes:
+        raise SpecError(
+            f"{path}: the node list has more than limits.max_nodes = {max_nodes:,} rows; "
+            f"{Limits.how_to_raise('max_nodes')}"
+        )
+    return nodes
+
+
+def _per_model(nodes: tuple[NodeSpec, ...], per_model: int | None, seed: int) -> tuple[NodeSpec, ...]:
+    """At most ``per_model`` nodes of each GPU model (CPU-only nodes are one group), seeded; all when ``None``."""
+    if per_model is None:
         return nodes
+    keep = sample_per_group([n.gpu_model or "cpu" for n in nodes], per_model, seed)
+    return tuple(nodes[i] for i in keep)
 
 
 def fleet_loader(section: Section, data_files: list[Path], limits: Limits) -> FleetLoader:
-    """The loader of the ``fleet`` section (exactly one of preset, nodes, generate, alibaba_gpu_csv)."""
-    kinds = [k for k in ("preset", "nodes", "generate", "alibaba_gpu_csv") if section.has(k)]
+    """The loader of the ``fleet`` section (exactly one of :data:`FLEET_KINDS`)."""
+    kinds = [k for k in FLEET_KINDS if section.has(k)]
     if len(kinds) != 1:
-        raise ScenarioError(f"{section.file}: fleet: give exactly one of preset, nodes, generate, alibaba_gpu_csv")
+        raise ScenarioError(f"{section.file}: fleet: give exactly one of {', '.join(FLEET_KINDS)}")
     kind = kinds[0]
     if kind == "preset":
         name = section.get("preset", str)
@@ -116,14 +162,20 @@ def fleet_loader(section: Section, data_files: list[Path], limits: Limits) -> Fl
         fleet = _generated_fleet(section.section("generate"), limits)
         section.finish()
         return FixedFleet(fleet)
-    csv_section = section.section("alibaba_gpu_csv")
+    csv_section = section.section(kind)
     path = resolve_path(csv_section, "path", data_files)
     per_model = csv_section.get("per_model", int, None)
     seed = csv_section.get("seed", int, 0)
-    gpu_only = csv_section.get("gpu_only", bool, True)
+    loader: FleetLoader
+    if kind == "alibaba_gpu_csv":
+        gpu_only = csv_section.get("gpu_only", bool, True)
+        on_demand_only = csv_section.get("on_demand_only", bool, False)
+        loader = AlibabaGpuFleet(path, per_model, seed, gpu_only, limits.max_nodes, on_demand_only)
+    else:
+        loader = AlibabaSpotGpu2026Fleet(path, per_model, seed, limits.max_nodes)
     csv_section.finish()
     section.finish()
-    return AlibabaGpuFleet(path, per_model, seed, gpu_only, limits.max_nodes)
+    return loader
 
 
 def _generated_fleet(gen: Section, limits: Limits) -> tuple[NodeSpec, ...]:

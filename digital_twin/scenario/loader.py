@@ -20,6 +20,7 @@ A scenario fixes everything an episode needs::
     spot: {recovery_s: 600, interruptions: true}   # or {model: trace, traces: [..], start_s: random}:
                                     # replayed availability (digital_twin.scenario.spot_section)
     fleet:      {preset: default-5} | {nodes: [...]} | {generate: {...}} | {alibaba_gpu_csv: {...}}
+              | {alibaba_spot_gpu_2026_csv: {path: .., per_model: .., seed: ..}}
     telemetry:  {reader: constant, cpu_pct: .., mem_pct: .., tick_s: ..}
               | {reader: <TRACE_READERS name>, path: .., options: {..}, mapping: {..}}
     workload:   {source: synthetic, resample: per-episode|fixed, options: {SyntheticWorkloadConfig fields}}

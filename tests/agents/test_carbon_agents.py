@@ -8,7 +8,7 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
-from agents.carbon import EMISSIONS_TOLERANCE, SHIFT_MARGIN, intensity_now, marginal_watts
+from agents.carbon import EMISSIONS_TOLERANCE, SHIFT_MARGIN, emission_rates, intensity_now, marginal_watts
 
 
 def _env(name: str) -> ClusterSchedulingEnv:
@@ -96,3 +96,31 @@ def test_aco_carbon__multiplies_acos_eta_by_each_nodes_carbon_efficiency() -> No
         if terminated or truncated:
             break
     assert compared > 10
+
+
+def _scalar_least_carbon(env: ClusterSchedulingEnv, view) -> int:
+    """least-carbon's choice computed node by node with the scalar functions (the definition)."""
+    nodes = [i for i in range(env.n_nodes) if view.action_mask[i]]
+    if view.job.workload == "latency-critical":
+        nodes = [i for i in nodes if not env.fleet[i].is_spot] or nodes
+    rates = {i: marginal_watts(view, i, view.job) * intensity_now(view, i) for i in nodes}
+    near = [i for i in nodes if rates[i] <= min(rates.values()) * (1.0 + EMISSIONS_TOLERANCE)]
+    return min(near, key=lambda i: (env.fleet[i].price_per_hour_usd, rates[i], i))
+
+
+@pytest.mark.parametrize(("scenario", "seed"), [("fleet5-carbon-regions", 11), ("fleet5-carbon", 12)])
+def test_emission_rates__equal_the_scalar_rates_bit_for_bit_and_least_carbon_decides_as_node_by_node(
+    scenario: str, seed: int
+) -> None:
+    """The vectorised rates are the scalar ones exactly, so least-carbon's decisions are the node-by-node ones."""
+    env = _env(scenario)
+    checked = 0
+    for view, action in _decisions(env, "least-carbon", seed, limit=300):
+        valid = np.flatnonzero(view.action_mask[: env.n_nodes])
+        if not valid.size:
+            continue
+        scalar = [marginal_watts(view, int(i), view.job) * intensity_now(view, int(i)) for i in valid]
+        assert emission_rates(view, valid, view.job).tolist() == scalar
+        assert action == _scalar_least_carbon(env, view)
+        checked += 1
+    assert checked > 50

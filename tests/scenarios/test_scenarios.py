@@ -23,6 +23,8 @@ from tests.toy3 import toy3_spec
 REAL_DATA = [name for name in scenarios.names() if scenarios.load(name).data_files]
 """Bundled scenarios that read real traces from ACO_ENV_TRACES (the others ship their own data)."""
 GOOD = yaml.safe_load((scenarios.CATALOGUE_DIR / "toy3.yaml").read_text())
+FULL_SCALE = frozenset({"openb1523-alibaba2023", "spotgpu4278-alibaba2026"})
+"""Bundled whole-cluster scenarios (thousands of nodes, 7,255 pods over 149 days): their full episode is slow."""
 
 
 def aco_env_cli(*args: str) -> subprocess.CompletedProcess:
@@ -78,7 +80,9 @@ def test_bundled_synthetic_trace__matches_the_alibaba_statistics() -> None:
     assert abs((profile.max() - profile.min()) / 2 - 14.5) < 3
 
 
-@pytest.mark.parametrize("name", scenarios.names())
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in FULL_SCALE else n for n in scenarios.names()]
+)
 def test_every_bundled_scenario__runs_a_full_episode(name: str) -> None:
     """Each bundled scenario (real-data ones when ACO_ENV_TRACES has the data) runs to its end."""
     scenario = scenarios.load(name)
@@ -229,7 +233,9 @@ def test_cli_scenarios__lists_names_data_presence_readers_and_sources() -> None:
 
 
 @pytest.mark.skipif(not os.environ.get("ACO_ENV_TRACES"), reason="real traces not present")
-@pytest.mark.parametrize("name", REAL_DATA)
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in FULL_SCALE else n for n in REAL_DATA]
+)
 def test_real_data_scenario__full_episode_through_the_env(name: str) -> None:
     """With ACO_ENV_TRACES set, each real-data scenario plays a full env episode."""
     import gymnasium as gym

@@ -33,6 +33,7 @@ def render_markdown(results: dict[str, Any]) -> str:
         ("oracle", _oracle_section),
         ("memory", _memory_section),
         ("scale", _scale_section),
+        ("full-scale", _full_scale_section),
         ("train", _train_lines),
     ]
     for key, section in sections:
@@ -152,16 +153,13 @@ def _memory_section(memory: dict[str, Any]) -> list[str]:
 
 def _scale_section(scale: dict[str, Any]) -> list[str]:
     """Decisions per job and wall time of whole episodes, per scenario, agent and deferral rule."""
-    lines = [
+    lines = _table_head(
         "## Decisions per job and wall time at scale",
-        "",
         "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
         "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
         "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
-        "",
-        "| scenario | nodes | agent | deferral | jobs | decisions | per job | wall s | objective USD |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+        ["scenario", "nodes", "agent", "deferral", "jobs", "decisions", "per job", "wall s", "objective USD"],
+    )
     lines += [
         f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
         f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
@@ -314,3 +312,27 @@ def _env_section(env: dict[str, Any]) -> list[str]:
         ]
     lines.append("")
     return lines
+
+
+def _full_scale_section(full: dict[str, Any]) -> list[str]:
+    """Whole episodes on the whole GPU clusters: wall time, decisions per second and peak memory per run."""
+    lines = _table_head(
+        "## The GPU fleets at full scale",
+        "One whole episode (seed 0) per row, each in a fresh process (`training/benchmarks/full_scale.py`); "
+        "`twin` drives the twin alone by first-fit, without the env. RSS before: the process once the "
+        "scenario's data is read; peak: its high-water mark after the episode.",
+        ["scenario", "nodes", "agent", "jobs", "decisions", "wall s", "decisions/s", "RSS before MB", "peak RSS MB"],
+    )
+    lines += [
+        f"| {r['scenario']} | {r['nodes']:,} | {r['agent']} | {r['jobs']:,} | {r['decisions']:,} | {r['wall_s']:.1f} | "
+        f"{r['decisions_per_s']:,.0f} | {r['rss_before_mb']:.0f} | {r['peak_rss_mb']:.0f} |"
+        for r in full["runs"]
+    ]
+    if full["skipped"]:
+        lines += ["", "Data not present (ACO_ENV_TRACES): " + ", ".join(full["skipped"]) + "."]
+    return [*lines, ""]
+
+
+def _table_head(title: str, intro: str, columns: list[str]) -> list[str]:
+    """A section's title, its paragraph, and the head of its Markdown table."""
+    return [title, "", intro, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]

@@ -51,8 +51,8 @@ def bench_twin(repeats: int = 3, days: int = BENCH_DAYS, compare_pure_python: bo
     off = dataclasses.replace(spec, settings=dataclasses.replace(spec.settings, energy_accounting=False))
     on_runs, off_runs = [], []
     for _ in range(repeats):
-        on_runs.append(_first_fit_run(spec, days))
-        off_runs.append(_first_fit_run(off, days))
+        on_runs.append(first_fit_run(spec))
+        off_runs.append(first_fit_run(off))
     best = max(on_runs, key=lambda run: run["decisions_per_s"])
     best["energy_off"] = max(off_runs, key=lambda run: run["decisions_per_s"])
     best["energy_on_vs_off"] = float(
@@ -68,11 +68,14 @@ def bench_twin(repeats: int = 3, days: int = BENCH_DAYS, compare_pure_python: bo
     return best
 
 
-def _first_fit_run(spec: TwinSpec, days: int) -> dict[str, Any]:
-    """One first-fit episode of ``spec``: decisions and simulated seconds per wall second, and its energy."""
+def first_fit_run(spec: TwinSpec, seed: int = 0) -> dict[str, Any]:
+    """One first-fit episode of ``spec`` (reset with ``seed``): decisions and simulated seconds per wall second.
+
+    Also its energy, and ``sim_days``, the horizon in days.
+    """
     twin = DigitalTwin(spec)
     started = time.perf_counter()
-    twin.reset(np.random.default_rng(0))
+    twin.reset(np.random.default_rng(seed))
     decisions = 0
     while not twin.done:
         mask = twin.feasible_mask()
@@ -82,12 +85,13 @@ def _first_fit_run(spec: TwinSpec, days: int) -> dict[str, Any]:
             twin.defer()
         decisions += 1
     wall = time.perf_counter() - started
+    days = spec.settings.horizon_s / 86_400.0
     return {
         "decisions_per_s": decisions / wall,
         "sim_seconds_per_wall_second": twin.time_s / wall,
         "decisions": decisions,
         "jobs": len(spec.jobs),
-        "sim_days": days,
+        "sim_days": int(days) if days.is_integer() else days,
         "wall_s": wall,
         "node_energy_kwh": twin.metrics()["node_energy_kwh"],
     }

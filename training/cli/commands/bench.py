@@ -20,7 +20,7 @@ from training.errors import UsageError
 
 HELP = (
     "measure speed and memory: twin, env vs CartPole, placement rules, traces, ACO, oracle, scale, training, "
-    "execution backends (JSON / Markdown)"
+    "execution backends, the GPU fleets at full scale (JSON / Markdown)"
 )
 
 SECTIONS: dict[str, str] = {
@@ -34,6 +34,7 @@ SECTIONS: dict[str, str] = {
     "train": "training.benchmarks.train:bench_train",
     "backends": "training.benchmarks.backends:bench_backends",
     "rules": "training.benchmarks.rules:bench_rules",
+    "full-scale": "training.benchmarks.full_scale:bench_full_scale",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -50,6 +51,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
         "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
         "real_trace": False,
     },
+    "full-scale": {"scenario_names": ("openb1523-alibaba2023",), "agents": ("twin", "first-fit")},
 }
 
 
