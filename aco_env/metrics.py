@@ -21,7 +21,7 @@ EPISODE_METRICS: tuple[str, ...] = (
     "future_jobs",  # arriving at or after the horizon (never submitted)
     "mean_wait_s",  # first start - arrival, over started jobs
     "utilization_cpu",  # time-averaged allocated cpu / fleet cpu
-    "gpu_allocation_ratio",  # time-averaged allocated GPUs / fleet GPUs; NaN without GPUs
+    "gpu_allocation_ratio",  # time-averaged allocated GPUs / fleet GPUs; 0 without GPUs
     "gpu_fragmentation_rate",  # time-averaged FGD fragmented share of the up nodes' free GPUs (whole GPUs)
     "node_energy_kwh",  # the nodes' whole energy (energy_kwh is our jobs' share); NaN without accounting
     "node_carbon_kg",  # the nodes' whole emissions (carbon_kg is our jobs' share)

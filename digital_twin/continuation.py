@@ -155,7 +155,8 @@ def continued_state(
     out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
     interruptions, recoveries = outages
     out.interruptions_s, out.recoveries_s = interruptions, recoveries
-    for i in range(c.n_nodes):  # weighed by the new spec's job mix from now on (digital_twin.gpu_fragmentation)
+    out.gpu.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (digital_twin.gpu_fragmentation)
+    for i in range(c.n_nodes):
         refresh_gpus(out, c, i)
     shift = _count(interruptions) - _count(s.interruptions_s)
     heap: list[ScheduledEvent] = [

@@ -314,7 +314,7 @@ def finish(s: TwinState, c: TwinConstants, j: int) -> None:
 def refresh_gpus(s: TwinState, c: TwinConstants, i: int) -> None:
     """Node ``i``'s free and fragmented GPUs after a change on it (nothing for a node without GPUs)."""
     if c.gpus[i]:
-        s.gpu.refresh(c.gpu_job_mix, c.n_jobs, i, s.free_gpus[i], s.free_cpu_m[i], s.up[i])
+        s.gpu.refresh(c.gpu_job_mix, i, s.free_gpus[i], s.free_cpu_m[i], s.up[i])
 
 
 def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:

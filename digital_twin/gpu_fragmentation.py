@@ -12,13 +12,13 @@ episode's jobs, each a share ``1 / J``:
 
 Values are kept in integer *job-GPUs* (``F_n(M) * J``), so sums over nodes are exact; memory is
 left out, as in FGD. A down node has neither free nor fragmented GPUs. The twin integrates, from
-0 to now, the allocated GPUs, the fragmented job-GPUs and the free GPUs of up nodes; its metrics
-``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` are the time averages (allocated over the
-fleet's GPUs; fragmented over free).
+0 to now, the allocated GPUs, the fragmented GPUs (job-GPUs over ``J``) and the free GPUs of up
+nodes; its metrics ``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` are the time averages
+(allocated over the fleet's GPUs; fragmented over free).
 
 ``M`` is the whole spec's job mix (a measure for evaluation, never shown to an agent): a twin
 continued into another spec (:mod:`digital_twin.continuation`) weighs its free GPUs by the new
-spec's mix from now on and keeps the integrals of the old one up to now.
+spec's mix from now on and keeps the integral of the old one up to now.
 """
 
 from __future__ import annotations
@@ -68,8 +68,9 @@ class GpuTally:
     Attributes:
         allocated: GPUs allocated to running jobs now.
         allocated_s: Its time integral, GPU-seconds.
+        jobs: ``J``, the jobs of the target workload.
         fragmented: Fragmented job-GPUs now (the nodes' ``F_n(M) * J`` summed).
-        fragmented_s: Its time integral.
+        fragmented_s: The time integral of ``fragmented / J``, GPU-seconds.
         free_up: Free GPUs of up nodes now.
         free_up_s: Its time integral, GPU-seconds.
         node_fragmented: ``(N,)`` each node's part of ``fragmented``.
@@ -78,6 +79,7 @@ class GpuTally:
 
     allocated: int
     allocated_s: float
+    jobs: int
     fragmented: int
     fragmented_s: float
     free_up: int
@@ -89,23 +91,24 @@ class GpuTally:
     def initial(cls, mix: GpuJobMix, n_jobs: int, gpus: Sequence[int], cpu_m: Sequence[int]) -> GpuTally:
         """Every node up and empty at time 0."""
         fragmented = [fragmented_job_gpus(mix[i], n_jobs, gpus[i], cpu_m[i]) for i in range(len(gpus))]
-        return cls(0, 0.0, sum(fragmented), 0.0, sum(gpus), 0.0, fragmented, list(gpus))
+        return cls(0, 0.0, n_jobs, sum(fragmented), 0.0, sum(gpus), 0.0, fragmented, list(gpus))
 
     def copy(self) -> GpuTally:
         """An independent copy."""
-        return GpuTally(self.allocated, self.allocated_s, self.fragmented, self.fragmented_s, self.free_up,
+        return GpuTally(self.allocated, self.allocated_s, self.jobs, self.fragmented, self.fragmented_s, self.free_up,
                         self.free_up_s, self.node_fragmented.copy(), self.node_free_up.copy())  # fmt: skip
 
     def accrue(self, dt: float) -> None:
         """Integrate the present over ``dt`` seconds."""
         self.allocated_s += self.allocated * dt
-        self.fragmented_s += self.fragmented * dt
+        if self.fragmented:
+            self.fragmented_s += self.fragmented / self.jobs * dt
         self.free_up_s += self.free_up * dt
 
-    def refresh(self, mix: GpuJobMix, n_jobs: int, i: int, free_gpus: int, free_cpu_m: int, up: bool) -> None:
+    def refresh(self, mix: GpuJobMix, i: int, free_gpus: int, free_cpu_m: int, up: bool) -> None:
         """Node ``i``'s parts after a change of its free GPUs or millicores or of its being up."""
         free = free_gpus if up else 0
-        fragmented = fragmented_job_gpus(mix[i], n_jobs, free, free_cpu_m)
+        fragmented = fragmented_job_gpus(mix[i], self.jobs, free, free_cpu_m)
         self.fragmented += fragmented - self.node_fragmented[i]
         self.node_fragmented[i] = fragmented
         self.free_up += free - self.node_free_up[i]

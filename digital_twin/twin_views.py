@@ -117,9 +117,9 @@ class TwinViews:
 
         ``mean_wait_s`` (per started job, its time queued before its starts, every queue spell
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
-        millicore-seconds) is 0.0 at time 0, ``gpu_allocation_ratio`` likewise (NaN without GPUs);
+        millicore-seconds) is 0.0 at time 0, ``gpu_allocation_ratio`` likewise and without GPUs;
         ``gpu_fragmentation_rate`` (FGD's fragmented share of the free GPUs of up nodes, time
-        averaged: :mod:`digital_twin.gpu_fragmentation`) is NaN while no GPU has been free;
+        averaged: :mod:`digital_twin.gpu_fragmentation`) is 0.0 while no GPU has been free;
         ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
         ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
@@ -226,11 +226,9 @@ class TwinViews:
 
 def _gpu_metrics(c: TwinConstants, s: TwinState) -> dict[str, float]:
     """``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` of :meth:`TwinViews.metrics`."""
-    fleet_gpus = sum(c.gpus)
-    fleet_gpu_s = fleet_gpus * s.time_s
-    free_job_gpu_s = s.gpu.free_up_s * c.n_jobs
-    allocation = s.gpu.allocated_s / fleet_gpu_s if fleet_gpu_s > 0 else (0.0 if fleet_gpus else math.nan)
-    fragmentation = s.gpu.fragmented_s / free_job_gpu_s if free_job_gpu_s > 0 else math.nan
+    fleet_gpu_s = sum(c.gpus) * s.time_s
+    allocation = s.gpu.allocated_s / fleet_gpu_s if fleet_gpu_s > 0 else 0.0
+    fragmentation = s.gpu.fragmented_s / s.gpu.free_up_s if s.gpu.free_up_s > 0 else 0.0
     return {"gpu_allocation_ratio": allocation, "gpu_fragmentation_rate": fragmentation}
 
 

@@ -3,8 +3,6 @@ over the episode from the event log."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -85,6 +83,7 @@ def _check_metrics(twin: DigitalTwin) -> None:
     fleet_gpus = sum(node.gpu_count for node in twin.spec.fleet)
     assert metrics["gpu_allocation_ratio"] == pytest.approx(allocated / (fleet_gpus * twin.time_s), rel=1e-9)
     assert metrics["gpu_fragmentation_rate"] == pytest.approx(fragmented / (free_up * len(twin.spec.jobs)), rel=1e-9)
+    assert twin._s.gpu.jobs == len(twin.spec.jobs)
     assert 0.0 < metrics["gpu_allocation_ratio"] < 1.0 and 0.0 <= metrics["gpu_fragmentation_rate"] <= 1.0
 
 
@@ -100,10 +99,10 @@ def test_gpu_fleet__gpu_metrics_equal_the_definition_and_the_event_log() -> None
     _check_metrics(_played_with_checks(scenario.make_spec(np.random.default_rng(0)), 0))
 
 
-def test_a_fleet_without_gpus__nan() -> None:
+def test_a_fleet_without_gpus__zero() -> None:
     twin = DigitalTwin(spec_of((JobSpec("a", 0.0, 600.0, "batch", 1, 2),)))
     twin.reset(np.random.default_rng(0))
     while not twin.done:
         twin.place(0)
     metrics = twin.metrics()
-    assert math.isnan(metrics["gpu_allocation_ratio"]) and math.isnan(metrics["gpu_fragmentation_rate"])
+    assert metrics["gpu_allocation_ratio"] == 0.0 and metrics["gpu_fragmentation_rate"] == 0.0

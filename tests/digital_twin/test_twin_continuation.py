@@ -81,14 +81,14 @@ def state_of(twin: DigitalTwin) -> dict[str, Any]:
     fields["queue"] = (queue.fifo, queue.examine, queue.cursor, queue.parked, fits, queue.waking, queue.position,
                        queue.entered)  # fmt: skip
     gpu = fields["gpu"]  # all but fragmented_s, weighed by each spec's whole job mix
-    fields["gpu"] = (gpu.allocated, gpu.allocated_s, gpu.fragmented, gpu.free_up, gpu.free_up_s, gpu.node_fragmented,
-                     gpu.node_free_up)  # fmt: skip
+    fields["gpu"] = (gpu.allocated, gpu.allocated_s, gpu.jobs, gpu.fragmented, gpu.free_up, gpu.free_up_s,
+                     gpu.node_fragmented, gpu.node_free_up)  # fmt: skip
     return fields
 
 
 def comparable_metrics(twin: DigitalTwin) -> dict[str, float]:
-    """The metrics (NaN as ``None``, so that equal means equal) but ``gpu_fragmentation_rate``, whose past a
-    continued twin weighs by its old spec's job mix."""
+    """The metrics (NaN as ``None``, so that equal means equal: ``node_energy_kwh`` without accounting) but
+    ``gpu_fragmentation_rate``, whose past a continued twin weighs by its old spec's job mix."""
     metrics = twin.metrics().items()
     return {name: None if math.isnan(value) else value for name, value in metrics if name != "gpu_fragmentation_rate"}
 
