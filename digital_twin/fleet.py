@@ -102,8 +102,16 @@ class NodeSpec:
         return -math.log1p(-self.interruption_prob_per_hour) / 3600.0
 
 
+def is_finite(value: float) -> bool:
+    """Whether ``value`` is finite as a float (an integer beyond the float range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _require_positive(where: str, name: str, value: float) -> None:
-    if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value <= 0:
+    if not isinstance(value, int | float | np.number) or not is_finite(value) or value <= 0:
         raise SpecError(f"{where}: {name} must be a positive finite number, got {short_repr(value)}")
     check_at_most_max_amount(where, name, value)
 
@@ -118,7 +126,7 @@ def check_at_most_max_amount(where: str, name: str, value: float) -> None:
 
 
 def _require_finite_nonnegative(where: str, name: str, value: float) -> None:
-    if not isinstance(value, int | float | np.number) or not math.isfinite(value) or value < 0:
+    if not isinstance(value, int | float | np.number) or not is_finite(value) or value < 0:
         raise SpecError(f"{where}: {name} must be a finite number >= 0, got {short_repr(value)}")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from digital_twin._from_mapping import from_mapping
 from digital_twin.errors import SpecError, short_repr
-from digital_twin.fleet import ARCHES, MAX_AMOUNT, check_at_most_max_amount
+from digital_twin.fleet import ARCHES, MAX_AMOUNT, check_at_most_max_amount, is_finite
 
 LATENCY_CRITICAL = "latency-critical"
 BATCH = "batch"
@@ -163,7 +163,7 @@ def _check_number(where: str, name: str, value: object, *, allow_zero: bool) -> 
     if (
         isinstance(value, int | float)
         and not isinstance(value, bool)
-        and math.isfinite(value)
+        and is_finite(value)
         and (value > 0 or (allow_zero and value == 0))
     ):
         return

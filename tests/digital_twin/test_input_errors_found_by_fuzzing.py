@@ -334,3 +334,12 @@ def test_pod_list__a_missing_column_is_named_in_the_header_line(tmp_path: Path) 
     path.write_text(",".join(POD_COLUMNS).replace("name,", "nom,", 1) + "\np0,1000,1024,0,0,,LS,Running,0,60,0\n")
     with pytest.raises(TraceError, match=r"pods\.csv: missing column\(s\) \['name'\] in the header \(line 1\) of"):
         load_alibaba_gpu_pods(path)
+
+
+def test_an_integer_beyond_the_float_range__is_refused_as_not_finite() -> None:
+    """A job's or a node's amount of 10^400 (YAML reads it as an int) is a SpecError, not an OverflowError."""
+    huge = 10**400
+    with pytest.raises(SpecError, match="mem_gb must be a finite number > 0"):
+        JobSpec("E", 0.0, 600.0, "batch", 1, huge)
+    with pytest.raises(SpecError, match="mem_gb must be a positive finite number"):
+        NodeSpec("n0", "x86_64", "on-demand", 4, huge, 0.36)
