@@ -23,14 +23,19 @@ GPU_COUNTS = [int(v) for v in (rng_counts.random(600) < 0.8)]  # 0/1 ticks of 30
 CPU_COUNTS = [int(v) for v in rng_counts.integers(0, 5, size=120)]  # 0..4 instances, 195 s ticks
 
 
+def _first_fit(twin: DigitalTwin, until_s: float = math.inf) -> DigitalTwin:
+    """``twin`` played by first fit (deferring when nothing fits) until its episode ends or ``until_s``."""
+    while not twin.done and twin.time_s < until_s:
+        mask = twin.feasible_mask()
+        twin.place(mask.index(True)) if any(mask) else twin.defer()
+    return twin
+
+
 def _played(spec: TwinSpec) -> DigitalTwin:
     """``spec`` played to its end by first fit, recording events."""
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
-    while not twin.done:
-        mask = twin.feasible_mask()
-        twin.place(mask.index(True)) if any(mask) else twin.defer()
-    return twin
+    return _first_fit(twin)
 
 
 def _node_events(twin: DigitalTwin, node_id: str) -> list[tuple[str, float]]:
@@ -104,27 +109,16 @@ def test_hindsight_sees_every_outage__the_known_spec_only_ends_that_came(tmp_pat
     twin = DigitalTwin(spec)
     twin.reset(np.random.default_rng(0))
     assert twin.hindsight().down_windows_s[4] == ((1200.0, 7200.0),)
-    while twin.time_s < 1200.0 or twin.time_s >= 7200.0:  # to a decision inside the outage
-        mask = twin.feasible_mask()
-        twin.place(mask.index(True)) if any(mask) else twin.defer()
-        assert not twin.done
+    _first_fit(twin, 1200.0)  # to a decision inside the outage
+    assert not twin.done and 1200.0 <= twin.time_s < 7200.0
     known = twin.known_spec()
     assert known.fixed_interruptions_s is not None and known.fixed_recoveries_s is not None
     assert known.fixed_interruptions_s[4] == (1200.0,) and math.isinf(known.fixed_recoveries_s[4][0])
     on_known, on_truth = twin.continued_in(known), twin.continued_in(twin.hindsight().replayable_spec())
     for follower in (on_known, on_truth):
-        while not follower.done:
-            mask = follower.feasible_mask()
-            follower.place(mask.index(True)) if any(mask) else follower.defer()
-    assert on_truth.objective() == _finished(twin).objective()  # the truth continued is the episode itself
+        _first_fit(follower)
+    assert on_truth.objective() == _first_fit(twin).objective()  # the truth continued is the episode itself
     assert on_known.objective() != on_truth.objective()  # without the recovery, the GPU node never returns
-
-
-def _finished(twin: DigitalTwin) -> DigitalTwin:
-    while not twin.done:
-        mask = twin.feasible_mask()
-        twin.place(mask.index(True)) if any(mask) else twin.defer()
-    return twin
 
 
 def test_a_spec_with_another_past_recovery__does_not_continue_the_episode(tmp_path: Path) -> None:
@@ -132,19 +126,13 @@ def test_a_spec_with_another_past_recovery__does_not_continue_the_episode(tmp_pa
     scenario = replayed_default(tmp_path, [{"path": str(write_trace(tmp_path / "g.json", counts, 30)),
                                             "nodes": ["node-gpu-05", "node-arm-02"]}], start_s=0.0)  # fmt: skip
     spec = scenario.make_spec(np.random.default_rng(2))
-    twin = _finished_until(DigitalTwin(spec), 1000.0)
+    twin = DigitalTwin(spec)
+    twin.reset(np.random.default_rng(0))
+    _first_fit(twin, 1000.0)
     assert spec.fixed_recoveries_s is not None
     moved = tuple(tuple(end + 60.0 for end in ends) for ends in spec.fixed_recoveries_s)
     with pytest.raises(PastMismatchError, match="recoveries up to now differ"):
         twin.continued_in(dataclasses.replace(spec, fixed_recoveries_s=moved))
-
-
-def _finished_until(twin: DigitalTwin, until_s: float) -> DigitalTwin:
-    twin.reset(np.random.default_rng(0))
-    while twin.time_s < until_s and not twin.done:
-        mask = twin.feasible_mask()
-        twin.place(mask.index(True)) if any(mask) else twin.defer()
-    return twin
 
 
 BAD_SPOT = [
