@@ -14,7 +14,6 @@ import gymnasium as gym
 
 from agents.base import Agent, AgentEntry, AgentSpecError, listed_agent_names, registered_agent
 from agents.spec import parse_agent_spec
-from digital_twin import NEXT_EVENT
 
 
 def check_agent_name(name: str) -> None:
@@ -34,9 +33,16 @@ def check_agent_name(name: str) -> None:
 
 
 def agent_deferral(name: str) -> str:
-    """The deferral rule to build ``name``'s env with (``NEXT_EVENT`` for ``sb3:`` models)."""
-    check_agent_name(name)
-    return NEXT_EVENT if name.startswith("sb3:") else _entry(name).deferral
+    """The deferral rule to build ``name``'s env with (an ``sb3:`` model's: the rule it was trained under).
+
+    Raises:
+        AgentSpecError, agents.sb3_agent.ModelFileError: As :func:`check_agent_name`.
+    """
+    if name.startswith("sb3:"):
+        from agents.sb3_agent import parse_sb3_spec  # no torch at import
+
+        return parse_sb3_spec(name[4:]).deferral
+    return _entry(name).deferral
 
 
 def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:

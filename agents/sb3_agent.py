@@ -20,6 +20,7 @@ import numpy as np
 
 from agents.algorithms import ALGORITHMS, Algorithm, algorithm_names
 from agents.base import AgentSpecError, AgentState
+from digital_twin import DEFERRALS, NEXT_EVENT
 
 _ALGO_TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
 
@@ -35,10 +36,14 @@ class SB3Spec:
     Attributes:
         algo: Key of :data:`agents.algorithms.ALGORITHMS`.
         path: The model's ``.zip`` file.
+        deferral: The deferral rule it was trained under (:mod:`digital_twin.deferral`), which
+            it plays under too: ``config.json``'s ``deferral`` beside the model; ``next-event``
+            without one (models made before training chose the rule).
     """
 
     algo: str
     path: Path
+    deferral: str = NEXT_EVENT
 
 
 def parse_sb3_spec(spec: str) -> SB3Spec:
@@ -61,7 +66,7 @@ def parse_sb3_spec(spec: str) -> SB3Spec:
     check_model_file(path)
     if not algo:
         algo = _algo_from_config(spec, path)
-    return SB3Spec(algo, path)
+    return SB3Spec(algo, path, _deferral_from_config(path))
 
 
 def check_model_file(path: Path) -> None:
@@ -103,6 +108,25 @@ def _algo_from_config(spec: str, path: Path) -> str:
     return str(algo)
 
 
+def _deferral_from_config(path: Path) -> str:
+    """The ``deferral`` of the ``config.json`` beside ``path``; ``next-event`` without that file or key.
+
+    Raises:
+        ModelFileError: The config is garbled or names an unknown rule.
+    """
+    config = path.parent / "config.json"
+    if not config.is_file():
+        return NEXT_EVENT
+    try:
+        document = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{config}: not readable as JSON ({type(exc).__name__}: {exc})") from None
+    deferral = document.get("deferral", NEXT_EVENT) if isinstance(document, dict) else NEXT_EVENT
+    if deferral not in DEFERRALS:
+        raise ModelFileError(f"{config}: deferral {deferral!r} is not one of {', '.join(DEFERRALS)}")
+    return str(deferral)
+
+
 def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent:
     """``spec`` is ``PATH`` (the algo is read from ``config.json`` beside it) or ``ALGO:PATH``.
 
@@ -118,6 +142,7 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
             (made with another observation version: the env's docstring, "Version History").
     """
     parsed = parse_sb3_spec(spec)
+    _one_torch_thread()
     algorithm = ALGORITHMS[parsed.algo]
     cls = algorithm.load_class()
     model = cls.load(str(parsed.path), device="cpu")
@@ -138,6 +163,20 @@ def load_sb3_agent(spec: str, env: gym.Env, name: str | None = None) -> SB3Agent
         spaces = {"observation_space": env.observation_space, "action_space": env.action_space}
         model = cls.load(str(parsed.path), device="cpu", custom_objects=spaces)
     return SB3Agent(model, algorithm, env, name or f"sb3:{parsed.path}")
+
+
+def _one_torch_thread() -> None:
+    """Run torch on one thread in this process, as training does.
+
+    A learned agent decides one observation at a time with a network of a few thousand weights:
+    spreading that over cores costs more in synchronisation than it saves, and in an evaluation's
+    worker processes (one per core) torch's default of one thread per core made every decision
+    about 150 x slower than in one process. Interop threads can be set only before torch's first
+    parallel work, so only the intra-op count is set here.
+    """
+    import torch
+
+    torch.set_num_threads(1)
 
 
 _PER_ROW_KEYS = ("nodes", "job", "clock")

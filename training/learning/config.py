@@ -19,6 +19,7 @@ from typing import Any
 import simple_parsing
 
 from agents.algorithms import ALGORITHMS, algorithm_names, algorithms_help
+from digital_twin import DEFERRALS, NEW_FIT, NEXT_EVENT
 from training.learning.config_options import comma_separated, counted, key_values, minimum_of, optional_path
 
 RESUME_OPTIONS = (
@@ -77,12 +78,23 @@ class TrainConfig:
     """How the --n-envs environments run: batched (in this process, one after the other: the env's steps
     are cheaper than a process hop, and the policy's forward pass is batched across them), subprocess (a
     worker process each, for envs whose steps are slow)."""
+    deferral: str = simple_parsing.field(default=NEW_FIT, choices=list(DEFERRALS))
+    """When a job the policy defers is asked again (digital_twin/deferral.py), in training and wherever the saved
+    model plays (its config.json says so): new-fit = only once it fits on a node it did not fit on when deferred
+    (a deferral means "wait for room elsewhere"; an episode has at most a few decisions per job), next-event =
+    after every event (a policy that defers is asked again and again: on large fleets and long queues the
+    decisions, and the time, grow without bound)."""
     seed: int = 0
     """Seed of everything: the envs (seed + rank), the networks, the BC label sampling."""
     logdir: Path = Path("runs")
     """Runs go to LOGDIR/<scenario>__<algo>__<seed>__<time>/."""
-    reward_scale: float = 10.0
-    """Rewards are -objective (USD) x reward_scale during training (evaluation reports USD)."""
+    reward_scale: float = 1.0
+    """Rewards are -objective (USD) x reward_scale / the task's reference objective during training (evaluation
+    reports USD)."""
+    reward_reference: str = "first-fit"
+    """Each task's rewards are divided by this registered agent's mean episode objective on 8 of the task's training
+    seeds, so that every task's returns lie near -1 whatever its cost level (training/learning/reward_scales.py);
+    empty = no division (rewards in USD x reward_scale)."""
     learning_rate: float = 3e-4
     """Optimizer learning rate."""
     n_steps: int = counted(2048, minimum=1)
@@ -219,6 +231,9 @@ class TrainConfig:
             raise ValueError("not a JSON object")
         known = {f.name for f in dataclasses.fields(cls)}
         values = {key: value for key, value in document.items() if key in known}
+        # runs made before these options: deferred under next-event, rewards in USD x reward_scale
+        values.setdefault("deferral", NEXT_EVENT)
+        values.setdefault("reward_reference", "")
         for name in ("logdir", "resume", "bc_dataset"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.logger import TensorBoardOutputFormat
 
-from aco_env import ClusterSchedulingEnv
+from aco_env import ClusterSchedulingEnv, EnvConfig
 from aco_env.metrics import EVAL_PREFIX
 from agents.algorithms import ALGORITHMS
 from agents.sb3_agent import SB3Agent
+from digital_twin import NEXT_EVENT
 from digital_twin.scenario import Scenario
 from training.evaluation.evaluator import evaluate
 from training.evaluation.protocol import VALIDATION, seeds
@@ -53,6 +54,7 @@ class LearningCurve(StepGridCallback):
         baselines: Registered agents played once on the same seeds and drawn at every point.
         on_point: Called with each of the policy's points once it is logged (``aco-env sweep``
             reports them to Ray Tune); what it raises ends the training.
+        deferral: The policy's deferral rule (:mod:`digital_twin.deferral`), as in its training envs.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class LearningCurve(StepGridCallback):
         seed: int,
         baselines: Sequence[str] = ("aco", "first-fit"),
         on_point: CurvePointHook | None = None,
+        deferral: str = NEXT_EVENT,
     ) -> None:
         super().__init__(every)
         if every < 1 or episodes < 1:
@@ -77,7 +80,7 @@ class LearningCurve(StepGridCallback):
         self.reference: dict[str, dict[str, float]] = {}  # baseline -> metric -> mean
         self.points: list[tuple[int, dict[str, float]]] = []  # (step, metric -> mean) of the policy
         self.on_point = on_point
-        self._env = ClusterSchedulingEnv(scenario)
+        self._env = ClusterSchedulingEnv(scenario, config=EnvConfig(deferral=deferral))
 
     def _on_training_start(self) -> None:
         super()._on_training_start()

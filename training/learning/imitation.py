@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from aco_env import ClusterSchedulingEnv
+from aco_env import ClusterSchedulingEnv, EnvConfig
 from agents import make_agent
+from digital_twin import NEXT_EVENT
 from digital_twin.scenario import Scenario
 from training.evaluation.protocol import IMITATION, first_seed
 from training.learning.bc import fit_policy
@@ -86,6 +87,7 @@ class DaggerSettings:
         random_start_hour: Episode ``seed`` starts at the hour of day
             :func:`~training.learning.random_start_hour.episode_start_hour` of ``seed`` (the
             clock features only) instead of its scenario's.
+        deferral: The envs' deferral rule (:mod:`digital_twin.deferral`): the student's, as in RL.
     """
 
     expert: str = "lookahead"
@@ -95,6 +97,7 @@ class DaggerSettings:
     batch_size: int = 256
     learning_rate: float = 1e-3
     random_start_hour: bool = False
+    deferral: str = NEXT_EVENT
 
 
 def dagger(
@@ -110,7 +113,8 @@ def dagger(
         seed: The run's seed: episodes ``IMITATION_SEED_OFFSET + seed + k``; the fit's minibatch order.
         progress: A bar on a terminal, otherwise one line per iteration in the log.
     """
-    envs = [ClusterSchedulingEnv(task) for task in ([scenario] if isinstance(scenario, Scenario) else scenario)]
+    tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
+    envs = [ClusterSchedulingEnv(task, config=EnvConfig(deferral=settings.deferral)) for task in tasks]
     experts = [make_agent(settings.expert, env) for env in envs]
     env = envs[0]
     observations: list[dict[str, np.ndarray]] = []

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from training.learning.imitation import DaggerSettings, dagger
 from training.learning.interrupt import StopRequest, TrainingInterrupted
 from training.learning.labels import Labels
 from training.learning.planted_dataset import load_planted_dataset
+from training.learning.reward_scales import TaskScale, task_reward_scales
 from training.learning.run_dir import (
     CONFIG,
     EVAL_DIR,
@@ -145,8 +147,12 @@ def train(
     # its start, so it does not replay the episodes (and action samples) it began with.
     set_random_seed(config.seed + done)
     tasks = training_scenarios(config, scenario) if train_scenarios is None else (scenario, *train_scenarios)
-    recorder = EpisodeMetricsRecorder(make_vec_env(config, tasks, seed=training_env_seed(config, done)))
+    scales = task_reward_scales(tasks, config.reward_reference, config.reward_scale, config.seed)
+    venv = make_vec_env(config, tasks, seed=training_env_seed(config, done), reward_scales=[s.scale for s in scales])
+    recorder = EpisodeMetricsRecorder(venv)
     run_logger = open_run_logger(run_dir / "tb_1", continued=point is not None)
+    if point is None:
+        _record_reward_scales(run_logger, scales)
     model = None
     try:
         with contextlib.closing(recorder):  # the env workers end before the evaluation starts
@@ -164,6 +170,14 @@ def train(
     finally:
         run_logger.close()  # flushes the TensorBoard events
     return run_dir
+
+
+def _record_reward_scales(run_logger: Any, scales: tuple[TaskScale, ...]) -> None:
+    """``train/reward_reference_usd/<scenario>`` at step 0: what each task's rewards are divided by."""
+    for task in scales:
+        if not math.isnan(task.reference_usd):  # NaN without a reference
+            run_logger.record(f"train/reward_reference_usd/{task.scenario}", task.reference_usd)
+    run_logger.dump(0)
 
 
 def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None) -> Path:
@@ -235,6 +249,7 @@ def _learn(
                 config.seed,
                 config.curve_baselines,
                 on_point=on_curve_point,
+                deferral=config.deferral,
             )
         )
     with stop:
@@ -289,6 +304,7 @@ def _imitate(model: Any, config: TrainConfig, tasks: tuple[Scenario, ...]) -> No
         iterations=config.dagger_rounds,
         episodes=config.dagger_episodes,
         random_start_hour=config.random_start_hour,
+        deferral=config.deferral,
     )
     _, rounds = dagger(model, tasks, settings, config.seed, progress=config.progress_bar)
     for done in rounds:

@@ -29,7 +29,12 @@ def training_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenari
 
 
 def make_env_fn(
-    config: TrainConfig, scenario: Scenario, rank: int, seed: int, in_worker: bool = False
+    config: TrainConfig,
+    scenario: Scenario,
+    rank: int,
+    seed: int,
+    in_worker: bool = False,
+    reward_scale: float | None = None,
 ) -> Callable[[], gym.Env]:
     """A picklable factory of one monitored training env (the "module:id" form imports aco_env).
 
@@ -40,12 +45,20 @@ def make_env_fn(
         rank: The env's index; its first episode has seed ``seed + rank``.
         seed: The first env's seed, in the protocol's training range (:func:`training_env_seed`).
         in_worker: The factory runs in a SubprocVecEnv worker, which then ignores Ctrl-C and SIGTERM.
+        reward_scale: The env's reward scale (its task's: :mod:`training.learning.reward_scales`);
+            ``config.reward_scale`` when ``None``.
     """
+    scale = config.reward_scale if reward_scale is None else reward_scale
 
     def make() -> gym.Env:
         if in_worker:
             ignore_stop_signals()
-        env = gym.make(f"aco_env:{CLUSTER_SCHEDULING_ID}", scenario=scenario, reward_scale=config.reward_scale)
+        env = gym.make(
+            f"aco_env:{CLUSTER_SCHEDULING_ID}",
+            scenario=scenario,
+            reward_scale=scale,
+            deferral=config.deferral,
+        )
         if config.random_start_hour:
             env = RandomStartHour(env)
         env.reset(seed=seed + rank)
@@ -84,20 +97,28 @@ def training_env_seed(config: TrainConfig, resumed_steps: int = 0) -> int:
 
 
 def make_vec_env(
-    config: TrainConfig, scenario: Scenario | Sequence[Scenario], seed: int | None = None
+    config: TrainConfig,
+    scenario: Scenario | Sequence[Scenario],
+    seed: int | None = None,
+    reward_scales: Sequence[float] | None = None,
 ) -> VecEnv:
     """``config.n_envs`` envs seeded ``seed + rank`` (:func:`training_env_seed` by default).
 
     ``scenario`` is one scenario or several (:func:`training_scenarios`): env ``rank`` plays
-    the ``rank``-th, cycling. In this process (DummyVecEnv) unless ``config.vec_env`` is
-    ``subprocess`` and there are several (SubprocVecEnv, spawned workers that ignore Ctrl-C:
-    the trainer stops them).
+    the ``rank``-th, cycling, with the reward scale of the same index in ``reward_scales``
+    (``config.reward_scale`` for all when ``None``). In this process (DummyVecEnv) unless
+    ``config.vec_env`` is ``subprocess`` and there are several (SubprocVecEnv, spawned workers
+    that ignore Ctrl-C: the trainer stops them).
     """
     tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
+    scales = [config.reward_scale] * len(tasks) if reward_scales is None else list(reward_scales)
+    if len(scales) != len(tasks):
+        raise ValueError(f"{len(scales)} reward scales for {len(tasks)} tasks")
     seed = training_env_seed(config) if seed is None else seed
     workers = config.n_envs > 1 and config.vec_env == "subprocess"
     factories = [
-        make_env_fn(config, tasks[rank % len(tasks)], rank, seed, in_worker=workers) for rank in range(config.n_envs)
+        make_env_fn(config, tasks[rank % len(tasks)], rank, seed, workers, scales[rank % len(tasks)])
+        for rank in range(config.n_envs)
     ]
     venv: VecEnv = SubprocVecEnv(factories, start_method="spawn") if workers else DummyVecEnv(factories)
     venv.seed(seed)
