@@ -1,0 +1,63 @@
+"""Where a saved model plays: under the deferral rule it was trained with, with torch on one thread in any process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aco_env import ClusterSchedulingEnv
+from agents import agent_deferral
+from agents.sb3_agent import ModelFileError
+from digital_twin import NEW_FIT, NEXT_EVENT
+from training.execution.process_backend import ProcessBackend
+from training.learning.config import TrainConfig
+
+
+def _saved_model(folder: Path, config: dict[str, object] | None) -> Path:
+    """An untrained set-policy MaskablePPO saved as ``folder/model.zip``, ``config`` as its config.json (None: none)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.set_policy import SetPolicy
+
+    folder.mkdir(parents=True, exist_ok=True)
+    MaskablePPO(SetPolicy, ClusterSchedulingEnv("toy3"), n_steps=8, batch_size=8, device="cpu").save(folder / "model.zip")
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    return folder / "model.zip"
+
+
+def test_sb3_deferral__the_rule_of_its_training_config(tmp_path: Path) -> None:
+    """A model plays under its config's deferral; without the key, or without a config, under next-event."""
+    trained = _saved_model(tmp_path / "new", json.loads(TrainConfig(deferral=NEW_FIT).to_json()))
+    older = _saved_model(tmp_path / "old", {"algo": "maskable-ppo"})
+    bare = _saved_model(tmp_path / "bare", None)
+    assert agent_deferral(f"sb3:{trained}") == NEW_FIT
+    assert agent_deferral(f"sb3:{older}") == NEXT_EVENT
+    assert agent_deferral(f"sb3:maskable-ppo:{bare}") == NEXT_EVENT
+
+
+def test_sb3_deferral__an_unknown_rule_is_refused_naming_the_config(tmp_path: Path) -> None:
+    """A config.json whose deferral is not a rule is refused with the file and the rules."""
+    model = _saved_model(tmp_path / "run", {"algo": "maskable-ppo", "deferral": "whenever"})
+    with pytest.raises(ModelFileError, match=r"config\.json: deferral 'whenever' is not one of next-event, new-fit"):
+        agent_deferral(f"sb3:{model}")
+
+
+def _threads_after_loading(model: str) -> int:
+    """In this process: load ``model`` as an agent and report torch's intra-op thread count."""
+    import torch
+
+    from agents import make_agent
+
+    make_agent(f"sb3:maskable-ppo:{model}", ClusterSchedulingEnv("toy3"))
+    return int(torch.get_num_threads())
+
+
+@pytest.mark.subprocess
+def test_sb3_agent__one_torch_thread_in_a_worker_process(tmp_path: Path) -> None:
+    """A spawned evaluation worker that loads a model runs torch on one thread (not one per core)."""
+    model = _saved_model(tmp_path / "run", None)
+    with ProcessBackend(workers=1) as backend:
+        assert backend.map(_threads_after_loading, [str(model)]) == [1]
