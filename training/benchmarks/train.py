@@ -1,9 +1,13 @@
-"""Training throughput: env steps per second of ``aco-env train`` next to SB3 PPO on CartPole-v1.
+"""Training throughput: env steps (samples) per CPU second of ``aco-env train`` next to SB3 PPO on CartPole-v1.
 
-Three learners, each timed over the same number of steps after a warm-up rollout, in this
-process, in turns (so a machine whose speed drifts slows them alike):
+Four learners, each timed in CPU time (``time.process_time``: a shared machine's other work does
+not count) over the same number of steps after a warm-up rollout, in this process, in turns (so
+a machine whose speed drifts slows them alike):
 
-* ``cartpole``: SB3 ``PPO("MlpPolicy", "CartPole-v1")`` with SB3's defaults: the reference;
+* ``cartpole``: SB3 ``PPO("MlpPolicy", "CartPole-v1")`` with SB3's defaults (one env, 2,048-step
+  rollouts, minibatch 64, 10 epochs): the reference;
+* ``cartpole_same_shape``: the same on CartPole with ``aco-env run``'s rollout shape (16 envs x
+  512 steps, minibatch 1,024, 4 epochs): what the rollout shape alone costs;
 * ``flat_one_env``: the flat policy on one env: MaskablePPO with SB3's ``MultiInputPolicy`` on
   one env behind SB3's ``Monitor`` with the env's full ``info`` (2,048-step rollouts, minibatch
   256, 4 epochs);
@@ -47,10 +51,11 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
         "flat_one_env": TrainConfig(policy="mlp", n_envs=1, n_steps=2048, progress_bar=False),
         "run": TrainConfig(**RUN_ROLLOUT, progress_bar=False),
     }
-    best: dict[str, float] = {"cartpole": 0.0, **dict.fromkeys(configs, 0.0)}
+    best: dict[str, float] = {"cartpole": 0.0, "cartpole_same_shape": 0.0, **dict.fromkeys(configs, 0.0)}
     with tempfile.TemporaryDirectory() as logs:
         for _ in range(repeats):
-            best["cartpole"] = max(best["cartpole"], _cartpole_steps_per_s(steps))
+            best["cartpole"] = max(best["cartpole"], _cartpole_steps_per_s(steps, {}))
+            best["cartpole_same_shape"] = max(best["cartpole_same_shape"], _cartpole_steps_per_s(steps, RUN_ROLLOUT))
             for name, config in configs.items():
                 venv = _flat_one_env(config, scenario) if name == "flat_one_env" else make_vec_env(config, scenario)
                 try:
@@ -61,11 +66,13 @@ def bench_train(steps: int = 16_384, repeats: int = 2) -> dict[str, Any]:
     return {
         "steps": steps,
         "cartpole_ppo_steps_per_s": best["cartpole"],
+        "cartpole_same_shape_steps_per_s": best["cartpole_same_shape"],
         "flat_one_env_steps_per_s": best["flat_one_env"],
         "run_steps_per_s": best["run"],
         "run_n_envs": RUN_ROLLOUT["n_envs"],
         "run_vs_flat_one_env": best["run"] / best["flat_one_env"],
         "run_vs_cartpole_ppo": best["run"] / best["cartpole"],
+        "run_vs_cartpole_same_shape": best["run"] / best["cartpole_same_shape"],
         "flat_one_env_vs_cartpole_ppo": best["flat_one_env"] / best["cartpole"],
     }
 
@@ -77,19 +84,26 @@ def _flat_one_env(config: TrainConfig, scenario: Scenario) -> VecEnv:
     return DummyVecEnv([lambda: env])
 
 
-def _cartpole_steps_per_s(steps: int) -> float:
+def _cartpole_steps_per_s(steps: int, shape: dict[str, Any]) -> float:
+    """SB3 PPO on CartPole-v1: SB3's defaults for an empty ``shape``, else its envs, rollout and minibatch sizes."""
     from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env as sb3_vec_env
 
-    model = PPO("MlpPolicy", gym.make("CartPole-v1"), seed=0, device="cpu", verbose=0)
-    return _steps_per_s(model, steps)
+    n_envs = shape.get("n_envs", 1)
+    options = {key: shape[key] for key in ("n_steps", "batch_size") if key in shape}
+    if shape:
+        options["n_epochs"] = TrainConfig().n_epochs
+    venv = sb3_vec_env("CartPole-v1", n_envs=n_envs, seed=0)
+    model = PPO("MlpPolicy", venv, seed=0, device="cpu", verbose=0, **options)
+    return _steps_per_s(model, steps, warm_up=max(WARM_UP_STEPS, n_envs * options.get("n_steps", 0)))
 
 
-def _steps_per_s(model: Any, steps: int) -> float:
-    """Steps per second of ``model.learn`` over ``steps`` steps, after a warm-up rollout."""
-    model.learn(WARM_UP_STEPS)
-    started = time.perf_counter()
+def _steps_per_s(model: Any, steps: int, warm_up: int = WARM_UP_STEPS) -> float:
+    """Steps per CPU second of ``model.learn`` over ``steps`` steps, after a warm-up of ``warm_up`` steps."""
+    model.learn(warm_up)
+    started = time.process_time()
     model.learn(steps, reset_num_timesteps=False)
-    return float(steps / (time.perf_counter() - started))
+    return float(steps / (time.process_time() - started))
 
 
 __all__ = ["bench_train"]

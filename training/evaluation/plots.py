@@ -72,6 +72,10 @@ LEARNING_CURVE_PNG = "learning_curve.png"
 """The learning curve of a training run, in the run directory."""
 
 
+EXPLAINED_VARIANCE_TAG = "train/explained_variance"
+"""SB3's scalar of how much of the returns' variance the value head explains (drawn beside the curve)."""
+
+
 def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "objective_usd") -> Path | None:
     """Plot every ``eval/<agent>/<metric>`` series of a run's TensorBoard events; ``None`` if it has none.
 
@@ -95,10 +99,13 @@ def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "object
         events.Reload()
     finally:
         reader_log.setLevel(level)
-    tags = sorted(t for t in events.Tags()["scalars"] if t.startswith(EVAL_PREFIX) and t.endswith("/" + metric))
+    scalars = events.Tags()["scalars"]
+    tags = sorted(t for t in scalars if t.startswith(EVAL_PREFIX) and t.endswith("/" + metric))
     if not tags:
         return None
-    figure, axes = plt.subplots(figsize=(7, 4))
+    critic = EXPLAINED_VARIANCE_TAG in scalars
+    figure, panels = plt.subplots(1, 2 if critic else 1, figsize=(12 if critic else 7, 4), squeeze=False)
+    axes = panels[0][0]
     for tag in tags:
         points = events.Scalars(tag)
         steps, values = [p.step for p in points], [p.value for p in points]
@@ -108,6 +115,15 @@ def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "object
     axes.set_ylabel(f"{metric} (mean over validation episodes)")
     axes.set_title("learning curve on the validation seeds")
     axes.legend(fontsize=8)
+    if critic:
+        points = events.Scalars(EXPLAINED_VARIANCE_TAG)
+        right = panels[0][1]
+        right.plot([p.step for p in points], [p.value for p in points], "-", color="tab:purple")
+        right.axhline(0.0, color="grey", lw=0.5)
+        right.set_ylim(min(-0.1, *(p.value for p in points)), 1.0)
+        right.set_xlabel("training steps")
+        right.set_ylabel("explained variance of the value head")
+        right.set_title("the critic: 1 - Var(return - value) / Var(return), per PPO update")
     figure.tight_layout()
     return _save(figure, out_path)
 

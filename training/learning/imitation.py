@@ -45,6 +45,9 @@ from training.learning.labels import Labels, stack_labels
 from training.learning.random_start_hour import episode_start_hour
 from training.progress import Progress
 
+AUTO_EXPERT = "auto"
+"""The expert name that picks per task: ``planted`` on planted scenarios (proven optimal labels along the
+planted schedule), ``lookahead`` elsewhere (:func:`expert_for`)."""
 IMITATION_SEED_OFFSET = IMITATION.start
 """DAgger's episodes are seeded from ``IMITATION.start + seed`` on (:data:`training.evaluation.protocol.IMITATION`)."""
 
@@ -77,8 +80,9 @@ class DaggerSettings:
     """How to imitate.
 
     Attributes:
-        expert: A registered agent that labels any state: online (``lookahead``, the default) or
-            ``planted`` on planted scenarios (hindsight, for labels only).
+        expert: A registered agent that labels any state: online (``lookahead``) or ``planted`` on
+            planted scenarios (hindsight, for labels only); :data:`AUTO_EXPERT` (the default) picks
+            per task (:func:`expert_for`).
         iterations: DAgger iterations (>= 1; the first plays the expert).
         episodes: Episodes per iteration (>= 1).
         epochs: Passes over all labels after each iteration.
@@ -90,7 +94,7 @@ class DaggerSettings:
         deferral: The envs' deferral rule (:mod:`digital_twin.deferral`): the student's, as in RL.
     """
 
-    expert: str = "lookahead"
+    expert: str = AUTO_EXPERT
     iterations: int = 6
     episodes: int = 16
     epochs: int = 10
@@ -98,6 +102,20 @@ class DaggerSettings:
     learning_rate: float = 1e-3
     random_start_hour: bool = False
     deferral: str = NEXT_EVENT
+
+
+def expert_for(expert: str, scenario: Scenario) -> str:
+    """The agent that labels ``scenario``'s states: ``expert``, or for :data:`AUTO_EXPERT` the best kind for it.
+
+    >>> import scenarios
+    >>> expert_for("auto", scenarios.load("planted5")), expert_for("auto", scenarios.load("toy3"))
+    ('planted', 'lookahead')
+    >>> expert_for("aco", scenarios.load("planted5"))
+    'aco'
+    """
+    if expert != AUTO_EXPERT:
+        return expert
+    return "planted" if scenario.planted else "lookahead"
 
 
 def dagger(
@@ -115,7 +133,7 @@ def dagger(
     """
     tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
     envs = [ClusterSchedulingEnv(task, config=EnvConfig(deferral=settings.deferral)) for task in tasks]
-    experts = [make_agent(settings.expert, env) for env in envs]
+    experts = [make_agent(expert_for(settings.expert, task), env) for task, env in zip(tasks, envs, strict=True)]
     env = envs[0]
     observations: list[dict[str, np.ndarray]] = []
     actions: list[int] = []

@@ -25,6 +25,7 @@ from training import checks
 from training.errors import DataError, UsageError
 from training.evaluation.protocol import IMITATION, TEST, TRAINING, VALIDATION, SeedRange, SeedRangeError, seeds
 from training.learning.config import RESUME_OPTIONS, TrainConfig
+from training.learning.imitation import expert_for
 from training.learning.run_dir import find_resume_point, resumed_config, stored_config
 
 
@@ -101,8 +102,10 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
             f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
         )
     if config.dagger_rounds:
-        checks.agent_list(config.dagger_expert, "--dagger-expert")
-        checks.agents_fit_scenario([config.dagger_expert], scenario, "--dagger-expert")
+        for task in (scenario, *train_scenarios):
+            expert = expert_for(config.dagger_expert, task)
+            checks.agent_list(expert, "--dagger-expert")
+            checks.agents_fit_scenario([expert], task, "--dagger-expert")
         if config.dagger_expert == "oracle":
             raise UsageError(
                 "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
