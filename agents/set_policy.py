@@ -149,7 +149,7 @@ class SetHeads(nn.Module):
         ``W_h h_i + (W_p pooled + b)``: the pooled part once per observation, not once per node
         (the same weights and the same function as on the concatenation, about a third of the work).
         """
-        first = self.node_score[0]
+        first: nn.Linear = self.node_score[0]  # type: ignore[assignment]  # mlp() starts with a Linear
         width = h.shape[-1]
         per_node = F.linear(h, first.weight[:, :width])  # (B, N, width)
         shared = F.linear(pooled, first.weight[:, width:], first.bias)  # (B, width)
