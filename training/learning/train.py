@@ -57,6 +57,7 @@ from training.learning.imitation import DaggerSettings, dagger
 from training.learning.interrupt import StopRequest, TrainingInterrupted
 from training.learning.labels import Labels
 from training.learning.planted_dataset import load_planted_dataset
+from training.learning.provenance import write_provenance
 from training.learning.reward_scales import TaskScale, task_reward_scales
 from training.learning.run_dir import (
     CONFIG,
@@ -115,6 +116,7 @@ def train(
     scenario: Scenario | None = None,
     on_curve_point: CurvePointHook | None = None,
     train_scenarios: tuple[Scenario, ...] | None = None,
+    command: str | None = None,
 ) -> Path:
     """Train, save and evaluate; returns the run directory.
 
@@ -129,6 +131,8 @@ def train(
             (:class:`training.learning.curves.LearningCurve`; ``aco-env sweep`` reports them to Ray Tune).
         train_scenarios: ``config.train_scenarios``, already loaded (as ``scenario``); loaded
             here when ``None``.
+        command: The command line that started the run, for a new run's ``provenance.json``
+            (:mod:`training.learning.provenance`).
 
     Raises:
         TrainingInterrupted: Ctrl-C or SIGTERM stopped it; ``model.zip`` and a checkpoint are saved.
@@ -141,7 +145,7 @@ def train(
         record_resume(point, {name: getattr(config, name) for name in RESUME_OPTIONS})
         logger.info("resuming %s from %s at %s steps", point.run_dir, point.model.name, f"{point.num_timesteps:,}")
     scenario = scenarios.load(config.scenario) if scenario is None else scenario
-    run_dir = point.run_dir if point is not None else _new_run_dir(config, scenario, run_dir)
+    run_dir = point.run_dir if point is not None else _new_run_dir(config, scenario, run_dir, command)
     done = point.num_timesteps if point is not None else 0
     # The training entry point is the one place that seeds globally; a resumed run is seeded past
     # its start, so it does not replay the episodes (and action samples) it began with.
@@ -180,11 +184,12 @@ def _record_reward_scales(run_logger: Any, scales: tuple[TaskScale, ...]) -> Non
     run_logger.dump(0)
 
 
-def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None) -> Path:
-    """``run_dir`` or a new ``LOGDIR/<scenario>__<algo>__<seed>__<time>/``, holding ``config.json``."""
+def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None, command: str | None) -> Path:
+    """``run_dir`` or a new ``LOGDIR/<scenario>__<algo>__<seed>__<time>/``, with config.json and provenance.json."""
     run_dir = run_dir or create_run_dir(config.logdir, run_stem(scenario.name, config.algo, config.seed))
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / CONFIG).write_text(config.to_json() + "\n")
+    write_provenance(run_dir, command)
     return run_dir
 
 

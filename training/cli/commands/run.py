@@ -90,13 +90,19 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     from training.evaluation.results import read_evaluation
+    from training.learning.provenance import command_line
     from training.learning.run_dir import EVAL_JSON
     from training.learning.train import train  # torch and SB3: after the checks, so a mistake is reported at once
 
     config = checked.config
     print(f"training {config.algo} on {config.scenario} for {config.timesteps:,} steps (seed {config.seed})")
     # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli.main)
-    run_dir = train(config, scenario=checked.scenario, train_scenarios=checked.train_scenarios)
+    run_dir = train(
+        config,
+        scenario=checked.scenario,
+        train_scenarios=checked.train_scenarios,
+        command=command_line(),
+    )
     if config.eval_episodes == 0:
         print("\nno evaluation (--episodes 0)")
     else:

@@ -33,11 +33,17 @@ def run(args: argparse.Namespace) -> int:
     checked = check_train_config(requested, given_options(requested))
     from training.evaluation.leaderboard import print_leaderboard
     from training.evaluation.results import read_evaluation
+    from training.learning.provenance import command_line
     from training.learning.run_dir import EVAL_JSON
     from training.learning.train import train  # torch and SB3: after the checks, so a mistake is reported at once
 
     # Ctrl-C: saves, then raises TrainingInterrupted (exit 130 in training.cli.main)
-    run_dir = train(checked.config, scenario=checked.scenario, train_scenarios=checked.train_scenarios)
+    run_dir = train(
+        checked.config,
+        scenario=checked.scenario,
+        train_scenarios=checked.train_scenarios,
+        command=command_line(),
+    )
     if checked.config.eval_episodes > 0 and (run_dir / EVAL_JSON).exists():
         print_leaderboard(read_evaluation(run_dir / EVAL_JSON))
     print(f"run directory: {run_dir}")

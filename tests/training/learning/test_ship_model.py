@@ -1,0 +1,70 @@
+"""Shipped models: a run records how it was started, and ``models/<name>/`` carries that beside the model."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from aco_env import ClusterSchedulingEnv
+from agents import agent_deferral, make_agent
+from tests.train_helpers import TINY
+from training.evaluation.rollout import play_episode
+from training.learning.config import TrainConfig
+from training.learning.provenance import PACKAGES, command_line, read_provenance
+from training.learning.ship_model import ShipError, main, ship
+from training.learning.train import train
+
+COMMAND = "aco-env train --timesteps 512"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run started with :data:`COMMAND`."""
+    return train(TrainConfig(logdir=tmp_path_factory.mktemp("runs"), **TINY), command=COMMAND)
+
+
+@pytest.mark.training
+def test_provenance__a_run_records_its_command_commit_date_and_versions(run_dir: Path) -> None:
+    """provenance.json names the command, the checkout's commit (40 hex digits, or null outside git) and versions."""
+    record = read_provenance(run_dir)
+    assert record is not None and record["command"] == COMMAND
+    assert record["commit"] is None or re.fullmatch(r"[0-9a-f]{40}", record["commit"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["started"])
+    assert set(record["versions"]) == set(PACKAGES)
+
+
+def test_command_line__quotes_the_arguments_for_a_shell() -> None:
+    """The recorded command is aco-env and the arguments, quoted where a shell needs it."""
+    assert command_line(["train", "--logdir", "my runs"]) == "aco-env train --logdir 'my runs'"
+
+
+@pytest.mark.training
+def test_ship__the_folder_carries_the_model_its_config_and_how_it_was_trained(run_dir: Path, tmp_path: Path) -> None:
+    """The shipped folder plays like the run's model, under its deferral rule, and its README names the command."""
+    shipped = ship(run_dir, tmp_path / "models" / "tiny", about="A tiny test model.")
+    assert {p.name for p in shipped.iterdir()} >= {"model.zip", "config.json", "provenance.json", "README.md"}
+    text = (shipped / "README.md").read_text()
+    assert f"`{COMMAND}`" in text and "A tiny test model." in text
+    config = json.loads((shipped / "config.json").read_text())
+    assert agent_deferral(f"sb3:{shipped / 'model.zip'}") == config["deferral"]
+    env, twin_env = ClusterSchedulingEnv("fleet5-synthetic"), ClusterSchedulingEnv("fleet5-synthetic")
+    ours = play_episode(env, make_agent(f"sb3:{shipped / 'model.zip'}", env), seed=5000)
+    theirs = play_episode(twin_env, make_agent(f"sb3:{run_dir / 'model.zip'}", twin_env), seed=5000)
+    assert ours.metrics == theirs.metrics
+
+
+@pytest.mark.training
+def test_ship__refuses_an_existing_folder_and_a_run_without_provenance(run_dir: Path, tmp_path: Path) -> None:
+    """An existing destination needs --replace; a run that records no command cannot be shipped (exit 1, one line)."""
+    ship(run_dir, tmp_path / "m", about="x")
+    with pytest.raises(ShipError, match="exists"):
+        ship(run_dir, tmp_path / "m", about="x")
+    ship(run_dir, tmp_path / "m", about="y", replace=True)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("model.zip", "config.json"):
+        (bare / name).write_bytes((run_dir / name).read_bytes())
+    assert main([str(bare), str(tmp_path / "n"), "--about", "x"]) == 1
