@@ -37,7 +37,10 @@ class ClusterSchedulingEnv(TwinEnv):
     ``Discrete(N + 1)`` for N nodes: ``i < N`` starts the current job on node ``i``; ``N``
     defers it: it stays queued (until its TTL) and is asked again after the next event, or,
     with ``deferral="new-fit"``, only once it fits on a node it did not fit on when deferred
-    (:mod:`digital_twin.deferral`).
+    (:mod:`digital_twin.deferral`). Learned agents train and play under ``new-fit`` by default
+    (``aco-env train --deferral``; a saved model's ``config.json`` names its rule): a policy that
+    defers is then asked about a job at most once per change of where it fits, so an episode's
+    decisions are bounded by the events, not by how often the policy says "wait".
 
     ## Observation Space
     A ``Dict`` of float32 boxes (N nodes, K = ``queue_window``, W = ``history_ticks``):
