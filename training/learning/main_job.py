@@ -15,10 +15,11 @@ RUN_TIMESTEPS = 300_000
 RUN_DAGGER_ITERATIONS = 6
 """DAgger iterations imitating the ``lookahead`` agent before RL (the default ``--dagger-iterations``)."""
 RUN_ROLLOUT: dict[str, Any] = {"n_envs": 16, "n_steps": 512, "batch_size": 1024}
-"""16 envs collecting side by side in this process, 512 steps each per rollout (8,192 in all, 32
-minibatches of 1,024 per epoch). Long per-env rollouts keep the returns Monte-Carlo (most episodes
-end inside one): with 128 steps each, the greedy policy drifted to deferring after 60,000 steps
-(docs/results.md)."""
+"""16 envs collecting side by side in this process, 512 steps each per rollout (8,192 in all, 8
+minibatches of 1,024 per epoch). The rest of the recipe is :class:`~training.learning.config.TrainConfig`'s
+defaults, each chosen on validation seeds (docs/results.md, "Learning"): rewards divided by each
+task's first-fit objective (``reward_reference``), GAE lambda 0.95 with gamma 1, the ``new-fit``
+deferral rule, the set policy of width 64 (width 32 cost 0.3 USD an episode)."""
 
 RUN_TRAIN_SCENARIOS: tuple[str, ...] = ("fleet5-synthetic-varied",)
 """Trained on beside the default scenario (every other training env and DAgger episode). In
