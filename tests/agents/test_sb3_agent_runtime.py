@@ -22,7 +22,9 @@ def _saved_model(folder: Path, config: dict[str, object] | None) -> Path:
     from agents.set_policy import SetPolicy
 
     folder.mkdir(parents=True, exist_ok=True)
-    MaskablePPO(SetPolicy, ClusterSchedulingEnv("toy3"), n_steps=8, batch_size=8, device="cpu").save(folder / "model.zip")
+    MaskablePPO(SetPolicy, ClusterSchedulingEnv("toy3"), n_steps=8, batch_size=8, device="cpu").save(
+        folder / "model.zip"
+    )
     if config is not None:
         (folder / "config.json").write_text(json.dumps(config))
     return folder / "model.zip"

@@ -121,6 +121,10 @@ class TrainConfig:
     value networks; set: width 64, only the first size is used)."""
     hyperparameters: dict[str, Any] = key_values("--hp")  # noqa: RUF009  (returns a dataclasses.field)
     """Extra keyword arguments for the SB3 algorithm's constructor, e.g. --hp clip_range=0.1 (repeatable)."""
+    init_from: Path | None = optional_path("MODEL.zip")  # noqa: RUF009  (returns a dataclasses.field)
+    """Start from this saved model's network weights instead of random ones (fine-tuning: the same algorithm and
+    policy; a set policy's weights fit any fleet size, so a model trained on 5 nodes starts a run on 50); imitation
+    and RL then continue from them. Load only models you trust (a model zip is partly a pickle)."""
     bc_samples: int = counted(0, minimum=0)
     """Labelled states of aco_env/Placement-v5 to pretrain the policy with before RL (0 = off); a label is
     the action that is optimal given a cheapest-fit continuation with the true future. The bc algorithm
@@ -236,7 +240,7 @@ class TrainConfig:
         # runs made before these options: deferred under next-event, rewards in USD x reward_scale
         values.setdefault("deferral", NEXT_EVENT)
         values.setdefault("reward_reference", "")
-        for name in ("logdir", "resume", "bc_dataset"):
+        for name in ("logdir", "resume", "bc_dataset", "init_from"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
         for name in ("net_arch", "eval_agents", "curve_baselines", "train_scenarios"):

@@ -172,8 +172,11 @@ def dagger(
                 )
             )
             logger.info(
-                "DAgger iteration %d: %d new labels, %d in all, accuracy %.3f", iteration, rounds[-1].new_labels,
-                len(actions), stats["accuracy"],
+                "DAgger iteration %d: %d new labels, %d in all, accuracy %.3f",
+                iteration,
+                rounds[-1].new_labels,
+                len(actions),
+                stats["accuracy"],
             )
     return labels, rounds
 
@@ -204,4 +207,3 @@ def _label_episode(
         observation, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             return
-

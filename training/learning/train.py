@@ -35,7 +35,9 @@ from stable_baselines3.common.vec_env import VecEnv
 import scenarios
 from aco_env.metrics import TEST_PREFIX
 from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
+from agents.sb3_agent import ModelFileError, check_model_file
 from digital_twin.scenario import Scenario
+from training.errors import DataError
 from training.evaluation.evaluator import evaluate
 from training.evaluation.plots import LEARNING_CURVE_PNG, write_learning_curve
 from training.evaluation.protocol import TEST, TRAINING, first_seed, wrapped_offset
@@ -107,7 +109,37 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume
         kwargs["policy_kwargs"] = {"net_arch": list(net_arch)}
     kwargs.update(algorithm.constructor_options(dataclasses.asdict(config)))
     kwargs.update(config.hyperparameters)
-    return cls(policy_class(kind), venv, **kwargs)
+    model = cls(policy_class(kind), venv, **kwargs)
+    if config.init_from is not None:
+        load_policy_weights(model, config.init_from)
+    return model
+
+
+def load_policy_weights(model: Any, path: Path) -> None:
+    """Copy the policy weights of the saved model at ``path`` into ``model.policy`` (nothing else: no optimiser state).
+
+    Raises:
+        DataError: ``path`` is not a model zip, or its policy's weights do not fit ``model``'s
+            (another algorithm or policy, or a flat policy made for another fleet size).
+    """
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    try:
+        check_model_file(path)
+        _, params, _ = load_from_zip_file(path, device=model.device, print_system_info=False)
+    except (ModelFileError, OSError, ValueError) as exc:
+        raise DataError(f"--init-from {path}: {exc}") from None
+    weights = (params or {}).get("policy")
+    if weights is None:
+        raise DataError(f"--init-from {path}: the zip holds no policy weights")
+    try:
+        model.policy.load_state_dict(weights)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise DataError(
+            f"--init-from {path}: its weights do not fit this run's policy ({first}); start from a model of the "
+            "same algorithm and policy (a flat mlp policy only on its own fleet size)"
+        ) from None
 
 
 def train(

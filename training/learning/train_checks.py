@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from agents.algorithms import ALGORITHMS
+from agents.sb3_agent import ModelFileError, check_model_file
 from digital_twin.scenario import Scenario
 from training import checks
 from training.errors import DataError, UsageError
@@ -97,24 +98,13 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
     if config.eval_episodes > 0 and config.eval_agents:
         checks.agent_list(",".join(config.eval_agents), "--eval-agents")
         checks.agents_fit_scenario(config.eval_agents, scenario, "--eval-agents")
-    if config.dagger_iterations and not config.dagger_rounds:
-        raise UsageError(
-            f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
-        )
-    if config.dagger_rounds:
-        for task in (scenario, *train_scenarios):
-            expert = expert_for(config.dagger_expert, task)
-            checks.agent_list(expert, "--dagger-expert")
-            checks.agents_fit_scenario([expert], task, "--dagger-expert")
-        if config.dagger_expert == "oracle":
-            raise UsageError(
-                "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
-                "visits; use an online agent (lookahead, aco, ...)"
-            )
+    check_imitation(config, (scenario, *train_scenarios))
     if config.curve_interval and config.curve_baselines and ALGORITHMS[config.algo].reinforcement_learning:
         checks.agent_list(",".join(config.curve_baselines), "--curve-baselines")
         checks.agents_fit_scenario(config.curve_baselines, scenario, "--curve-baselines")
     check_behaviour_cloning(config, scenario)
+    if config.init_from is not None and point is None:
+        check_starting_weights(config.init_from)
     check_seed_ranges(config)
     if point is not None:
         checks.writable_dir(point.run_dir, "--resume")
@@ -122,6 +112,42 @@ def check_train_config(config: TrainConfig, given: Collection[str] = ()) -> Chec
         checks.writable_dir(config.logdir, "--logdir")
     check_hyperparameters(config.algo, config.hyperparameters)
     return CheckedRun(config, scenario, train_scenarios)
+
+
+def check_imitation(config: TrainConfig, tasks: tuple[Scenario, ...]) -> None:
+    """DAgger only for MaskablePPO policies, with an expert that can label every task's states.
+
+    Raises:
+        UsageError: ``--dagger-iterations`` for another algorithm, an unknown expert or one that
+            does not fit a task, or the oracle (it cannot label the student's states).
+    """
+    if config.dagger_iterations and not config.dagger_rounds:
+        raise UsageError(
+            f"--dagger-iterations: DAgger warm-starts a MaskablePPO policy (maskable-ppo, dagger), not {config.algo}"
+        )
+    if not config.dagger_rounds:
+        return
+    for task in tasks:
+        expert = expert_for(config.dagger_expert, task)
+        checks.agent_list(expert, "--dagger-expert")
+        checks.agents_fit_scenario([expert], task, "--dagger-expert")
+    if config.dagger_expert == "oracle":
+        raise UsageError(
+            "--dagger-expert oracle: the oracle replays its own plan and cannot label the states the student "
+            "visits; use an online agent (lookahead, aco, ...)"
+        )
+
+
+def check_starting_weights(path: Path) -> None:
+    """``--init-from``: a complete model zip (its weights' fit is checked when they are loaded).
+
+    Raises:
+        DataError: Missing, not a zip, truncated or not an SB3 model.
+    """
+    try:
+        check_model_file(path)
+    except ModelFileError as exc:
+        raise DataError(f"--init-from: {exc}") from None
 
 
 def with_suite_group(config: TrainConfig, given: Collection[str]) -> TrainConfig:

@@ -11,8 +11,8 @@ import scenarios
 from aco_env import ClusterSchedulingEnv
 from agents import make_agent
 from tests.train_helpers import TINY
-from training.evaluation.rollout import play_episode
 from training.evaluation.protocol import TRAINING
+from training.evaluation.rollout import play_episode
 from training.learning.config import TrainConfig
 from training.learning.reward_scales import REFERENCE_EPISODES, task_reward_scales
 from training.learning.training_envs import make_vec_env

@@ -1,4 +1,4 @@
-"""Shipped models: a run records how it was started, and ``models/<name>/`` carries that beside the model."""
+"""Models in and out of runs: provenance.json, shipped models/<name>/, and --init-from."""
 
 from __future__ import annotations
 
@@ -68,3 +68,27 @@ def test_ship__refuses_an_existing_folder_and_a_run_without_provenance(run_dir: 
     for name in ("model.zip", "config.json"):
         (bare / name).write_bytes((run_dir / name).read_bytes())
     assert main([str(bare), str(tmp_path / "n"), "--about", "x"]) == 1
+
+
+@pytest.mark.training
+def test_init_from__a_run_starts_from_the_saved_weights_on_any_fleet_size(run_dir: Path, tmp_path: Path) -> None:
+    """--init-from copies the policy's weights (5 nodes into a 3-node run); nothing trained, they are the same."""
+    from sb3_contrib import MaskablePPO
+
+    start = run_dir / "model.zip"
+    options = dict(TINY, timesteps=0)
+    started = train(TrainConfig(logdir=tmp_path, scenario="toy3", init_from=start, **options))
+    theirs = MaskablePPO.load(start).policy.state_dict()
+    ours = MaskablePPO.load(started / "model.zip").policy.state_dict()
+    assert theirs.keys() == ours.keys()
+    assert all(bool((theirs[key] == ours[key]).all()) for key in theirs)
+
+
+@pytest.mark.training
+def test_init_from__weights_that_do_not_fit_are_refused_naming_the_file(tmp_path: Path) -> None:
+    """A flat (mlp) policy's weights do not fit another fleet size: one DataError naming --init-from and the file."""
+    from training.errors import DataError
+
+    flat = train(TrainConfig(logdir=tmp_path, policy="mlp", **TINY)) / "model.zip"
+    with pytest.raises(DataError, match=rf"--init-from {flat}: its weights do not fit"):
+        train(TrainConfig(logdir=tmp_path, scenario="toy3", policy="mlp", init_from=flat, **dict(TINY, timesteps=0)))

@@ -19,8 +19,7 @@ def test_create_run_dir__concurrent_runs_get_distinct_directories(tmp_path: Path
 
     def work(index: int) -> None:
         barrier.wait()
-        created[index].extend(create_run_dir(tmp_path, "scenario__algo__0__20250101-000000")
-                              for _ in range(per_thread))
+        created[index].extend(create_run_dir(tmp_path, "scenario__algo__0__20250101-000000") for _ in range(per_thread))
 
     workers = [threading.Thread(target=work, args=(index,)) for index in range(threads)]
     for worker in workers:
