@@ -1,0 +1,1 @@
+"""Serving trained agents on real schedulers (design: docs/serving.md)."""
