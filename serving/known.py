@@ -116,6 +116,14 @@ class KnownEpisode:
             k += 1
         return k
 
+    def background_at(self, node: int, time_s: float) -> tuple[float, float]:
+        """Node ``node``'s background (cpu %, mem %) in force at ``time_s`` (its tick's, as pushed so far)."""
+        tick = self.first_tick_from(time_s)
+        if tick * self._tick_s > time_s:
+            tick -= 1
+        row = self._background[min(tick, len(self._background) - 1), node]
+        return float(row[0]), float(row[1])
+
     def node_down(self, node: int, time_s: float) -> None:
         """Spot node ``node`` went down at ``time_s`` (it comes back when :meth:`node_up` says)."""
         self._interruptions[node].append(time_s)
@@ -129,13 +137,16 @@ class KnownEpisode:
         """Whether ``node`` is down (an outage pushed and not yet over)."""
         return bool(self._recoveries[node]) and self._recoveries[node][-1] == math.inf
 
-    def spec(self) -> TwinSpec:
-        """The twin spec of everything pushed so far (a new object; the telemetry is rebuilt only after a push)."""
+    def spec(self, extra: JobSpec | None = None) -> TwinSpec:
+        """The twin spec of everything pushed so far, and ``extra`` submitted last when given (a probe).
+
+        A new object each call; the telemetry is rebuilt only after a push.
+        """
         if self._telemetry is None:
             self._telemetry = Telemetry(self._background, self._tick_s, source="pushed by the live cluster")
         return TwinSpec(
             self.fleet,
-            tuple(self.jobs),
+            tuple(self.jobs) if extra is None else (*self.jobs, extra),
             self._telemetry,
             self._settings,
             fixed_interruptions_s=tuple(tuple(times) for times in self._interruptions),

@@ -27,7 +27,7 @@ import numpy as np
 
 from agents import agent_deferral, make_agent
 from aco_env import EnvConfig
-from digital_twin import DigitalTwin, TwinSnapshot
+from digital_twin import NEXT_EVENT, DigitalTwin, SpecError, TwinSnapshot, TwinSpec
 from digital_twin.scenario import Scenario
 from serving.apply import apply_facts, check_batch
 from serving.events import (
@@ -40,12 +40,28 @@ from serving.events import (
     EventBatch,
     EventError,
     JobRecord,
+    JobRequest,
 )
 from serving.known import KnownEpisode
 from serving.live_env import LiveEnv
 
 Decide = Callable[[str], int]
 """``decide(job_id) -> action`` for the decision posed now (node index, or N to defer)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Where a job would go if submitted now (:meth:`LiveCluster.probe`).
+
+    Attributes:
+        mask: ``(N,)`` bool, the nodes it fits on now (all False: it would wait, or is never placeable).
+        choice: The node the agent picks, or ``None`` (it defers, or the job fits nowhere).
+        twin: The probe's twin at the job's decision (or past it when the job fits nowhere): read it for reasons.
+    """
+
+    mask: np.ndarray  # (N,) bool
+    choice: int | None
+    twin: DigitalTwin
 
 
 @dataclass(frozen=True)
@@ -162,17 +178,48 @@ class LiveCluster:
         return t
 
     # ------------------------------------------------------------------ the twin
-    def _advance(self, t: float, decide: Decide) -> list[Decision]:
-        """Continue the twin from the last decision into the new spec; take every decision up to ``t``."""
-        spec = self.known.spec()
+    def probe(self, job: JobRequest) -> Probe:
+        """Where the agent would place ``job`` if it were submitted now; nothing changes.
+
+        Decisions on other queued jobs that the twin poses first are not asked (they are deferred
+        in the probe). The agent is asked once (an agent that learns from its own decisions, as
+        ACO's pheromone does, remembers it).
+
+        Raises:
+            EventError: ``job`` is malformed (the field named).
+        """
+        t = self._instant(None)
+        try:
+            spec = self.known.spec(extra=job.job_spec(t))
+        except SpecError as exc:
+            raise EventError("pod", str(exc)) from None
+        twin = self._continued(spec)
+        while not twin.done and twin.time_s <= t:
+            current = twin.current_job
+            assert current is not None
+            if current.job_id == job.job_id:
+                self.env.attach(twin)
+                action = self._ask_agent(job.job_id)
+                mask = np.array(twin.feasible_mask(), dtype=bool)
+                return Probe(mask, action if 0 <= action < self.n_nodes and mask[action] else None, twin)
+            twin.defer(NEXT_EVENT)
+        return Probe(np.zeros(self.n_nodes, dtype=bool), None, twin)
+
+    def _continued(self, spec: TwinSpec) -> DigitalTwin:
+        """A twin on ``spec`` at the last decision, its action taken (a fresh one before any decision)."""
         if self._base is None:
             twin = DigitalTwin(spec)
             twin.reset(np.random.default_rng(0))  # draws nothing: the outages are given
-        else:
-            base, snapshot, action = self._base
-            base.restore(snapshot)
-            twin = base.continued_in(spec)
-            self._take(twin, action)
+            return twin
+        base, snapshot, action = self._base
+        base.restore(snapshot)
+        twin = base.continued_in(spec)
+        self._take(twin, action)
+        return twin
+
+    def _advance(self, t: float, decide: Decide) -> list[Decision]:
+        """Continue the twin from the last decision into the new spec; take every decision up to ``t``."""
+        twin = self._continued(self.known.spec())
         self.env.attach(twin)
         decisions = []
         while not twin.done and twin.time_s <= t:
