@@ -45,6 +45,8 @@ COMMANDS = (
     "reproduce",
     "rllib",
     "capacity-fill",
+    "serve",
+    "slurm-bridge",
 )
 """Subcommand names; ``training/cli/commands/<name>.py`` implements each."""
 DEBUG_ENV = "ACO_ENV_DEBUG"
