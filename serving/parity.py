@@ -4,14 +4,17 @@
 on a twin that logs its events, and writes down what the cluster would have told a live
 service, instant by instant: the telemetry of each tick, the jobs submitted (as their submitters
 state them: the declared run time, not the true one), the runs that ended, the spot nodes that
-went down and came back. TTL expiries, evictions and rejections are not in it: the service's twin
-finds them itself. It also returns the recording's decisions, ``(job_id, node_id or None)``, which
+went down and came back; and, last, an empty batch just before the horizon (the clock runs on
+to the episode's end: a job deferred until after a TTL expiry, an event the service finds itself,
+is asked then). TTL expiries, evictions and rejections are not in it: the service's twin finds
+them itself. It also returns the recording's decisions, ``(job_id, node_id or None)``, which
 a service fed these batches must take again, one for one (tests/serving).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -84,6 +87,6 @@ def episode_events(record: dict[str, Any]) -> EpisodeEvents:
         ]
     batches = tuple(
         EventBatch(t, **{key: tuple(values) for key, values in by_time[t].items()}) for t in sorted(by_time)
-    )
+    ) + (EventBatch(math.nextafter(spec.settings.horizon_s, 0.0)),)  # the clock runs to the end of the episode
     decisions = tuple((job_id, None if node is None else spec.fleet[node].node_id) for job_id, node in twin.decisions())
     return EpisodeEvents(batches, decisions, scenario.name, record["seed"])
