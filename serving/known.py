@@ -22,9 +22,15 @@ import math
 
 import numpy as np
 
-from digital_twin import JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin import WORKLOAD_TYPES, JobSpec, NodeSpec, Telemetry, TwinSpec
 from digital_twin.scenario import Scenario
+from digital_twin.workload import Workload
 
+_COLUMNS = (
+    "job_ids", "arrival_s", "duration_s", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb", "priority", "preemptible",
+    "deadline_s", "workload_index", "declared_duration_s", "allowed_gpu_models", "required_arch", "workflow", "parents",
+)  # fmt: skip
+"""The columns of a :class:`digital_twin.workload.Workload`, kept as lists one job at a time."""
 OPEN_RUN_S = 1e12
 """The run time of a job whose end is not known yet: longer than any horizon, so it never ends in the twin."""
 
@@ -73,6 +79,7 @@ class KnownEpisode:
         self._telemetry: Telemetry | None = None
         self.jobs: list[JobSpec] = []
         self.job_index: dict[str, int] = {}
+        self._columns: dict[str, list] = {name: [] for name in _COLUMNS}  # the jobs' columns, appended per job
         self._interruptions: list[list[float]] = [[] for _ in self.fleet]
         self._recoveries: list[list[float]] = [[] for _ in self.fleet]
 
@@ -90,16 +97,22 @@ class KnownEpisode:
         """Add a submitted job (its ``arrival_s`` is its submission time; ids are unique)."""
         self.job_index[job.job_id] = len(self.jobs)
         self.jobs.append(job)
+        for name, value in _row(job).items():
+            self._columns[name].append(value)
 
     def withdraw(self, job_id: str) -> None:
         """Forget a job as if it had never been submitted (a job cancelled before it started)."""
-        del self.jobs[self.job_index.pop(job_id)]
+        index = self.job_index.pop(job_id)
+        del self.jobs[index]
+        for column in self._columns.values():
+            del column[index]
         self.job_index = {job.job_id: i for i, job in enumerate(self.jobs)}
 
     def end_run(self, job_id: str, start_s: float, end_s: float) -> None:
         """The run of ``job_id`` that started at ``start_s`` ended at ``end_s``."""
         index = self.job_index[job_id]
         self.jobs[index] = dataclasses.replace(self.jobs[index], duration_s=exact_run_s(start_s, end_s))
+        self._columns["duration_s"][index] = self.jobs[index].duration_s
 
     def set_background(self, node: int, time_s: float, cpu_pct: float, mem_pct: float) -> None:
         """Node ``node``'s background load measured at ``time_s``: it holds from the first tick at or after then."""
@@ -144,9 +157,13 @@ class KnownEpisode:
         """
         if self._telemetry is None:
             self._telemetry = Telemetry(self._background, self._tick_s, source="pushed by the live cluster")
+        columns, jobs = self._columns, list(self.jobs)
+        if extra is not None:
+            columns = {name: [*values, _row(extra)[name]] for name, values in columns.items()}
+            jobs.append(extra)
         return TwinSpec(
             self.fleet,
-            tuple(self.jobs) if extra is None else (*self.jobs, extra),
+            Workload(dict(columns), jobs),  # copies the columns into arrays: O(jobs) in numpy, not per job in Python
             self._telemetry,
             self._settings,
             fixed_interruptions_s=tuple(tuple(times) for times in self._interruptions),
@@ -154,3 +171,16 @@ class KnownEpisode:
             rules=self._rules,
             fixed_recoveries_s=tuple(tuple(times) for times in self._recoveries),
         )
+
+
+def _row(job: JobSpec) -> dict[str, object]:
+    """``job`` as one entry per :class:`~digital_twin.workload.Workload` column (NaN: no deadline, none declared)."""
+    return {
+        "job_ids": job.job_id, "arrival_s": job.arrival_s, "duration_s": job.duration_s, "cpu_cores": job.cpu_cores,
+        "mem_gb": job.mem_gb, "gpu_count": job.gpu_count, "gpu_vram_gb": job.gpu_vram_gb, "priority": job.priority,
+        "preemptible": job.preemptible, "deadline_s": math.nan if job.deadline_s is None else job.deadline_s,
+        "workload_index": WORKLOAD_TYPES.index(job.workload),
+        "declared_duration_s": math.nan if job.declared_duration_s is None else job.declared_duration_s,
+        "allowed_gpu_models": job.allowed_gpu_models, "required_arch": job.required_arch,
+        "workflow": job.workflow, "parents": job.parents,
+    }  # fmt: skip

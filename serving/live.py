@@ -116,6 +116,7 @@ class LiveCluster:
         self.seed = seed
         self.known = KnownEpisode(self.scenario)
         self.jobs: dict[str, JobRecord] = {}
+        self._active: set[str] = set()  # ids of the jobs queued or running
         self.decisions: list[Decision] = []
         self.time_s = 0.0
         self.invalid_actions = 0
@@ -145,20 +146,18 @@ class LiveCluster:
         """
         t = self._instant(batch.time_s)
         withdrawn = check_batch(self, batch, t)
-        before = {job_id: (record.status, record.node_id) for job_id, record in self.jobs.items()
-                  if record.status in ACTIVE}  # fmt: skip
+        before = {job_id: (self.jobs[job_id].status, self.jobs[job_id].node_id) for job_id in self._active}
         apply_facts(self, batch, t)
+        self._active.update(job.job_id for job in batch.submit)
         self.time_s = t
         if withdrawn:
             self._rebuild(withdrawn)
         decisions = self._advance(t, decide or self._ask_agent)
         self._sync_statuses(t)
-        changed = tuple(
-            JobRecord(**vars(record))
-            for job_id, record in self.jobs.items()
-            if job_id in {job.job_id for job in batch.submit} or
-            (job_id in before and before[job_id] != (record.status, record.node_id))
-        )  # fmt: skip
+        submitted = [job.job_id for job in batch.submit]
+        moved = [job_id for job_id, was in before.items() if was != (self.jobs[job_id].status, self.jobs[job_id].node_id)]
+        changed = tuple(JobRecord(**vars(self.jobs[job_id])) for job_id in dict.fromkeys([*moved, *submitted]))
+        self._active = {job_id for job_id in self._active if self.jobs[job_id].status in ACTIVE}
         return BatchResult(t, tuple(decisions), changed)
 
     def _instant(self, time_s: float | None) -> float:
@@ -285,7 +284,8 @@ class LiveCluster:
         """Read the twin's evictions and rejections up to ``t`` into the job records."""
         twin, ttl = self._twin, self.known.ttl_s
         assert twin is not None
-        for job_id, record in self.jobs.items():
+        for job_id in self._active:
+            record = self.jobs[job_id]
             if record.status not in ACTIVE:
                 continue
             j = self.known.job_index[job_id]

@@ -46,6 +46,8 @@ class PlacementService:
         self.default_duration_s = default_duration_s
         self.state_path = state_path
         self._lock = threading.Lock()
+        self._waiting_lock = threading.Lock()
+        self._waiting: list[_Ticket] = []  # clock-timed batches waiting for the lock (applied as one group)
         self._journal: list[dict[str, Any]] = []
         self._next_id = 0
         if state_path is not None and state_path.exists():
@@ -68,15 +70,56 @@ class PlacementService:
     def apply(self, batch: EventBatch, decide: Decide | None = None) -> BatchResult:
         """Apply ``batch`` (see :meth:`LiveCluster.apply`) and journal it.
 
+        Batches on the service's clock (``time_s`` ``None``) that wait while another is applied
+        are applied together, as one batch at the clock's instant (a group commit: the cost of a
+        batch is mostly the episode's size, not the batch's); each caller gets the group's result.
+        A group that is refused is applied batch by batch, so each caller gets its own answer.
+
         Raises:
             EventError: Refused; nothing changed.
         """
+        if batch.time_s is not None or decide is not None:
+            with self._lock:
+                return self._apply(batch, decide)
+        ticket = _Ticket(batch)
+        with self._waiting_lock:
+            self._waiting.append(ticket)
         with self._lock:
-            result = self.cluster.apply(batch, decide)
-            entry = batch.as_dict()
-            entry["time_s"] = result.time_s
-            self._journal.append({"batch": entry, "decisions": [[d.job_id, d.node_id] for d in result.decisions]})
-            return result
+            if not ticket.done.is_set():
+                with self._waiting_lock:
+                    group, self._waiting = self._waiting, []
+                try:
+                    self._apply_group(group)
+                finally:  # an unexpected error reaches every caller of the group, none waits for ever
+                    for waiting in group:
+                        if not waiting.done.is_set():
+                            waiting.finish(None, RuntimeError("the group of batches this one was in failed"))
+        return ticket.outcome()
+
+    def _apply(self, batch: EventBatch, decide: Decide | None = None) -> BatchResult:
+        result = self.cluster.apply(batch, decide)
+        entry = batch.as_dict()
+        entry["time_s"] = result.time_s
+        self._journal.append({"batch": entry, "decisions": [[d.job_id, d.node_id, d.latency_ms] for d in result.decisions]})
+        return result
+
+    def _apply_group(self, group: list[_Ticket]) -> None:
+        """Apply the batches of ``group`` as one; when that is refused, one by one."""
+        if len(group) > 1:
+            merged = EventBatch(None, *(tuple(x for t in group for x in getattr(t.batch, name)) for name in _LISTS))
+            try:
+                result = self._apply(merged)
+            except EventError:
+                pass
+            else:
+                for ticket in group:
+                    ticket.finish(result, None)
+                return
+        for ticket in group:
+            try:
+                ticket.finish(self._apply(ticket.batch), None)
+            except EventError as exc:
+                ticket.finish(None, exc)
 
     def restart(self, seed: int) -> None:
         """Start a new, empty episode (the journal starts over)."""
@@ -136,6 +179,11 @@ class PlacementService:
                 raise StateFileError(f"{path}: batches[{k}]: {exc}") from None
 
     # ------------------------------------------------------------------ views
+    def journal(self) -> list[dict[str, Any]]:
+        """Copies of the journal's entries: ``{"batch": EventBatch.as_dict(), "decisions": [[job_id, node_id], ...]}``."""
+        with self._lock:
+            return [dict(entry) for entry in self._journal]
+
     def job(self, job_id: str) -> JobRecord | None:
         """A copy of the job's record (``None``: no such job)."""
         with self._lock:
@@ -175,13 +223,38 @@ class PlacementService:
             return sum(record.status in ACTIVE for record in self.cluster.jobs.values())
 
 
+_LISTS = ("submit", "finish", "cancel", "telemetry", "down", "up")
+"""The event lists of an :class:`EventBatch`, in field order after ``time_s``."""
+
+
+class _Ticket:
+    """A batch waiting to be applied in a group, and its outcome once it is."""
+
+    def __init__(self, batch: EventBatch) -> None:
+        self.batch = batch
+        self.done = threading.Event()
+        self._result: BatchResult | None = None
+        self._error: Exception | None = None
+
+    def finish(self, result: BatchResult | None, error: Exception | None) -> None:
+        self._result, self._error = result, error
+        self.done.set()
+
+    def outcome(self) -> BatchResult:
+        self.done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
 def _recorded(decisions: list[list[Any]], cluster: LiveCluster) -> Decide:
     """A ``decide`` that takes the journal's decisions in order, checking each is for the job asked."""
     pending = iter(decisions)
     index = {node.node_id: i for i, node in enumerate(cluster.known.fleet)}
 
     def decide(job_id: str) -> int:
-        recorded = next(pending, None)
+        recorded = next(pending, None)  # [job_id, node_id, latency_ms]
         if recorded is None or recorded[0] != job_id:
             raise EventError("decisions", f"the replay asks for {job_id!r}, the journal recorded {recorded!r}")
         return cluster.n_nodes if recorded[1] is None else index[recorded[1]]
