@@ -153,7 +153,7 @@ class LiveCluster:
         if withdrawn:
             self._rebuild(withdrawn)
         decisions = self._advance(t, decide or self._ask_agent)
-        self._sync_statuses(t)
+        self._sync_statuses(t, set(batch.down))
         submitted = [job.job_id for job in batch.submit]
         moved = [job_id for job_id, was in before.items() if was != (self.jobs[job_id].status, self.jobs[job_id].node_id)]
         changed = tuple(JobRecord(**vars(self.jobs[job_id])) for job_id in dict.fromkeys([*moved, *submitted]))
@@ -280,21 +280,28 @@ class LiveCluster:
                 self._base = (twin, twin.snapshot(), action)
             self._take(twin, action)
 
-    def _sync_statuses(self, t: float) -> None:
-        """Read the twin's evictions and rejections up to ``t`` into the job records."""
+    def _sync_statuses(self, t: float, down: set[str]) -> None:
+        """Read the evictions and rejections up to ``t`` into the job records.
+
+        The twin may stand past ``t`` (at its next decision, after the events it expects): a job
+        it shows as not running any more was evicted now only if its node went ``down`` now
+        (then it is queued again, or failed if not preemptible), and a queued job it shows as
+        rejected was rejected by now only if it never fits or its TTL ran out by ``t``.
+        """
         twin, ttl = self._twin, self.known.ttl_s
         assert twin is not None
         for job_id in self._active:
             record = self.jobs[job_id]
-            if record.status not in ACTIVE:
+            if record.status not in ACTIVE:  # ended in this batch (finished, cancelled)
                 continue
             j = self.known.job_index[job_id]
             status = twin.job_status(j)
-            if record.status == RUNNING and status == "pending":  # evicted and requeued
-                record.status, record.node_id, record.queued_s = QUEUED, None, t
-            elif record.status == RUNNING and status == "failed":  # evicted, not preemptible
-                record.status, record.ended_s = FAILED, t
-            elif record.status == QUEUED and status == "rejected":
+            if record.status == RUNNING and status != "running" and record.node_id in down:
+                if self.known.jobs[j].preemptible:
+                    record.status, record.node_id, record.queued_s = QUEUED, None, t
+                else:
+                    record.status, record.ended_s = FAILED, t
+            if record.status == QUEUED and status == "rejected":
                 never_fits = not twin.candidate_masks([j]).any()
                 expiry = record.queued_s + ttl if ttl is not None else math.inf
                 if never_fits or expiry <= t:
