@@ -123,9 +123,14 @@ class SlurmClient:
     def _json(self, *command: str) -> dict:
         text = self._run(*command)
         try:
-            return json.loads(text)
+            document = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SlurmError(f"{' '.join(command)}: not JSON ({exc})") from None
+        if not isinstance(document, dict) or document.get("errors"):
+            # e.g. slurmctld down: squeue --json exits 0 with an empty job list and the error here
+            errors = document.get("errors") if isinstance(document, dict) else document
+            raise SlurmError(f"{' '.join(command)}: {str(errors)[:300]}")
+        return document
 
 
 class SlurmBridge:

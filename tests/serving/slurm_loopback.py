@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,23 +42,30 @@ def _free_ports(count: int) -> list[int]:
 
 
 class LoopbackSlurm:
-    """A Slurm of ``fleet``'s nodes on 127.0.0.1, under ``root`` (started by :meth:`start`, stopped by :meth:`stop`).
+    """A Slurm of ``fleet``'s nodes on 127.0.0.1 (started by :meth:`start`, stopped by :meth:`stop`).
+
+    Its files are in a short temporary folder (slurmd's sockets live there: a Unix socket's path
+    is at most 108 bytes), removed by :meth:`stop`.
 
     Attributes:
+        root: The folder of its config, state, logs and job output.
         env: The environment for client commands (``SLURM_CONF`` set).
         pids: The daemons' pids, by name.
     """
 
-    def __init__(self, root: Path, fleet: Sequence[NodeSpec]) -> None:
-        self.root = root
+    def __init__(self, fleet: Sequence[NodeSpec]) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="aco-slurm-"))
+        root = self.root
         self.fleet = tuple(fleet)
         self.conf = root / "slurm.conf"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
         self.pids: dict[str, int] = {}
+        # munged runs as the munge user: its folder must be reachable by it (pytest's folders are root's alone)
+        self.munge = Path(tempfile.mkdtemp(prefix="aco-env-munge-"))
 
     def _write_config(self) -> None:
         root = self.root
-        for folder in ("state", "out", "munge", "gpus", *(f"spool/{node.node_id}" for node in self.fleet)):
+        for folder in ("state", "out", "gpus", *(f"spool/{node.node_id}" for node in self.fleet)):
             (root / folder).mkdir(parents=True, exist_ok=True)
         most_gpus = max((int(node.gpu_count) for node in self.fleet), default=0)
         for k in range(most_gpus):  # a GRES needs one file per GPU: empty files stand for the devices
@@ -75,7 +83,7 @@ class LoopbackSlurm:
         self.conf.write_text("\n".join([
             "ClusterName=acoenv", "SlurmctldHost=localhost(127.0.0.1)", f"SlurmctldPort={ports[0]}",
             "SlurmUser=root", "SlurmdUser=root", "AuthType=auth/munge", "CredType=cred/munge",
-            f"AuthInfo=socket={root}/munge/munge.socket", f"StateSaveLocation={root}/state",
+            f"AuthInfo=socket={self.munge}/munge.socket", f"StateSaveLocation={root}/state",
             f"SlurmdSpoolDir={root}/spool/%n", f"SlurmctldPidFile={root}/slurmctld.pid",
             f"SlurmdPidFile={root}/slurmd-%n.pid", f"SlurmctldLogFile={root}/slurmctld.log",
             f"SlurmdLogFile={root}/slurmd-%n.log", "ProctrackType=proctrack/pgid", "TaskPlugin=task/none",
@@ -97,10 +105,11 @@ class LoopbackSlurm:
         self.wait_idle()
 
     def _start_munge(self) -> None:
-        munge = self.root / "munge"
+        munge = self.munge
         key = munge / "munge.key"
         subprocess.run(["mungekey", "-c", "-f", "-k", str(key)], check=True, capture_output=True)
         shutil.chown(munge, "munge", "munge")
+        munge.chmod(0o755)  # munged wants its socket's folder searchable by all, writable by it alone
         shutil.chown(key, "munge", "munge")
         key.chmod(0o600)
         command = ["runuser", "-u", "munge", "--", "munged", f"--socket={munge}/munge.socket", f"--key-file={key}",
@@ -136,9 +145,11 @@ class LoopbackSlurm:
             time.sleep(0.2)
         raise RuntimeError(f"Slurm nodes not idle within {timeout_s:g} s: {done.stdout or done.stderr}")
 
-    def submit_held(self, name: str, cpus: int, mem_mb: int, gpus: int, minutes: int, sleep_s: float) -> int:
-        """``sbatch --hold`` a job that sleeps and prints its node; its Slurm job id."""
-        command = ["sbatch", "--hold", "--parsable", "-J", name, "-c", str(cpus), f"--mem={mem_mb}M",
+    def submit_held(
+        self, name: str, cpus: int, mem_mb: int, gpus: int, minutes: int, sleep_s: float, comment: str = "batch"
+    ) -> int:
+        """``sbatch --hold`` a job that sleeps and prints its node (``comment``: its workload type); its Slurm job id."""
+        command = ["sbatch", "--hold", "--parsable", "-J", name, "-c", str(cpus), f"--mem={mem_mb}M", f"--comment={comment}",
                    "-t", str(minutes), "-o", str(self.root / "out" / "%j.out"),
                    "--wrap", f"sleep {sleep_s}; echo $SLURMD_NODENAME"]  # fmt: skip
         if gpus:
@@ -179,6 +190,8 @@ class LoopbackSlurm:
         """Stop every daemon by its pid (slurmds, slurmctld, munged)."""
         for name in [n for n in self.pids if n.startswith("slurmd-")] + ["slurmctld", "munged"]:
             self._stop(name)
+        shutil.rmtree(self.munge, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
