@@ -229,11 +229,16 @@ def check_journal(journal: list[dict[str, Any]], nodes: tuple[NodeSpec, ...]) ->
 
 
 def bench_serve(
-    agents: tuple[str, ...] = ("first-fit", "aco"), clients: int = 32, placements: int = 20_000
+    agents: tuple[str, ...] = ("first-fit", "aco"), clients: int = 32, placements: int = 20_000, model: str | None = None
 ) -> dict[str, Any]:
-    """``aco-env bench --only serve``: :func:`run_load` per agent (and the make-run model when shipped)."""
-    model = Path("models/make-run/model.zip")
-    chosen = (*agents, f"sb3:maskable-ppo:{model}") if model.exists() else agents
+    """``aco-env bench --only serve``: :func:`run_load` per agent, and per ``sb3:`` model.
+
+    ``model``: an ``sb3:`` spec; default: the ``make run`` model when the repository ships one
+    (``models/make-run/model.zip``).
+    """
+    shipped = Path("models/make-run/model.zip")
+    model = model or (f"sb3:maskable-ppo:{shipped}" if shipped.exists() else None)
+    chosen = (*agents, model) if model else agents
     with tempfile.TemporaryDirectory() as folder:
         runs = [run_load(agent, Path(folder) / f"state-{k}.json", clients=clients, placements=placements).as_dict()
                 for k, agent in enumerate(chosen)]  # fmt: skip

@@ -64,17 +64,20 @@ def serve() -> Iterator:
 def sb3_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     """An ``sb3:`` spec of a MaskablePPO model of the default scenario: the shipped one, else one trained here.
 
-    Trained for 4,096 steps on one torch thread (seeded): enough for a policy that is not uniform.
+    Trained by ``aco-env train --algo dagger`` (DAgger of first-fit into the default policy, two
+    iterations of two episodes: seconds), so that it places jobs rather than deferring them all.
     """
     if SHIPPED_MODEL.exists():
         return f"sb3:maskable-ppo:{SHIPPED_MODEL}"
     import torch
-    from sb3_contrib import MaskablePPO
+
+    from training.cli.main import main
 
     torch.set_num_threads(1)
-    path = tmp_path_factory.mktemp("model") / "model.zip"
-    model = MaskablePPO("MultiInputPolicy", ClusterSchedulingEnv("fleet5-synthetic"), n_steps=512, batch_size=128,
-                        n_epochs=2, seed=0, device="cpu")  # fmt: skip
-    model.learn(4096)
-    model.save(path)
-    return f"sb3:maskable-ppo:{path}"
+    logdir = tmp_path_factory.mktemp("model")
+    code = main(["train", "--algo", "dagger", "--dagger-expert", "first-fit", "--dagger-iterations", "2",
+                 "--dagger-episodes", "2", "--seed", "0", "--logdir", str(logdir), "--curve-every", "-1",
+                 "--checkpoint-every", "-1", "--eval-episodes", "0"])  # fmt: skip
+    assert code == 0
+    (model,) = logdir.glob("*/model.zip")
+    return f"sb3:{model}"

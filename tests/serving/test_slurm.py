@@ -103,7 +103,7 @@ def poll_until(bridge: SlurmBridge, done, polls: int = 120, interval_s: float = 
         time.sleep(interval_s)
 
 
-@pytest.mark.parametrize("agent", ["first-fit", "sb3"])
+@pytest.mark.parametrize("agent", ["first-fit", pytest.param("sb3", marks=pytest.mark.training)])
 def test_slurm__bridge_places_held_jobs_where_the_agent_says(slurm: LoopbackSlurm, tmp_path: Path, agent: str,
                                                               request: pytest.FixtureRequest) -> None:  # fmt: skip
     """Every job ran (Slurm's own record) on the node the agent chose; the time-0 decisions are the env's."""
