@@ -23,7 +23,8 @@ NameJob = Callable[[], str]
 
 
 def _seconds() -> float | None:
-    return Field(default=None, ge=0.0, le=1e12, description="Episode seconds; omitted: the service's clock now.")  # type: ignore[no-any-return]
+    """The ``time_s`` field of an event body."""
+    return Field(default=None, ge=0.0, le=1e12, description="Episode seconds; omitted: the service's clock now.")
 
 
 class Body(BaseModel):
@@ -39,7 +40,9 @@ class JobIn(Body):
     workload: Workload = Field("batch", validation_alias=AliasChoices("workload", "workload_type"))
     cpu_cores: float = Field(gt=0.0, le=MAX_AMOUNT, validation_alias=AliasChoices("cpu_cores", "cpu_cores_min"))
     mem_gb: float = Field(gt=0.0, le=MAX_AMOUNT, validation_alias=AliasChoices("mem_gb", "memory_gb_min"))
-    duration_s: float | None = Field(None, gt=0.0, le=1e9, description="Declared run time; omitted: the service's default.")
+    duration_s: float | None = Field(
+        None, gt=0.0, le=1e9, description="Declared run time; omitted: the service's default."
+    )
     gpu_count: int = Field(0, ge=0, le=10**6)
     gpu_vram_gb: float = Field(0.0, ge=0.0, le=1e6)
     allowed_gpu_models: list[str] | None = None
@@ -225,4 +228,3 @@ class HealthOut(BaseModel):
     agent: str
     scenario: str
     time_s: float
-

@@ -24,7 +24,7 @@ import hmac
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.responses import JSONResponse
@@ -77,18 +77,24 @@ def create_app(service: PlacementService, token: str | None = None) -> FastAPI:
                                 headers={"WWW-Authenticate": "Bearer"})  # fmt: skip
 
     guarded = [Depends(authorised)]
+    app.add_exception_handler(EventError, _refused)  # type: ignore[arg-type]
+    _job_routes(app, service, guarded)
+    _event_routes(app, service, guarded)
+    _view_routes(app, service, guarded)
+    kube.add_routes(app, service, guarded)
+    return app
 
-    @app.exception_handler(EventError)
-    async def refused(request: Request, exc: EventError) -> JSONResponse:
-        code = status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_422_UNPROCESSABLE_CONTENT
-        detail = [{"loc": ["body", *exc.field.replace("[", ".").replace("]", "").split(".")], "msg": str(exc),
-                   "type": "conflict" if exc.conflict else "value_error"}]  # fmt: skip
-        return JSONResponse({"detail": detail}, status_code=code)
 
-    @app.get("/healthz", response_model=HealthOut)
-    def healthz() -> HealthOut:
-        cluster = service.cluster
-        return HealthOut(status="ok", agent=cluster.agent_spec, scenario=cluster.scenario.name, time_s=cluster.time_s)
+async def _refused(request: Request, exc: EventError) -> JSONResponse:
+    """A refused event: 409 (a contradiction) or 422 (malformed), the field in ``loc``."""
+    code = status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_422_UNPROCESSABLE_CONTENT
+    detail = [{"loc": ["body", *exc.field.replace("[", ".").replace("]", "").split(".")], "msg": str(exc),
+               "type": "conflict" if exc.conflict else "value_error"}]  # fmt: skip
+    return JSONResponse({"detail": detail}, status_code=code)
+
+
+def _job_routes(app: FastAPI, service: PlacementService, guarded: list[Any]) -> None:
+    """``POST /jobs``, ``GET /jobs/{job_id}``."""
 
     @app.post("/jobs", response_model=PlacementOut, status_code=status.HTTP_202_ACCEPTED, dependencies=guarded)
     def submit(body: SubmitIn) -> PlacementOut:
@@ -96,8 +102,9 @@ def create_app(service: PlacementService, token: str | None = None) -> FastAPI:
         job_id = body.job_id or service.new_job_id()
         result = service.apply(EventBatch(body.time_s, (body.request(job_id, service.default_duration_s),)))
         record = next(r for r in result.changed if r.job_id == job_id)
-        placed = record.status == RUNNING
-        state = "SCHEDULED" if placed else "REJECTED" if record.status == REJECTED else "QUEUED"
+        state: Literal["SCHEDULED", "QUEUED", "REJECTED"] = (
+            "SCHEDULED" if record.status == RUNNING else "REJECTED" if record.status == REJECTED else "QUEUED"
+        )
         return PlacementOut(
             status=state, node_id=record.node_id, scheduling_latency_ms=(time.perf_counter() - received) * 1e3,
             job_id=job_id, time_s=result.time_s, decisions=[DecisionOut.of(d) for d in result.decisions],
@@ -109,6 +116,10 @@ def create_app(service: PlacementService, token: str | None = None) -> FastAPI:
         if record is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job {job_id!r} in this episode")
         return JobOut.of(record)
+
+
+def _event_routes(app: FastAPI, service: PlacementService, guarded: list[Any]) -> None:
+    """``POST /jobs/{name}/finish``, ``/cancel``; ``POST /nodes/{name}/down``, ``/up``, ``/telemetry``; ``/events``."""
 
     def event_route(path: str, make: Callable[[str, Any], EventBatch], body_type: type) -> None:
         def route(name: str, body: Any) -> BatchOut:
@@ -132,6 +143,15 @@ def create_app(service: PlacementService, token: str | None = None) -> FastAPI:
     def events(body: EventsIn) -> BatchOut:
         return _batch_out(service.apply(body.batch(service.new_job_id, service.default_duration_s)))
 
+
+def _view_routes(app: FastAPI, service: PlacementService, guarded: list[Any]) -> None:
+    """``GET /healthz``, ``/nodes``, ``/nodes/{node_id}/forecast`` (``/predict/``), ``/metrics``; ``POST /episode``."""
+
+    @app.get("/healthz", response_model=HealthOut)
+    def healthz() -> HealthOut:
+        cluster = service.cluster
+        return HealthOut(status="ok", agent=cluster.agent_spec, scenario=cluster.scenario.name, time_s=cluster.time_s)
+
     @app.get("/nodes", response_model=list[NodeOut], dependencies=guarded)
     def nodes() -> list[NodeOut]:
         with service.locked() as cluster:
@@ -153,9 +173,6 @@ def create_app(service: PlacementService, token: str | None = None) -> FastAPI:
     def episode(body: EpisodeIn) -> HealthOut:
         service.restart(body.seed)
         return healthz()
-
-    kube.add_routes(app, service, guarded)
-    return app
 
 
 def _batch_out(result: BatchResult) -> BatchOut:

@@ -9,13 +9,18 @@ nothing); :func:`apply_facts` then writes the batch into the cluster's
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from digital_twin import SpecError
 from serving.events import CANCELLED, COMPLETED, QUEUED, RUNNING, EventBatch, EventError, JobRecord
+from serving.known import KnownEpisode
 
-if TYPE_CHECKING:
-    from serving.live import LiveCluster
+
+class LiveCluster(Protocol):
+    """What a batch is checked against and written into (:class:`serving.live.LiveCluster` has both)."""
+
+    jobs: dict[str, JobRecord]
+    known: KnownEpisode
 
 
 def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
@@ -24,7 +29,7 @@ def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
     Raises:
         EventError: The first fault, naming its field (``submit[0].cpu_cores``, ``finish[1]``...).
     """
-    jobs, fleet = cluster.jobs, cluster.known.node_index
+    jobs = cluster.jobs
     _check_unique("finish", batch.finish)
     _check_unique("cancel", [*batch.finish, *batch.cancel])
     for k, job_id in enumerate(batch.finish):
@@ -39,7 +44,14 @@ def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
         if record.status == QUEUED:
             withdrawn.add(job_id)
     _check_nodes(cluster, batch)
-    seen: set[str] = set()
+    _check_submissions(cluster, batch, t)
+    _check_telemetry(cluster, batch)
+    return withdrawn
+
+
+def _check_submissions(cluster: LiveCluster, batch: EventBatch, t: float) -> None:
+    """New ids, and jobs the twin accepts (:class:`~digital_twin.JobSpec`'s checks, the field named)."""
+    jobs, seen = cluster.jobs, set()
     for k, job in enumerate(batch.submit):
         where = f"submit[{k}]"
         if job.job_id in jobs or job.job_id in seen:
@@ -51,6 +63,11 @@ def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
             raise EventError(f"{where}.{_field_named(str(exc))}", str(exc)) from None
         if job.deadline_s is not None and job.deadline_s < 0:
             raise EventError(f"{where}.deadline_s", "must be >= 0 (episode seconds)")
+
+
+def _check_telemetry(cluster: LiveCluster, batch: EventBatch) -> None:
+    """Known nodes, percentages in [0, 100]."""
+    fleet = cluster.known.node_index
     for k, item in enumerate(batch.telemetry):
         if item.node_id not in fleet:
             raise EventError(f"telemetry[{k}].node_id", f"no node {item.node_id!r} in the fleet")
@@ -58,7 +75,6 @@ def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
             value = getattr(item, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 100.0:
                 raise EventError(f"telemetry[{k}].{name}", f"must be a percentage in [0, 100], got {value!r}")
-    return withdrawn
 
 
 def _check_nodes(cluster: LiveCluster, batch: EventBatch) -> None:

@@ -23,7 +23,9 @@ def build_service(
     """
     check_agent_name(agent)
     if is_hindsight_agent(agent):
-        raise AgentSpecError(f"{agent!r} reads the episode's future (a hindsight agent): a live cluster has none to read")
+        raise AgentSpecError(
+            f"{agent!r} reads the episode's future (a hindsight agent): a live cluster has none to read"
+        )
     if agent.startswith("sb3:"):
         import torch
 

@@ -14,7 +14,14 @@ from typing import Any
 from digital_twin import JobSpec, SpecError
 from serving.known import OPEN_RUN_S
 
-QUEUED, RUNNING, COMPLETED, CANCELLED, FAILED, REJECTED = "queued", "running", "completed", "cancelled", "failed", "rejected"
+QUEUED, RUNNING, COMPLETED, CANCELLED, FAILED, REJECTED = (
+    "queued",
+    "running",
+    "completed",
+    "cancelled",
+    "failed",
+    "rejected",
+)
 JOB_STATUSES = (QUEUED, RUNNING, COMPLETED, CANCELLED, FAILED, REJECTED)
 """A job's status in the service: queued (waiting for a node), running, then one of the four ends."""
 ACTIVE = frozenset({QUEUED, RUNNING})

@@ -157,7 +157,7 @@ class KnownEpisode:
         """
         if self._telemetry is None:
             self._telemetry = Telemetry(self._background, self._tick_s, source="pushed by the live cluster")
-        columns, jobs = self._columns, list(self.jobs)
+        columns, jobs = self._columns, list[JobSpec | None](self.jobs)
         if extra is not None:
             columns = {name: [*values, _row(extra)[name]] for name, values in columns.items()}
             jobs.append(extra)

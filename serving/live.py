@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents import agent_deferral, make_agent
 from aco_env import EnvConfig
+from agents import agent_deferral, make_agent
 from digital_twin import NEXT_EVENT, DigitalTwin, SpecError, TwinSnapshot, TwinSpec
 from digital_twin.scenario import Scenario
 from serving.apply import apply_facts, check_batch
@@ -155,7 +155,9 @@ class LiveCluster:
         decisions = self._advance(t, decide or self._ask_agent)
         self._sync_statuses(t, set(batch.down))
         submitted = [job.job_id for job in batch.submit]
-        moved = [job_id for job_id, was in before.items() if was != (self.jobs[job_id].status, self.jobs[job_id].node_id)]
+        moved = [
+            job_id for job_id, was in before.items() if was != (self.jobs[job_id].status, self.jobs[job_id].node_id)
+        ]
         changed = tuple(JobRecord(**vars(self.jobs[job_id])) for job_id in dict.fromkeys([*moved, *submitted]))
         self._active = {job_id for job_id in self._active if self.jobs[job_id].status in ACTIVE}
         return BatchResult(t, tuple(decisions), changed)

@@ -129,7 +129,8 @@ def run_load(
     outs: list[dict[str, list]] = [defaultdict(list) for _ in range(clients)]
     with ServiceProcess(agent, scenario, state) as server:
         started = time.monotonic()
-        threads = [threading.Thread(target=_client, args=(server.url, k, shared, started + time_limit_s, patience_s, outs[k]))
+        deadline = started + time_limit_s
+        threads = [threading.Thread(target=_client, args=(server.url, k, shared, deadline, patience_s, outs[k]))
                    for k in range(clients)]  # fmt: skip
         for thread in threads:
             thread.start()
@@ -147,6 +148,10 @@ def run_load(
     )  # fmt: skip
 
 
+_CLI = "import sys; from training.cli.main import main; sys.exit(main(sys.argv[1:]))"
+"""The ``aco-env`` command, run by the interpreter of this process (a child's command line, not an import)."""
+
+
 class ServiceProcess:
     """``aco-env serve`` in a child process on a free loopback port, stopped by SIGTERM to its pid.
 
@@ -160,8 +165,8 @@ class ServiceProcess:
             probe.bind((LOOPBACK, 0))
             self.port = probe.getsockname()[1]
         self.url = f"http://{LOOPBACK}:{self.port}"
-        self.command = [sys.executable, "-c", "import sys; from training.cli.main import main; sys.exit(main(sys.argv[1:]))",
-                        "serve", "--agent", agent, "--fleet", scenario, "--port", str(self.port), "--state", str(state), *extra]  # fmt: skip
+        self.command = [sys.executable, "-c", _CLI, "serve", "--agent", agent, "--fleet", scenario,
+                        "--port", str(self.port), "--state", str(state), *extra]  # fmt: skip
 
     def __enter__(self) -> ServiceProcess:
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -229,7 +234,10 @@ def check_journal(journal: list[dict[str, Any]], nodes: tuple[NodeSpec, ...]) ->
 
 
 def bench_serve(
-    agents: tuple[str, ...] = ("first-fit", "aco"), clients: int = 32, placements: int = 20_000, model: str | None = None
+    agents: tuple[str, ...] = ("first-fit", "aco"),
+    clients: int = 32,
+    placements: int = 20_000,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """``aco-env bench --only serve``: :func:`run_load` per agent, and per ``sb3:`` model.
 

@@ -85,8 +85,9 @@ def episode_events(record: dict[str, Any]) -> EpisodeEvents:
             Background(node.node_id, float(telemetry[k, i, 0]), float(telemetry[k, i, 1]))
             for i, node in enumerate(spec.fleet)
         ]
-    batches = tuple(
-        EventBatch(t, **{key: tuple(values) for key, values in by_time[t].items()}) for t in sorted(by_time)
-    ) + (EventBatch(math.nextafter(spec.settings.horizon_s, 0.0)),)  # the clock runs to the end of the episode
+    batches = (
+        *(EventBatch(t, **{key: tuple(values) for key, values in by_time[t].items()}) for t in sorted(by_time)),
+        EventBatch(math.nextafter(spec.settings.horizon_s, 0.0)),  # the clock runs to the end of the episode
+    )
     decisions = tuple((job_id, None if node is None else spec.fleet[node].node_id) for job_id, node in twin.decisions())
     return EpisodeEvents(batches, decisions, scenario.name, record["seed"])

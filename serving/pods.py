@@ -83,7 +83,9 @@ class Pod:
         containers = _containers(spec, "containers")
         init = _containers(spec, "initContainers")
         cpu = max(sum(_request(c, "cpu", w) for c, w in containers), *(_request(c, "cpu", w) for c, w in init), 0.0)
-        mem = max(sum(_request(c, "memory", w) for c, w in containers), *(_request(c, "memory", w) for c, w in init), 0.0)
+        mem = max(
+            sum(_request(c, "memory", w) for c, w in containers), *(_request(c, "memory", w) for c, w in init), 0.0
+        )
         gpus = sum(_request(c, GPU, w) for c, w in containers)
         if gpus != int(gpus):
             raise EventError("pod.spec.containers", f"{GPU} must be whole GPUs, got {gpus:g}")
@@ -154,7 +156,9 @@ def admits(pod: Pod, labels: dict[str, str], taints: list[dict[str, Any]], unsch
         if labels.get(key) != value:
             return f"node selector {key}={value} does not match (the node has {key}={labels.get(key)!r})"
     for taint in taints:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(_tolerates(t, taint) for t in pod.tolerations):
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+            _tolerates(t, taint) for t in pod.tolerations
+        ):
             return f"taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} is not tolerated"
     return None
 
@@ -210,6 +214,9 @@ def _containers(spec: dict[str, Any], key: str) -> list[tuple[dict[str, Any], st
 def _request(container: dict[str, Any], resource: str, where: str) -> float:
     """The container's request of ``resource`` (its limit when it states no request, as Kubernetes defaults it)."""
     resources = _mapping(container, "resources", where)
-    requests, limits = _mapping(resources, "requests", f"{where}.resources"), _mapping(resources, "limits", f"{where}.resources")
+    requests, limits = (
+        _mapping(resources, "requests", f"{where}.resources"),
+        _mapping(resources, "limits", f"{where}.resources"),
+    )
     value = requests.get(resource, limits.get(resource))
     return 0.0 if value is None else quantity(value, f"{where}.resources.requests.{resource}")

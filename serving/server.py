@@ -19,7 +19,9 @@ from serving.service import PlacementService
 LOOPBACK = "127.0.0.1"
 
 
-def server_for(service: PlacementService, host: str = LOOPBACK, port: int = 8000, token: str | None = None) -> uvicorn.Server:
+def server_for(
+    service: PlacementService, host: str = LOOPBACK, port: int = 8000, token: str | None = None
+) -> uvicorn.Server:
     """A uvicorn server of ``service`` (not started); ``port=0`` takes a free port."""
     config = uvicorn.Config(
         create_app(service, token), host=host, port=port, log_level="warning", access_log=False,

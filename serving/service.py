@@ -41,7 +41,9 @@ class PlacementService:
         state_path: Where :meth:`save` writes the journal; replayed now if the file exists.
     """
 
-    def __init__(self, cluster: LiveCluster, default_duration_s: float = 3600.0, state_path: Path | None = None) -> None:
+    def __init__(
+        self, cluster: LiveCluster, default_duration_s: float = 3600.0, state_path: Path | None = None
+    ) -> None:
         self.cluster = cluster
         self.default_duration_s = default_duration_s
         self.state_path = state_path
@@ -100,7 +102,9 @@ class PlacementService:
         result = self.cluster.apply(batch, decide)
         entry = batch.as_dict()
         entry["time_s"] = result.time_s
-        self._journal.append({"batch": entry, "decisions": [[d.job_id, d.node_id, d.latency_ms] for d in result.decisions]})
+        self._journal.append(
+            {"batch": entry, "decisions": [[d.job_id, d.node_id, d.latency_ms] for d in result.decisions]}
+        )
         return result
 
     def _apply_group(self, group: list[_Ticket]) -> None:
@@ -180,7 +184,10 @@ class PlacementService:
 
     # ------------------------------------------------------------------ views
     def journal(self) -> list[dict[str, Any]]:
-        """Copies of the journal's entries: ``{"batch": EventBatch.as_dict(), "decisions": [[job_id, node_id], ...]}``."""
+        """Copies of the journal's entries.
+
+        Each is ``{"batch": EventBatch.as_dict(), "decisions": [[job_id, node_id, latency_ms], ...]}``.
+        """
         with self._lock:
             return [dict(entry) for entry in self._journal]
 
@@ -215,7 +222,9 @@ class PlacementService:
     def running_on(self, node_id: str) -> list[JobRecord]:
         """Copies of the records of the jobs running on ``node_id``."""
         with self._lock:
-            return [JobRecord(**vars(r)) for r in self.cluster.jobs.values() if r.status == RUNNING and r.node_id == node_id]
+            return [
+                JobRecord(**vars(r)) for r in self.cluster.jobs.values() if r.status == RUNNING and r.node_id == node_id
+            ]
 
     def active_jobs(self) -> int:
         """Jobs queued or running."""

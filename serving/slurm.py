@@ -146,7 +146,9 @@ class SlurmBridge:
         failed_pins: Slurm job ids whose pin failed (they stayed held), in order.
     """
 
-    def __init__(self, service: PlacementService, client: SlurmClient, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, service: PlacementService, client: SlurmClient, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.service = service
         self.client = client
         self._clock = clock
@@ -181,7 +183,9 @@ class SlurmBridge:
     def _changes(self, jobs: Mapping[int, SlurmJob], nodes: Mapping[str, str], time_s: float) -> EventBatch:
         """The batch of what changed since the last poll."""
         cluster = self.service.cluster
-        submit, finish, cancel = [], [], []
+        submit: list[JobRequest] = []
+        finish: list[str] = []
+        cancel: list[str] = []
         for slurm_id, twin_id in list(self._twin_id.items()):
             record = cluster.jobs.get(twin_id)
             job = jobs.get(slurm_id)

@@ -75,7 +75,8 @@ class LoopbackSlurm:
         for node, port in zip(self.fleet, ports[1:], strict=True):
             gres = f" Gres=gpu:{node.gpu_count}" if node.gpu_count else ""
             nodes.append(f"NodeName={node.node_id} NodeAddr=127.0.0.1 NodeHostname=localhost Port={port} "
-                         f"CPUs={int(node.cpu_cores)} RealMemory={int(node.mem_gb * 1024)}{gres} State=UNKNOWN")  # fmt: skip
+                         f"CPUs={int(node.cpu_cores)} RealMemory={int(node.mem_gb * 1024)}{gres} "
+                         "State=UNKNOWN")  # fmt: skip
         (root / "gres.conf").write_text("".join(
             f"NodeName={node.node_id} Name=gpu File={root}/gpus/gpu[0-{int(node.gpu_count) - 1}]\n"
             for node in self.fleet if node.gpu_count
@@ -113,7 +114,8 @@ class LoopbackSlurm:
         shutil.chown(key, "munge", "munge")
         key.chmod(0o600)
         command = ["runuser", "-u", "munge", "--", "munged", f"--socket={munge}/munge.socket", f"--key-file={key}",
-                   f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log", f"--seed-file={munge}/seed"]  # fmt: skip
+                   f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                   f"--seed-file={munge}/seed"]  # fmt: skip
         self._spawn("munged", command, munge / "munged.pid")
 
     def start_controller(self) -> None:
@@ -148,8 +150,9 @@ class LoopbackSlurm:
     def submit_held(
         self, name: str, cpus: int, mem_mb: int, gpus: int, minutes: int, sleep_s: float, comment: str = "batch"
     ) -> int:
-        """``sbatch --hold`` a job that sleeps and prints its node (``comment``: its workload type); its Slurm job id."""
-        command = ["sbatch", "--hold", "--parsable", "-J", name, "-c", str(cpus), f"--mem={mem_mb}M", f"--comment={comment}",
+        """``sbatch --hold`` a job that sleeps and prints its node (``comment``: its workload); its Slurm job id."""
+        command = ["sbatch", "--hold", "--parsable", "-J", name, "-c", str(cpus), f"--mem={mem_mb}M",
+                   f"--comment={comment}",
                    "-t", str(minutes), "-o", str(self.root / "out" / "%j.out"),
                    "--wrap", f"sleep {sleep_s}; echo $SLURMD_NODENAME"]  # fmt: skip
         if gpus:

@@ -17,7 +17,12 @@ def pod(name: str, cpu: str = "500m", memory: str = "1Gi", gpus: int = 0, **spec
     if gpus:
         resources["limits"] = {"nvidia.com/gpu": str(gpus)}
     return {
-        "metadata": {"name": name, "namespace": "team-a", "uid": f"uid-{name}", "annotations": {"aco-env.io/duration-s": "600"}},
+        "metadata": {
+            "name": name,
+            "namespace": "team-a",
+            "uid": f"uid-{name}",
+            "annotations": {"aco-env.io/duration-s": "600"},
+        },
         "spec": {"containers": [{"name": "main", "image": "busybox", "resources": resources}], **spec},
         "status": {"phase": "Pending"},
     }
@@ -42,7 +47,9 @@ def test_extender__filter_answers_extender_filter_result_with_node_names(serve) 
 def test_extender__a_pod_that_fits_nowhere_is_filtered_with_a_reason(serve) -> None:
     """A pod larger than every node fails on every node, each with a reason saying why."""
     served = serve("fleet5-synthetic", "first-fit")
-    answer = served.client.post("/scheduler/filter", json={"pod": pod("huge", cpu="64"), "nodenames": NODE_NAMES}).json()
+    answer = served.client.post(
+        "/scheduler/filter", json={"pod": pod("huge", cpu="64"), "nodenames": NODE_NAMES}
+    ).json()
     assert answer["nodenames"] == []
     failed = {**answer["failedNodes"], **answer["failedAndUnresolvableNodes"]}
     assert set(failed) == set(NODE_NAMES)
@@ -53,14 +60,19 @@ def test_extender__a_full_node_is_filtered_as_resolvable_with_the_shortfall(serv
     """A node the live cluster filled is a failedNode (preemption could help) naming the missing cpu."""
     served = serve("fleet5-synthetic", "first-fit")
     client = served.client
-    assert client.post("/jobs", json={"cpu_cores": 30, "mem_gb": 8, "required_arch": "x86_64", "time_s": 1}).json()["node_id"] == "node-cpu-01"
+    assert (
+        client.post("/jobs", json={"cpu_cores": 30, "mem_gb": 8, "required_arch": "x86_64", "time_s": 1}).json()[
+            "node_id"
+        ]
+        == "node-cpu-01"
+    )
     answer = client.post("/scheduler/filter", json={"pod": pod("web", cpu="4"), "nodenames": NODE_NAMES}).json()
     assert "node-cpu-01" not in answer["nodenames"]
     assert answer["failedNodes"]["node-cpu-01"] == "insufficient cpu: needs 4 cores, 2 free"
 
 
 def test_extender__labels_taints_and_node_objects(serve) -> None:
-    """Node objects (nodeCacheCapable false) come back as a NodeList; selectors and untolerated taints filter, with reasons."""
+    """Node objects (nodeCacheCapable false) come back as a NodeList; selectors and taints filter, with reasons."""
     served = serve("fleet5-synthetic", "first-fit")
     nodes = [
         node("node-cpu-01", {"zone": "a"}),
@@ -89,7 +101,9 @@ def test_extender__prioritize_scores_the_agents_node_highest(serve) -> None:
         "node-cpu-01": 0, "node-arm-02": 10, "node-api-03": 0, "node-gpu-04": 0, "node-gpu-05": 0,
     }  # fmt: skip
     assert served.client.get("/metrics").json()["decisions"] == 0
-    gpu = served.client.post("/scheduler/prioritize", json={"pod": pod("train", gpus=2), "nodenames": NODE_NAMES}).json()
+    gpu = served.client.post(
+        "/scheduler/prioritize", json={"pod": pod("train", gpus=2), "nodenames": NODE_NAMES}
+    ).json()
     assert [item["host"] for item in gpu if item["score"] == 10] == ["node-gpu-05"]  # the cheaper GPU node
 
 
@@ -103,7 +117,9 @@ def test_extender__a_malformed_pod_is_a_422_naming_the_field(serve) -> None:
     assert response.status_code == 422 and "name" in str(response.json()["detail"][0]["loc"])
 
 
-@pytest.mark.parametrize(("text", "value"), [("100m", 0.1), ("2", 2.0), ("1.5Gi", 1.5 * 2**30), ("1e3", 1000.0), ("1M", 1e6)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("100m", 0.1), ("2", 2.0), ("1.5Gi", 1.5 * 2**30), ("1e3", 1000.0), ("1M", 1e6)]
+)
 def test_quantity__reads_kubernetes_quantities(text: str, value: float) -> None:
     """Kubernetes quantities: milli, plain, binary and decimal suffixes, exponents."""
     assert quantity(text, "x") == pytest.approx(value)

@@ -102,7 +102,7 @@ def test_service__a_damaged_state_file_is_one_clear_error(tmp_path: Path) -> Non
 
     path = tmp_path / "state.json"
     path.write_text("{not json")
-    with pytest.raises(StateFileError, match="state.json: cannot read"):
+    with pytest.raises(StateFileError, match=r"state\.json: cannot read"):
         PlacementService(cluster(), state_path=path)
     path.write_text('{"format": "aco-env-live-journal", "scenario": "toy3", "batches": []}')
     with pytest.raises(StateFileError, match="scenario"):

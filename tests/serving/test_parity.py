@@ -26,7 +26,7 @@ def batch_json(batch: EventBatch) -> dict:
     return body
 
 
-def decisions_over_http(served, record: dict) -> tuple[list, list]:  # noqa: ANN001
+def decisions_over_http(served, record: dict) -> tuple[list, list]:
     """Feed the recording's events to ``served`` batch by batch: (decisions taken, decisions recorded)."""
     events = episode_events(record)
     assert served.client.post("/episode", json={"seed": record["seed"]}).status_code == 200
@@ -55,7 +55,9 @@ def test_parity__http_service_takes_the_recorded_decisions(serve, tmp_path: Path
 @pytest.mark.training
 @pytest.mark.heavy
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_parity__http_service_serves_an_sb3_model_like_the_env(serve, sb3_model: str, tmp_path: Path, scenario: str) -> None:
+def test_parity__http_service_serves_an_sb3_model_like_the_env(
+    serve, sb3_model: str, tmp_path: Path, scenario: str
+) -> None:
     """A MaskablePPO model served over HTTP takes the decisions it took in the env on 5 recorded episodes."""
     served = serve(scenario, sb3_model)
     for seed in SEEDS:
@@ -91,7 +93,7 @@ def test_parity__deferrals_are_asked_again_after_the_next_event(tmp_path: Path) 
         def _reset(self, seed: int | None) -> None:
             self.seen: set[str] = set()
 
-        def _choose(self, view, valid):  # noqa: ANN001, ANN202
+        def _choose(self, view, valid):
             if view.job.job_id in self.seen:
                 return int(valid[0])
             self.seen.add(view.job.job_id)

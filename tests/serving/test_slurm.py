@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-
 import time
 from pathlib import Path
 
@@ -25,8 +24,11 @@ _MISSING = missing_programs()
 pytestmark = [
     pytest.mark.slurm,
     pytest.mark.xdist_group("slurm"),
-    pytest.mark.skipif(bool(_MISSING), reason=f"no Slurm here: {', '.join(_MISSING)} not installed (.ci/run installs "
-                       "slurmctld, slurmd, slurm-client and munge)"),  # fmt: skip
+    pytest.mark.skipif(
+        bool(_MISSING),
+        reason=f"no Slurm here: {', '.join(_MISSING)} not installed (.ci/run installs "
+        "slurmctld, slurmd, slurm-client and munge)",
+    ),
     pytest.mark.skipif(os.geteuid() != 0, reason="the loopback Slurm runs its daemons as root (as CI does)"),
 ]
 N_JOBS = 8
@@ -72,7 +74,7 @@ def env_decisions_at_time_0(scenario: Path, agent: str) -> list[tuple[str, str |
 
 
 @pytest.fixture
-def slurm():  # noqa: ANN201
+def slurm():
     """A five-node Slurm on loopback shaped like the default fleet; its daemons are stopped by pid at the end."""
     cluster = LoopbackSlurm(scenarios.load("fleet5-synthetic").fleet)
     try:
@@ -95,7 +97,7 @@ def bridge_for(scenario: Path | str, agent: str, slurm: LoopbackSlurm) -> SlurmB
     return SlurmBridge(PlacementService(LiveCluster(scenarios.load(scenario), agent)), SlurmClient(slurm.env))
 
 
-def poll_until(bridge: SlurmBridge, done, polls: int = 120, interval_s: float = 0.5) -> None:  # noqa: ANN001
+def poll_until(bridge: SlurmBridge, done, polls: int = 120, interval_s: float = 0.5) -> None:
     for _ in range(polls):
         bridge.poll()
         if done():
@@ -147,7 +149,7 @@ def test_slurm__a_failed_pin_never_releases_the_job(tmp_path: Path) -> None:
 
 
 def test_slurm__bridge_survives_a_slurmctld_restart(slurm: LoopbackSlurm) -> None:
-    """slurmctld stopped mid-run: polls fail and change nothing; restarted, the bridge places the jobs held meanwhile."""
+    """slurmctld stopped mid-run: polls fail and change nothing; restarted, the bridge places the jobs held since."""
     bridge = bridge_for("fleet5-synthetic", "first-fit", slurm)
     first = slurm.submit_held("before", 2, 2048, 0, 5, 1)
     poll_until(bridge, lambda: first in bridge.placed)
@@ -159,4 +161,3 @@ def test_slurm__bridge_survives_a_slurmctld_restart(slurm: LoopbackSlurm) -> Non
     poll_until(bridge, lambda: {first, second} <= set(slurm.completed_nodes()))
     assert slurm.completed_nodes() == {first: bridge.placed[first], second: bridge.placed[second]}
     assert len(np.unique([d.job_id for d in bridge.service.cluster.decisions])) == 2
-

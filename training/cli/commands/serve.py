@@ -28,8 +28,11 @@ TOKEN_VARIABLE = "ACO_ENV_SERVE_TOKEN"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--agent, --fleet, --host, --port, --token-file, --state, --seed, --default-duration-s."""
     parser.add_argument("--agent", required=True, help="registered agent (options allowed: NAME[k=v]) or sb3:PATH")
-    parser.add_argument("--fleet", default="fleet5-synthetic",
-                        help="scenario whose fleet and settings the service places on (bundled name or YAML path)")
+    parser.add_argument(
+        "--fleet",
+        default="fleet5-synthetic",
+        help="scenario whose fleet and settings the service places on (bundled name or YAML path)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (0: any free port; default 8000)")
     parser.add_argument("--token-file", type=Path, help=f"file holding the bearer token (or set {TOKEN_VARIABLE})")
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_checked(agent: str, fleet: str, seed: int, default_duration_s: float, state: Path | None):  # noqa: ANN201
+def build_checked(agent: str, fleet: str, seed: int, default_duration_s: float, state: Path | None):
     """:func:`serving.build.build_service`, its errors as the CLI's (an unknown agent: usage; a file: data)."""
     from agents import AgentSpecError
     from serving.build import build_service

@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
         polls["done"] += 1
         return args.polls is not None and polls["done"] > args.polls
 
-    print(f"aco-env slurm-bridge: {args.agent} placing held jobs on {service.cluster.scenario.name}'s nodes", flush=True)
+    print(
+        f"aco-env slurm-bridge: {args.agent} placing held jobs on {service.cluster.scenario.name}'s nodes", flush=True
+    )
     try:
         bridge.run(args.interval_s, stop)
     finally:
