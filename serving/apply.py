@@ -41,6 +41,9 @@ def check_batch(cluster: LiveCluster, batch: EventBatch, t: float) -> set[str]:
         record = jobs.get(job_id)
         if record is None or record.status not in (QUEUED, RUNNING):
             raise EventError(f"cancel[{k}]", f"job {job_id!r} is {_status(record)}: nothing to cancel", conflict=True)
+        if record.status == QUEUED and record.started_s is not None:
+            raise EventError(f"cancel[{k}]", f"job {job_id!r} ran before it was queued again (an eviction): the twin "
+                             "cannot withdraw it; its queue TTL ends it", conflict=True)  # fmt: skip
         if record.status == QUEUED:
             withdrawn.add(job_id)
     _check_nodes(cluster, batch)

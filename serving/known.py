@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from digital_twin import WORKLOAD_TYPES, JobSpec, NodeSpec, Telemetry, TwinSpec
+from digital_twin.fleet import MAX_AMOUNT
 from digital_twin.scenario import Scenario
 from digital_twin.workload import Workload
 
@@ -101,12 +102,15 @@ class KnownEpisode:
             self._columns[name].append(value)
 
     def withdraw(self, job_id: str) -> None:
-        """Forget a job as if it had never been submitted (a job cancelled before it started)."""
-        index = self.job_index.pop(job_id)
-        del self.jobs[index]
-        for column in self._columns.values():
-            del column[index]
-        self.job_index = {job.job_id: i for i, job in enumerate(self.jobs)}
+        """Withdraw a job that never ran (cancelled while queued): it asks for more cpu than any node has.
+
+        The twin then rejects it on arrival: it leaves no trace in any queue, decision or node, but
+        its arrival stays an event, so every other job is asked when it was (a pass follows every
+        event), and the episode replays with the same decisions but its own.
+        """
+        index = self.job_index[job_id]
+        self.jobs[index] = dataclasses.replace(self.jobs[index], cpu_cores=MAX_AMOUNT)
+        self._columns["cpu_cores"][index] = MAX_AMOUNT
 
     def end_run(self, job_id: str, start_s: float, end_s: float) -> None:
         """The run of ``job_id`` that started at ``start_s`` ended at ``end_s``."""

@@ -265,7 +265,11 @@ class LiveCluster:
         return int(index[0]) if index.size == 1 and 0 <= int(index[0]) <= self.n_nodes else -1
 
     def _rebuild(self, withdrawn: set[str]) -> None:
-        """Replay the episode without the jobs ``withdrawn`` (cancelled before they started)."""
+        """Replay the episode with the jobs ``withdrawn`` rejected on arrival (cancelled before they ever ran).
+
+        The decisions are taken again as recorded, but theirs (:meth:`KnownEpisode.withdraw` says
+        why the others are posed as before; a decision posed otherwise is a bug, raised).
+        """
         self.decisions = [d for d in self.decisions if d.job_id not in withdrawn]
         self._base = None
         if not self.decisions:

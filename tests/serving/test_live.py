@@ -107,3 +107,37 @@ def test_service__a_damaged_state_file_is_one_clear_error(tmp_path: Path) -> Non
     path.write_text('{"format": "aco-env-live-journal", "scenario": "toy3", "batches": []}')
     with pytest.raises(StateFileError, match="scenario"):
         PlacementService(cluster(), state_path=path)
+
+
+def test_service__concurrent_clients_are_grouped_and_cancellations_replay() -> None:
+    """8 threads submit, cancel queued jobs and finish running ones on the service's clock: no error, nothing lost."""
+    import threading
+
+    from serving.loadtest import check_journal
+
+    service = PlacementService(cluster())
+    errors: list[BaseException] = []
+
+    def client(index: int) -> None:
+        try:
+            for k in range(15):
+                job_id = f"c{index}-{k}"
+                cores = 30 if k % 3 == 0 else 1  # the big ones often wait: then they are cancelled
+                service.apply(EventBatch(None, submit=(job(job_id, cores=cores, arch="x86_64"),)))
+                status = service.job(job_id).status
+                verb = "finish" if status == "running" else "cancel"
+                service.apply(EventBatch(None, **{verb: (job_id,)}))
+        except BaseException as exc:  # noqa: BLE001  (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    records = service.cluster.jobs
+    assert len(records) == 120 and all(r.status in ("completed", "cancelled") for r in records.values())
+    assert any(r.status == "cancelled" for r in records.values())
+    exceeded, twice, _ = check_journal(service.journal(), service.cluster.known.fleet)
+    assert exceeded == 0 and twice == 0
