@@ -127,7 +127,7 @@ def test_service__concurrent_clients_are_grouped_and_cancellations_replay() -> N
                 status = service.job(job_id).status
                 verb = "finish" if status == "running" else "cancel"
                 service.apply(EventBatch(None, **{verb: (job_id,)}))
-        except BaseException as exc:  # noqa: BLE001  (reported below)
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
