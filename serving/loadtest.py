@@ -15,6 +15,7 @@ jobs ever asked for more cpu, memory or GPUs than it has, every job was placed a
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import socket
 import subprocess
@@ -32,6 +33,8 @@ import numpy as np
 
 import scenarios
 from digital_twin import NodeSpec
+from serving.events import EventBatch, JobRequest
+from serving.live import LiveCluster
 from serving.server import LOOPBACK
 
 
@@ -125,6 +128,7 @@ def run_load(
 
     ``state``: the service's state file (its journal, written when it stops), read for the checks.
     """
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     shared = _Shared(placements)
     outs: list[dict[str, list]] = [defaultdict(list) for _ in range(clients)]
     with ServiceProcess(agent, scenario, state) as server:
@@ -233,6 +237,25 @@ def check_journal(journal: list[dict[str, Any]], nodes: tuple[NodeSpec, ...]) ->
     return exceeded, twice, last
 
 
+def in_process_latency(agent: str, scenario: str = "fleet5-synthetic", jobs: int = 200) -> dict[str, Any]:
+    """The reference system's latency setting: ``jobs`` submissions one after another, in-process, no HTTP.
+
+    Each is a batch job of 0.1 core and 0.2 GB, preemptible (as the reference's benchmark), a
+    tenth of a second after the previous one; none ends, so ``jobs`` are running at the end.
+    Returns p50 and p99 of the wall time of each :meth:`LiveCluster.apply` (the twin's continuation
+    and the agent's decision), ms.
+    """
+    live = LiveCluster(scenarios.load(scenario), agent)
+    times = []
+    for k in range(jobs):
+        request = JobRequest(f"j{k}", "batch", 0.1, 0.2, 600.0, preemptible=True)
+        started = time.perf_counter()
+        live.apply(EventBatch(0.1 * (k + 1), submit=(request,)))
+        times.append((time.perf_counter() - started) * 1e3)
+    return {"agent": agent, "jobs": jobs, "apply_ms_p50": float(np.percentile(times, 50)),
+            "apply_ms_p99": float(np.percentile(times, 99))}  # fmt: skip
+
+
 def bench_serve(
     agents: tuple[str, ...] = ("first-fit", "aco"),
     clients: int = 32,
@@ -245,9 +268,10 @@ def bench_serve(
     (``models/make-run/model.zip``).
     """
     shipped = Path("models/make-run/model.zip")
-    model = model or (f"sb3:maskable-ppo:{shipped}" if shipped.exists() else None)
+    model = model or (f"sb3:{shipped}" if shipped.exists() else None)  # config.json beside it names the algorithm
     chosen = (*agents, model) if model else agents
+    in_process = [in_process_latency(agent) for agent in chosen]
     with tempfile.TemporaryDirectory() as folder:
         runs = [run_load(agent, Path(folder) / f"state-{k}.json", clients=clients, placements=placements).as_dict()
                 for k, agent in enumerate(chosen)]  # fmt: skip
-    return {"runs": runs, "command": f"aco-env bench --only serve ({clients} clients, {placements} placements)"}
+    return {"in_process": in_process, "runs": runs, "clients": clients, "placements": placements}

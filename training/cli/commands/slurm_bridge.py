@@ -6,7 +6,8 @@ asks the agent, pins each placed job to its node (``scontrol update ReqNodeList`
 it, only if the pin succeeded. Deferred jobs stay held. It survives a slurmctld restart (a poll
 that gets no answer changes nothing). The fleet scenario's node names must be Slurm's node names.
 Slurm's commands read ``SLURM_CONF`` as usual. Ctrl-C or SIGTERM stops it (the ``--state``
-journal is written then). docs/serving.md.
+journal is written then). Its live episode lasts the scenario's horizon (episode time starts at
+the first poll); then it stops with a message. docs/serving.md.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import argparse
 from pathlib import Path
 
 from training.cli.commands.serve import build_checked
-from training.errors import EXIT_OK, UsageError
+from training.errors import EXIT_OK, DataError, UsageError
 
 HELP = "place a real Slurm's held jobs with an agent (pin to the agent's node, then release)"
 
@@ -51,8 +52,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"aco-env slurm-bridge: {args.agent} placing held jobs on {service.cluster.scenario.name}'s nodes", flush=True
     )
+    from serving.events import EventError
+
     try:
         bridge.run(args.interval_s, stop)
+    except EventError as exc:  # the live episode reached the scenario's horizon
+        raise DataError(f"the live episode cannot go on ({exc}); start the bridge again for a new one") from None
     finally:
         service.save()
     print(f"aco-env slurm-bridge: placed {len(bridge.placed)} jobs; {len(bridge.failed_pins)} pins failed", flush=True)
