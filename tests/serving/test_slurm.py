@@ -69,8 +69,7 @@ def env_decisions_at_time_0(scenario: Path, agent: str) -> list[tuple[str, str |
     while env.unwrapped.cluster_view().time_s == 0.0 and env.unwrapped.cluster_view().job is not None:
         action, _ = policy.predict(observation, deterministic=True)
         observation, *_ = env.step(action)
-    return [(job, None if node is None else env.fleet[node].node_id) for job, node in env.decisions()
-            if True][: len(env.decisions())]  # fmt: skip
+    return [(job, None if node is None else env.fleet[node].node_id) for job, node in env.decisions()]
 
 
 @pytest.fixture
