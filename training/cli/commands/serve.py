@@ -55,9 +55,12 @@ def run(args: argparse.Namespace) -> int:
     server = server_for(service, args.host, args.port, token)
     print(f"aco-env serve: {args.agent} on {service.cluster.scenario.name} at http://{args.host}:{args.port} "
           f"(docs at /docs{', token required' if token else ''})", flush=True)  # fmt: skip
-    server.run()
-    if args.state is not None:
-        print(f"aco-env serve: stopped; state in {args.state}", flush=True)
+    saved = f"; every accepted job is in {args.state}" if args.state is not None else ""
+    try:
+        server.run()
+    except KeyboardInterrupt:  # SIGTERM or Ctrl-C, after uvicorn drained the requests and the journal was written
+        raise KeyboardInterrupt(f"stopped gracefully{saved}") from None
+    print(f"aco-env serve: stopped{saved}", flush=True)
     return EXIT_OK
 
 
