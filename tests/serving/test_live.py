@@ -141,3 +141,22 @@ def test_service__concurrent_clients_are_grouped_and_cancellations_replay() -> N
     assert any(r.status == "cancelled" for r in records.values())
     exceeded, twice, _ = check_journal(service.journal(), service.cluster.known.fleet)
     assert exceeded == 0 and twice == 0
+
+
+@pytest.mark.heavy
+def test_live__every_online_agent_serves_and_hindsight_agents_are_refused() -> None:
+    """Each registered online agent places a stream of jobs in a live cluster; the oracle is refused by name."""
+    import agents
+    from agents import AgentSpecError, is_hindsight_agent
+    from serving.build import build_service
+
+    online = [name for name in agents.agent_names() if not is_hindsight_agent(name)]
+    assert {"first-fit", "aco", "lookahead"} <= set(online)
+    for name in online:
+        live = cluster(name)
+        for k in range(8):
+            ended = (f"j{k - 3}",) if k >= 3 and live.jobs[f"j{k - 3}"].status == "running" else ()
+            live.apply(EventBatch(10.0 * k, submit=(job(f"j{k}", cores=2),), finish=ended))
+        assert sum(d.node_id is not None for d in live.decisions) == 8, name
+    with pytest.raises(AgentSpecError, match="future"):
+        build_service("oracle", "fleet5-synthetic")
