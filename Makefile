@@ -1,5 +1,5 @@
 # The two commands of the quickstart: `make run` (the main job) and `make test`.
-# Both create .venv and install the project with its training and ray extras and the tested versions
+# Both create .venv and install the project with its training, ray and serve extras and the tested versions
 # (constraints.txt pins torch 2.13.0; where pip finds a CPU wheel of it, as on this project's
 # machines, that is what it takes).
 VENV ?= .venv
@@ -17,7 +17,7 @@ export ACO_ENV_TRACES
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[train,test,ray]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[train,test,ray,serve]'
 	touch $(STAMP)
 
 $(NATIVE): $(STAMP) $(TWIN_SOURCES)

@@ -8,7 +8,8 @@ Markers (declared in pyproject.toml):
 * ``training``: trains a model (an optimiser step: SB3, behaviour cloning, DAgger, RLlib, the
   LSTM predictor's fits);
 * ``heavy``: seconds of CPU in one test (an oracle solve of a whole default episode, a long
-  property search).
+  property search);
+* ``slurm``: starts a real Slurm on loopback (its daemons are child processes).
 
 Layers, chosen by the environment variable ``ACO_ENV_TEST_LAYER``:
 
@@ -45,9 +46,9 @@ import pytest
 
 LAYER_VARIABLE = "ACO_ENV_TEST_LAYER"
 FAST, REST = "fast", "rest"
-OUTSIDE_THE_FAST_LAYER = ("ray", "subprocess", "training", "heavy")
+OUTSIDE_THE_FAST_LAYER = ("ray", "subprocess", "training", "heavy", "slurm")
 """Markers that put a test in the ``rest`` layer."""
-MAY_START_PROCESSES = ("subprocess", "ray")
+MAY_START_PROCESSES = ("subprocess", "ray", "slurm")
 NOT_IN_THE_FAST_LAYER = ("ray",)
 """Top-level modules the fast layer never imports."""
 OPTIMIZER_MODULE = "torch.optim.optimizer"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY_PACKAGES = ("digital_twin", "aco_env", "agents", "training", "scenarios")
+LIBRARY_PACKAGES = ("digital_twin", "aco_env", "agents", "training", "scenarios", "serving")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 100
 

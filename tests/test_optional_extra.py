@@ -106,3 +106,14 @@ def test_ray_extra__without_ray_sweep_says_which_extra_to_install(tmp_path: Path
     assert "Traceback" not in result.stderr
     assert "pip install 'aco-env[ray]'" in result.stderr
     assert not (tmp_path / "sweep").exists()
+
+
+def test_base_install__serving_says_which_extra_to_install() -> None:
+    """`aco-env serve` without FastAPI: one line naming `aco-env[serve]`, exit 1; `import aco_env` loads none of it."""
+    result = cli_without("fastapi,uvicorn,starlette,httpx", "serve", "--agent", "first-fit", "--port", "0")
+    assert result.returncode == 1, result.stderr
+    assert "aco-env[serve]" in result.stderr and "Traceback" not in result.stderr
+    imported = subprocess.run([sys.executable, "-c", "import aco_env, agents, sys; print(sorted(m for m in sys.modules "
+                               "if m.split('.')[0] in ('fastapi', 'uvicorn', 'starlette', 'httpx', 'serving')))"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert imported.stdout.strip() == "[]", imported.stderr

@@ -45,6 +45,8 @@ COMMANDS = (
     "reproduce",
     "rllib",
     "capacity-fill",
+    "serve",
+    "slurm-bridge",
 )
 """Subcommand names; ``training/cli/commands/<name>.py`` implements each."""
 DEBUG_ENV = "ACO_ENV_DEBUG"
@@ -54,6 +56,8 @@ TRAIN_EXTRA = frozenset({"torch", "stable_baselines3", "sb3_contrib", "tensorboa
 """Top-level modules of the ``train`` extra (``pip install 'aco-env[train]'``)."""
 RAY_EXTRA = frozenset({"ray"})
 """Top-level modules of the ``ray`` extra (``pip install 'aco-env[ray]'``): ``--backend ray``."""
+SERVE_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "httpx"})
+"""Top-level modules of the ``serve`` extra (``pip install 'aco-env[serve]'``): ``serve``, ``slurm-bridge``."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,6 +143,8 @@ def describe(exc: BaseException) -> tuple[int, str]:
             f"this needs {exc.name}, which comes with the training extra: pip install 'aco-env[train]' "
             "(README: how to get the CPU build of torch)"
         )
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in SERVE_EXTRA:
+        return EXIT_DATA, f"this needs {exc.name}, which comes with the serve extra: pip install 'aco-env[serve]'"
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in RAY_EXTRA:
         return EXIT_DATA, f"this needs {exc.name}, which comes with the ray extra: pip install 'aco-env[ray]'"
     if isinstance(exc, OSError) and exc.filename is not None:

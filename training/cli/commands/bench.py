@@ -20,7 +20,7 @@ from training.errors import UsageError
 
 HELP = (
     "measure speed and memory: twin, env vs CartPole, placement rules, traces, ACO, oracle, scale, training, "
-    "execution backends, the GPU fleets at full scale (JSON / Markdown)"
+    "execution backends, the GPU fleets at full scale, the placement service under load (JSON / Markdown)"
 )
 
 SECTIONS: dict[str, str] = {
@@ -35,6 +35,7 @@ SECTIONS: dict[str, str] = {
     "backends": "training.benchmarks.backends:bench_backends",
     "rules": "training.benchmarks.rules:bench_rules",
     "full-scale": "training.benchmarks.full_scale:bench_full_scale",
+    "serve": "serving.loadtest:bench_serve",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -52,6 +53,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
         "real_trace": False,
     },
     "full-scale": {"scenario_names": ("openb1523-alibaba2023",), "agents": ("twin", "first-fit")},
+    "serve": {"placements": 2000},
 }
 
 
