@@ -5,8 +5,11 @@ nothing else, and a policy trained on 5 nodes should run on 32 or 500. SB3's def
 ``MultiInputPolicy`` flattens the observation into one vector, so its weights fix N and tie
 each node's meaning to its position. :class:`SetPolicy` instead:
 
-* embeds each node from its own row: ``obs["nodes"][i]`` (21), ``obs["history"][i]`` (W) and
-  whether the current job fits there (``obs["action_mask"][i]``), by one shared MLP -> ``h_i``;
+* embeds each node from its own row: ``obs["nodes"][i]`` (21), ``obs["history"][i]`` (W),
+  whether the current job fits there (``obs["action_mask"][i]``) and, with
+  ``job_node_features``, what placing the current job there would do to it
+  (:func:`job_node_features`: its share of the node's cores, the node's utilisation and free
+  cores after it, what that share costs), by one shared MLP -> ``h_i``;
 * embeds the decision's context: the job and the clock, and the queue behind it as the masked
   mean of a shared MLP over its rows -> ``c``;
 * pools the fleet: the mean and the max of ``h_i`` over the nodes -> ``g``;
@@ -40,10 +43,39 @@ from stable_baselines3.common.type_aliases import Schedule
 from torch import nn
 from torch.nn import functional as F  # noqa: N812  (torch's own alias)
 
+from aco_env.observation import JOB_FEATURES, NODE_FEATURES
+
 __all__ = ["ObservationPassThrough", "SetHeads", "SetPolicy"]
 
 DEFAULT_WIDTH = 64
 """Width of every embedding and hidden layer unless ``net_arch`` says otherwise."""
+JOB_NODE_FEATURES = ("cpu_share", "utilization_after", "free_cpu_after", "cost_rate")
+"""What placing the current job on a node would do there (:func:`job_node_features`), in this order."""
+_NODE = {name: index for index, name in enumerate(NODE_FEATURES)}
+_JOB = {name: index for index, name in enumerate(JOB_FEATURES)}
+
+
+def job_node_features(nodes: torch.Tensor, job: torch.Tensor) -> torch.Tensor:
+    """What placing the job on each node would do there: ``(B, N, 4)`` in :data:`JOB_NODE_FEATURES` order.
+
+    * ``cpu_share``: the job's cores over the node's (its ``cpu_rel`` over the node's ``cpu_rel``; > 1
+      where it cannot fit);
+    * ``utilization_after``: the node's ``utilization`` plus that share (above the SLA threshold, its
+      latency-critical jobs pay at the next tick);
+    * ``free_cpu_after``: the node's free cpu share less that share (0: a tight fit; < 0: no fit);
+    * ``cost_rate``: the node's relative price times that share (what the job's hour there costs,
+      relative to the fleet's dearest node-hour).
+
+    Each is an exact function of the observation: products and ratios of a job column and a node
+    column, which the node embedding (one node's row) and the score (sums of embeddings) can
+    otherwise only approximate. Args: ``nodes`` ``(B, N, 21)``, ``job`` ``(B, 18)``.
+    """
+    job_cores = job[:, None, _JOB["cpu_rel"]]  # (B, 1)
+    share = job_cores / nodes[..., _NODE["cpu_rel"]].clamp(min=1e-3)  # (B, N)
+    utilization_after = nodes[..., _NODE["utilization"]] + share
+    free_after = nodes[..., _NODE["free_cpu_frac"]] - share
+    cost_rate = nodes[..., _NODE["price_rel"]] * share
+    return torch.stack([share, utilization_after, free_after, cost_rate], dim=-1)
 
 
 def symlog(x: torch.Tensor) -> torch.Tensor:
@@ -85,6 +117,9 @@ class SetHeads(nn.Module):
         clock_features: Entries of ``obs["clock"]`` (4).
         width: Embedding and hidden width.
         activation: Activation class between layers.
+        with_job_node_features: Each node's row also gets :func:`job_node_features` (the
+            observation's columns must then be :data:`aco_env.observation.NODE_FEATURES` and
+            :data:`~aco_env.observation.JOB_FEATURES`).
     """
 
     def __init__(
@@ -95,9 +130,12 @@ class SetHeads(nn.Module):
         clock_features: int,
         width: int,
         activation: type[nn.Module],
+        with_job_node_features: bool = False,
     ) -> None:
         super().__init__()
-        self.node_embed = mlp([node_features + history_ticks + 1, width, width], activation)
+        self.with_job_node_features = with_job_node_features
+        pair = len(JOB_NODE_FEATURES) if with_job_node_features else 0
+        self.node_embed = mlp([node_features + history_ticks + 1 + pair, width, width], activation)
         self.queue_embed = mlp([job_features, width, width], activation)
         self.context_embed = mlp([job_features + clock_features + width + 1, width, width], activation)
         self.node_score = mlp([4 * width, width, 1], activation)
@@ -111,7 +149,10 @@ class SetHeads(nn.Module):
         """Per-node embeddings ``(B, N, width)`` and the pooled context ``(B, 3 * width)`` = [c, mean h, max h]."""
         nodes, mask = obs["nodes"], obs["action_mask"]
         n = nodes.shape[1]
-        node_in = torch.cat([symlog(nodes), obs["history"], mask[:, :n, None]], dim=-1)
+        columns = [symlog(nodes), obs["history"], mask[:, :n, None]]
+        if self.with_job_node_features:
+            columns.append(symlog(job_node_features(nodes, obs["job"])))
+        node_in = torch.cat(columns, dim=-1)
         h = self.activation(self.node_embed(node_in))  # (B, N, width)
         queue_mask = obs["queue_mask"]  # (B, K)
         queue_rows = queue_mask.shape[1]
@@ -166,17 +207,28 @@ class SetPolicy(MaskableActorCriticPolicy):
     when given as ``[width, ...]``, sets the width from its first entry (default
     :data:`DEFAULT_WIDTH`); ``activation_fn`` is SB3's (Tanh by default). The observation
     must be the env's dict (``nodes``, ``history``, ``job``, ``queue``, ``queue_mask``,
-    ``clock``, ``action_mask``).
+    ``clock``, ``action_mask``). ``job_node_features=True`` (``policy_kwargs``; what
+    ``aco-env train`` builds) gives each node's embedding :func:`job_node_features`; models saved
+    without it load and play as they were trained.
     """
 
     any_fleet_size = True
     """No parameter depends on N: :func:`agents.sb3_agent.load_sb3_agent` may load it for another fleet."""
 
     def __init__(
-        self, observation_space: spaces.Dict, action_space: spaces.Discrete, lr_schedule: Schedule, **kwargs: Any
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Discrete,
+        lr_schedule: Schedule,
+        job_node_features: bool = False,
+        **kwargs: Any,
     ) -> None:
+        self.job_node_features = job_node_features  # read by _build_mlp_extractor, which the base class calls
         kwargs.setdefault("features_extractor_class", ObservationPassThrough)
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return {**super()._get_constructor_parameters(), "job_node_features": self.job_node_features}
 
     def _build_mlp_extractor(self) -> None:
         space = self.observation_space
@@ -191,6 +243,7 @@ class SetPolicy(MaskableActorCriticPolicy):
             clock_features=_columns(space, "clock"),
             width=int(width),
             activation=self.activation_fn,
+            with_job_node_features=self.job_node_features,
         ).to(self.device)
 
     def _build(self, lr_schedule: Schedule) -> None:

@@ -105,8 +105,11 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_log: Path, resume
         "verbose": 0,
     }
     net_arch = config.net_arch or (MLP_NET_ARCH if kind == "mlp" else ())
-    if net_arch:
-        kwargs["policy_kwargs"] = {"net_arch": list(net_arch)}
+    policy_kwargs: dict[str, Any] = {"net_arch": list(net_arch)} if net_arch else {}
+    if kind == "set":
+        policy_kwargs["job_node_features"] = True
+    if policy_kwargs:
+        kwargs["policy_kwargs"] = policy_kwargs
     kwargs.update(algorithm.constructor_options(dataclasses.asdict(config)))
     kwargs.update(config.hyperparameters)
     model = cls(policy_class(kind), venv, **kwargs)
