@@ -2,10 +2,14 @@
 
 Each module in :mod:`training.cli.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line),
 ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code), and may define ``PARSER``,
-the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass). Commands check their
-arguments and outputs before any work starts and raise :class:`training.errors.UsageError` or
-:class:`~training.errors.DataError`; :func:`main` turns those, the library's data errors and
-interruptions into one line on stderr and the exit codes of :mod:`training.errors`.
+the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass), and
+``STOP_POLICY``, how it answers repeated signals (:mod:`training.execution.interrupts`; training
+commands save first). Commands check their arguments and outputs before any work starts and raise
+:class:`training.errors.UsageError` or :class:`~training.errors.DataError`; :func:`main` turns
+those, the library's data errors, files that cannot be written and interruptions into one line on
+stderr and the exit codes of :mod:`training.errors`. Every command runs inside
+:class:`training.execution.interrupts.Interrupts`: Ctrl-C or SIGTERM ends it with exit 130 within
+seconds, a second one at once.
 """
 
 from __future__ import annotations
@@ -14,12 +18,10 @@ import argparse
 import importlib
 import logging
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from types import FrameType
 from typing import Any
 
 from training.errors import (
@@ -29,6 +31,7 @@ from training.errors import (
     EXIT_USAGE,
     CommandError,
     UsageError,
+    message_line,
 )
 
 COMMANDS = (
@@ -81,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         _add_debug_option(sub)
         module.add_arguments(sub)
-        sub.set_defaults(_run=module.run)
+        sub.set_defaults(_run=module.run, _stop_policy=getattr(module, "STOP_POLICY", None))
     return parser
 
 
@@ -109,31 +112,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     debug = getattr(args, "debug", False) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     configure_logging(debug)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    from training.execution.interrupts import DEFAULT, Interrupts
+
     where = f"{PROG} {args.command}"
-    try:
-        return int(args._run(args))
-    except KeyboardInterrupt as exc:  # the message, if any, says what was saved
-        print(f"{where}: interrupted" + (f": {exc}" if str(exc) else ""), file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # every failure ends as one line; --debug adds the traceback
-        if debug:
-            traceback.print_exc()
-        code, message = describe(exc)
-        print(f"{where}: error: {message}", file=sys.stderr)
-        return code
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with Interrupts(where, args._stop_policy or DEFAULT):
+        try:
+            return int(args._run(args))
+        except KeyboardInterrupt as exc:  # the message, if any, says what was saved
+            print(f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else ""), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Exception as exc:  # every failure ends as one line; --debug adds the traceback
+            if debug:
+                traceback.print_exc()
+            code, message = describe(exc)
+            print(f"{where}: error: {message}", file=sys.stderr)
+            return code
 
 
 def describe(exc: BaseException) -> tuple[int, str]:
     """The exit code and one-line message for an error a command let through."""
     from digital_twin import SpecError  # the scenario, trace, job and fleet errors
+    from digital_twin.atomic_files import OutputError
+    from digital_twin.errors import TraceError
 
     if isinstance(exc, CommandError):
-        return exc.exit_code, _one_line(str(exc))
-    if isinstance(exc, SpecError):
-        return EXIT_DATA, _one_line(str(exc))
+        return exc.exit_code, message_line(str(exc))
+    if isinstance(exc, SpecError | TraceError | OutputError):
+        return EXIT_DATA, message_line(str(exc))
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in TRAIN_EXTRA:
         return EXIT_DATA, (
             f"this needs {exc.name}, which comes with the training extra: pip install 'aco-env[train]' "
@@ -142,9 +147,9 @@ def describe(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in RAY_EXTRA:
         return EXIT_DATA, f"this needs {exc.name}, which comes with the ray extra: pip install 'aco-env[ray]'"
     if isinstance(exc, OSError) and exc.filename is not None:
-        return EXIT_DATA, f"{exc.filename}: {exc.strerror or exc}"
+        return EXIT_DATA, message_line(f"{exc.filename}: {exc.strerror or exc}")
     return EXIT_DATA, (
-        f"unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+        f"unexpected {type(exc).__name__}: {message_line(str(exc), 400)} "
         f"(a bug: rerun with --debug or {DEBUG_ENV}=1 and report the traceback)"
     )
 
@@ -166,18 +171,6 @@ class _CliFormatter(logging.Formatter):
         if record.levelno >= logging.WARNING:
             return f"{record.levelname.lower()}: {message}"
         return message
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM is handled as Ctrl-C, so a run saves its work and exits 130 either way."""
-    del signum, frame
-    raise KeyboardInterrupt
-
-
-def _one_line(text: str) -> str:
-    """The message on one line, cut to a readable length."""
-    line = " ".join(text.split())
-    return line if len(line) <= 400 else line[:397] + "..."
 
 
 def _version() -> str:

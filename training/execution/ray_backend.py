@@ -16,6 +16,12 @@ raises, or whose worker or node dies, is a failed attempt. Tasks carry the work 
 name (it is imported on the worker) and the unit by pickle, so every node needs the same
 aco-env installed and nothing else: the scenario travels inside the unit.
 
+Signals: ``ray.init`` installs Ray's own SIGTERM handler (it exits the driver from inside Ray,
+which can abort the process with SIGABRT); entering the backend puts back the handlers that were
+there before (``aco-env``'s, :mod:`training.execution.interrupts`), and waits for tasks in short
+slices (:data:`WAIT_SLICE_S`) so that a signal is handled at once. On an interrupt, the running
+tasks are cancelled with force (their workers are killed) and a local Ray is shut down.
+
 Importing this module does not import Ray; entering the backend does (a missing Ray raises
 ``ModuleNotFoundError`` for ``ray``, which ``aco-env`` turns into the ``pip install`` line).
 """
@@ -23,6 +29,7 @@ Importing this module does not import Ray; entering the backend does (a missing 
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -36,9 +43,12 @@ from training.execution.backend import (
     available_cores,
     describe_error,
 )
+from training.execution.interrupts import STOP_SIGNALS
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to wait for a TCP answer at a cluster's address before saying none is there."""
+WAIT_SLICE_S = 0.25
+"""``ray.wait`` waits at most this long at a time, so this process's signal handlers run in between."""
 
 
 class RayBackend(Backend):
@@ -79,8 +89,12 @@ class RayBackend(Backend):
             if self.address is not None:
                 raise BackendError(f"address {self.address}: this process is already connected to a Ray")
         else:
+            handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
             connect(self.address)
             self._owned = True
+            for signum, handler in handlers.items():  # Ray's SIGTERM handler would abort the process
+                if handler is not None:
+                    signal.signal(signum, handler)
         try:
             self._task = ray.remote(attempt_in_worker).options(num_cpus=1, max_retries=0, retry_exceptions=False)
             self._cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -89,9 +103,10 @@ class RayBackend(Backend):
             self._stop()
             raise
 
-    def _stop(self) -> None:
+    def _stop(self, abort: bool = False) -> None:
         import ray
 
+        del abort  # the tasks were cancelled with force (_cancel); what is left is Ray's to stop
         self._task = None
         if self._owned:
             ray.shutdown()  # a local Ray stops; a cluster is only disconnected from
@@ -105,7 +120,9 @@ class RayBackend(Backend):
     def _wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome[Any]]]:
         import ray
 
-        ready, _ = ray.wait(list(handles), num_returns=1)
+        ready: list[Any] = []
+        while not ready:  # in slices: a signal handler runs between two waits
+            ready, _ = ray.wait(list(handles), num_returns=1, timeout=WAIT_SLICE_S)
         finished: list[tuple[Hashable, Outcome[Any]]] = []
         for ref in ready:
             try:
@@ -181,4 +198,4 @@ def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
         ) from None
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "RayBackend", "check_reachable", "parse_address"]
+__all__ = ["CONNECT_TIMEOUT_S", "WAIT_SLICE_S", "RayBackend", "check_reachable", "parse_address"]

@@ -19,7 +19,7 @@ import numpy as np
 
 import scenarios
 from digital_twin import SpecError
-from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK
+from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK, message_line
 
 HELP = "validate scenario files (exit 1 when one is invalid, 3 when only data is missing)"
 
@@ -45,7 +45,7 @@ def _validate(path: str) -> int:
             if not missing:
                 scenario.make_spec(np.random.default_rng(scenario.seed))
         except (SpecError, OSError) as exc:
-            print(f"INVALID {exc}")
+            print(f"INVALID {message_line(str(exc))}")
             return EXIT_DATA
     if missing:
         unset = "${" in str(missing[0])
