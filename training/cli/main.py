@@ -22,7 +22,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from typing import Any
+from typing import Any, NoReturn
 
 from training.errors import (
     EXIT_CODES_HELP,
@@ -103,8 +103,30 @@ def _new_parser(parser_class: Callable[..., argparse.ArgumentParser], **kwargs: 
     return parser_class(**kwargs)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the subcommand; returns its exit code (see :mod:`training.errors`)."""
+def console() -> NoReturn:
+    """The ``aco-env`` program: :func:`main`, then exit with its code.
+
+    Signals that arrive after the command returned end the process at once with exit 130. An
+    interrupted command (exit 130) has stopped its workers already: the process then exits without
+    the interpreter's shutdown clean-up, during which Python would restore the default signal
+    handlers (another SIGTERM would kill it by the signal) and could wait on a pool's threads.
+    """
+    code = main(exiting=True)
+    if code == EXIT_INTERRUPTED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
+    """Parse ``argv`` and run the subcommand; returns its exit code (see :mod:`training.errors`).
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+        exiting: The process exits when this returns (:func:`console`): stop signals that come
+            later end it at once with exit 130. Otherwise the signal handlers before the call come back.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse prints its own usage errors and exits 2
     if args.command is None:
@@ -115,18 +137,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     from training.execution.interrupts import DEFAULT, Interrupts
 
     where = f"{PROG} {args.command}"
-    with Interrupts(where, args._stop_policy or DEFAULT):
+    line = None  # printed once the signal handling is over: a later signal cannot add a second line
+    with Interrupts(where, args._stop_policy or DEFAULT, until_exit=exiting):
         try:
-            return int(args._run(args))
+            code = int(args._run(args))
         except KeyboardInterrupt as exc:  # the message, if any, says what was saved
-            print(f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else ""), file=sys.stderr)
-            return EXIT_INTERRUPTED
+            code, line = EXIT_INTERRUPTED, f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else "")
         except Exception as exc:  # every failure ends as one line; --debug adds the traceback
             if debug:
                 traceback.print_exc()
             code, message = describe(exc)
-            print(f"{where}: error: {message}", file=sys.stderr)
-            return code
+            line = f"{where}: error: {message}"
+    if line is not None:
+        print(line, file=sys.stderr)
+    return code
 
 
 def describe(exc: BaseException) -> tuple[int, str]:
@@ -180,7 +204,7 @@ def _version() -> str:
         return "unknown"
 
 
-__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "describe", "main"]
+__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "console", "describe", "main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -81,11 +81,16 @@ class Interrupts:
     Args:
         where: Names the command in the line printed on a hard stop (``"aco-env evaluate"``).
         policy: How repeated signals are answered.
+        until_exit: The process exits right after the block: on leaving it, a stop signal ends
+            the process at once with exit 130 (rather than the previous handlers coming back), so
+            a signal that arrives while the interpreter shuts down can neither kill the process
+            by the signal nor wait on a clean-up.
     """
 
-    def __init__(self, where: str, policy: StopPolicy = DEFAULT) -> None:
+    def __init__(self, where: str, policy: StopPolicy = DEFAULT, until_exit: bool = False) -> None:
         self.where = where
         self.policy = policy
+        self.until_exit = until_exit
         self._active = False
         self._handled = 0
         self._previous: dict[int, Any] = {}
@@ -114,7 +119,7 @@ class Interrupts:
             return
         self._active = False
         for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, _exit_at_once if self.until_exit else handler)
         signal.set_wakeup_fd(self._previous_wakeup)
         assert self._pipe is not None and self._thread is not None
         read, write = self._pipe
@@ -150,6 +155,12 @@ class Interrupts:
                 stop_now(self.where, "interrupted again")
             if received and deadline is None and self.policy.grace_s is not None:
                 deadline = time.monotonic() + self.policy.grace_s
+
+
+def _exit_at_once(signum: int, frame: FrameType | None) -> None:
+    """After the command returned: a stop signal ends the process now, with the interrupted exit code."""
+    del signum, frame
+    os._exit(EXIT_INTERRUPTED)
 
 
 def stop_now(where: str, reason: str) -> None:
