@@ -19,6 +19,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -113,7 +114,9 @@ def kill_workers(pool: ProcessPoolExecutor) -> None:
     """Kill the pool's worker processes (SIGKILL) and shut it down without waiting for its units.
 
     Python 3.14 has ``pool.kill_workers()``; before it, the pool's ``_processes`` (its workers by
-    pid, there since Python 3.2) are the only handle on them.
+    pid, there since Python 3.2) are the only handle on them. Waiting for the pool's manager thread
+    (``_executor_manager_thread``, since 3.9) lets it close the pool's queues, so that their
+    semaphores are released now, not reported as leaked by multiprocessing's resource tracker.
     """
     workers = list(dict(getattr(pool, "_processes", None) or {}).values())  # a copy: the pool's thread edits it
     for worker in workers:
@@ -123,6 +126,9 @@ def kill_workers(pool: ProcessPoolExecutor) -> None:
     for worker in workers:
         with contextlib.suppress(OSError, ValueError, AssertionError):
             worker.join(WORKER_EXIT_TIMEOUT_S)
+    manager = getattr(pool, "_executor_manager_thread", None)  # it sees the workers gone and closes the queues
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(WORKER_EXIT_TIMEOUT_S)
 
 
 __all__ = ["ProcessBackend", "kill_workers"]
