@@ -167,8 +167,12 @@ class AtomicBatch:
         temporary = _temporary_file(target)
         try:
             descriptor = os.open(temporary, os.O_WRONLY)
-            text = {"encoding": encoding, "newline": newline} if mode == "w" else {}
-            with os.fdopen(descriptor, mode, **text) as handle:
+            handle: IO[Any] = (
+                os.fdopen(descriptor, "w", encoding=encoding, newline=newline)
+                if mode == "w"
+                else os.fdopen(descriptor, "wb")
+            )
+            with handle:
                 yield handle
                 handle.flush()
                 os.fsync(handle.fileno())
