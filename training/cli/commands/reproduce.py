@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.oracle.milp.limits import SolveLimits
+from digital_twin.atomic_files import AtomicBatch
 from training.checks import count, writable_dir
 from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
@@ -133,10 +134,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--backend {args.backend}: {exc}") from None
     except UnitsFailedError as exc:
         raise CommandError(exc.for_user()) from None
-    args.out.mkdir(parents=True, exist_ok=True)
     json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
-    json_path.write_text(json.dumps(document, indent=1, default=float) + "\n")
-    markdown_path.write_text(render_page(document))
+    with AtomicBatch() as batch:  # both renamed into place once both are written
+        batch.write_text(json_path, json.dumps(document, indent=1, default=float) + "\n")
+        batch.write_text(markdown_path, render_page(document))
     print(f"wrote {json_path} and {markdown_path}")
     return 0
 
