@@ -10,6 +10,7 @@ a hang. Every process the command started is remembered, so a test can check non
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -115,12 +116,16 @@ class Ending:
     left: list[str]
 
     def lines(self) -> list[str]:
-        """stderr's non-empty lines, the notes a run prints as it starts (``backend: ...``, warnings) left out."""
+        """stderr's non-empty lines, the notes a run prints as it starts (``backend: ...``, warnings, Ray's) left out."""
         return [
             line
             for line in self.stderr.splitlines()
-            if line.strip() and not line.startswith(("backend: ", "warning: ")) and " WARNING " not in line
+            if line.strip() and not line.startswith(("backend: ", "warning: ")) and not _RAY_LOG.match(line)
         ]
+
+
+_RAY_LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s+(INFO|WARNING) ")
+"""A line of Ray's own log as it starts (e.g. its note on token authentication)."""
 
 
 def interrupt(probe: Probe, signum: int, times: int = 1, group: bool = False, gap_s: float = 0.05) -> Ending:

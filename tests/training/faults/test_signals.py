@@ -104,7 +104,7 @@ def test_suite__an_interrupt_after_a_task_writes_it_and_gives_the_command_for_th
     import json
 
     document = json.loads((out / "suite.json").read_text())
-    assert [task["task"] for task in document["tasks"]] == ["planted5"]
+    assert list(document["tasks"]) == ["planted5"] and list(document["tasks"]["planted5"]["agents"]) == ["oracle"]
     assert f"--tasks default --add-to {out} --out {out}" in line
 
 
