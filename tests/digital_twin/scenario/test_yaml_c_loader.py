@@ -23,7 +23,7 @@ BROKEN = {
     "timestamp": "when: !!timestamp x\n",
     "deep": "a: " + "[" * 150 + "]" * 150 + "\n",
     "alias bomb": "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
-    + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdef", "bcdefg")),
+    + "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdef", "bcdefg", strict=True)),
     "recursive": "a: &a [*a]\n",
     "undefined alias": "a: *nowhere\n",
     "two documents": "a: 1\n---\nb: 2\n",

@@ -25,7 +25,7 @@ MEMORY_BOUND = 500 * 1024 * 1024
 
 
 def _bomb(path: Path, decompressed_gb: float) -> Path:
-    """A gzip trace (header and one row repeated) that expands to ``decompressed_gb`` GB: 1 MiB members, concatenated."""
+    """A gzip trace (a header, one row repeated) expanding to ``decompressed_gb`` GB: 1 MiB members, concatenated."""
     block = gzip.compress((ROW * (1024 * 1024 // len(ROW))).encode(), compresslevel=9)
     with path.open("wb") as file:
         file.write(gzip.compress(HEADER.encode()))
@@ -39,7 +39,7 @@ def _traced_peak(call: object) -> tuple[BaseException | None, int]:
     tracemalloc.start()
     try:
         call()  # type: ignore[operator]
-    except BaseException as exc:  # noqa: BLE001 (returned to the test, which checks it)
+    except BaseException as exc:  # returned to the test, which checks it
         return exc, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -100,13 +100,12 @@ def test_scenario__its_limits_reach_the_trace_readers(tmp_path: Path) -> None:
     scenario.write_text(
         "schema_version: 2\nname: small-cap\nhorizon_s: 3600\nlimits: {max_trace_bytes: 100}\n"
         "fleet: {preset: default-5}\n"
-        f"telemetry: {{reader: alibaba2018-mean, path: {trace}, mapping: {{kind: offset-scale-bias, nodes: reference-alibaba}}}}\n"
+        f"telemetry: {{reader: alibaba2018-mean, path: {trace},\n"
+        "            mapping: {kind: offset-scale-bias, nodes: reference-alibaba}}\n"
         "workload: {source: synthetic}\n"
     )
     loaded = load_scenario(scenario)
     with pytest.raises(ScenarioError) as raised:
         loaded.telemetry  # noqa: B018 (read on first use)
     assert str(raised.value).startswith(f"{scenario}: {trace}: the trace has ")
-    assert "above limits.max_trace_bytes = 100; raise it with `limits: {max_trace_bytes: N}` in the scenario" in str(
-        raised.value
-    )
+    assert "above limits.max_trace_bytes = 100; raise it with `limits: {max_trace_bytes: N}`" in str(raised.value)

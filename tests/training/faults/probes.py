@@ -116,7 +116,7 @@ class Ending:
     left: list[str]
 
     def lines(self) -> list[str]:
-        """stderr's non-empty lines, the notes a run prints as it starts (``backend: ...``, warnings, Ray's) left out."""
+        """stderr's non-empty lines, less the notes a run prints as it starts (``backend: ...``, warnings, Ray's)."""
         return [
             line
             for line in self.stderr.splitlines()

@@ -33,7 +33,9 @@ store = ReferenceStore(load_suite(Path({tiny!r})), cache)
 while not go.exists():
     time.sleep(0.01)
 for i in range(count):
-    store.put(TaskReference(f"{{prefix}}-{{i}}", "tiny-suite v3", "env", "sha", "planted", None, (1,), (2.0,), (1.0,), (1.0,)))
+    name = f"{{prefix}}-{{i}}"
+    entry = TaskReference(name, "tiny-suite v3", "env", "sha", "planted", None, (1,), (2.0,), (1.0,), (1.0,))
+    store.put(entry)
 """
 
 
@@ -42,11 +44,8 @@ def test_reference_store__two_processes_writing_200_entries_each_keep_all_400(tm
     """The probe's form: two writers at once on one cache file; afterwards every one of the 400 entries is there."""
     go = tmp_path / "go"
     script = textwrap.dedent(WRITER.format(tiny=str(TINY)))
-    writers = [
-        subprocess.Popen([sys.executable, "-c", script, prefix, str(tmp_path / "cache"), str(go), "200"], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        for prefix in ("a", "b")
-    ]
+    arguments = [[sys.executable, "-c", script, prefix, str(tmp_path / "cache"), str(go), "200"] for prefix in "ab"]
+    writers = [_start(argv) for argv in arguments]
     time.sleep(0.5)  # both are importing: let them reach the start line together (not needed for correctness)
     go.touch()
     for writer in writers:
@@ -91,6 +90,12 @@ def test_suite_cli__a_corrupt_cache_file_is_recomputed_with_a_warning_not_a_cras
     assert list(json.loads(cache_file.read_text())["tasks"]) == ["planted5"]
 
 
+def _start(argv: list[str]) -> subprocess.Popen[str]:
+    """A writer process with this repository on its path."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+
+
 SERIES = np.abs(np.random.default_rng(0).normal(40.0, 10.0, size=(60, 4)))
 
 
@@ -128,11 +133,7 @@ for i in range(int(sys.argv[2]), int(sys.argv[2]) + 40):
 @pytest.mark.subprocess
 def test_prediction_cache__two_processes_writing_one_folder_keep_every_entry(tmp_path: Path) -> None:
     """Two writers, 40 entries each (some the same), one folder: 60 whole files after, no temporary file."""
-    writers = [
-        subprocess.Popen([sys.executable, "-c", PREDICTOR_WRITER, str(tmp_path), start], cwd=ROOT,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        for start in ("0", "20")
-    ]
+    writers = [_start([sys.executable, "-c", PREDICTOR_WRITER, str(tmp_path), start]) for start in ("0", "20")]
     for writer in writers:
         _, stderr = writer.communicate(timeout=600)
         assert writer.returncode == 0, stderr

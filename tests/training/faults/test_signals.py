@@ -37,7 +37,7 @@ def _assert_interrupted(ending, command: str = "evaluate") -> str:  # type: igno
 @pytest.mark.subprocess
 @pytest.mark.heavy
 def test_evaluate_processes__sigterm_twice_mid_episode_exits_130_and_leaves_no_process(tmp_path: Path) -> None:
-    """Two SIGTERMs while the pool's workers solve oracle episodes: exit 130 at once, no worker left (it hung before)."""
+    """Two SIGTERMs while the pool's workers solve oracle episodes: exit 130, no worker left (it used to hang)."""
     probe = start(*ORACLE_RUN, "--backend", "processes", "--out", str(tmp_path / "out"))
     wait_until_busy(probe, workers=2)
     line = _assert_interrupted(interrupt(probe, signal.SIGTERM, times=2))
@@ -142,7 +142,7 @@ def _guarded(grace: float | None) -> subprocess.Popen[str]:
 
 @pytest.mark.subprocess
 def test_interrupts__the_first_signal_raises_and_a_second_ends_a_stuck_clean_up_at_once() -> None:
-    """The first SIGTERM raises KeyboardInterrupt; the second ends the process (130, one line) and kills its children."""
+    """The first SIGTERM raises KeyboardInterrupt; the second ends the process (130, one line), killing its children."""
     process = _guarded(grace=None)
     assert process.stdout is not None
     child = int(process.stdout.readline())
