@@ -50,7 +50,7 @@ def _validate(path: str) -> int:
     if missing:
         unset = "${" in str(missing[0])
         hint = f"set {scenarios.TRACES_ENV} to the folder that holds the traces" if unset else "check the path"
-        print(f"MISSING DATA {path}: valid, but needs {missing[0]} ({hint})")
+        print(f"MISSING DATA {message_line(f'{path}: valid, but needs {missing[0]} ({hint})')}")
         return EXIT_MISSING_DATA
     print(f"OK {path}" + "".join(f"\n  {note}" for note in notes))
     return EXIT_OK
