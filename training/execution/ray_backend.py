@@ -17,7 +17,7 @@ name (it is imported on the worker) and the unit by pickle, so every node needs 
 aco-env installed and nothing else: the scenario travels inside the unit.
 
 Signals: ``ray.init`` installs Ray's own SIGTERM handler (it exits the driver from inside Ray,
-which can abort the process with SIGABRT); entering the backend puts back the handlers that were
+which can abort the process with SIGABRT); :func:`connect` puts back the handlers that were
 there before (``aco-env``'s, :mod:`training.execution.interrupts`), and waits for tasks in short
 slices (:data:`WAIT_SLICE_S`) so that a signal is handled at once. On an interrupt, the running
 tasks are cancelled with force (their workers are killed) and a local Ray is shut down.
@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import signal
 import socket
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -89,12 +90,8 @@ class RayBackend(Backend):
             if self.address is not None:
                 raise BackendError(f"address {self.address}: this process is already connected to a Ray")
         else:
-            handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
             connect(self.address)
             self._owned = True
-            for signum, handler in handlers.items():  # Ray's SIGTERM handler would abort the process
-                if handler is not None:
-                    signal.signal(signum, handler)
         try:
             self._task = ray.remote(attempt_in_worker).options(num_cpus=1, max_retries=0, retry_exceptions=False)
             self._cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -146,18 +143,28 @@ class RayBackend(Backend):
 def connect(address: str | None, num_cpus: int | None = None) -> None:
     """``ray.init``: a new local Ray (no address; ``num_cpus``, default the cores) or the cluster at ``address``.
 
+    The SIGINT and SIGTERM handlers in place before are put back after ``ray.init`` (which installs
+    a SIGTERM handler of its own that exits from inside Ray and can abort the process).
+
     Raises:
         BackendError: ``address`` is malformed or nothing answers there (checked before ``ray.init``,
             which would wait without end).
     """
     import ray
 
-    if address is None:
-        ray.init(address="local", num_cpus=num_cpus or available_cores(), include_dashboard=False,
-                 logging_level=logging.WARNING)
-    else:
+    if address is not None:
         check_reachable(address)
-        ray.init(address=address, logging_level=logging.WARNING)
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        if address is None:
+            ray.init(address="local", num_cpus=num_cpus or available_cores(), include_dashboard=False,
+                     logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING)
+    finally:
+        for signum, handler in handlers.items():  # Ray's SIGTERM handler would abort the process
+            if handler is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signum, handler)
 
 
 def parse_address(address: str) -> tuple[str, int] | None:
