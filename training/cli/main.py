@@ -15,6 +15,7 @@ seconds, a second one at once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -113,10 +114,26 @@ def console() -> NoReturn:
     """
     code = main(exiting=True)
     if code == EXIT_INTERRUPTED:
+        _release_multiprocessing()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _release_multiprocessing() -> None:
+    """Run multiprocessing's exit clean-up (its semaphores), which ``os._exit`` skips.
+
+    Without it multiprocessing's resource tracker, a process of its own, reports the semaphores of
+    a killed pool's queues as leaked (a warning on stderr after the command's line). The workers
+    are dead by now, so its joins return at once. ``multiprocessing.util._exit_function`` is the
+    atexit handler multiprocessing registers itself (there since Python 2.6).
+    """
+    util = sys.modules.get("multiprocessing.util")
+    exit_function = getattr(util, "_exit_function", None)
+    if exit_function is not None:
+        with contextlib.suppress(Exception):
+            exit_function()
 
 
 def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
