@@ -123,8 +123,8 @@ import os, signal, subprocess, sys, time
 from training.execution.interrupts import Interrupts, StopPolicy
 child = subprocess.Popen(["sleep", "600"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 with Interrupts("probe", StopPolicy(grace_s={grace})):
-    print(child.pid, flush=True)  # the handlers are in place
     try:
+        print(child.pid, flush=True)  # the handlers are in place, and the KeyboardInterrupt is caught
         while True:
             time.sleep(0.05)
     except KeyboardInterrupt:
