@@ -12,7 +12,7 @@ from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv, start_hour_option
 from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from digital_twin import InvalidPlacementError
+from digital_twin import DigitalTwin, InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
@@ -147,8 +147,12 @@ class ClusterSchedulingEnv(TwinEnv):
     is no step limit: every valid action moves the episode on (a placement starts the job; a
     deferral moves on to another queued job or a later event), so the horizon ends every
     episode however long its trace. However the episode ends, ``info["episode_metrics"]`` is
-    on the final step (keys in :data:`aco_env.metrics.EPISODE_METRICS`); a ``step`` after the
-    end returns the final observation, reward 0, the same flags and the metrics again.
+    on the final step (keys in :data:`aco_env.metrics.EPISODE_METRICS`). A ``step`` after the
+    step that returned ``terminated`` or ``truncated`` raises ``gymnasium.error.ResetNeeded``
+    (as a ``step`` before the first ``reset`` does), so a loop that misses both flags stops with
+    an error rather than running forever. When a ``reset`` finds nothing to decide (every job
+    ends without a decision), the first ``step`` returns that end: the final observation,
+    reward 0, the flags and the metrics.
 
     ## Arguments
     | argument | default | meaning |
@@ -240,8 +244,17 @@ class ClusterSchedulingEnv(TwinEnv):
         return self._observation(), info
 
     def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Place (or defer) the current job; see the class docstring. ``info``: :class:`~aco_env.types.StepInfo`."""
-        twin = self._require_twin()
+        """Place (or defer) the current job; see the class docstring. ``info``: :class:`~aco_env.types.StepInfo`.
+
+        Raises:
+            gymnasium.error.ResetNeeded: Before the first ``reset``, and after a step that returned
+                ``terminated`` or ``truncated``.
+        """
+        return self._ending(self._step(self._require_episode(), action))
+
+    def _step(
+        self, twin: DigitalTwin, action: object
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         index = as_action_index(action, self.n_nodes + 1)
         if twin.done or self._stuck:  # the episode is over (or a reset found nothing to decide)
             return self._observation(), 0.0, twin.terminated, not twin.terminated, self._info(False, final=True)

@@ -156,7 +156,8 @@ class PlacementEnv(TwinEnv):
         return self._observation(), self._info()
 
     def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        """Score the action by its regret; the episode ends."""
+        """Score the action by its regret; the episode ends (a second step raises ``ResetNeeded``: reset first)."""
+        self._require_episode()
         index = as_action_index(action, self.n_nodes + 1)
         regret = self._labels["regret_usd"][index] if index is not None else np.inf
         info = self._info()
@@ -172,7 +173,7 @@ class PlacementEnv(TwinEnv):
             "optimal": float(index in self._labels["optimal_actions"]),
             "invalid_actions": float(info["invalid_action"]),
         }
-        return self._observation(), reward, True, False, info
+        return self._ending((self._observation(), reward, True, False, info))
 
     def _label(self, twin: DigitalTwin) -> dict[str, Any]:
         """Q, regret and the optimal actions of the twin's decision, from rollouts with hindsight."""

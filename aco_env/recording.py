@@ -38,6 +38,7 @@ import scenarios
 from aco_env.env import ClusterSchedulingEnv
 from aco_env.hindsight import scenario_of
 from aco_env.types import EnvConfig
+from digital_twin.atomic_files import write_text
 from digital_twin.scenario import Scenario, load_scenario
 
 FORMAT = "aco-env-recording"
@@ -128,8 +129,7 @@ class RecordEpisode(gym.Wrapper[dict[str, np.ndarray], np.int64, dict[str, np.nd
 
     def _write(self) -> None:
         path = Path(self.path_template.format(episode=self.episode))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self._record, indent=1) + "\n")
+        write_text(path, json.dumps(self._record, indent=1) + "\n")  # renamed into place: never half a file
         self.episode += 1
         self._record = None
 
@@ -236,6 +236,8 @@ def load_recording(path: str | Path) -> dict[str, Any]:
             f"{path}: version: {record.get('version')!r} is not a readable {FORMAT} version {READABLE_VERSIONS}"
         )
     _check_keys(path, record, _KEYS, "")
+    if record["seed"] < 0:
+        raise RecordingError(f"{path}: seed: must be an integer >= 0, got {record['seed']}; {_RECORD_AGAIN}")
     _check_keys(path, record["scenario"], _SCENARIO_KEYS, "scenario.")
     for index, step in enumerate(record["steps"]):
         if not isinstance(step, dict):

@@ -50,6 +50,10 @@ def start_hour_option(options: dict[str, Any] | None) -> float | None:
     return float(hour)
 
 
+StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
+"""What ``step`` returns: observation, reward, terminated, truncated, info."""
+
+
 class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     """An env whose state is one episode of a :class:`~digital_twin.DigitalTwin` at a decision.
 
@@ -96,6 +100,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.action_space = spaces.Discrete(self.n_nodes + 1)
         self.observation_space = self._encoder.space()
         self._twin: DigitalTwin | None = None
+        self._ended = False  # a step returned terminated or truncated: the next step needs a reset
         self._telemetry_record: TelemetryRecord | None = None  # the episode's ticks so far, for its views
 
     def action_masks(self) -> np.ndarray:
@@ -149,6 +154,7 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         ``start_hour``: the hour of day at time 0 of the clock features (``None``: the scenario's).
         """
         self._twin = twin
+        self._ended = False
         self._telemetry_record = TelemetryRecord(twin.spec.telemetry)
         self._encoder.start_episode(twin.spec, start_hour)
 
@@ -156,6 +162,19 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self._twin is None:
             raise gym.error.ResetNeeded("call reset() before using the environment")
         return self._twin
+
+    def _require_episode(self) -> DigitalTwin:
+        """The twin, for a step: raises ``ResetNeeded`` once a step has ended the episode."""
+        if self._ended:
+            raise gym.error.ResetNeeded(
+                "the episode is over (a step returned terminated or truncated): call reset() before step()"
+            )
+        return self._require_twin()
+
+    def _ending(self, step: StepResult) -> StepResult:
+        """``step`` as returned; remembers whether it ended the episode (see :meth:`_require_episode`)."""
+        self._ended = bool(step[2] or step[3])
+        return step
 
     def _observation(self) -> dict[str, np.ndarray]:
         return self._encoder.encode(self._require_twin())

@@ -1,9 +1,15 @@
-"""Checks every reader of a user's file makes (private): what the path is, its encoding, ragged CSV rows.
+"""Checks every reader of a user's file makes (private): what the path is, its size, its encoding, ragged CSV rows.
 
 * :func:`not_a_file_reason` looks at a path with ``stat`` only. A reader must call it before
   opening: opening a FIFO blocks until a writer comes, and reading ``/dev/zero`` never ends.
   Each reader family words its own message around the reason (traces, job files, the fleet
   node list, scenario files), always naming the path.
+* :func:`check_size` refuses, by ``stat`` alone, a file larger than ``limits.max_trace_bytes``
+  (a 2 GB sparse file costs nothing to refuse), and :func:`read_bounded` reads a data file
+  (decompressing ``.gz``, ``.bz2`` and ``.xz`` as a stream, in chunks) without ever holding more
+  than that many bytes, refusing a file that decompresses more than
+  ``limits.max_decompression_ratio`` times its compressed size (a decompression bomb) as soon as
+  it does. Both apply :func:`digital_twin.limits.limits_in_force`. Every reader reads through them.
 * :func:`read_utf8` reads a file as UTF-8 text; bytes that do not decode (a binary or
   compressed file, Latin-1 or UTF-16 text) are an error naming the file, the byte and its line.
 * :func:`first_ragged_row` finds the first CSV record whose number of fields differs from the
@@ -19,11 +25,15 @@ import gzip
 import io
 import lzma
 import stat
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from digital_twin.errors import TraceError
+from digital_twin.limits import Limits, limits_in_force
 
 _KINDS = (
     (stat.S_ISDIR, "is a directory"),
@@ -32,7 +42,11 @@ _KINDS = (
     (stat.S_ISBLK, "is a block device"),
     (stat.S_ISSOCK, "is a socket"),
 )
-_DECOMPRESS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+CHUNK_BYTES = 4 * 1024 * 1024
+"""Bytes decompressed at a time by :func:`read_bounded`."""
+RATIO_FREE_BYTES = 1024 * 1024
+"""Compressed bytes below which the ratio is measured against this many (a small file may expand a lot)."""
 _NEWLINE, _COMMA, _QUOTE = ord("\n"), ord(","), ord('"')
 
 
@@ -60,6 +74,90 @@ def not_a_file_reason(path: Path) -> str | None:
     return next((reason for test, reason in _KINDS if test(mode)), "is not a regular file")
 
 
+def check_size(path: Path, what: str, limits: Limits | None = None) -> int:
+    """The size of the regular file ``path`` in bytes, refused by ``stat`` alone above ``limits.max_trace_bytes``.
+
+    Args:
+        path: A regular file (already checked).
+        what: What the file is, for messages (``"trace"``).
+        limits: The limits to apply (default :func:`~digital_twin.limits.limits_in_force`).
+
+    Raises:
+        TraceError: ``"<file>: the <what> has N bytes, above limits.max_trace_bytes = M; raise it
+            with ..."``, or the file cannot be looked at.
+    """
+    cap = (limits or limits_in_force()).max_trace_bytes
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    if size > cap:
+        raise TraceError(
+            f"{path}: the {what} has {size:,} bytes, above limits.max_trace_bytes = {cap:,}; "
+            f"{Limits.how_to_raise('max_trace_bytes')}"
+        )
+    return size
+
+
+def read_bounded(path: Path, what: str, decompress: bool = True, limits: Limits | None = None) -> bytes:
+    """The bytes of a data file, decompressed by its suffix (``.gz``, ``.bz2``, ``.xz``), bounded as they are read.
+
+    The file's size is checked by ``stat`` first (:func:`check_size`); a compressed file is
+    decompressed in chunks of :data:`CHUNK_BYTES`, and refused as soon as the bytes it gave pass
+    ``limits.max_trace_bytes``, or pass ``limits.max_decompression_ratio`` times the compressed
+    bytes read so far (at least :data:`RATIO_FREE_BYTES`). So a decompression bomb costs what
+    its first ~100 MB cost, never its whole size.
+
+    Args:
+        path: A regular file (already checked).
+        what: What the file is, for messages (``"trace"``).
+        decompress: Decompress by suffix (False: the file's own bytes).
+        limits: The limits to apply (default :func:`~digital_twin.limits.limits_in_force`).
+
+    Raises:
+        TraceError: Too large, expands too much, or cannot be read or decompressed; the message
+            names the file (and the limit).
+    """
+    limits = limits or limits_in_force()
+    check_size(path, what, limits)
+    opener = _OPENERS.get(path.suffix.lower()) if decompress else None
+    try:
+        with path.open("rb") as raw:
+            if opener is None:
+                data = raw.read(limits.max_trace_bytes + 1)  # never more, even if the file grew since stat
+                _check_total(path, what, len(data), limits)
+                return data
+            with opener(raw, "rb") as stream:
+                return _decompressed(path, what, raw, stream, limits)
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise TraceError(f"{path}: cannot read the {what} ({type(exc).__name__}: {exc})") from None
+
+
+def _decompressed(path: Path, what: str, raw: BinaryIO, stream: BinaryIO, limits: Limits) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := stream.read(CHUNK_BYTES):
+        total += len(chunk)
+        _check_total(path, what, total, limits)
+        consumed = max(raw.tell(), RATIO_FREE_BYTES)
+        if total > limits.max_decompression_ratio * consumed:
+            raise TraceError(
+                f"{path}: the {what} expands more than limits.max_decompression_ratio = "
+                f"{limits.max_decompression_ratio:,} times its compressed size ({total:,} bytes from the first "
+                f"{raw.tell():,}; a decompression bomb?); {Limits.how_to_raise('max_decompression_ratio')}"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _check_total(path: Path, what: str, total: int, limits: Limits) -> None:
+    if total > limits.max_trace_bytes:
+        raise TraceError(
+            f"{path}: the {what} holds more than limits.max_trace_bytes = {limits.max_trace_bytes:,} bytes "
+            f"(decompressed); {Limits.how_to_raise('max_trace_bytes')}"
+        )
+
+
 def read_utf8(path: Path, what: str) -> str:
     """The text of a UTF-8 file (a leading byte-order mark dropped).
 
@@ -71,10 +169,7 @@ def read_utf8(path: Path, what: str) -> str:
         TraceError: It cannot be read, or is not UTF-8 text: ``"<file>: the <what> is not UTF-8
             text: byte 0x8b on line 1 cannot be decoded (...)"``.
     """
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
+    raw = read_bounded(path, what, decompress=False)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -85,7 +180,7 @@ def read_utf8(path: Path, what: str) -> str:
         ) from None
 
 
-def first_ragged_row(path: Path, expected: int | None) -> tuple[int, int, int] | None:
+def first_ragged_row(source: Path | bytes, expected: int | None) -> tuple[int, int, int] | None:
     """The first CSV record whose field count differs from ``expected``.
 
     Records are split as the ``csv`` module (and pandas) split them: ``,`` between fields,
@@ -95,7 +190,7 @@ def first_ragged_row(path: Path, expected: int | None) -> tuple[int, int, int] |
     module, which decides.
 
     Args:
-        path: A regular file (already checked).
+        source: A regular file (already checked; read with :func:`read_bounded`), or its bytes.
         expected: Fields every record must have; ``None`` = as many as the first record (a
             header).
 
@@ -103,16 +198,10 @@ def first_ragged_row(path: Path, expected: int | None) -> tuple[int, int, int] |
         ``(line, fields, expected)`` of the first bad record (``line`` is the 1-based file line
         where it starts), or ``None`` when every record has ``expected`` fields.
     """
-    data = _read_bytes(path)
+    data = read_bounded(source, "file") if isinstance(source, Path) else source
     if not _maybe_ragged(data, expected):
         return None
     return _exact_first_ragged(data, expected)
-
-
-def _read_bytes(path: Path) -> bytes:
-    decompress = _DECOMPRESS.get(path.suffix.lower())
-    raw = path.read_bytes()
-    return decompress(raw) if decompress is not None else raw
 
 
 def _maybe_ragged(data: bytes, expected: int | None) -> bool:

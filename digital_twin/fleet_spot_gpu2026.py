@@ -16,6 +16,7 @@ A node's ``node_id`` is its ``node_name`` as written (e.g. ``"17"``); the fleet 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,13 +115,16 @@ def fleet_from_spot_gpu_2026_csv(path: str | Path, limit: int | None = None) -> 
 
 
 def _positive_int(row: Mapping[str, str], column: str, where: str) -> int:
+    """The column's integer > 0, small enough to be a float (a count beyond that is refused here, by name)."""
     text = (row[column] or "").strip()
     try:
         value = int(text)
     except ValueError:
         raise TraceError(f"{where}: column {column!r} must be an integer, got {short_repr(text)}") from None
     if value <= 0:
-        raise TraceError(f"{where}: column {column!r} must be > 0, got {value}")
+        raise TraceError(f"{where}: column {column!r} must be > 0, got {short_repr(value)}")
+    if value > sys.float_info.max:
+        raise TraceError(f"{where}: column {column!r} is too large to be a count ({len(text):,} digits)")
     return value
 
 

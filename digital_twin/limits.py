@@ -19,6 +19,14 @@ Two limits guard the scenario file itself and are checked before its text is par
 the caller can raise them (``load_scenario(path, limits=Limits(max_scenario_bytes=...))``):
 a file cannot vouch for its own size.
 
+Two limits bound every data file a scenario reads (traces, job files, node lists), before
+anything is allocated for it: ``max_trace_bytes`` (checked by ``stat`` before the file is opened,
+and counted again while a ``.gz``/``.bz2``/``.xz`` file is decompressed, in chunks) and
+``max_decompression_ratio`` (a decompression bomb, a few MB that expand to GB, is refused after
+its first hundred MB). A scenario's readers apply its limits (:func:`applied_limits`, set while its
+data is read); a reader called directly applies :func:`limits_in_force`, the defaults unless a
+caller set others.
+
 Example:
     >>> Limits().check("max_ticks", 48, "horizon_s / tick_s = 48 ticks")
     >>> try:
@@ -30,8 +38,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from digital_twin.errors import SpecError, short_repr
@@ -66,6 +77,14 @@ class Limits:
     ``horizon_s / tick_s <= max_ticks`` (a year of 30 s ticks)."""
     max_telemetry_cells: int = 10_000_000
     """Telemetry ticks x nodes (160 MB of float64 cpu and mem values)."""
+    max_trace_bytes: int = 1024**3
+    """Bytes of one data file (a trace, a job file, a node list) once decompressed (1 GiB; the
+    largest trace the project reads has 2 MB): checked by ``stat`` before the file is opened, and
+    counted while a compressed file is decompressed."""
+    max_decompression_ratio: int = 100
+    """Decompressed bytes per compressed byte of a ``.gz``, ``.bz2`` or ``.xz`` data file, checked
+    as it is decompressed once past its first MiB (CSV traces compress 5 to 20 times; a
+    decompression bomb, zeros compressed a thousand times, is refused after about 100 MiB)."""
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
@@ -94,6 +113,31 @@ class Limits:
         if name in FILE_LIMITS:
             return f"raise it with load_scenario(path, limits=Limits({name}=N))"
         return f"raise it with `limits: {{{name}: N}}` in the scenario"
+
+
+_IN_FORCE: ContextVar[Limits | None] = ContextVar("digital_twin_limits", default=None)
+
+
+def limits_in_force() -> Limits:
+    """The limits the data readers apply here: those of :func:`applied_limits`, else the defaults."""
+    return _IN_FORCE.get() or Limits()
+
+
+@contextlib.contextmanager
+def applied_limits(limits: Limits) -> Iterator[Limits]:
+    """Make ``limits`` the ones the data readers apply while the block runs (this thread or task only).
+
+    >>> with applied_limits(Limits(max_trace_bytes=10)):
+    ...     limits_in_force().max_trace_bytes
+    10
+    >>> limits_in_force().max_trace_bytes == Limits().max_trace_bytes
+    True
+    """
+    token = _IN_FORCE.set(limits)
+    try:
+        yield limits
+    finally:
+        _IN_FORCE.reset(token)
 
 
 def count(value: float) -> str:

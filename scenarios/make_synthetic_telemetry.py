@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from digital_twin.atomic_files import write_text
+
 TICK_S = 300.0
 DAYS = 8
 SEED = 20_181_201
@@ -71,7 +73,7 @@ def write_csv(values: np.ndarray, path: Path) -> None:
     """Write ``values`` in the Alibaba mean-trace format (2 decimals)."""
     lines = ["cpu_util_percent,mem_util_percent"]
     lines += [f"{cpu:.2f},{mem:.2f}" for cpu, mem in values]
-    path.write_text("\n".join(lines) + "\n")
+    write_text(path, "\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -10,9 +10,11 @@ expensive in them instead, the LSTM's fits, each keyed by the history it was fit
 (:meth:`PredictionCache.arrays`).
 
 The default directory is ``$ACO_ENV_CACHE/predictions`` when ``ACO_ENV_CACHE`` is set, else
-``~/.cache/aco-env/predictions``. Files are written atomically (a temporary file renamed into
-place), so concurrent processes never read a half-written file; an unreadable file is
-recomputed and rewritten.
+``~/.cache/aco-env/predictions``. One file per entry, written atomically (a temporary file with a
+unique name renamed into place: :mod:`digital_twin.atomic_files`), so processes sharing the folder
+never lose each other's entries or read a half-written file. Each array in a file carries the
+zip format's CRC-32: a torn or damaged file fails it when read, and is recomputed and rewritten
+with a warning.
 
 Example:
     >>> import numpy as np
@@ -28,8 +30,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-import tempfile
 import warnings
 import zipfile
 from collections import OrderedDict
@@ -41,6 +43,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from agents.predictor.base import Predictions, Predictor
+from digital_twin.atomic_files import atomic_open
+
+logger = logging.getLogger(__name__)
 
 CACHE_ENV = "ACO_ENV_CACHE"
 """Environment variable naming the aco-env cache root (predictions go in ``predictions/``)."""
@@ -162,8 +167,9 @@ class PredictionCache:
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: np.array(data[name]) for name in data.files}
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-            return None  # unreadable: recompute (and overwrite)
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:  # a CRC-32 mismatch too
+            logger.warning("prediction cache file %s is damaged (%s); computing it again", path, exc)
+            return None
         for array in arrays.values():
             array.setflags(write=False)
         return arrays
@@ -172,17 +178,11 @@ class PredictionCache:
         path = self.path_of(key)
         if path is None:
             return
-        tmp_name = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp_name = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-            with os.fdopen(handle, "wb") as tmp:
-                np.savez(tmp, allow_pickle=False, **arrays)
-            os.replace(tmp_name, path)
+            with atomic_open(path, "wb") as handle:
+                np.savez(handle, allow_pickle=False, **arrays)
         except OSError as exc:  # a read-only or full disk must not stop a run
-            if tmp_name is not None:
-                Path(tmp_name).unlink(missing_ok=True)
-            warnings.warn(f"cannot write prediction cache file {path}: {exc}", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"prediction cache: {exc}", RuntimeWarning, stacklevel=3)
 
 
 _TABLE_FIELDS = tuple(field.name for field in fields(Predictions))

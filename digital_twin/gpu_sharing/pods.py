@@ -7,6 +7,7 @@ used: the capacity-fill experiments sample pods, they do not replay the trace.
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from digital_twin._files import read_bounded
 from digital_twin.errors import SpecError, TraceError, short_repr
 from digital_twin.gpu_sharing.cluster import MILLI, Request
 from digital_twin.gpu_sharing.fragmentation import TaskTypes
@@ -88,8 +90,9 @@ def read_pod_list(path: str | Path) -> PodTable:
     path = Path(path)
     if not path.is_file():
         raise TraceError(f"{path}: no such pod list file")
+    data = read_bounded(path, "pod list")  # within limits.max_trace_bytes, decompressed by suffix
     try:
-        frame = pd.read_csv(path, dtype={"name": str, "gpu_spec": str}, keep_default_na=False)
+        frame = pd.read_csv(io.BytesIO(data), dtype={"name": str, "gpu_spec": str}, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise TraceError(f"{path}: cannot read the pod list as CSV ({exc})") from None
     missing = [c for c in POD_LIST_COLUMNS if c not in frame.columns]

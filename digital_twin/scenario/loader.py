@@ -146,7 +146,7 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         description=top.get("description", str, ""),
         source=file,
         content_hash=content_hash,
-        seed=top.get("seed", int, 0),
+        seed=_seed(top),
         settings=settings,
         job_budget=job_budget,
         fixed_interruptions_s=fixed,
@@ -170,6 +170,14 @@ def parse_scenario(data: object, file: Path, content_hash: str, limits: Limits |
         raise top.error("spot.model", "a planted workload draws its interruptions (its optimum avoids them)")
     top.finish()
     return scenario
+
+
+def _seed(top: Section) -> int:
+    """The scenario's ``seed``: an integer >= 0 (NumPy's generators take no negative seed)."""
+    seed = top.get("seed", int, 0)
+    if seed < 0:
+        raise top.error("seed", f"must be an integer >= 0, got {seed}")
+    return seed
 
 
 def _limits(section: Section | None, base: Limits) -> Limits:

@@ -19,7 +19,7 @@ from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
-from digital_twin.limits import Limits
+from digital_twin.limits import Limits, applied_limits
 from digital_twin.placement.rules import PlacementRules
 from digital_twin.planted import PlantedEpisode, plant
 from digital_twin.scenario.energy_section import EnergyLoader
@@ -251,7 +251,8 @@ class Scenario:
         """``build(*args, **kwargs)`` once the data is known present; errors name the scenario file."""
         self._require_data()
         try:
-            return build(*args, **kwargs)
+            with applied_limits(self.limits):  # the readers bound the files by the scenario's limits
+                return build(*args, **kwargs)
         except ScenarioError:
             raise
         except (SpecError, TraceError) as exc:

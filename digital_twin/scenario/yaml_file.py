@@ -16,6 +16,13 @@ holds. In order:
    below. A recursive alias (a list that contains itself) is refused too.
 3. Only then is the document constructed (PyYAML's safe constructor, plain data only).
 
+Where PyYAML was built with libyaml (``yaml.__with_libyaml__``), the text is scanned and parsed
+by libyaml's C parser (which keeps its own stack: it does not recurse) and composed by PyYAML's
+composer with the same depth and alias checks as above; a 4 MB file of 40,000 inline jobs is read
+in about 3 s instead of 13. The text is checked first as PyYAML's reader checks it (UTF-8, or
+UTF-16 with a byte-order mark; no control characters), and any file the C parser refuses is read
+again by the pure-Python loader, so every message is the same with or without libyaml.
+
 Every failure is one line naming the file and, for YAML errors, the line and column: bytes that
 are not UTF-8 (or UTF-16 with a byte-order mark) text, control characters (a binary file),
 syntax errors, and scalars PyYAML cannot convert (``!!timestamp x``, ``2001-13-45``,
@@ -75,34 +82,52 @@ def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
 
 
 def _parse(raw: bytes, path: Path, max_nodes: int) -> object:
+    text = _printable_text(raw) if _CParser is not None else None
+    if text is not None:
+        try:
+            return _load(_CBoundedLoader(text), max_nodes)
+        except (_TooLargeError, _RecursiveAliasError, _TooDeepError, RecursionError) as exc:
+            raise _over_limit(exc, path, max_nodes) from None
+        except Exception:  # every other refusal is read again by the Python loader, which words it
+            pass
     try:
         loader = _BoundedLoader(raw)  # decodes the whole text: bad bytes raise here
     except yaml.reader.ReaderError as exc:
         raise ScenarioError(f"{path}: {_unreadable_text(raw, exc)}") from None
+    try:
+        return _load(loader, max_nodes)
+    except (_TooLargeError, _RecursiveAliasError, _TooDeepError, RecursionError) as exc:
+        raise _over_limit(exc, path, max_nodes) from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
+    except (ValueError, TypeError) as exc:  # a list or mapping constructor's own (a scalar's is located above)
+        raise ScenarioError(f"{path}: not valid YAML: {one_line(str(exc))}") from None
+
+
+def _load(loader: _Bounds, max_nodes: int) -> object:
     loader.max_nodes = max_nodes
     try:
         return loader.get_single_data()
-    except _TooLargeError as exc:
-        raise ScenarioError(
+    finally:
+        loader.dispose()
+
+
+def _over_limit(exc: Exception, path: Path, max_nodes: int) -> ScenarioError:
+    """The message for a document refused by a limit: too many nodes, a recursive alias, too deep."""
+    if isinstance(exc, _TooLargeError):
+        return ScenarioError(
             f"{path}: the YAML holds {exc} values once its aliases (*name) are expanded, above "
             f"limits.max_yaml_nodes = {max_nodes:,} (an alias bomb?); "
             f"{Limits.how_to_raise('max_yaml_nodes')}"
-        ) from None
-    except _RecursiveAliasError:
-        raise ScenarioError(
+        )
+    if isinstance(exc, _RecursiveAliasError):
+        return ScenarioError(
             f"{path}: a YAML alias (*name) refers to a list or mapping that contains it; a scenario cannot be recursive"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
-    except (_TooDeepError, RecursionError):
-        raise ScenarioError(
-            f"{path}: the YAML is nested too deeply to read: lists and mappings more than {MAX_DEPTH} deep (a scenario "
-            "needs fewer than 10)"
-        ) from None
-    except (ValueError, TypeError) as exc:  # a list or mapping constructor's own (a scalar's is located above)
-        raise ScenarioError(f"{path}: not valid YAML: {one_line(str(exc))}") from None
-    finally:
-        loader.dispose()
+        )
+    return ScenarioError(
+        f"{path}: the YAML is nested too deeply to read: lists and mappings more than {MAX_DEPTH} deep (a scenario "
+        "needs fewer than 10)"
+    )
 
 
 def _unreadable_text(raw: bytes, exc: yaml.reader.ReaderError) -> str:
@@ -151,8 +176,8 @@ class _RecursiveAliasError(Exception):
     """A node contains itself through an alias."""
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing documents too large once aliases are expanded.
+class _Bounds(yaml.composer.Composer, yaml.constructor.SafeConstructor):
+    """The checks both loaders make: depth, expanded size, scalars located (PyYAML's composer and safe constructor).
 
     A scalar its constructors cannot convert (``!!timestamp x`` raises ``AttributeError``,
     ``!!bool maybe`` ``KeyError``, ``2001-13-45`` ``ValueError``) becomes a
@@ -161,14 +186,19 @@ class _BoundedLoader(yaml.SafeLoader):
 
     max_nodes: int = Limits().max_yaml_nodes
     _depth: int = 0
+    _composed: int = 0  # nodes composed in this document (aliases count once)
+    _anchored: bool = False  # the document defines anchors (&name), so aliases may expand it
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
         """Compose as usual, refusing a list or mapping nested more than :data:`MAX_DEPTH` deep."""
         self._depth += 1
+        self._composed += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise _TooDeepError
             node: yaml.Node = super().compose_node(parent, index)
+            if self._depth == 1:  # the root: the anchors are cleared once the document is composed
+                self._anchored = bool(self.anchors)
             return node
         finally:
             self._depth -= 1
@@ -185,12 +215,49 @@ class _BoundedLoader(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
     def compose_document(self) -> yaml.Node:
-        """Compose as usual, then count the expanded nodes before anything is constructed."""
+        """Compose as usual, then count the expanded nodes before anything is constructed.
+
+        Without anchors no alias can expand the document: its size is the nodes composed.
+        """
+        self._composed = 0
         node: yaml.Node = super().compose_document()
-        size = expanded_size(node, self.max_nodes)
+        size = expanded_size(node, self.max_nodes) if self._anchored else self._composed
         if size > self.max_nodes:
             raise _TooLargeError(f"more than {count(self.max_nodes)}")
         return node
+
+
+class _BoundedLoader(_Bounds, yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader with :class:`_Bounds`' checks (it reads every file; it words every error)."""
+
+
+try:
+    from yaml._yaml import CParser as _CParser  # libyaml, when PyYAML was built with it
+except ImportError:  # pragma: no cover (PyYAML without libyaml)
+    _CParser = None
+
+
+if _CParser is not None:
+
+    class _CBoundedLoader(_Bounds, yaml.resolver.Resolver, _CParser):
+        """libyaml's parser (events) under PyYAML's composer and safe constructor, with :class:`_Bounds`' checks."""
+
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
+def _printable_text(raw: bytes) -> str | None:
+    """``raw`` decoded as PyYAML's reader decodes it, or ``None`` when the reader would refuse it."""
+    encoding = "utf-16" if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8"
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError:
+        return None
+    text = text.removeprefix("\ufeff")
+    return None if yaml.reader.Reader.NON_PRINTABLE.search(text) else text
 
 
 def expanded_size(root: yaml.Node, cap: int) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
+import io
 import logging
 import lzma
 import re
@@ -30,13 +31,15 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
-from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin._files import check_size, first_ragged_row, not_a_file_reason, read_bounded
 from digital_twin.errors import TraceError, short_repr
 
 FLOAT = "float64"
 TEXT = "str"
 _OPENERS: dict[str, Callable[..., TextIO]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _OTHER_DELIMITERS = (";", "\t", "|")
+FIRST_LINE_CHARS = 1024 * 1024
+"""Characters :func:`first_line` reads at most (a file without newlines has no first line to speak of)."""
 
 
 @dataclass(frozen=True)
@@ -79,13 +82,14 @@ def log_cleaning(logger: logging.Logger, cleaning: TraceCleaning, message: str) 
 
 
 def check_file(path: str | Path) -> Path:
-    """Return ``path`` as a :class:`Path` after checking that it is a non-empty regular file.
+    """Return ``path`` as a :class:`Path` after checking that it is a non-empty regular file of a readable size.
 
-    Only ``stat`` is used: a FIFO or a device (``/dev/zero``) is refused before it is opened.
+    Only ``stat`` is used: a FIFO or a device (``/dev/zero``) is refused before it is opened, and
+    so is a file above ``limits.max_trace_bytes`` (:func:`digital_twin._files.check_size`).
 
     Raises:
-        TraceError: The file is missing, is not a regular file (directory, FIFO, device), or
-            has zero bytes.
+        TraceError: The file is missing, is not a regular file (directory, FIFO, device), has
+            zero bytes, or too many.
     """
     path = Path(path)
     reason = not_a_file_reason(path)
@@ -93,7 +97,7 @@ def check_file(path: str | Path) -> Path:
         raise TraceError(f"{path}: file not found")
     if reason is not None:
         raise TraceError(f"{path}: not a regular file ({reason}); give the path of a trace file")
-    if path.stat().st_size == 0:
+    if check_size(path, "trace") == 0:
         raise TraceError(f"{path}: empty file (0 bytes)")
     return path
 
@@ -115,7 +119,7 @@ def first_line(path: Path) -> str:
     """
     try:
         with _open_text(path) as handle:
-            for line in handle:
+            while line := handle.readline(FIRST_LINE_CHARS):  # bounded: a file may hold no newline
                 if "\x00" in line:
                     raise TraceError(
                         f"{path}: line 1 holds NUL characters: a binary file, or text saved as UTF-16 or UTF-32? "
@@ -240,8 +244,9 @@ def read_csv(
         _check_no_header(path, fields, names, dtypes)
         where = Where(path, header_lines=0)
     kwargs = {"header": None, "names": list(names)} if names is not None else {"header": 0}
+    data = read_bounded(path, "trace")  # decompressed once, within limits.max_trace_bytes
     try:
-        frame = pd.read_csv(path, engine="c", dtype=dtypes, skip_blank_lines=False, **kwargs)
+        frame = pd.read_csv(io.BytesIO(data), engine="c", dtype=dtypes, skip_blank_lines=False, **kwargs)
     except pd.errors.ParserError as exc:
         raise TraceError(f"{path}: malformed CSV: {_parser_detail(exc)}") from exc
     except (OSError, UnicodeDecodeError, EOFError) as exc:  # before ValueError: a subclass
@@ -249,25 +254,22 @@ def read_csv(
     except (ValueError, TypeError, OverflowError):  # non-numeric text in a float column, or a long first row
         # (pandas takes a first row with one field too many as having an index column: the
         # row's length is the error then, not its text)
-        _check_row_lengths(path, None if names is None else len(names))
-        frame = _read_as_text_and_locate(path, dtypes, where, kwargs)
-    _check_row_lengths(path, None if names is None else len(names))
+        _check_row_lengths(path, data, None if names is None else len(names))
+        frame = _read_as_text_and_locate(path, data, dtypes, where, kwargs)
+    _check_row_lengths(path, data, None if names is None else len(names))
     frame = frame[frame.notna().any(axis=1)]  # blank lines carry no data
     if frame.empty:
         raise TraceError(f"{path}: no data rows")
     return frame, where
 
 
-def _check_row_lengths(path: Path, expected: int | None) -> None:
-    """Refuse a record with fewer (or more) fields than the format, even in unused columns.
+def _check_row_lengths(path: Path, data: bytes, expected: int | None) -> None:
+    """Refuse a record of ``data`` (the file's bytes) with fewer or more fields than the format, even unused ones.
 
     pandas pads a short row with empty values, so without this a row that lost its last
     columns would read as if they were empty.
     """
-    try:
-        ragged = first_ragged_row(path, expected)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise TraceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
+    ragged = first_ragged_row(data, expected)
     if ragged is not None:
         line, fields, wanted = ragged
         kind = "a short row" if fields < wanted else "a long row"
@@ -322,12 +324,12 @@ def _parser_detail(exc: Exception) -> str:
 
 
 def _read_as_text_and_locate(
-    path: Path, dtypes: dict[str, str], where: Where, kwargs: dict[str, Any]
+    path: Path, data: bytes, dtypes: dict[str, str], where: Where, kwargs: dict[str, Any]
 ) -> pd.DataFrame:
-    """Error path: re-read the float columns as text and report the first non-numeric cell."""
+    """Error path: read the float columns of ``data`` (the file's bytes) as text; report the first non-numeric cell."""
     text_dtypes = dict.fromkeys(dtypes, TEXT)
     try:
-        frame = pd.read_csv(path, engine="c", dtype=text_dtypes, skip_blank_lines=False, **kwargs)
+        frame = pd.read_csv(io.BytesIO(data), engine="c", dtype=text_dtypes, skip_blank_lines=False, **kwargs)
     except (ValueError, TypeError, OSError) as exc:
         raise TraceError(f"{path}: cannot read ({exc})") from exc
     for name, kind in dtypes.items():

@@ -1,13 +1,16 @@
 """Reading job files safely: a regular file, UTF-8 text, CSV cells as strings.
 
-A path that is not a regular file (a directory, a FIFO, ``/dev/zero``) is refused by ``stat``
-before it is opened. A CSV row with fewer (or more) fields than the header is refused, even
-when the missing columns are ones the reader does not use. Every failure is a
+A path that is not a regular file (a directory, a FIFO, ``/dev/zero``), or a file above
+``limits.max_trace_bytes``, is refused by ``stat`` before it is opened; a compressed file is
+decompressed within the same bound (:func:`digital_twin._files.read_bounded`). A CSV row with
+fewer (or more) fields than the header is refused, even when the missing columns are ones the
+reader does not use. Every failure is a
 :class:`~digital_twin.errors.TraceError` naming the file (and the line, where there is one).
 """
 
 from __future__ import annotations
 
+import io
 import re
 import warnings
 from collections.abc import Sequence
@@ -16,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from digital_twin._files import first_ragged_row, not_a_file_reason
+from digital_twin._files import check_size, first_ragged_row, not_a_file_reason, read_bounded
 from digital_twin.errors import TraceError
 
 HEADER_LINES = 1
@@ -24,14 +27,16 @@ HEADER_LINES = 1
 
 
 def require_file(path: Path, what: str) -> None:
-    """Refuse, by ``stat`` alone, a path that is not a regular file (opening a FIFO would block).
+    """Refuse, by ``stat`` alone, a path that is not a regular file (opening a FIFO would block), or too large a one.
 
     Raises:
-        TraceError: ``"<file>: cannot open <what> (<reason>)"``, e.g. ``(is a directory)``.
+        TraceError: ``"<file>: cannot open <what> (<reason>)"``, e.g. ``(is a directory)``, or
+            the file has more than ``limits.max_trace_bytes`` bytes.
     """
     reason = not_a_file_reason(path)
     if reason is not None:
         raise TraceError(f"{path}: cannot open {what} ({reason})")
+    check_size(path, what)
 
 
 def open_text(path: Path, what: str) -> str:
@@ -40,12 +45,11 @@ def open_text(path: Path, what: str) -> str:
     The path is checked with :func:`require_file` first.
     """
     require_file(path, what)
+    raw = read_bounded(path, what, decompress=False)
     try:
-        return path.read_text(encoding="utf-8")
+        return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text's newlines
     except UnicodeDecodeError as exc:
         raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
 
 
 def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -73,13 +77,14 @@ def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = Non
         raise TraceError(f"{path}: the {what} is empty (0 bytes)")
     layout: dict[str, Any] = {} if names is None else {"header": None, "names": list(names)}
     expected = "the header has" if names is None else f"the {what} has"
+    data = read_bounded(path, what)  # decompressed once, within limits.max_trace_bytes
     try:
         with warnings.catch_warnings():
             # index_col=False stops pandas from silently using the first column as the index
             # when the first row has one field too many; it warns instead, which we raise.
             warnings.simplefilter("error", pd.errors.ParserWarning)
             frame = pd.read_csv(
-                path,
+                io.BytesIO(data),
                 dtype=str,
                 index_col=False,
                 keep_default_na=False,
@@ -92,7 +97,7 @@ def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = Non
         empty = "no header line" if names is None else "no lines"
         raise TraceError(f"{path}: the {what} is empty ({empty})") from None
     except pd.errors.ParserWarning:
-        ragged = first_ragged_row(path, len(names)) if names is not None else None
+        ragged = first_ragged_row(data, len(names)) if names is not None else None
         if ragged is not None:
             line, fields, wanted = ragged
             raise TraceError(f"{path}:{line}: the row has {fields} fields, {expected} {wanted}") from None
@@ -105,7 +110,7 @@ def read_csv_strings(path: Path, what: str, *, names: Sequence[str] | None = Non
         raise TraceError(f"{path}: not a UTF-8 text {what} (byte {exc.start})") from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
-    ragged = first_ragged_row(path, None if names is None else len(names))
+    ragged = first_ragged_row(data, None if names is None else len(names))
     if ragged is not None:
         line, fields, wanted = ragged
         raise TraceError(

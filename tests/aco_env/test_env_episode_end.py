@@ -114,18 +114,29 @@ def test_invalid_streak__a_valid_action_starts_the_count_again() -> None:
     assert flags == [(False, False, False)] * 5 + [(False, True, True)]
 
 
-def test_step_after_the_end__repeats_the_final_step_with_reward_zero() -> None:
-    """After the safety net ends an episode, step() changes nothing and still reports the end."""
-    env = gym.make(FLEET5_ID, max_invalid_streak=2)
+@pytest.mark.parametrize("ending", ["truncated", "terminated"])
+def test_step_after_the_end__raises_reset_needed(ending: str) -> None:
+    """After the step that ends an episode (truncated or terminated), step() raises ResetNeeded; reset() plays again.
+
+    A loop that watches only ``terminated`` stops with an error on a truncated episode instead of running forever.
+    """
+    truncating = ending == "truncated"
+    env = gym.make(FLEET5_ID, max_invalid_streak=2) if truncating else gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3")
     obs, _ = env.reset(seed=0)
+    defer = env.action_space.n - 1
+    flags = (False, False)
+    steps = 0
+    while not any(flags):
+        action = _invalid_action(env, obs) if truncating else defer
+        obs, _, *flags, _ = env.step(action)
+        steps += 1
+        assert steps < 100_000, "the episode did not end"
+    assert flags == ([False, True] if truncating else [True, False])
     for _ in range(2):
-        final, _, _, truncated, info = env.step(_invalid_action(env, obs))
-    assert truncated
-    again, reward, terminated, truncated, info_again = env.step(env.action_space.n - 1)
-    assert reward == 0.0 and not terminated and truncated
-    assert info_again["episode_metrics"] == info["episode_metrics"]
-    for key in final:
-        np.testing.assert_array_equal(again[key], final[key])
+        with pytest.raises(gym.error.ResetNeeded, match="episode is over"):
+            env.step(defer)
+    obs, _ = env.reset(seed=1)
+    env.step(defer)  # a new episode plays
 
 
 def test_strict_mode__has_no_streak_to_cut() -> None:

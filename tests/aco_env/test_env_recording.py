@@ -170,6 +170,7 @@ def test_load_recording__bad_bytes_or_json_are_named_with_the_file(
         ({"config": {"queue_window": 4, "colour": "red"}}, "config: .*colour"),
         ({"config": {"reward_scale": -1.0}}, "config: reward_scale must be a positive"),
         ({"complete": "yes"}, "complete: expected true or false"),
+        ({"seed": -5}, "seed: must be an integer >= 0, got -5"),  # a NumPy ValueError "(a bug)" before
     ],
 )
 def test_load_recording__a_wrong_value_is_named_with_the_file(

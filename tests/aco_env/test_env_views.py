@@ -17,11 +17,13 @@ from digital_twin import EpisodeSettings, Telemetry
 
 
 def _played(seed: int, steps: int) -> ClusterSchedulingEnv:
-    """The default env after ``steps`` first-fit decisions from ``reset(seed)``."""
+    """The default env after ``steps`` first-fit decisions from ``reset(seed)`` (fewer if the episode ends first)."""
     env = ClusterSchedulingEnv()
     obs, _ = env.reset(seed=seed)
     for _ in range(steps):
-        obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        if terminated or truncated:
+            break
     return env
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from digital_twin.atomic_files import AtomicBatch
 from training.capacity_fill.fill import FillCurve
 
 DEFAULT_TABLE_LOADS = (80, 90, 100, 110, 120, 130)
@@ -102,7 +103,8 @@ def write_results(
         ],
     }
     json_path, md_path = out_dir / "capacity_fill.json", out_dir / "capacity_fill.md"
-    json_path.write_text(json.dumps(payload, indent=1, allow_nan=True) + "\n", encoding="utf-8")
     header = "\n".join(f"- {k}: {v}" for k, v in settings.items())
-    md_path.write_text(f"# Capacity fill\n\n{header}\n\n{markdown_table(summary, loads)}", encoding="utf-8")
+    with AtomicBatch() as batch:  # both renamed into place once both are written
+        batch.write_text(json_path, json.dumps(payload, indent=1, allow_nan=True) + "\n")
+        batch.write_text(md_path, f"# Capacity fill\n\n{header}\n\n{markdown_table(summary, loads)}")
     return json_path, md_path

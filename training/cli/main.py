@@ -2,25 +2,28 @@
 
 Each module in :mod:`training.cli.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line),
 ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code), and may define ``PARSER``,
-the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass). Commands check their
-arguments and outputs before any work starts and raise :class:`training.errors.UsageError` or
-:class:`~training.errors.DataError`; :func:`main` turns those, the library's data errors and
-interruptions into one line on stderr and the exit codes of :mod:`training.errors`.
+the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass), and
+``STOP_POLICY``, how it answers repeated signals (:mod:`training.execution.interrupts`; training
+commands save first). Commands check their arguments and outputs before any work starts and raise
+:class:`training.errors.UsageError` or :class:`~training.errors.DataError`; :func:`main` turns
+those, the library's data errors, files that cannot be written and interruptions into one line on
+stderr and the exit codes of :mod:`training.errors`. Every command runs inside
+:class:`training.execution.interrupts.Interrupts`: Ctrl-C or SIGTERM ends it with exit 130 within
+seconds, a second one at once.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from training.errors import (
     EXIT_CODES_HELP,
@@ -29,6 +32,7 @@ from training.errors import (
     EXIT_USAGE,
     CommandError,
     UsageError,
+    message_line,
 )
 
 COMMANDS = (
@@ -85,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         _add_debug_option(sub)
         module.add_arguments(sub)
-        sub.set_defaults(_run=module.run)
+        sub.set_defaults(_run=module.run, _stop_policy=getattr(module, "STOP_POLICY", None))
     return parser
 
 
@@ -104,8 +108,46 @@ def _new_parser(parser_class: Callable[..., argparse.ArgumentParser], **kwargs: 
     return parser_class(**kwargs)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run the subcommand; returns its exit code (see :mod:`training.errors`)."""
+def console() -> NoReturn:
+    """The ``aco-env`` program: :func:`main`, then exit with its code.
+
+    Signals that arrive after the command returned end the process at once with exit 130. An
+    interrupted command (exit 130) has stopped its workers already: the process then exits without
+    the interpreter's shutdown clean-up, during which Python would restore the default signal
+    handlers (another SIGTERM would kill it by the signal) and could wait on a pool's threads.
+    """
+    code = main(exiting=True)
+    if code == EXIT_INTERRUPTED:
+        _release_multiprocessing()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def _release_multiprocessing() -> None:
+    """Run multiprocessing's exit clean-up (its semaphores), which ``os._exit`` skips.
+
+    Without it multiprocessing's resource tracker, a process of its own, reports the semaphores of
+    a killed pool's queues as leaked (a warning on stderr after the command's line). The workers
+    are dead by now, so its joins return at once. ``multiprocessing.util._exit_function`` is the
+    atexit handler multiprocessing registers itself (there since Python 2.6).
+    """
+    util = sys.modules.get("multiprocessing.util")
+    exit_function = getattr(util, "_exit_function", None)
+    if exit_function is not None:
+        with contextlib.suppress(Exception):
+            exit_function()
+
+
+def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
+    """Parse ``argv`` and run the subcommand; returns its exit code (see :mod:`training.errors`).
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+        exiting: The process exits when this returns (:func:`console`): stop signals that come
+            later end it at once with exit 130. Otherwise the signal handlers before the call come back.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)  # argparse prints its own usage errors and exits 2
     if args.command is None:
@@ -113,31 +155,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     debug = getattr(args, "debug", False) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     configure_logging(debug)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    from training.execution.interrupts import DEFAULT, Interrupts
+
     where = f"{PROG} {args.command}"
-    try:
-        return int(args._run(args))
-    except KeyboardInterrupt as exc:  # the message, if any, says what was saved
-        print(f"{where}: interrupted" + (f": {exc}" if str(exc) else ""), file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception as exc:  # every failure ends as one line; --debug adds the traceback
-        if debug:
-            traceback.print_exc()
-        code, message = describe(exc)
-        print(f"{where}: error: {message}", file=sys.stderr)
-        return code
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    line = None  # printed once the signal handling is over: a later signal cannot add a second line
+    with Interrupts(where, args._stop_policy or DEFAULT, until_exit=exiting):
+        try:
+            code = int(args._run(args))
+        except KeyboardInterrupt as exc:  # the message, if any, says what was saved
+            code, line = EXIT_INTERRUPTED, f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else "")
+        except Exception as exc:  # every failure ends as one line; --debug adds the traceback
+            if debug:
+                traceback.print_exc()
+            code, message = describe(exc)
+            line = f"{where}: error: {message}"
+    if line is not None:
+        print(line, file=sys.stderr)
+    return code
 
 
 def describe(exc: BaseException) -> tuple[int, str]:
     """The exit code and one-line message for an error a command let through."""
     from digital_twin import SpecError  # the scenario, trace, job and fleet errors
+    from digital_twin.atomic_files import OutputError
+    from digital_twin.errors import TraceError
 
     if isinstance(exc, CommandError):
-        return exc.exit_code, _one_line(str(exc))
-    if isinstance(exc, SpecError):
-        return EXIT_DATA, _one_line(str(exc))
+        return exc.exit_code, message_line(str(exc))
+    if isinstance(exc, SpecError | TraceError | OutputError):
+        return EXIT_DATA, message_line(str(exc))
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in TRAIN_EXTRA:
         return EXIT_DATA, (
             f"this needs {exc.name}, which comes with the training extra: pip install 'aco-env[train]' "
@@ -148,9 +194,9 @@ def describe(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in RAY_EXTRA:
         return EXIT_DATA, f"this needs {exc.name}, which comes with the ray extra: pip install 'aco-env[ray]'"
     if isinstance(exc, OSError) and exc.filename is not None:
-        return EXIT_DATA, f"{exc.filename}: {exc.strerror or exc}"
+        return EXIT_DATA, message_line(f"{exc.filename}: {exc.strerror or exc}")
     return EXIT_DATA, (
-        f"unexpected {type(exc).__name__}: {_one_line(str(exc))} "
+        f"unexpected {type(exc).__name__}: {message_line(str(exc), 400)} "
         f"(a bug: rerun with --debug or {DEBUG_ENV}=1 and report the traceback)"
     )
 
@@ -174,18 +220,6 @@ class _CliFormatter(logging.Formatter):
         return message
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM is handled as Ctrl-C, so a run saves its work and exits 130 either way."""
-    del signum, frame
-    raise KeyboardInterrupt
-
-
-def _one_line(text: str) -> str:
-    """The message on one line, cut to a readable length."""
-    line = " ".join(text.split())
-    return line if len(line) <= 400 else line[:397] + "..."
-
-
 def _version() -> str:
     try:
         return metadata.version("aco-env")
@@ -193,7 +227,7 @@ def _version() -> str:
         return "unknown"
 
 
-__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "describe", "main"]
+__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "console", "describe", "main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

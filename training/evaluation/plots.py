@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 
+from digital_twin.atomic_files import AtomicBatch, atomic_open
 from digital_twin.objective import USD_KEYS
 from training.evaluation.results import Evaluation
 
 TERMS = USD_KEYS  # the objective's terms, stacked in summation order
 
 
-def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
-    """Write the three PNGs into ``out_dir``; returns their paths.
+def write_plots(evaluation: Evaluation, out_dir: Path, batch: AtomicBatch | None = None) -> list[Path]:
+    """Write the three PNGs into ``out_dir`` (staged in ``batch`` when given); returns their paths.
 
     ``objective_by_agent.png`` (mean objective with its 95 % CI), ``objective_terms.png`` (the
     mean of each objective term, stacked) and ``decision_latency_cdf.png`` (of every decision).
@@ -38,7 +39,7 @@ def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
     axes.set_ylabel("episode objective (USD), mean +- 95 % CI")
     axes.set_title(f"{evaluation.scenario}: objective by agent")
     figure.tight_layout()
-    paths.append(_save(figure, out_dir / "objective_by_agent.png"))
+    paths.append(_save(figure, out_dir / "objective_by_agent.png", batch))
 
     figure, axes = plt.subplots(figsize=(max(6, len(names) * 0.9), 4))
     bottom = np.zeros(len(names))
@@ -51,7 +52,7 @@ def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
     axes.set_title("objective terms per agent")
     axes.legend(fontsize=8)
     figure.tight_layout()
-    paths.append(_save(figure, out_dir / "objective_terms.png"))
+    paths.append(_save(figure, out_dir / "objective_terms.png", batch))
 
     figure, axes = plt.subplots(figsize=(6, 4))
     for name in names:
@@ -64,7 +65,7 @@ def write_plots(evaluation: Evaluation, out_dir: Path) -> list[Path]:
     axes.set_title("decision latency CDF")
     axes.legend(fontsize=8)
     figure.tight_layout()
-    paths.append(_save(figure, out_dir / "decision_latency_cdf.png"))
+    paths.append(_save(figure, out_dir / "decision_latency_cdf.png", batch))
     return paths
 
 
@@ -128,9 +129,20 @@ def write_learning_curve(events_dir: Path, out_path: Path, metric: str = "object
     return _save(figure, out_path)
 
 
-def _save(figure: Any, path: Path) -> Path:
+def save_png(figure: Any, path: Path, batch: AtomicBatch | None = None, **options: Any) -> Path:
+    """``figure`` as a PNG at ``path``, written atomically (staged in ``batch`` when given); closes the figure.
+
+    ``options`` go to ``savefig`` (``dpi=...``).
+    """
     import matplotlib.pyplot as plt
 
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    try:
+        with batch.open(path, "wb") if batch is not None else atomic_open(path, "wb") as handle:
+            figure.savefig(handle, format="png", **options)
+    finally:
+        plt.close(figure)
     return path
+
+
+def _save(figure: Any, path: Path, batch: AtomicBatch | None = None) -> Path:
+    return save_png(figure, path, batch, dpi=100)

@@ -6,6 +6,11 @@ comparisons included), three PNGs (:mod:`training.evaluation.plots`) and, with `
 ``eval/<agent>/<metric>`` scalars; a training run writes the same into ``RUN/eval/`` and
 ``RUN/eval.json``, and records the same scalars through its SB3 logger (:func:`eval_scalars`).
 matplotlib and torch's TensorBoard writer are imported only when writing.
+
+results.json, leaderboard.md and the plots are written together (:class:`digital_twin.atomic_files.AtomicBatch`):
+each to a temporary name, all renamed into place once every one is written, so a full disk or an
+interrupt leaves the folder's earlier files as they were and the error names the file that failed.
+TensorBoard's events are TensorBoard's own files, appended to after the others are in place.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 from pathlib import Path
 
 from aco_env.metrics import EVAL_PREFIX
+from digital_twin.atomic_files import AtomicBatch, atomic_open
 from training.evaluation.results import Evaluation
 
 RESULTS_JSON = "results.json"
@@ -26,22 +32,27 @@ def write_results(evaluation: Evaluation, out_dir: Path, tensorboard: Path | Non
 
     Returns:
         The files written.
+
+    Raises:
+        digital_twin.atomic_files.OutputError: A file could not be written (every earlier file is unchanged).
     """
     from training.evaluation.leaderboard import leaderboard_markdown
     from training.evaluation.plots import write_plots  # matplotlib: only when writing
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    markdown = out_dir / LEADERBOARD_MD
-    markdown.write_text(leaderboard_markdown(evaluation), encoding="utf-8")
-    written = [write_json(evaluation, out_dir / RESULTS_JSON), markdown, *write_plots(evaluation, out_dir)]
+    with AtomicBatch() as batch:
+        markdown = batch.write_text(out_dir / LEADERBOARD_MD, leaderboard_markdown(evaluation))
+        results = write_json(evaluation, out_dir / RESULTS_JSON, batch)
+        written = [results, markdown, *write_plots(evaluation, out_dir, batch)]
     if tensorboard is not None:
         write_tensorboard(evaluation, tensorboard, step)
     return written
 
 
-def write_json(evaluation: Evaluation, path: Path) -> Path:
-    """The results.json document (:meth:`Evaluation.to_json`) at ``path``."""
-    path.write_text(json.dumps(evaluation.to_json(), indent=1, default=float) + "\n")
+def write_json(evaluation: Evaluation, path: Path, batch: AtomicBatch | None = None) -> Path:
+    """The results.json document (:meth:`Evaluation.to_json`) at ``path`` (staged in ``batch`` when given)."""
+    text = json.dumps(evaluation.to_json(), indent=1, default=float) + "\n"
+    with batch.open(path) if batch is not None else atomic_open(path) as handle:
+        handle.write(text)
     return path
 
 

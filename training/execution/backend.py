@@ -22,7 +22,10 @@ here, through the same loggers, so they read the same under every backend.
 
 Backends are context managers: entering starts the workers (the pool; Ray, unless this process
 is already connected to one), leaving stops what entering started (a cluster given by address
-keeps running). One backend runs any number of batches. The pool is
+keeps running). One backend runs any number of batches. Leaving on an error or an interrupt
+(``KeyboardInterrupt``: Ctrl-C or SIGTERM, :mod:`training.execution.interrupts`) stops the workers
+at once, abandoning the units they were running; leaving normally waits for nothing (every unit
+of every batch has finished by then). The pool is
 :class:`training.execution.process_backend.ProcessBackend`; Ray is imported only by
 :class:`training.execution.ray_backend.RayBackend`, when it is entered;
 :func:`training.execution.registry.make_backend` builds each by name.
@@ -253,14 +256,14 @@ class Backend(ABC):
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
     ) -> None:
-        self._stop()
+        self._stop(abort=kind is not None)
 
     # Optional hooks: B027 flags empty non-abstract methods, but doing nothing is their valid default.
     def _start(self) -> None:  # noqa: B027
         """Start the workers (nothing by default)."""
 
-    def _stop(self) -> None:  # noqa: B027
-        """Stop what :meth:`_start` started (nothing by default)."""
+    def _stop(self, abort: bool = False) -> None:  # noqa: B027
+        """Stop what :meth:`_start` started (nothing by default); ``abort``: at once, without waiting for units."""
 
     def _cancel(self, handles: Sequence[Hashable]) -> None:  # noqa: B027
         """Cancel attempts that have not finished (nothing by default)."""

@@ -6,20 +6,27 @@ state: threads, generators, caches). A worker that dies (killed, out of memory) 
 the units it and the others were running count a failed attempt, and the next submission starts
 a new pool (:mod:`training.execution.backend` has the retry rules).
 
-Leaving the backend cancels the units not started and waits for the running ones (a unit is
-never cut short here; Ctrl-C on a terminal reaches the workers too, which stops them at once).
+Workers start with SIGINT and SIGTERM blocked, then ignore both and die with this process
+(:func:`training.execution.interrupts.in_worker`): a Ctrl-C on a terminal, which reaches the whole
+process group, is this process's to handle. Leaving the backend normally shuts the pool down
+(every unit has finished); leaving on an error or an interrupt kills the worker processes at once
+(a unit in progress is abandoned, nothing of it is returned) and waits only for them to be gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
+import os
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from training.execution.backend import RETRIES, Backend, Outcome, attempt_in_worker, available_cores, describe_error
+from training.execution.interrupts import blocked_in_new_processes, in_worker
 
 logger = logging.getLogger(__name__)
 
@@ -54,23 +61,33 @@ class ProcessBackend(Backend):
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(
+            self._workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=in_worker,
+            initargs=(os.getpid(),),
+        )
 
-    def _stop(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+    def _stop(self, abort: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if abort:
+            kill_workers(pool)
+        else:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _submit(self, work: Callable[[Any], Any], unit: Any) -> Hashable:
         if self._pool is None:
             raise RuntimeError("a ProcessBackend runs units only inside `with backend:`")
-        try:
-            return self._pool.submit(attempt_in_worker, work, unit)
-        except BrokenProcessPool:  # a worker died earlier: the old pool takes no more work
-            logger.warning("processes: a worker process died; starting a new pool")
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = self._new_pool()
-            return self._pool.submit(attempt_in_worker, work, unit)
+        with blocked_in_new_processes():  # the pool starts its workers in submit
+            try:
+                return self._pool.submit(attempt_in_worker, work, unit)
+            except BrokenProcessPool:  # a worker died earlier: the old pool takes no more work
+                logger.warning("processes: a worker process died; starting a new pool")
+                kill_workers(self._pool)
+                self._pool = self._new_pool()
+                return self._pool.submit(attempt_in_worker, work, unit)
 
     def _wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome[Any]]]:
         futures: list[Future[Outcome[Any]]] = list(handles)  # type: ignore[arg-type]  # what _submit returned
@@ -86,7 +103,32 @@ class ProcessBackend(Backend):
 
     def _cancel(self, handles: Sequence[Hashable]) -> None:
         for future in handles:
-            future.cancel()  # type: ignore[attr-defined]  # a Future; running ones finish first
+            future.cancel()  # type: ignore[attr-defined]  # a Future; running ones stop with the pool (_stop)
 
 
-__all__ = ["ProcessBackend"]
+WORKER_EXIT_TIMEOUT_S = 10.0
+"""A bound on waiting for a killed worker to be gone (the kernel ends it at once; never reached in practice)."""
+
+
+def kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes (SIGKILL) and shut it down without waiting for its units.
+
+    Python 3.14 has ``pool.kill_workers()``; before it, the pool's ``_processes`` (its workers by
+    pid, there since Python 3.2) are the only handle on them. Waiting for the pool's manager thread
+    (``_executor_manager_thread``, since 3.9) lets it close the pool's queues, so that their
+    semaphores are released now, not reported as leaked by multiprocessing's resource tracker.
+    """
+    workers = list(dict(getattr(pool, "_processes", None) or {}).values())  # a copy: the pool's thread edits it
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError):  # already gone
+            worker.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            worker.join(WORKER_EXIT_TIMEOUT_S)
+    manager = getattr(pool, "_executor_manager_thread", None)  # it sees the workers gone and closes the queues
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(WORKER_EXIT_TIMEOUT_S)
+
+
+__all__ = ["ProcessBackend", "kill_workers"]

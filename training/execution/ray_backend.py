@@ -16,6 +16,12 @@ raises, or whose worker or node dies, is a failed attempt. Tasks carry the work 
 name (it is imported on the worker) and the unit by pickle, so every node needs the same
 aco-env installed and nothing else: the scenario travels inside the unit.
 
+Signals: ``ray.init`` installs Ray's own SIGTERM handler (it exits the driver from inside Ray,
+which can abort the process with SIGABRT); :func:`connect` puts back the handlers that were
+there before (``aco-env``'s, :mod:`training.execution.interrupts`), and waits for tasks in short
+slices (:data:`WAIT_SLICE_S`) so that a signal is handled at once. On an interrupt, the running
+tasks are cancelled with force (their workers are killed) and a local Ray is shut down.
+
 Importing this module does not import Ray; entering the backend does (a missing Ray raises
 ``ModuleNotFoundError`` for ``ray``, which ``aco-env`` turns into the ``pip install`` line).
 """
@@ -23,7 +29,9 @@ Importing this module does not import Ray; entering the backend does (a missing 
 from __future__ import annotations
 
 import logging
+import signal
 import socket
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -36,9 +44,12 @@ from training.execution.backend import (
     available_cores,
     describe_error,
 )
+from training.execution.interrupts import STOP_SIGNALS
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to wait for a TCP answer at a cluster's address before saying none is there."""
+WAIT_SLICE_S = 0.25
+"""``ray.wait`` waits at most this long at a time, so this process's signal handlers run in between."""
 
 
 class RayBackend(Backend):
@@ -89,9 +100,10 @@ class RayBackend(Backend):
             self._stop()
             raise
 
-    def _stop(self) -> None:
+    def _stop(self, abort: bool = False) -> None:
         import ray
 
+        del abort  # the tasks were cancelled with force (_cancel); what is left is Ray's to stop
         self._task = None
         if self._owned:
             ray.shutdown()  # a local Ray stops; a cluster is only disconnected from
@@ -105,7 +117,9 @@ class RayBackend(Backend):
     def _wait(self, handles: Sequence[Hashable]) -> list[tuple[Hashable, Outcome[Any]]]:
         import ray
 
-        ready, _ = ray.wait(list(handles), num_returns=1)
+        ready: list[Any] = []
+        while not ready:  # in slices: a signal handler runs between two waits
+            ready, _ = ray.wait(list(handles), num_returns=1, timeout=WAIT_SLICE_S)
         finished: list[tuple[Hashable, Outcome[Any]]] = []
         for ref in ready:
             try:
@@ -129,18 +143,28 @@ class RayBackend(Backend):
 def connect(address: str | None, num_cpus: int | None = None) -> None:
     """``ray.init``: a new local Ray (no address; ``num_cpus``, default the cores) or the cluster at ``address``.
 
+    The SIGINT and SIGTERM handlers in place before are put back after ``ray.init`` (which installs
+    a SIGTERM handler of its own that exits from inside Ray and can abort the process).
+
     Raises:
         BackendError: ``address`` is malformed or nothing answers there (checked before ``ray.init``,
             which would wait without end).
     """
     import ray
 
-    if address is None:
-        ray.init(address="local", num_cpus=num_cpus or available_cores(), include_dashboard=False,
-                 logging_level=logging.WARNING)
-    else:
+    if address is not None:
         check_reachable(address)
-        ray.init(address=address, logging_level=logging.WARNING)
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        if address is None:
+            ray.init(address="local", num_cpus=num_cpus or available_cores(), include_dashboard=False,
+                     logging_level=logging.WARNING)
+        else:
+            ray.init(address=address, logging_level=logging.WARNING)
+    finally:
+        for signum, handler in handlers.items():  # Ray's SIGTERM handler would abort the process
+            if handler is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signum, handler)
 
 
 def parse_address(address: str) -> tuple[str, int] | None:
@@ -181,4 +205,4 @@ def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
         ) from None
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "RayBackend", "check_reachable", "parse_address"]
+__all__ = ["CONNECT_TIMEOUT_S", "WAIT_SLICE_S", "RayBackend", "check_reachable", "parse_address"]

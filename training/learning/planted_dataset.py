@@ -32,6 +32,7 @@ from aco_env import ClusterSchedulingEnv
 from aco_env.actions import as_action_index
 from aco_env.hindsight import planted_action_of, planted_of
 from agents import make_agent
+from digital_twin.atomic_files import atomic_open
 from digital_twin.scenario import Scenario
 from training.evaluation.agreement import PlantedTracker
 from training.learning.labels import Labels
@@ -180,7 +181,7 @@ def save_planted_dataset(dataset: PlantedDataset, path: Path) -> Path:
     arrays: dict[str, np.ndarray] = {OBS_PREFIX + key: value for key, value in dataset.observations.items()}
     arrays.update({name: getattr(dataset, name) for name in (*ROW_ARRAYS, *EPISODE_ARRAYS)})
     arrays[META] = np.array(json.dumps(dataset.meta))
-    with path.open("wb") as file:
+    with atomic_open(path, "wb") as file:  # renamed into place: never half a dataset
         np.savez_compressed(file, **arrays)  # type: ignore[arg-type]  # numpy's stubs: **kwds of ArrayLike
     return path
 

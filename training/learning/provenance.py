@@ -21,6 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from digital_twin.atomic_files import write_text
+
 PROVENANCE = "provenance.json"
 """The file's name in a run directory."""
 PACKAGES = ("aco-env", "torch", "stable-baselines3", "sb3-contrib", "gymnasium")
@@ -44,11 +46,9 @@ def provenance(command: str | None) -> dict[str, Any]:
 
 
 def write_provenance(run_dir: Path, command: str | None) -> Path:
-    """Write ``run_dir/provenance.json`` (a temporary name renamed into place)."""
+    """Write ``run_dir/provenance.json`` (atomically: :mod:`digital_twin.atomic_files`)."""
     path = run_dir / PROVENANCE
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(provenance(command), indent=1) + "\n", encoding="utf-8")
-    partial.replace(path)
+    write_text(path, json.dumps(provenance(command), indent=1) + "\n")
     return path
 
 

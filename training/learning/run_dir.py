@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import time
 import zipfile
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.sb3_agent import ModelFileError, check_model_file
+from digital_twin.atomic_files import atomic_open
 from training.errors import DataError, UsageError
 from training.learning.config import TrainConfig
 
@@ -65,17 +65,11 @@ def checkpoint_path(run_dir: Path, num_timesteps: int) -> Path:
 def save_model(model: Any, path: Path) -> Path:
     """``model.save`` into a temporary file, then renamed: ``path`` is never a half-written zip.
 
-    An interruption during the save leaves the previous file (if any) and no temporary file.
+    An interruption or a full disk during the save leaves the previous file (if any) and no
+    temporary file (:func:`digital_twin.atomic_files.atomic_open`).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        with open(partial, "wb") as file:
-            model.save(file)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as file:
+        model.save(file)
     return path
 
 

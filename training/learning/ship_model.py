@@ -7,18 +7,18 @@
 critic's explained variance), and writes ``README.md`` from them. A results table that quotes
 the model names its folder (``sb3:models/NAME/model.zip``), so its rows reproduce from the
 repository with the command printed beside them. Each file is written under a temporary name
-and renamed into place; an existing folder is replaced only with ``--replace``.
+and renamed into place once all are written; an existing folder is replaced only with ``--replace``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from digital_twin.atomic_files import AtomicBatch
 from training.learning.provenance import PROVENANCE, read_provenance
 from training.learning.run_dir import CONFIG, MODEL
 
@@ -48,11 +48,12 @@ def ship(run_dir: Path, destination: Path, about: str, replace: bool = False) ->
     if destination.exists() and not replace:
         raise ShipError(f"{destination}: exists (--replace to overwrite it)")
     destination.mkdir(parents=True, exist_ok=True)
-    for name in COPIED:
-        if (run_dir / name).is_file():
-            _copy(run_dir / name, destination / name)
     config = json.loads((run_dir / CONFIG).read_text(encoding="utf-8"))
-    _write(destination / README, readme(destination, about, config, record, (run_dir / CURVE).is_file()))
+    with AtomicBatch() as batch:  # every file renamed into place only once all are written
+        for name in COPIED:
+            if (run_dir / name).is_file():
+                batch.write_bytes(destination / name, (run_dir / name).read_bytes())
+        batch.write_text(destination / README, readme(destination, about, config, record, (run_dir / CURVE).is_file()))
     return destination
 
 
@@ -75,18 +76,6 @@ def readme(destination: Path, about: str, config: dict[str, Any], record: dict[s
     if curve:
         lines += ["", f"![learning curve on the validation seeds, and the critic's explained variance]({CURVE})"]
     return "\n".join(lines) + "\n"
-
-
-def _copy(source: Path, target: Path) -> None:
-    partial = target.with_name(f".{target.name}.partial")
-    shutil.copyfile(source, partial)
-    partial.replace(target)
-
-
-def _write(target: Path, text: str) -> None:
-    partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(target)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,6 +36,7 @@ import scenarios
 from aco_env.metrics import TEST_PREFIX
 from agents.algorithms import ALGORITHMS, MLP_NET_ARCH, policy_class
 from agents.sb3_agent import ModelFileError, check_model_file
+from digital_twin.atomic_files import write_text as write_file
 from digital_twin.scenario import Scenario
 from training.errors import DataError
 from training.evaluation.evaluator import evaluate
@@ -223,7 +224,7 @@ def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None, 
     """``run_dir`` or a new ``LOGDIR/<scenario>__<algo>__<seed>__<time>/``, with config.json and provenance.json."""
     run_dir = run_dir or create_run_dir(config.logdir, run_stem(scenario.name, config.algo, config.seed))
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG).write_text(config.to_json() + "\n")
+    write_file(run_dir / CONFIG, config.to_json() + "\n")
     write_provenance(run_dir, command)
     return run_dir
 

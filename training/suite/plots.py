@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from digital_twin.atomic_files import AtomicBatch, atomic_open
+from training.evaluation.plots import save_png
 from training.suite.runner import AGGREGATE_GROUPS, SuiteRun
 from training.suite.scores import AGGREGATES, PROFILE_TAUS
 
@@ -19,8 +21,8 @@ if TYPE_CHECKING:  # matplotlib loads when a plot is drawn
     from matplotlib.figure import Figure
 
 
-def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
-    """Write ``aggregates.png`` and ``profiles.png`` into ``out_dir``; returns their paths."""
+def write_suite_plots(run: SuiteRun, out_dir: Path, batch: AtomicBatch | None = None) -> list[Path]:
+    """Write ``aggregates.png`` and ``profiles.png`` into ``out_dir`` (staged in ``batch`` if given); returns them."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -28,7 +30,6 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
     import seaborn
     from rliable import plot_utils
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     groups = [(group, run.aggregates(group)) for group in AGGREGATE_GROUPS]
     groups = [(group, results) for group, results in groups if results]
     agents = list(run.agents)
@@ -53,7 +54,7 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
             xlabel_y_coordinate=-0.32,
         )
         figures.append(figure)
-    paths.append(_stack(figures, out_dir / "aggregates.png"))
+    paths.append(_stack(figures, out_dir / "aggregates.png", batch))
 
     figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4), squeeze=False)
     for ax, (group, results) in zip(axes[0], groups, strict=True):
@@ -72,14 +73,11 @@ def write_suite_plots(run: SuiteRun, out_dir: Path) -> list[Path]:
     handles = [matplotlib.lines.Line2D([0], [0], color=colors[agent], lw=2) for agent in agents]
     axes[0][-1].legend(handles, agents, loc="upper right", fontsize="small")
     figure.tight_layout()
-    path = out_dir / "profiles.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    paths.append(path)
+    paths.append(save_png(figure, out_dir / "profiles.png", batch, dpi=110))
     return paths
 
 
-def _stack(figures: list[Figure], path: Path) -> Path:
+def _stack(figures: list[Figure], path: Path, batch: AtomicBatch | None) -> Path:
     """Save the figures one above the other in one PNG (each rendered, then stacked as images)."""
     import io
 
@@ -95,5 +93,6 @@ def _stack(figures: list[Figure], path: Path) -> Path:
         images.append(mpimg.imread(buffer))
     width = max(image.shape[1] for image in images)
     padded = [np.pad(image, ((0, 0), (0, width - image.shape[1]), (0, 0)), constant_values=1.0) for image in images]
-    mpimg.imsave(path, np.concatenate(padded, axis=0))
+    with batch.open(path, "wb") if batch is not None else atomic_open(path, "wb") as handle:
+        mpimg.imsave(handle, np.concatenate(padded, axis=0), format="png")
     return path

@@ -9,11 +9,21 @@ once and kept in a :class:`ReferenceStore`: JSON files named after the suite and
 references the leaderboard was made with) and then in a cache folder, where new ones are written.
 An entry is used only when it was made for the same suite version, environment, scenario file
 and seeds; any other is stale and is computed again (with a warning).
+
+The cache folder may be shared by runs at the same time (``--cache``, ``$ACO_ENV_CACHE``): a new
+entry is added under a file lock (``<file>.lock``, :func:`training.outputs.shared_file_lock`) that
+covers reading the file again, merging the entry into what other runs wrote meanwhile, and
+replacing the file atomically (a unique temporary name renamed into place), so no run loses
+another's entries and no reader sees half a file. Each entry carries the SHA-256 of its content
+(``"sha256"``): an entry whose checksum does not match (torn, hand-edited), or that is not a
+reference at all, is ignored with a warning and computed again; a file that is not JSON is
+ignored the same way (its readable entries are lost, nothing else) and replaced by the next write.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import time
@@ -24,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from digital_twin.atomic_files import write_text
 from training.evaluation.evaluator import evaluate
 from training.execution.backend import Backend
+from training.outputs import shared_file_lock
 from training.suite.definition import PLANTED, Suite, SuiteError, SuiteTask
 
 logger = logging.getLogger(__name__)
@@ -34,6 +46,8 @@ EVALUATOR_LOGGER = "training.evaluation.evaluator"
 """Whose warnings (the oracle decomposing each episode) are quieted while references are computed."""
 BUNDLED_DIR = Path(__file__).resolve().parent
 """Where the repository's references live (beside the suite's file)."""
+CHECKSUM_KEY = "sha256"
+"""The key of an entry's checksum in a references file (:meth:`TaskReference.checksum`; optional when reading)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +117,15 @@ class TaskReference:
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> TaskReference:
-        """The entry of :meth:`to_json`'s output."""
-        values = dict(raw)
+        """The entry of :meth:`to_json`'s output (a ``"sha256"`` key beside it is not part of it)."""
+        values = {key: value for key, value in raw.items() if key != CHECKSUM_KEY}
         for key in ("seeds", "baseline_usd", "reference_usd", "bound_usd"):
             values[key] = tuple(values[key])
         return cls(**values)
+
+    def checksum(self) -> str:
+        """The SHA-256 of the entry's JSON (keys sorted), kept beside it in a references file."""
+        return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()
 
 
 def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = None) -> TaskReference:
@@ -193,8 +211,14 @@ class ReferenceStore:
             self._entries.update(_read(file))
 
     def get(self, task: SuiteTask, backend: Backend | None = None, recompute: bool = False) -> TaskReference:
-        """``task``'s reference: a stored one that matches it, else computed now and cached."""
+        """``task``'s reference: a stored one that matches it, else computed now and cached.
+
+        The cache file is read again first when this store has no matching entry: another run
+        sharing the cache may have computed it since.
+        """
         entry = self._entries.get(task.name)
+        if (entry is None or entry.matches(self.suite, task) is not None) and self.cache_file is not None:
+            entry = _read(self.cache_file).get(task.name, entry)
         if entry is not None and not recompute:
             stale = entry.matches(self.suite, task)
             if stale is None:
@@ -203,32 +227,66 @@ class ReferenceStore:
         entry = compute_reference(self.suite, task, backend)
         self._entries[task.name] = entry
         if self.cache_file is not None:
-            self._write(entry)
+            self.put(entry)
         return entry
 
-    def _write(self, entry: TaskReference) -> None:
-        """Add ``entry`` to the cache file (read again first: another run may have added entries)."""
-        assert self.cache_file is not None
-        entries = _read(self.cache_file)
-        entries[entry.task] = entry
-        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-        document = {
-            "suite": self.suite.label,
-            "made_by": "aco-env suite (training/suite/references.py)",
-            "tasks": {name: entries[name].to_json() for name in sorted(entries)},
-        }
-        temporary = self.cache_file.with_suffix(".tmp")
-        temporary.write_text(json.dumps(document, indent=1) + "\n")
-        temporary.replace(self.cache_file)
+    def put(self, entry: TaskReference) -> None:
+        """Add ``entry`` to the cache file, merged with what other runs wrote there (under the file's lock).
+
+        Raises:
+            OSError: The file (or its lock) cannot be written; the file there before is unchanged.
+        """
+        if self.cache_file is None:
+            raise ValueError("this store has no cache folder to write to")
+        self._entries[entry.task] = entry
+        with shared_file_lock(self.cache_file):
+            entries = _read(self.cache_file)  # what the other runs wrote since this one read it
+            entries[entry.task] = entry
+            document = {
+                "suite": self.suite.label,
+                "made_by": "aco-env suite (training/suite/references.py)",
+                "tasks": {name: _with_checksum(entries[name]) for name in sorted(entries)},
+            }
+            write_text(self.cache_file, json.dumps(document, indent=1) + "\n")
+
+
+def _with_checksum(entry: TaskReference) -> dict[str, Any]:
+    return {**entry.to_json(), CHECKSUM_KEY: entry.checksum()}
 
 
 def _read(file: Path) -> dict[str, TaskReference]:
-    """The entries of one references file (none when it does not exist)."""
+    """The entries of one references file (none when it does not exist).
+
+    An entry whose checksum does not match or that is not a reference, and a file that cannot be
+    read as JSON, are left out with a warning (they will be computed again).
+    """
     if not file.exists():
         return {}
     try:
         document = json.loads(file.read_text())
-        return {name: TaskReference.from_json(raw) for name, raw in document["tasks"].items()}
+        raw_tasks = document["tasks"]
+        if not isinstance(raw_tasks, dict):
+            raise TypeError("its tasks are not a mapping")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SuiteError(f"{file}: not a references file: {exc}") from None
+        logger.warning("%s: not a references file (%s); its references will be computed again", file, exc)
+        return {}
+    entries = {}
+    for name, raw in raw_tasks.items():
+        problem = _entry_problem(raw)
+        if problem is None:
+            entries[name] = TaskReference.from_json(raw)
+        else:
+            logger.warning("%s: the reference of %s is %s; it will be computed again", file, name, problem)
+    return entries
 
+
+def _entry_problem(raw: object) -> str | None:
+    """Why ``raw`` is not a usable entry (``None``: it is)."""
+    try:
+        entry = TaskReference.from_json(raw)  # type: ignore[arg-type]  # checked by what it raises
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        return f"not a reference ({exc})"
+    recorded = raw.get(CHECKSUM_KEY) if isinstance(raw, dict) else None
+    if recorded is not None and recorded != entry.checksum():
+        return "damaged (its checksum does not match its content)"
+    return None

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from digital_twin.atomic_files import AtomicBatch, atomic_open
 from training.evaluation.stats import ci95_half_width
 from training.suite.definition import Suite, SuiteError
 from training.suite.references import TaskReference
@@ -104,11 +105,12 @@ def _task_json(task_run: TaskRun) -> dict[str, Any]:
     }
 
 
-def write_suite_run(run: SuiteRun, out_dir: Path) -> Path:
-    """Write ``out_dir/suite.json``; returns its path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write_suite_run(run: SuiteRun, out_dir: Path, batch: AtomicBatch | None = None) -> Path:
+    """Write ``out_dir/suite.json`` atomically (staged in ``batch`` when given); returns its path."""
     path = out_dir / SUITE_JSON
-    path.write_text(json.dumps(suite_run_json(run), indent=1) + "\n")
+    text = json.dumps(suite_run_json(run), indent=1) + "\n"
+    with batch.open(path) if batch is not None else atomic_open(path) as handle:
+        handle.write(text)
     return path
 
 

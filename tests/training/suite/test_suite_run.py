@@ -86,7 +86,9 @@ def test_reference_store__a_stale_entry_is_computed_again_with_a_warning(
 ) -> None:
     del serial_run
     document = json.loads((cache / "tiny-suite-v3-references.json").read_text())
-    document["tasks"]["planted5"]["scenario_sha256"] = "0" * 64
+    stale = document["tasks"]["planted5"]
+    stale["scenario_sha256"] = "0" * 64  # made for another version of the scenario file
+    stale[references.CHECKSUM_KEY] = references.TaskReference.from_json(stale).checksum()  # and written whole
     (tmp_path / "tiny-suite-v3-references.json").write_text(json.dumps(document))
     store = ReferenceStore(TINY, None, bundled_dir=tmp_path)
     with caplog.at_level(logging.WARNING):

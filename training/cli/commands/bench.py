@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from digital_twin import native
+from digital_twin.atomic_files import write_text
 from training.checks import writable_file
 from training.errors import UsageError
 
@@ -93,13 +94,12 @@ def run(args: argparse.Namespace) -> int:
     flat = _flat_keys(results)
     results.update(flat)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=1, default=float) + "\n")
+        write_text(args.out, json.dumps(results, indent=1, default=float) + "\n")
         print(f"wrote {args.out}")
     if args.markdown:
         from training.benchmarks.report import render_markdown
 
-        args.markdown.write_text(render_markdown(results))
+        write_text(args.markdown, render_markdown(results))
         print(f"wrote {args.markdown}")
     return 0
 

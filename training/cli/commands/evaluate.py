@@ -31,7 +31,13 @@ Every backend gives the same numbers (only timings differ). An episode that fail
 twice; if it still fails, the command names it, writes nothing and exits 1. The files are
 written once every scenario is evaluated.
 
-Every argument, scenario, agent and output folder is checked before the first episode.
+Every argument, scenario, agent and output folder is checked before the first episode. The files
+of a scenario are written together, each under a temporary name renamed into place once all are
+written: a full disk or a missing permission leaves the folder's earlier results as they were,
+and the one-line error names the file (exit 1). ``--out`` is locked while the command runs: a
+second evaluation into the same folder is refused at once. Ctrl-C or SIGTERM stops every backend
+within seconds (exit 130; a second signal stops at once): the scenarios already evaluated are
+written, the one in progress is dropped, and the message says how to evaluate the rest.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
 from training.evaluation.protocol import EVALUATION_SPLITS, SeedRangeError, first_seed
 from training.execution.backend import Backend, UnitsFailedError
+from training.outputs import folder_lock
 
 if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
     from digital_twin.scenario import Scenario
@@ -103,11 +110,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check everything, evaluate every scenario, then print the leaderboard(s) and write the files."""
     # scipy.stats, matplotlib: loaded when needed, not at every aco-env start
-    from agents.spec import agent_base_name
     from training.evaluation.leaderboard import print_leaderboard
     from training.evaluation.results_writer import RESULTS_JSON, write_results
     from training.execution.backend import BackendError
     from training.execution.registry import make_backend
+
+    agents, loaded = _checked(args)
+    with folder_lock(args.out, "--out"):
+        evaluations: list[Evaluation] = []
+        try:
+            with make_backend(args.backend, args.address) as backend:
+                for scenario in loaded:
+                    evaluations.append(_evaluate(args, scenario, agents, backend))
+        except BackendError as exc:
+            raise CommandError(f"--backend {args.backend}: {exc}") from None
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(_interrupted(args, loaded, evaluations)) from None
+        for evaluation in evaluations:
+            out_dir = _out_dir(args, loaded, evaluation.scenario)
+            write_results(evaluation, out_dir, args.tensorboard)
+            print_leaderboard(evaluation)
+            for agent, why in evaluation.skipped.items():
+                print(f"note: {agent} was left out: {why}")
+            print(f"wrote {out_dir / RESULTS_JSON} and plots")
+    return 0
+
+
+def _checked(args: argparse.Namespace) -> tuple[list[str], list[Scenario]]:
+    """Every argument, agent, scenario and output folder checked: the agents and the loaded scenarios."""
+    from agents.spec import agent_base_name
 
     check_backend(args.backend, args.address)
     agents = checks.agent_list(args.agents)
@@ -132,19 +163,29 @@ def run(args: argparse.Namespace) -> int:
     checks.writable_dir(args.out, "--out")
     if args.tensorboard is not None:
         checks.writable_dir(args.tensorboard, "--tensorboard")
-    try:
-        with make_backend(args.backend, args.address) as backend:
-            evaluations = [_evaluate(args, scenario, agents, backend) for scenario in loaded]
-    except BackendError as exc:
-        raise CommandError(f"--backend {args.backend}: {exc}") from None
-    for evaluation in evaluations:
-        out_dir = args.out if len(loaded) == 1 else args.out / evaluation.scenario
-        write_results(evaluation, out_dir, args.tensorboard)
-        print_leaderboard(evaluation)
-        for agent, why in evaluation.skipped.items():
-            print(f"note: {agent} was left out: {why}")
-        print(f"wrote {out_dir / RESULTS_JSON} and plots")
-    return 0
+    return agents, loaded
+
+
+def _out_dir(args: argparse.Namespace, loaded: list[Scenario], scenario: str) -> Path:
+    """Where a scenario's files go: ``--out`` itself for one scenario, ``--out/<scenario>`` for several."""
+    return args.out if len(loaded) == 1 else args.out / scenario
+
+
+def _interrupted(args: argparse.Namespace, loaded: list[Scenario], finished: list[Evaluation]) -> str:
+    """Write the scenarios evaluated before an interrupt; the message: what was kept and how to go on."""
+    from training.evaluation.results_writer import write_results
+
+    rest = [scenario.name for scenario in loaded[len(finished) :]]
+    if not finished:
+        return f"nothing was written (the files in {args.out} are as they were); run the command again to evaluate"
+    for evaluation in finished:
+        write_results(evaluation, _out_dir(args, loaded, evaluation.scenario), args.tensorboard)
+    again = " ".join(f"--scenario {name}" for name in rest)
+    folder = args.out / rest[0] if len(rest) == 1 else args.out
+    return (
+        f"wrote the {len(finished)} scenario(s) evaluated in {args.out} ({', '.join(e.scenario for e in finished)}); "
+        f"evaluate the rest with the same options and {again} --out {folder}"
+    )
 
 
 def _evaluate(args: argparse.Namespace, scenario: Scenario, agents: list[str], backend: Backend) -> Evaluation:

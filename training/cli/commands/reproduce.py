@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.oracle.milp.limits import SolveLimits
+from digital_twin.atomic_files import AtomicBatch
 from training.checks import count, writable_dir
 from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
+from training.outputs import folder_lock
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
 DEFAULT_SEEDS = 5
@@ -120,23 +122,24 @@ def run(args: argparse.Namespace) -> int:
         },
         "tiers": {},
     }
-    try:
-        with make_backend(args.backend, args.address) as backend:
-            for name in tiers:
-                started = time.perf_counter()
-                print(f"{name}: running ...", flush=True)
-                result = tier_module(name).run(seeds, oracle_limits=oracle_limits, backend=backend)
-                document["tiers"][name] = result
-                status = result.get("skipped", "done")
-                print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)
-    except BackendError as exc:
-        raise CommandError(f"--backend {args.backend}: {exc}") from None
-    except UnitsFailedError as exc:
-        raise CommandError(exc.for_user()) from None
-    args.out.mkdir(parents=True, exist_ok=True)
-    json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
-    json_path.write_text(json.dumps(document, indent=1, default=float) + "\n")
-    markdown_path.write_text(render_page(document))
+    with folder_lock(args.out, "--out"):  # one run at a time into --out
+        try:
+            with make_backend(args.backend, args.address) as backend:
+                for name in tiers:
+                    started = time.perf_counter()
+                    print(f"{name}: running ...", flush=True)
+                    result = tier_module(name).run(seeds, oracle_limits=oracle_limits, backend=backend)
+                    document["tiers"][name] = result
+                    status = result.get("skipped", "done")
+                    print(f"{name}: {status} ({time.perf_counter() - started:.1f} s)", flush=True)
+        except BackendError as exc:
+            raise CommandError(f"--backend {args.backend}: {exc}") from None
+        except UnitsFailedError as exc:
+            raise CommandError(exc.for_user()) from None
+        json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
+        with AtomicBatch() as batch:  # both renamed into place once both are written
+            batch.write_text(json_path, json.dumps(document, indent=1, default=float) + "\n")
+            batch.write_text(markdown_path, render_page(document))
     print(f"wrote {json_path} and {markdown_path}")
     return 0
 

@@ -22,6 +22,7 @@ import importlib.util
 from training import checks
 from training.cli.backend_options import check_backend
 from training.errors import CommandError, UsageError
+from training.execution.interrupts import SAVE_FIRST
 from training.learning.config import CONFIG_DEST, config_parser
 from training.scale.rllib.config import RLlibConfig
 from training.scale.rllib.ppo import CONFIG_JSON
@@ -30,6 +31,8 @@ PARSER = config_parser
 """This command's parser class (simple-parsing's: the options come from RLlibConfig)."""
 
 HELP = "train with RLlib's PPO on Ray (env runners in several processes) and evaluate it"
+STOP_POLICY = SAVE_FIRST
+"""Interrupts (the first Ctrl-C or SIGTERM saves the checkpoint of the iterations done; a third stops at once)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import scenarios
 from digital_twin.objective import OBJECTIVE_KEY, USD_KEYS
 from training import checks
+from training.execution.interrupts import SAVE_FIRST
 from training.learning.config import TrainConfig
 from training.learning.main_job import (
     RUN_DAGGER_ITERATIONS,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from training.evaluation.results import Evaluation
 
 HELP = "the main job: train MaskablePPO on the default scenario and compare it with the baselines"
+STOP_POLICY = SAVE_FIRST
+"""Interrupts (the first Ctrl-C or SIGTERM stops training at the next step and saves; a third stops at once)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,6 +20,15 @@ leaderboard can grow one agent at a time; ``--agents none --add-to A B`` only me
 apart (in parallel, or on other machines), on the tasks ``--tasks`` / ``--group`` choose. An
 agent that did not play every task of a group has no aggregate over that group (the leaderboard
 names the tasks it missed). ``--list`` prints the tasks and their seeds and plays nothing.
+
+suite.json, the leaderboard and its plots are written together, each under a temporary name renamed
+into place once all are written (a full disk leaves the earlier files as they were; the one-line
+error names the file). ``--out`` is locked while the command runs: a second run into it is refused
+at once. The cache is shared safely: runs that share ``--cache`` merge their entries under a file
+lock, and an entry that is torn or corrupt is computed again with a warning
+(:mod:`training.suite.references`). Ctrl-C or SIGTERM stops every backend within seconds (exit 130;
+a second signal stops at once): the tasks finished are written to ``--out`` and the message gives
+the command that plays the rest (``--tasks REST --add-to OUT``); references computed are in the cache.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from training import checks
 from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, DataError, UsageError
 from training.execution.backend import UnitsFailedError
+from training.outputs import folder_lock
 
 if TYPE_CHECKING:  # annotations only: the suite's modules load when the command runs
     from training.suite.definition import Suite, SuiteTask
@@ -77,10 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check everything, play the suite, print the aggregates and write the files."""
-    from training.execution.backend import BackendError
-    from training.execution.registry import make_backend
     from training.suite.definition import SuiteError, load_suite
-    from training.suite.references import ReferenceStore
 
     try:
         suite = load_suite(args.suite)
@@ -103,29 +110,69 @@ def run(args: argparse.Namespace) -> int:
     checks.writable_dir(args.out, "--out")
     if args.leaderboard is not None:
         checks.writable_file(args.leaderboard, "--leaderboard")
-    if merge_only:  # on the tasks asked for (all by default)
-        assert earlier is not None
-        chosen = {task.name for task in tasks}
-        _write(dataclasses.replace(earlier, tasks=tuple(run for run in earlier.tasks if run.task.name in chosen)), args)
-        return 0
+    with folder_lock(args.out, "--out"):
+        if merge_only:  # on the tasks asked for (all by default)
+            assert earlier is not None
+            chosen = {task.name for task in tasks}
+            kept = tuple(run for run in earlier.tasks if run.task.name in chosen)
+            _write(dataclasses.replace(earlier, tasks=kept), args)
+            return 0
+        played = _play(args, suite, agents, tasks)
+        _write(earlier.merged(played) if earlier is not None else played, args)
+    return 0
+
+
+def _play(args: argparse.Namespace, suite: Suite, agents: list[str], tasks: Sequence[SuiteTask]) -> SuiteRun:
+    """Every agent on every task on the backend; on an interrupt, the tasks finished are written first."""
+    from training.execution.backend import BackendError
+    from training.execution.registry import make_backend
+    from training.suite.definition import SuiteError
+    from training.suite.references import ReferenceStore
+    from training.suite.runner import SuiteRun, run_suite
+
     store = ReferenceStore(suite, args.cache or Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "aco-env")))
+    command = f"{datetime.date.today().isoformat()} {_command(args)}"
+    finished: list[TaskRun] = []
+
+    def done(task_run: TaskRun) -> None:
+        finished.append(task_run)
+        _report(task_run)
+
     try:
         with make_backend(args.backend, args.address) as backend:
-            from training.suite.runner import run_suite
-
-            today = datetime.date.today().isoformat()
-            played = run_suite(
-                suite, agents, tasks, store, backend, progress=not args.no_progress,
-                on_task=_report, command=f"{today} {_command(args)}",
-            )  # fmt: skip
+            return run_suite(
+                suite, agents, tasks, store, backend, progress=not args.no_progress, on_task=done, command=command
+            )
     except BackendError as exc:
         raise CommandError(f"--backend {args.backend}: {exc}") from None
     except UnitsFailedError as exc:
         raise CommandError(exc.for_user()) from None
     except SuiteError as exc:
         raise DataError(str(exc)) from None
-    _write(earlier.merged(played) if earlier is not None else played, args)
-    return 0
+    except KeyboardInterrupt:
+        partial = SuiteRun(suite, tuple(agents), tuple(finished), (command,)) if finished else None
+        raise KeyboardInterrupt(_interrupted(args, partial, tasks)) from None
+
+
+def _interrupted(args: argparse.Namespace, partial: SuiteRun | None, tasks: Sequence[SuiteTask]) -> str:
+    """Write the tasks finished before an interrupt (with the ``--add-to`` runs); what was kept and how to go on."""
+    if partial is None:
+        return (
+            f"no task was finished, nothing was written (the files in {args.out} are as they were); "
+            "the references computed so far are cached"
+        )
+    earlier = _earlier_run(args.add_to or [], partial.suite, [], tasks)
+    _write(earlier.merged(partial) if earlier is not None else partial, args)
+    done = {run.task.name for run in partial.tasks}
+    rest = ",".join(task.name for task in tasks if task.name not in done)
+    out = shlex.quote(str(args.out))
+    options = f"--agents {shlex.quote(args.agents)} --backend {args.backend}"
+    if args.suite is not None:
+        options += f" --suite {shlex.quote(str(args.suite))}"
+    return (
+        f"wrote the {len(done)} task(s) finished to {args.out / 'suite.json'}; play the rest with: "
+        f"aco-env suite {options} --tasks {rest} --add-to {out} --out {out}"
+    )
 
 
 def _report(task_run: TaskRun) -> None:
@@ -173,18 +220,19 @@ def _earlier_run(
 
 
 def _write(played: SuiteRun, args: argparse.Namespace) -> None:
-    """suite.json, the plots and the leaderboard(s); then the aggregates on the terminal."""
+    """suite.json, the plots and the leaderboard(s), all renamed into place together; then the aggregates."""
+    from digital_twin.atomic_files import AtomicBatch
     from training.suite.leaderboard import leaderboard_markdown, print_suite_leaderboard
     from training.suite.plots import write_suite_plots
     from training.suite.results_file import write_suite_run
 
-    path = write_suite_run(played, args.out)
     markdown = leaderboard_markdown(played)
     targets = [args.out / "leaderboard.md", *([args.leaderboard] if args.leaderboard is not None else [])]
-    for target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(markdown)
-        write_suite_plots(played, target.parent / "leaderboard")
+    with AtomicBatch() as batch:
+        path = write_suite_run(played, args.out, batch)
+        for target in targets:
+            batch.write_text(target, markdown)
+            write_suite_plots(played, target.parent / "leaderboard", batch)
     print_suite_leaderboard(played)
     print(f"wrote {path}, {', '.join(map(str, targets))} and plots")
 

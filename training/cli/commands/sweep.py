@@ -27,9 +27,12 @@ from typing import Any
 from training import checks
 from training.cli.backend_options import check_backend
 from training.errors import DataError, UsageError
+from training.execution.interrupts import SAVE_FIRST
 from training.scale.sweeps.space import SCHEDULERS, SweepSpec
 
 HELP = "sweep aco-env train over hyperparameters and seeds on Ray Tune (summary, best.json)"
+STOP_POLICY = SAVE_FIRST
+"""Interrupts (the first Ctrl-C or SIGTERM lets Tune save the experiment; a third stops at once)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

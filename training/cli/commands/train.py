@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 
 from agents.algorithms import algorithm_names
+from training.execution.interrupts import SAVE_FIRST
 from training.learning.config import CONFIG_DEST, TrainConfig, add_config_arguments, config_parser
 
 PARSER = config_parser
 """This command's parser class (simple-parsing's: the options come from TrainConfig)."""
 
 HELP = f"train an SB3 agent ({algorithm_names()}) and evaluate it"
+STOP_POLICY = SAVE_FIRST
+"""Interrupts (the first Ctrl-C or SIGTERM stops at the next step and saves; a third stops at once)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

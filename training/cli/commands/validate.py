@@ -19,7 +19,7 @@ import numpy as np
 
 import scenarios
 from digital_twin import SpecError
-from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK
+from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK, message_line
 
 HELP = "validate scenario files (exit 1 when one is invalid, 3 when only data is missing)"
 
@@ -45,12 +45,12 @@ def _validate(path: str) -> int:
             if not missing:
                 scenario.make_spec(np.random.default_rng(scenario.seed))
         except (SpecError, OSError) as exc:
-            print(f"INVALID {exc}")
+            print(f"INVALID {message_line(str(exc))}")
             return EXIT_DATA
     if missing:
         unset = "${" in str(missing[0])
         hint = f"set {scenarios.TRACES_ENV} to the folder that holds the traces" if unset else "check the path"
-        print(f"MISSING DATA {path}: valid, but needs {missing[0]} ({hint})")
+        print(f"MISSING DATA {message_line(f'{path}: valid, but needs {missing[0]} ({hint})')}")
         return EXIT_MISSING_DATA
     print(f"OK {path}" + "".join(f"\n  {note}" for note in notes))
     return EXIT_OK

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import scenarios
+from digital_twin.atomic_files import write_text
 from training.scale.rllib.agent import AGENT_NAME
 from training.scale.rllib.config import RLlibConfig
 
@@ -238,7 +239,7 @@ def _new_run_dir(config: RLlibConfig, scenario_name: str) -> Path:
         if (run_dir / CONFIG_JSON).exists():
             raise FileExistsError(f"{run_dir} already holds a run ({CONFIG_JSON}); give a new --out")
         run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_JSON).write_text(config.to_json() + "\n")
+    write_text(run_dir / CONFIG_JSON, config.to_json() + "\n")
     return run_dir
 
 
@@ -341,7 +342,7 @@ def _write_summary(result: RLlibResult) -> None:
     }
     if result.evaluation is not None:
         summary["eval_seeds"] = list(result.evaluation.seeds)
-    (result.run_dir / SUMMARY_JSON).write_text(json.dumps(summary, indent=1) + "\n")
+    write_text(result.run_dir / SUMMARY_JSON, json.dumps(summary, indent=1) + "\n")
 
 
 __all__ = ["RLlibConfig", "RLlibResult", "iteration_scalars", "ppo_config", "ray_session", "train_rllib"]

@@ -39,6 +39,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from digital_twin.atomic_files import atomic_open, write_text
 from digital_twin.scenario import Scenario
 from training.scale.sweeps.space import SweepSpec
 from training.scale.sweeps.trial import METRIC, RUNS_DIR, TRIALS_DIR, run_name
@@ -131,7 +132,7 @@ def run_sweep(spec: SweepSpec, sweep_dir: Path, scenarios: Mapping[str, Scenario
         resume = False
     if not resume:
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / SPEC_JSON).write_text(spec.to_json() + "\n", encoding="utf-8")
+        write_text(sweep_dir / SPEC_JSON, spec.to_json() + "\n")
     stop = _StopSignals()
     with RayBackend(address):
         trainable = tune.with_resources(
@@ -158,7 +159,7 @@ def run_sweep(spec: SweepSpec, sweep_dir: Path, scenarios: Mapping[str, Scenario
 def write_summary(result: SweepResult, spec: SweepSpec, sweep_dir: Path) -> None:
     """``summary.csv`` (one row per trial, best first) and ``summary.md`` (the same, and the means over seeds)."""
     keys = spec.swept
-    with open(sweep_dir / SUMMARY_CSV, "w", newline="", encoding="utf-8") as file:
+    with atomic_open(sweep_dir / SUMMARY_CSV, "w", newline="") as file:
         writer = csv.writer(file)
         writer.writerow(["trial_id", *keys, "status", "steps", METRIC, "run_dir"])
         for row in result.rows:
@@ -177,7 +178,7 @@ def write_summary(result: SweepResult, spec: SweepSpec, sweep_dir: Path) -> None
                   *_markdown([[*combination, "trials", f"mean {METRIC}"]] + [
                       [*(_cell(params.get(k)) for k in combination), str(count), _usd(mean)]
                       for params, count, mean in means])]
-    (sweep_dir / SUMMARY_MD).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(sweep_dir / SUMMARY_MD, "\n".join(lines) + "\n")
 
 
 def seed_means(rows: list[TrialRow]) -> list[tuple[dict[str, Any], int, float]]:
@@ -206,7 +207,7 @@ def write_best(result: SweepResult, sweep_dir: Path) -> None:
             "run_dir": str(best.run_dir),
             "config": json.loads(config_path.read_text(encoding="utf-8")) if config_path.is_file() else None,
         }
-    (sweep_dir / BEST_JSON).write_text(json.dumps(document, indent=1, default=str) + "\n", encoding="utf-8")
+    write_text(sweep_dir / BEST_JSON, json.dumps(document, indent=1, default=str) + "\n")
 
 
 def _rows(grid: Any, sweep_dir: Path, interrupted: bool) -> list[TrialRow]:

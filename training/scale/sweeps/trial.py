@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from digital_twin.atomic_files import write_text
 from digital_twin.scenario import Scenario
 from training.errors import DataError, UsageError
 from training.learning.config import TrainConfig
@@ -161,10 +161,7 @@ def validation_point(config: TrainConfig, scenario: Scenario, run_dir: Path) -> 
 
 def write_record(path: Path, record: dict[str, Any]) -> None:
     """Write a trial's record atomically (a killed write leaves no record: the trial is not finished)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    write_text(path, json.dumps(record, indent=1) + "\n")
 
 
 def _short(value: Any) -> str:

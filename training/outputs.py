@@ -1,0 +1,75 @@
+"""One run at a time per output folder, and shared files merged under a lock.
+
+Every file a command writes is written atomically (:mod:`digital_twin.atomic_files`): to a
+temporary name, then renamed into place. That keeps each file whole, but two runs writing into
+one ``--out`` would still each report success while the folder holds a mix of both, or only the
+second. So a command that writes a folder holds :func:`folder_lock` on it from its checks to its
+last file: a second run on the same folder is refused at once, before any work, with one line.
+The lock is ``filelock``'s (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows) on the
+folder's :data:`LOCK_FILE`: the operating system releases it when the holder ends however it
+ends (a crash, ``kill -9``), so a stale lock cannot block later runs.
+
+:func:`shared_file_lock` is the blocking lock of a file several runs update (the suite's
+reference cache): a writer takes it, reads the file again, merges its entries and replaces it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from training.errors import DataError
+
+LOCK_FILE = ".aco-env.lock"
+"""The lock file a command holds in its output folder while it runs."""
+SHARED_LOCK_TIMEOUT_S = 600.0
+"""A bound on waiting for another run's update of a shared file (an update takes milliseconds)."""
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path, option: str) -> Iterator[Path]:
+    """Hold ``folder``'s lock while the block runs (the folder is created when missing).
+
+    Args:
+        folder: The output folder.
+        option: The option that named it (``"--out"``), for the message.
+
+    Raises:
+        DataError: Another run holds the lock (``"--out OUT: another aco-env run is writing
+            there ..."``), or the lock file cannot be created.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise DataError(
+            f"{option} {folder}: another aco-env run is writing there (it holds {path}); "
+            f"wait for it to end, or give another {option}"
+        ) from None
+    except OSError as exc:
+        raise DataError(f"{option} {folder}: cannot lock the folder ({exc.strerror or exc})") from None
+    try:
+        yield folder
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def shared_file_lock(path: Path, timeout_s: float = SHARED_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the lock of a file several runs update (``PATH.lock`` beside it) while the block runs.
+
+    Raises:
+        OSError: The lock cannot be taken within ``timeout_s`` seconds (``filelock.Timeout`` is one)
+            or its file cannot be created.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.with_name(path.name + ".lock"), timeout=timeout_s):
+        yield
+
+
+__all__ = ["LOCK_FILE", "SHARED_LOCK_TIMEOUT_S", "folder_lock", "shared_file_lock"]
