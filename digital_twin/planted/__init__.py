@@ -11,15 +11,18 @@ docs/design.md, "Planted optima", states the construction and its proof.
 
 from digital_twin.planted.certificate import Certificate, certify, completion_usd
 from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.energy_floor import EnergyFloor, energy_floor
 from digital_twin.planted.generator import PlantedEpisode, plant
 from digital_twin.planted.replay import play_planted
 
 __all__ = [
     "Certificate",
+    "EnergyFloor",
     "PlantedConfig",
     "PlantedEpisode",
     "certify",
     "completion_usd",
+    "energy_floor",
     "plant",
     "play_planted",
 ]

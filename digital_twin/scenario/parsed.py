@@ -132,7 +132,9 @@ class Scenario:
         loader = self._jobs_loader
         if not isinstance(loader, PlantedJobs):
             raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
-        episode = self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
+        episode = self._built(
+            plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs, self.energy
+        )
         spec = dataclasses.replace(episode.spec, jobs=self._declared(episode.spec.jobs, rng))
         return dataclasses.replace(episode, spec=spec)
 
