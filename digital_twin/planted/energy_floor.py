@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.energy.carbon_intensity import J_PER_KWH, CarbonIntensity
-from digital_twin.energy.power_curves import PowerCurve
 from digital_twin.constants import TwinConstants
+from digital_twin.energy.carbon_intensity import J_PER_KWH, CarbonIntensity
 from digital_twin.energy.model import EnergyModel
+from digital_twin.energy.power_curves import PowerCurve
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.spec import TwinSpec
@@ -207,7 +207,8 @@ def _share(spec: TwinSpec, job: int, node: int) -> float:
 
 def _least_slope(curve: PowerCurve, u_lo: float) -> tuple[float, bool]:
     """The least slope (W per unit utilisation, >= 0) of ``curve``'s segments meeting ``[u_lo, 1]``, and
-    whether they all share it (``u_lo >= 1``: a saturated node, slope 0)."""
+    whether they all share it (``u_lo >= 1``: a saturated node, slope 0).
+    """
     if u_lo >= 1.0:
         return 0.0, True
     points, watts = np.asarray(curve.points_u), np.asarray(curve.watts)

@@ -24,16 +24,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from digital_twin.constants import TwinConstants
+from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, JobSpec
 from digital_twin.limits import Limits
-from digital_twin.constants import TwinConstants
-from digital_twin.energy.model import EnergyModel
 from digital_twin.planted.certificate import RELATIVE_SLACK, Certificate, certify
-from digital_twin.planted.energy_floor import NodeRates, energy_floor, fleet_rates, inexact_reason
 from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.energy_floor import NodeRates, energy_floor, fleet_rates, inexact_reason
+from digital_twin.planted.prices import LagrangianCertificate
 from digital_twin.planted.tiling import Piece, tile
 from digital_twin.spec import TwinSpec, default_energy_model_of
 from digital_twin.telemetry import CPU, Telemetry
@@ -52,18 +53,26 @@ class PlantedEpisode:
     Attributes:
         spec: The episode (its ``fixed_interruptions_s`` are the drawn interruptions).
         planted_nodes: ``(M,)`` per job (in ``spec.jobs`` order), the node the optimal schedule
-            starts it on, at its arrival.
-        certificate: The per-job lower bounds; ``certificate.bound_usd`` is the optimum.
+            starts it on.
+        certificate: The bound; ``certificate.bound_usd`` is the optimum (the cut-capacity
+            family's per-job :class:`Certificate`, or a priced family's Lagrangian one).
+        planted_starts_s: ``(M,)`` per job, when the optimal schedule starts it (a job waits in
+            the queue until then, deferred); ``None``: every job at its arrival.
     """
 
     spec: TwinSpec
     planted_nodes: tuple[int, ...]
-    certificate: Certificate
+    certificate: Certificate | LagrangianCertificate
+    planted_starts_s: tuple[float, ...] | None = None
 
     @property
     def optimum_usd(self) -> float:
-        """The optimal objective (USD): the planted schedule's value, equal to the bound."""
+        """The proven optimum: no policy's objective on this episode is lower."""
         return self.certificate.bound_usd
+
+    def start_of(self, j: int) -> float:
+        """When the optimal schedule starts job ``j`` (seconds)."""
+        return self.spec.jobs[j].arrival_s if self.planted_starts_s is None else self.planted_starts_s[j]
 
 
 def plant(
