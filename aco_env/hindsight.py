@@ -26,6 +26,7 @@ from aco_env.env import ClusterSchedulingEnv
 from aco_env.twin_env import TwinEnv
 from digital_twin import DigitalTwin, HindsightView, TwinSpec
 from digital_twin.planted import PlantedEpisode
+from digital_twin.planted.replay import START_TOLERANCE_S
 from digital_twin.scenario import Scenario
 
 
@@ -64,14 +65,21 @@ def planted_of(env: gym.Env) -> PlantedEpisode | None:
 
 
 def planted_action_of(env: gym.Env) -> int | None:
-    """The current job's planted node (hindsight, as :func:`planted_of`); ``None`` off planted scenarios or at the end.
+    """The current job's planted action (hindsight, as :func:`planted_of`); ``None`` off planted or at the end.
 
-    On the planted trajectory (every earlier valid action was the planted one) it is valid and
-    optimal: following it from here attains the proven optimum. Off it, it may not fit.
+    Its planted node, or the defer action (``n_nodes``) while the planted schedule has it wait
+    (a priced planted episode starts some jobs after their arrival). On the planted trajectory
+    (every earlier valid action was the planted one) it is valid and optimal: following it from
+    here attains the proven optimum. Off it, it may not fit.
     """
     planted = planted_of(env)
-    j = _twin_env(env)._require_twin().current_job_index
-    return None if planted is None or j < 0 else planted.planted_nodes[j]
+    twin = _twin_env(env)._require_twin()
+    j = twin.current_job_index
+    if planted is None or j < 0:
+        return None
+    if twin.time_s < planted.start_of(j) - START_TOLERANCE_S:
+        return len(planted.spec.fleet)
+    return planted.planted_nodes[j]
 
 
 def scenario_of(env: gym.Env) -> Scenario:

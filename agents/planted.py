@@ -77,6 +77,8 @@ class PlantedAgent(ViewAgent):
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
         planted = planted_action_of(self._planted_source)
+        if planted is not None and planted == len(view.action_mask) - 1:  # the schedule has the job wait
+            return None
         if planted is not None and view.action_mask[planted]:
             return planted
         assert view.job is not None  # act() checked

@@ -150,8 +150,9 @@ def completion_usd(c: TwinConstants, j: int, floor: EnergyFloor | None = None) -
 
 @dataclass(frozen=True)
 class _Nodes:
-    """``(N,)`` float64 node columns of a fleet, read once: price per second, millicores, GPUs; spot flags;
-    the energy floor (``None``: not charged).
+    """``(N,)`` float64 node columns of a fleet, read once.
+
+    Price per second, millicores, GPUs, spot flags; the energy floor (``None``: not charged).
     """
 
     price_per_s: np.ndarray

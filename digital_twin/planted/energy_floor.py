@@ -206,8 +206,9 @@ def _share(spec: TwinSpec, job: int, node: int) -> float:
 
 
 def _least_slope(curve: PowerCurve, u_lo: float) -> tuple[float, bool]:
-    """The least slope (W per unit utilisation, >= 0) of ``curve``'s segments meeting ``[u_lo, 1]``, and
-    whether they all share it (``u_lo >= 1``: a saturated node, slope 0).
+    """The least slope of ``curve``'s segments meeting ``[u_lo, 1]`` and whether they all share it.
+
+    W per unit utilisation, >= 0; ``u_lo >= 1`` (a saturated node): slope 0.
     """
     if u_lo >= 1.0:
         return 0.0, True

@@ -141,8 +141,10 @@ def _home_nodes(fleet: Sequence[NodeSpec], rates: NodeRates, peak_pct: np.ndarra
     def unit_usd_s(i: int, node: NodeSpec) -> float:
         if node.gpu_count:
             cores = _cores_per_gpu(node, float(peak_pct[i]))
-            return node.price_per_hour_usd / 3600.0 / node.gpu_count + rates.usd_per_gpu_s[i] + (
-                cores * rates.usd_per_core_s[i]
+            return (
+                node.price_per_hour_usd / 3600.0 / node.gpu_count
+                + rates.usd_per_gpu_s[i]
+                + (cores * rates.usd_per_core_s[i])
             )
         return node.price_per_hour_usd / 3600.0 / node.cpu_cores + rates.usd_per_core_s[i]
 

@@ -53,7 +53,7 @@ from digital_twin.planted.market_lanes import (
     up_windows,
 )
 from digital_twin.planted.market_roles import Roles, dear_room, roles_of
-from digital_twin.planted.prices import CPU_UNITS, GPU_UNITS, NodePrice, lagrangian_bound
+from digital_twin.planted.prices import CPU_UNITS, GPU_UNITS, LagrangianCertificate, NodePrice, lagrangian_bound
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload
@@ -63,7 +63,7 @@ RELATIVE_SLACK = 1e-9
 """How much a planted option may exceed its job's least priced cost, relative (float rounding)."""
 
 
-def plant_market(
+def plant_priced(
     fleet: tuple[NodeSpec, ...],
     telemetry: Telemetry,
     settings: EpisodeSettings,
@@ -112,8 +112,11 @@ def plant_market(
 
 
 def _latest_end(settings: EpisodeSettings) -> float:
-    """Planted runs end by the horizon less the queue TTL: a job whose latest start plus its duration
-    passes the horizon could be started late and cut off by it, cheaper than completing."""
+    """Planted runs end by the horizon less the queue TTL.
+
+    A job whose latest start plus its duration passes the horizon could be started late and cut
+    off by it, cheaper than completing.
+    """
     assert settings.queue_ttl_s is not None  # roles_of refuses a world without a TTL
     return float(settings.horizon_s) - float(settings.queue_ttl_s)
 
@@ -122,12 +125,13 @@ def _interruptions(
     fleet: tuple[NodeSpec, ...], roles: Roles, config: MarketConfig, rng: np.random.Generator
 ) -> tuple[tuple[float, ...], ...]:
     """Per node its interruptions: one wave per home group (shared by its spot home nodes), others their own."""
+
     def draw() -> tuple[float, ...]:
         times = rng.uniform(0.0, config.plant_until_s, config.interruptions_per_spot_node)
         return tuple(float(t) for t in np.sort(np.round(times, 3)))
 
     waves = {"cpu": draw(), "gpu": draw()}
-    out = []
+    out: list[tuple[float, ...]] = []
     for i, node in enumerate(fleet):
         if not node.is_spot:
             out.append(())
@@ -143,8 +147,17 @@ def _interruptions(
 def _lane_job(run: LaneRun, fleet: tuple[NodeSpec, ...]) -> tuple[JobSpec, int, float]:
     """A lane run as a job arriving at its start: ``(job, node, planted start)``."""
     c = run.job_class
-    job = JobSpec("planted", run.start_s, run.duration_s, c.workload, c.cpu_cores, c.mem_gb, gpu_count=c.gpu_count,
-                  gpu_vram_gb=fleet[run.node].gpu_vram_gb if c.gpu_count else 0.0, priority=c.priority)
+    job = JobSpec(
+        "planted",
+        run.start_s,
+        run.duration_s,
+        c.workload,
+        c.cpu_cores,
+        c.mem_gb,
+        gpu_count=c.gpu_count,
+        gpu_vram_gb=fleet[run.node].gpu_vram_gb if c.gpu_count else 0.0,
+        priority=c.priority,
+    )
     return job, run.node, run.start_s
 
 
@@ -179,8 +192,16 @@ def _streams(
             if node is None:
                 continue
             deadline = t + config.lc_deadline_slack_s if kind == "lc" else None
-            job = JobSpec("planted", t, duration, job_class.workload, job_class.cpu_cores, job_class.mem_gb,
-                          priority=job_class.priority, deadline_s=deadline)
+            job = JobSpec(
+                "planted",
+                t,
+                duration,
+                job_class.workload,
+                job_class.cpu_cores,
+                job_class.mem_gb,
+                priority=job_class.priority,
+                deadline_s=deadline,
+            )
             out.append((job, node, t))
     return out
 
@@ -254,8 +275,9 @@ def _prices(
             breaks.append(horizon_s)
             values.append(0.0)
         if len(breaks) > 1:
+            price = NodePrice(resource, np.array(breaks), np.array(values))  # one object: the certificate groups by it
             for i in homes:
-                out[i] = NodePrice(resource, np.array(breaks), np.array(values))
+                out[i] = price
     return out
 
 
@@ -266,8 +288,9 @@ def _delay_gpu_waits(
     settings: EpisodeSettings,
     rng: np.random.Generator,
 ) -> None:
-    """GPU lane runs that start in the full set and run past its end arrive earlier, while the lane's
-    previous run holds their GPUs (they wait: a tie with starting at once), in place.
+    """Make GPU lane runs that start in the full set and run past its end arrive earlier (in place).
+
+    They arrive while the lane's previous run holds their GPUs and wait (a tie with starting at once).
     """
     ttl = settings.queue_ttl_s if settings.queue_ttl_s is not None else math.inf
     previous: dict[tuple[int, int], float] = {}
@@ -342,6 +365,7 @@ def _episode(
 def _not_least(episode: PlantedEpisode, prices: dict[int, NodePrice]) -> set[tuple[float, float, int]]:
     """``(arrival, duration, node)`` of the jobs whose planted option costs more than their least priced one."""
     spec, certificate = episode.spec, episode.certificate
+    assert isinstance(certificate, LagrangianCertificate)
     c = TwinConstants.of(spec)
     wait = spec.settings.weights.wait_usd_per_job_hour / 3600.0
     bad = set()

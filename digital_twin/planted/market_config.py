@@ -61,12 +61,24 @@ class MarketConfig:
     mix: tuple[JobClass, ...] = API_SIMULATION_MIX
 
     def __post_init__(self) -> None:
-        for name in ("plant_until_s", "ramp_s", "lc_median_duration_s", "batch_median_duration_s",
-                     "stream_median_duration_s", "min_duration_s", "max_duration_s", "lc_deadline_slack_s"):
+        for name in (
+            "plant_until_s",
+            "ramp_s",
+            "lc_median_duration_s",
+            "batch_median_duration_s",
+            "stream_median_duration_s",
+            "min_duration_s",
+            "max_duration_s",
+            "lc_deadline_slack_s",
+        ):
             _positive(name, getattr(self, name))
         for name in ("dear_rate_per_s", "lc_rate_per_s", "load_sigma", "duration_sigma"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value >= 0):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and value >= 0)
+            ):
                 raise SpecError(f"{name} must be a finite number >= 0, got {value!r}")
         if not 0.0 <= self.until_spread < 1.0:
             raise SpecError(f"until_spread must be in [0, 1), got {self.until_spread!r}")

@@ -39,6 +39,7 @@ class LaneRun:
 
     @property
     def end_s(self) -> float:
+        """When the run ends (seconds)."""
         return self.start_s + self.duration_s
 
 
@@ -86,9 +87,7 @@ def lane_runs(
     runs: list[LaneRun] = []
     for lane, first in enumerate(widths):
         kind = "gpu" if first.gpu_count else "cpu"
-        same = [
-            c for c in config.classes(kind) if c.cpu_cores == first.cpu_cores and c.gpu_count == first.gpu_count
-        ]
+        same = [c for c in config.classes(kind) if c.cpu_cores == first.cpu_cores and c.gpu_count == first.gpu_count]
         weights = np.array([c.weight for c in same])
         for open_s, close_s, interrupted in up_windows:
             t = open_s + float(rng.uniform(0.0, config.ramp_s))
@@ -105,7 +104,9 @@ def lane_runs(
     return runs
 
 
-def up_windows(interruptions_s: tuple[float, ...], recovery_s: float, until_s: float) -> list[tuple[float, float, bool]]:
+def up_windows(
+    interruptions_s: tuple[float, ...], recovery_s: float, until_s: float
+) -> list[tuple[float, float, bool]]:
     """``[0, until_s)`` less the down windows ``[t, t + recovery_s)``: ``(open, close, closed by an interruption)``.
 
     An interruption while the node is down has no effect (the twin drops it).
@@ -122,7 +123,9 @@ def up_windows(interruptions_s: tuple[float, ...], recovery_s: float, until_s: f
     return [w for w in out if w[0] < until_s]
 
 
-def _duration(job_class: JobClass, start_s: float, horizon_s: float, config: MarketConfig, rng: np.random.Generator) -> float:
+def _duration(
+    job_class: JobClass, start_s: float, horizon_s: float, config: MarketConfig, rng: np.random.Generator
+) -> float:
     """A duration of ``job_class`` that ends by the horizon (redrawn up to :data:`REDRAWS` times, then cut)."""
     duration = config.draw_duration(job_class, rng)
     for _ in range(REDRAWS):

@@ -56,7 +56,9 @@ def roles_of(
             node under processor sharing (each message names the node or the weight).
     """
     if settings.queue_ttl_s is None:
-        raise SpecError("a priced planted world needs queue_ttl_s: without it any job could wait to be cut off by the horizon")
+        raise SpecError(
+            "a priced planted world needs queue_ttl_s: without it any job could wait to be cut off by the horizon"
+        )
     cpu_nodes = [i for i, n in enumerate(fleet) if not n.gpu_count]
     if not cpu_nodes:
         raise SpecError("a priced planted world needs cpu-only nodes")
@@ -79,7 +81,8 @@ def roles_of(
     if wait < widest * delta * (1 - SLACK):
         raise SpecError(
             f"wait_usd_per_job_hour {settings.weights.wait_usd_per_job_hour:g} is below the price gap of a "
-            f"{widest:g}-core job ({widest * delta * 3600:.4g} USD/h): a cpu job would wait rather than run on a dear node"
+            f"{widest:g}-core job ({widest * delta * 3600:.4g} USD/h): a cpu job would wait rather than run on a "
+            "dear node"
         )
     gpu_homes = _gpu_homes(fleet, wait)
     if settings.contention:
@@ -110,8 +113,10 @@ def _gpu_homes(fleet: tuple[NodeSpec, ...], wait_usd_per_s: float) -> tuple[int,
 
 
 def dear_room(node: NodeSpec, peak_pct: float, sla_threshold_pct: float, latency_critical: bool) -> float:
-    """Cores our jobs may hold on a dear node: below its peak background's complement (no contention),
-    and, while a latency-critical job runs there, below the SLA threshold.
+    """Cores our jobs may hold on a dear node.
+
+    Below its peak background's complement (no contention) and, while a latency-critical job runs
+    there, below the SLA threshold.
     """
     share = 1.0 - peak_pct / 100.0
     if latency_critical:

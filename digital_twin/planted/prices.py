@@ -149,27 +149,40 @@ class _NodeTable:
     cpu_m: np.ndarray
     gpus: np.ndarray
     is_spot: np.ndarray
+    kind: list[int]  # (N,) nodes with one price object and the same down windows share a kind
 
     @classmethod
     def of(cls, spec: TwinSpec, c: TwinConstants, prices: dict[int, NodePrice]) -> _NodeTable:
         gpus = np.asarray(c.gpus, dtype=np.float64)
         capacity = np.array(
-            [gpus[i] if i in prices and prices[i].resource == GPU_UNITS else c.cpu_m[i] / 1000.0 for i in range(c.n_nodes)]
+            [
+                gpus[i] if i in prices and prices[i].resource == GPU_UNITS else c.cpu_m[i] / 1000.0
+                for i in range(c.n_nodes)
+            ]
         )
+        down = down_windows(spec)
+        kinds: dict[tuple[int, bytes], int] = {}
+        kind = [
+            kinds.setdefault((id(prices.get(i)), down[i].tobytes() if i in down else b""), len(kinds))
+            for i in range(c.n_nodes)
+        ]
         return cls(
             prices,
-            down_windows(spec),
+            down,
             capacity,
             np.asarray(c.price_per_s, dtype=np.float64),
             np.asarray(c.cpu_m, dtype=np.float64),
             gpus,
             np.asarray(c.is_spot, dtype=bool),
+            kind,
         )
 
 
 def down_windows(spec: TwinSpec) -> dict[int, np.ndarray]:
-    """Per spot node with fixed interruptions, its down windows ``(k, 2)`` ``[t, t + recovery)`` (the twin's
-    rule: an interruption while the node is down has no effect). Empty without fixed interruptions.
+    """Per spot node with fixed interruptions, its down windows ``(k, 2)``: ``[t, t + recovery)``.
+
+    The twin's rule: an interruption while the node is down has no effect. Empty without fixed
+    interruptions.
     """
     fixed = spec.fixed_interruptions_s
     if fixed is None or not spec.settings.spot_interruptions:
@@ -212,10 +225,15 @@ def _least_priced(c: TwinConstants, j: int, nodes: _NodeTable) -> tuple[float, i
     qos = np.where(c.is_lc[j] & nodes.is_spot[candidates], w.qos_violation_usd, 0.0)
     # no option on a node costs less than its run's rate over the least of d and H - a
     floor = rates * min(duration, horizon - arrival) + qos
+    seen: set[tuple[int, float, float]] = set()
     for k in np.argsort(floor, kind="stable"):
         if floor[k] >= best:
             break
         i = int(candidates[k])
+        same = (nodes.kind[i], float(rates[k]), float(qos[k]))  # nodes alike in price, downs, rate, QoS: one option set
+        if same in seen:
+            continue
+        seen.add(same)
         priced = i in nodes.prices and nodes.prices[i].resource == GPU_UNITS
         units = c.req_gpus[j] if priced else c.req_cpu_m[j] / 1000.0
         for end_at_horizon in (False, True):
@@ -263,8 +281,7 @@ def _least_on_node(
         points.append(np.array([a - d + job.slo, a - d + 2.0 * job.slo]))
     starts = np.unique(np.concatenate(points))
     starts = starts[(starts >= a) & (starts <= s_max)]
-    if end_at_horizon:
-        starts = starts[starts < horizon]
+    if end_at_horizon:  # s = H is the infimum of starts just before it (an empty window)
         ends = np.full(len(starts), horizon)
         usd = rate * (horizon - starts) + job.lc_weight * _loss(horizon - a, job.slo)
     else:

@@ -41,7 +41,9 @@ def linear_energy(carbon: CarbonIntensity | None = None) -> EnergyModel:
     return EnergyModel(nodes, {"default": carbon or CarbonIntensity.constant(300.0)})
 
 
-def tiny(settings: EpisodeSettings, energy: EnergyModel | None, background: list[float], count: int) -> list[PlantedEpisode]:
+def tiny(
+    settings: EpisodeSettings, energy: EnergyModel | None, background: list[float], count: int
+) -> list[PlantedEpisode]:
     """Up to ``count`` planted episodes of 2 to 5 jobs on :data:`FLEET` (seeds in order)."""
     telemetry = Telemetry.constant(3, background, 40, 3600, 300)
     out = []
@@ -68,7 +70,11 @@ def settings_of(interference: str = "processor-sharing", **weights: float) -> Ep
 
 LOADED, IDLE = [0, 0, 25], [0, 0, 0]
 EXACT = {  # planted under these settings (and backgrounds), the schedule pays the certificate exactly
-    "sla-deadline-unfairness": (settings_of(sla_violation_usd=0.3, deadline_miss_usd=0.3, unfairness_usd=1.0), None, LOADED),
+    "sla-deadline-unfairness": (
+        settings_of(sla_violation_usd=0.3, deadline_miss_usd=0.3, unfairness_usd=1.0),
+        None,
+        LOADED,
+    ),
     "utility-slo-0.5": (settings_of(utility_loss_usd=1.0, latency_slo_factor=0.5), None, LOADED),
     "energy-carbon-linear": (settings_of(energy_usd_per_kwh=2.0, carbon_usd_per_kg=3.0), linear_energy(), LOADED),
     "energy-no-interference": (settings_of("none", energy_usd_per_kwh=2.0), linear_energy(), IDLE),
@@ -101,7 +107,9 @@ def _loose_specs() -> list[tuple[str, TwinSpec]]:
         spec = episode.spec
         out.append((f"concave-curve-{k}", spec.with_settings(weights=ObjectiveWeights(**BASE, energy_usd_per_kwh=3.0))))
         carbon = dataclasses.replace(spec, energy=linear_energy(varying))
-        out.append((f"varying-carbon-{k}", carbon.with_settings(weights=ObjectiveWeights(**BASE, carbon_usd_per_kg=5.0))))
+        out.append(
+            (f"varying-carbon-{k}", carbon.with_settings(weights=ObjectiveWeights(**BASE, carbon_usd_per_kg=5.0)))
+        )
         loaded = dataclasses.replace(spec, energy=linear_energy())
         no_sharing = loaded.with_settings(interference="none", weights=ObjectiveWeights(**BASE, energy_usd_per_kwh=4.0))
         out.append((f"oversubscribed-{k}", no_sharing))
@@ -120,10 +128,10 @@ def test_plant__refuses_energy_weights_it_cannot_prove() -> None:
     """A curved power curve or a varying intensity under an energy or carbon weight is refused, naming it."""
     telemetry = Telemetry.constant(3, [0, 0, 25], 40, 3600, 300)
     rng = np.random.default_rng(0)
-    with pytest.raises(SpecError, match="energy_usd_per_kwh > 0: node '[a-z]+''s power curve is not linear"):
+    with pytest.raises(SpecError, match=r"energy_usd_per_kwh > 0: node '[a-z]+''s power curve is not linear"):
         plant(FLEET, telemetry, settings_of(energy_usd_per_kwh=1.0), CONFIG, rng)
     varying = linear_energy(CarbonIntensity(np.array([100.0, 500.0]), tick_s=900.0))
-    with pytest.raises(SpecError, match="carbon_usd_per_kg > 0: .* carbon intensity varies"):
+    with pytest.raises(SpecError, match=r"carbon_usd_per_kg > 0: .* carbon intensity varies"):
         plant(FLEET, telemetry, settings_of(carbon_usd_per_kg=1.0), CONFIG, np.random.default_rng(0), energy=varying)
 
 
