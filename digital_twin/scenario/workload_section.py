@@ -35,6 +35,7 @@ from digital_twin.planted import MarketConfig, PlantedConfig, PlantedEpisode, pl
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
 from digital_twin.scenario.sources import JOB_FILE_SOURCES, WHOLE_WORKFLOW_SOURCES
+from digital_twin.scenario.trace_window import WindowedJobs
 from digital_twin.workflows.spec import WorkflowSpec, workflow_from_dict
 from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
@@ -195,6 +196,11 @@ def jobs_loader(
         )
     path = resolve_path(section, "path", data_files)
     options, _ = section_options(section, JOB_FILE_SOURCES[source])
+    window_s = section.get("window_s", float, None)
+    if window_s is not None:  # read the whole trace; each episode draws its window (and applies the budget)
+        section.finish()
+        read = FileJobs(source, path, options, section.file, section.path("options"), limits.max_jobs)
+        return checked(section, "window_s", lambda: WindowedJobs(read, window_s, job_budget)), True
     if job_budget is not None:
         options.setdefault("limit", job_budget)
     limit = options.get("limit")

@@ -55,9 +55,11 @@ def task_score_table(run: SuiteRun) -> Table:
         scores = [
             f"{task_run.scores(agent).mean():.3f}" if agent in task_run.agents else NOT_PLAYED for agent in run.agents
         ]
+        one = task_run.task.reference.describe()
+        if task_run.reference.normalised_by == "bound":
+            one = f"oracle bound (reference within {task_run.reference.margin:.0%} of {run.suite.weak_baseline})"
         table.add_row(
-            task_run.task.name, task_run.task.group, task_run.task.reference.describe(),
-            f"{task_run.bound_score():.3f}", *scores,
+            task_run.task.name, task_run.task.group, one, f"{task_run.bound_score():.3f}", *scores,
         )  # fmt: skip
     return table
 

@@ -14,6 +14,7 @@ and seeds; any other is stale and is computed again (with a warning).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -53,6 +54,9 @@ class TaskReference:
         bound_usd: A lower bound on every policy's objective on each seed (the planted optimum,
             or the oracle's bound).
         seconds: Wall time it took to compute (not compared).
+        normalised_by: What scores 1: ``"reference"`` (its mean), or ``"bound"`` (the bound's
+            mean) where the reference beats the weak baseline by less than the suite's
+            ``min_reference_margin``.
     """
 
     task: str
@@ -66,6 +70,7 @@ class TaskReference:
     reference_usd: tuple[float, ...]
     bound_usd: tuple[float, ...]
     seconds: float = 0.0
+    normalised_by: str = "reference"
 
     @property
     def baseline_mean(self) -> float:
@@ -81,6 +86,16 @@ class TaskReference:
     def bound_mean(self) -> float:
         """The mean lower bound (USD)."""
         return float(np.mean(self.bound_usd))
+
+    @property
+    def one_mean(self) -> float:
+        """What scores 1 (USD): the reference's mean, or the bound's (``normalised_by``)."""
+        return self.bound_mean if self.normalised_by == "bound" else self.reference_mean
+
+    @property
+    def margin(self) -> float:
+        """How much the reference beats the weak baseline, as a share of the baseline's mean."""
+        return (self.baseline_mean - self.reference_mean) / self.baseline_mean if self.baseline_mean else 0.0
 
     def matches(self, suite: Suite, task: SuiteTask) -> str | None:
         """Why this entry cannot serve ``task`` of ``suite`` (``None``: it can)."""
@@ -148,6 +163,13 @@ def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = N
         bound_usd=tuple(float(value) for value in bound),
         seconds=time.perf_counter() - started,
     )
+    margin = suite.min_reference_margin
+    if margin is not None and result.margin < margin and result.bound_mean < result.baseline_mean:
+        logger.warning(
+            "%s: the reference beats %s by %.1f %% (< %.0f %%): the task is normalised by the oracle's bound",
+            task.name, suite.weak_baseline, 100 * result.margin, 100 * margin,
+        )
+        result = dataclasses.replace(result, normalised_by="bound")
     if not result.reference_mean < result.baseline_mean:
         raise SuiteError(
             f"{task.name}: the reference ({result.reference_mean:.4f} USD) does not beat the weak baseline "
