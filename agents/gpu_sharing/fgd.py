@@ -87,8 +87,10 @@ class FgdPolicy(SharingPolicy):
     def _kubernetes_choice(
         self, state: ClusterState, request: Request, node_of: np.ndarray, gpu_of: np.ndarray, delta: np.ndarray
     ) -> Placement:
-        """The artifact's rule: score ``int(100 sigmoid(-Delta / 1000))``; a node scores its best candidate,
-        the node is drawn among the best-scoring ones, the GPU is its lowest slot of that score.
+        """The artifact's rule: an integer score per candidate, the node drawn among the best, its lowest GPU.
+
+        Score ``int(100 sigmoid(-Delta / 1000))``; a node scores its best candidate; the GPU is
+        the node's lowest slot of that score.
         """
         score = np.floor(100.0 / (1.0 + np.exp(delta / 1000.0))).astype(np.int64)
         best = score.max()
