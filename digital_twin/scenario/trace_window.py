@@ -57,7 +57,9 @@ class WindowedJobs:
         t0 = float(starts[int(rng.integers(len(starts)))])
         inside = (arrivals >= t0) & (arrivals < t0 + self.window_s)
         kept = [
-            replace(job, arrival_s=job.arrival_s - t0, deadline_s=None if job.deadline_s is None else job.deadline_s - t0)
+            replace(
+                job, arrival_s=job.arrival_s - t0, deadline_s=None if job.deadline_s is None else job.deadline_s - t0
+            )
             for job, keep in zip(jobs, inside.tolist(), strict=True)
             if keep
         ]
