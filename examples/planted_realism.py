@@ -19,8 +19,8 @@ from collections import Counter
 import numpy as np
 from scipy.stats import ks_2samp
 
-from scenarios import load as load_scenario
 from digital_twin.workload import Workload
+from scenarios import load as load_scenario
 
 
 def columns(jobs: Workload) -> dict[str, np.ndarray]:
@@ -36,6 +36,7 @@ def columns(jobs: Workload) -> dict[str, np.ndarray]:
 
 
 def main() -> None:
+    """Print the table for ``--scenario`` against ``--reference``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="planted5-priced")
     parser.add_argument("--reference", default="fleet5-synthetic")
@@ -53,9 +54,8 @@ def main() -> None:
         result = ks_2samp(a, b)
         print(f"{key:<16} {a.mean():>13.4g} {b.mean():>15.4g} {result.statistic:>7.3f} {result.pvalue:>10.3g}")
     mix = Counter(j.workload + ("+gpu" if j.gpu_count else "") for e in episodes for j in e.spec.jobs)
-    ref_mix = Counter(
-        j.workload + ("+gpu" if j.gpu_count else "") for s in range(args.seeds) for j in reference.jobs(np.random.default_rng(s))
-    )
+    ref_jobs = [j for s in range(args.seeds) for j in reference.jobs(np.random.default_rng(s))]
+    ref_mix = Counter(j.workload + ("+gpu" if j.gpu_count else "") for j in ref_jobs)
     for name, counts in (("planted", mix), ("reference", ref_mix)):
         total = sum(counts.values())
         shares = ", ".join(f"{k} {v / total:.0%}" for k, v in sorted(counts.items()))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from digital_twin.errors import SpecError
+from digital_twin.jobs import JobSpec
 from digital_twin.workload import Workload
 
 
@@ -67,3 +68,9 @@ class WindowedJobs:
         if self.job_budget is not None:
             kept = kept[: self.job_budget]
         return Workload.of(kept)
+
+
+def _shifted(job: JobSpec, t0: float) -> JobSpec:
+    """``job`` with its arrival and deadline ``t0`` seconds earlier."""
+    deadline = None if job.deadline_s is None else job.deadline_s - t0
+    return replace(job, arrival_s=job.arrival_s - t0, deadline_s=deadline)

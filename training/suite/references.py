@@ -167,7 +167,10 @@ def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = N
     if margin is not None and result.margin < margin and result.bound_mean < result.baseline_mean:
         logger.warning(
             "%s: the reference beats %s by %.1f %% (< %.0f %%): the task is normalised by the oracle's bound",
-            task.name, suite.weak_baseline, 100 * result.margin, 100 * margin,
+            task.name,
+            suite.weak_baseline,
+            100 * result.margin,
+            100 * margin,
         )
         result = dataclasses.replace(result, normalised_by="bound")
     if not result.reference_mean < result.baseline_mean:
@@ -253,4 +256,3 @@ def _read(file: Path) -> dict[str, TaskReference]:
         return {name: TaskReference.from_json(raw) for name, raw in document["tasks"].items()}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SuiteError(f"{file}: not a references file: {exc}") from None
-

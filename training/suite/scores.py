@@ -109,8 +109,11 @@ class Aggregate:
 
 
 def score_matrix(per_task: Mapping[str, np.ndarray], tasks: Sequence[str]) -> np.ndarray | list[np.ndarray]:
-    """One agent's per-task episode scores: rliable's ``(episodes, tasks)`` matrix when every task has as
-    many episodes, else the list of each task's ``(episodes_t,)`` scores, in ``tasks`` order."""
+    """One agent's per-task episode scores, in ``tasks`` order.
+
+    rliable's ``(episodes, tasks)`` matrix when every task has as many episodes, else the list of
+    each task's ``(episodes_t,)`` scores.
+    """
     columns = [np.asarray(per_task[task], dtype=float) for task in tasks]
     if len({len(column) for column in columns}) == 1:
         return np.stack(columns, axis=1)
@@ -132,7 +135,7 @@ def aggregate(scores: Mapping[str, np.ndarray | list[np.ndarray]]) -> dict[str, 
     for agent, matrix in scores.items():
         statistics = _statistics if isinstance(matrix, np.ndarray) else _ragged_statistics
         points = statistics(matrix)  # type: ignore[arg-type]
-        low, high = stratified_bootstrap(matrix, statistics)  # type: ignore[arg-type]
+        low, high = stratified_bootstrap(matrix, statistics)
         count = len(AGGREGATES)
         intervals = {
             name: Interval(float(points[k]), float(low[k]), float(high[k])) for k, name in enumerate(AGGREGATES)
