@@ -108,7 +108,8 @@ def plant_priced(
         raise SpecError(f"the planted episode holds {len(jobs):,} jobs, more than limits.max_jobs = {max_jobs:,}")
     prices = _prices(roles, {g: _less(full[g], down.get(g, [])) for g in full}, settings, horizon_s)
     _delay_gpu_waits(jobs, runs, full["gpu"], settings, rng)
-    return _checked(fleet, telemetry, settings, interruptions, energy, jobs, prices, rng)
+    base = TwinSpec(fleet, Workload.of([]), telemetry, settings, fixed_interruptions_s=interruptions, energy=energy)
+    return _checked(base, jobs, prices, rng)
 
 
 def _latest_end(settings: EpisodeSettings) -> float:
@@ -310,18 +311,11 @@ def _delay_gpu_waits(
 
 
 def _checked(
-    fleet: tuple[NodeSpec, ...],
-    telemetry: Telemetry,
-    settings: EpisodeSettings,
-    interruptions: tuple[tuple[float, ...], ...],
-    energy: EnergyModel | None,
-    jobs: list[tuple[JobSpec, int, float]],
-    prices: dict[int, NodePrice],
-    rng: np.random.Generator,
+    base: TwinSpec, jobs: list[tuple[JobSpec, int, float]], prices: dict[int, NodePrice], rng: np.random.Generator
 ) -> PlantedEpisode:
     """Order, certify, repair (drop stream jobs, undo waits not at their least), certify again."""
     for _ in range(3):
-        episode = _episode(fleet, telemetry, settings, interruptions, energy, jobs, prices, rng)
+        episode = _episode(base, jobs, prices, rng)
         bad = _not_least(episode, prices)
         if not bad:
             return episode
@@ -342,22 +336,18 @@ def _checked(
 
 
 def _episode(
-    fleet: tuple[NodeSpec, ...],
-    telemetry: Telemetry,
-    settings: EpisodeSettings,
-    interruptions: tuple[tuple[float, ...], ...],
-    energy: EnergyModel | None,
-    jobs: list[tuple[JobSpec, int, float]],
-    prices: dict[int, NodePrice],
-    rng: np.random.Generator,
+    base: TwinSpec, jobs: list[tuple[JobSpec, int, float]], prices: dict[int, NodePrice], rng: np.random.Generator
 ) -> PlantedEpisode:
-    """The episode of ``jobs`` (ordered by arrival, ties in a random order) with its Lagrangian certificate."""
+    """The episode of ``jobs`` (ordered by arrival, ties in a random order) with its Lagrangian certificate.
+
+    ``base``: the episode without its jobs.
+    """
     order = rng.permutation(len(jobs))
     order = order[np.argsort([jobs[k][0].arrival_s for k in order], kind="stable")]
     width = len(str(max(len(jobs) - 1, 0)))
     ordered = [jobs[int(k)] for k in order]
     specs = [replace(job, job_id=f"planted-{rank:0{width}d}") for rank, (job, _, _) in enumerate(ordered)]
-    spec = TwinSpec(fleet, Workload.of(specs), telemetry, settings, fixed_interruptions_s=interruptions, energy=energy)
+    spec = replace(base, jobs=Workload.of(specs))
     certificate = lagrangian_bound(spec, prices)
     return PlantedEpisode(spec, tuple(n for _, n, _ in ordered), certificate, tuple(s for _, _, s in ordered))
 
