@@ -223,8 +223,9 @@ def _least_priced(c: TwinConstants, j: int, nodes: _NodeTable) -> tuple[float, i
     ttl = c.queue_ttl_s
     last_start = horizon if (requeued or ttl is None) else min(arrival + ttl, horizon)
     qos = np.where(c.is_lc[j] & nodes.is_spot[candidates], w.qos_violation_usd, 0.0)
-    # no option on a node costs less than its run's rate over the least of d and H - a
-    floor = rates * min(duration, horizon - arrival) + qos
+    # no option on a node costs less: a completion pays rate x d; a run still going at the horizon
+    # from s pays rate x (H - s) + omega x (s - a) >= min(rate, omega) x (H - a)
+    floor = np.minimum(rates * duration, np.minimum(rates, omega) * (horizon - arrival)) + qos
     seen: set[tuple[int, float, float]] = set()
     for k in np.argsort(floor, kind="stable"):
         if floor[k] >= best:
