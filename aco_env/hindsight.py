@@ -68,7 +68,8 @@ def planted_action_of(env: gym.Env) -> int | None:
     """The current job's planted action (hindsight, as :func:`planted_of`); ``None`` off planted or at the end.
 
     Its planted node, or the defer action (``n_nodes``) while the planted schedule has it wait
-    (a priced planted episode starts some jobs after their arrival). On the planted trajectory
+    (a priced planted episode starts some jobs after their arrival; at the start instant itself,
+    until the completion that frees its node has been processed). On the planted trajectory
     (every earlier valid action was the planted one) it is valid and optimal: following it from
     here attains the proven optimum. Off it, it may not fit.
     """
@@ -77,9 +78,12 @@ def planted_action_of(env: gym.Env) -> int | None:
     j = twin.current_job_index
     if planted is None or j < 0:
         return None
-    if twin.time_s < planted.start_of(j) - START_TOLERANCE_S:
+    start, node = planted.start_of(j), planted.planted_nodes[j]
+    if twin.time_s < start - START_TOLERANCE_S:
         return len(planted.spec.fleet)
-    return planted.planted_nodes[j]
+    if twin.time_s <= start + START_TOLERANCE_S and not twin.can_place(node):
+        return len(planted.spec.fleet)  # asked at its start before the completion that frees its node
+    return node
 
 
 def scenario_of(env: gym.Env) -> Scenario:
