@@ -44,7 +44,18 @@ SPLIT_PURPOSES: dict[str, SeedRange] = {"train": TRAINING, "validation": VALIDAT
 """A task's seed splits and the protocol range each must lie in."""
 _TASK_KEYS = frozenset({"name", "scenario", "group", "reference", "about", "seeds"})
 _SUITE_KEYS = frozenset(
-    {"name", "version", "env", "weak_baseline", "seeds", "tasks", "references", "min_reference_margin", "superseded_by"}
+    {
+        "name",
+        "version",
+        "env",
+        "weak_baseline",
+        "seeds",
+        "tasks",
+        "references",
+        "min_reference_margin",
+        "max_baseline_spread",
+        "superseded_by",
+    }
 )
 
 
@@ -127,6 +138,9 @@ class Suite:
         min_reference_margin: A task whose reference beats the weak baseline by less than this
             share of the baseline's mean is normalised by the oracle's lower bound instead
             (``None``: always by the reference; v1).
+        max_baseline_spread: A task whose weak baseline's normalised episode scores have a
+            larger standard deviation than this cannot be in the suite (its reference is refused;
+            ``None``: no limit; v1).
         superseded_by: The version that replaces this one (``None``: current).
     """
 
@@ -137,6 +151,7 @@ class Suite:
     tasks: tuple[SuiteTask, ...]
     path: Path
     min_reference_margin: float | None = None
+    max_baseline_spread: float | None = None
     superseded_by: int | None = None
 
     @property
@@ -203,6 +218,9 @@ def load_suite(path: str | Path | None = None) -> Suite:
     margin = document.get("min_reference_margin")
     if margin is not None and (isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1):
         raise SuiteError(f"{where}: min_reference_margin: a share in [0, 1), got {margin!r}")
+    spread = document.get("max_baseline_spread")
+    if spread is not None and (isinstance(spread, bool) or not isinstance(spread, int | float) or not spread > 0):
+        raise SuiteError(f"{where}: max_baseline_spread: a number > 0, got {spread!r}")
     superseded_by = document.get("superseded_by")
     if superseded_by is not None and (not isinstance(superseded_by, int) or superseded_by <= version):
         raise SuiteError(f"{where}: superseded_by: a later version than {version}, got {superseded_by!r}")
@@ -214,6 +232,7 @@ def load_suite(path: str | Path | None = None) -> Suite:
         tasks=tasks,
         path=file,
         min_reference_margin=None if margin is None else float(margin),
+        max_baseline_spread=None if spread is None else float(spread),
         superseded_by=superseded_by,
     )
 

@@ -93,6 +93,12 @@ class TaskReference:
         return self.bound_mean if self.normalised_by == "bound" else self.reference_mean
 
     @property
+    def baseline_spread(self) -> float:
+        """The standard deviation of the weak baseline's normalised episode scores."""
+        span = self.baseline_mean - self.one_mean
+        return float(np.std(np.array(self.baseline_usd)) / span) if span > 0 else float("inf")
+
+    @property
     def margin(self) -> float:
         """How much the reference beats the weak baseline, as a share of the baseline's mean."""
         return (self.baseline_mean - self.reference_mean) / self.baseline_mean if self.baseline_mean else 0.0
@@ -173,6 +179,12 @@ def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = N
             100 * margin,
         )
         result = dataclasses.replace(result, normalised_by="bound")
+    spread = suite.max_baseline_spread
+    if spread is not None and result.baseline_spread > spread:
+        raise SuiteError(
+            f"{task.name}: one {suite.weak_baseline} episode's normalised score has a standard deviation of "
+            f"{result.baseline_spread:.2f} > {spread:g} (max_baseline_spread): the task cannot be in {suite.label}"
+        )
     if not result.reference_mean < result.baseline_mean:
         raise SuiteError(
             f"{task.name}: the reference ({result.reference_mean:.4f} USD) does not beat the weak baseline "
