@@ -24,7 +24,8 @@ NOT_PLAYED = "-"
 """A table's cell where the agent did not play the task."""
 AGGREGATE_NOTE = (
     "normalised score per test episode: (weak baseline's mean objective - objective) / (weak baseline's mean - "
-    "reference's mean), per task; higher is better, 1 = the reference; IQM (25 % trimmed mean) and optimality gap "
+    "reference's mean, or the oracle bound's where the task's \"1 =\" says so), per task; higher is better; "
+    "IQM (25 % trimmed mean) and optimality gap "
     "(mean shortfall below 1) over every episode's score, median and mean over the task means (rliable's); "
     "[low, high] = 95 % stratified bootstrap interval (rliable, 2,000 replications, episodes resampled within tasks)"
 )
