@@ -110,14 +110,16 @@ def leaderboard_markdown(run: SuiteRun) -> str:
         f"# Leaderboard: {run.suite.label}",
         "",
         f"Environment `{run.suite.env}`, {len(run.tasks)} tasks, {'/'.join(map(str, sorted(episodes)))} test "
-        "episodes per agent and task (the suite: `training/suite/suite.yaml`; what the tasks are: docs/suite.md). "
+        f"episodes per agent and task (the suite: `training/suite/{run.suite.path.name}`; what the tasks are: "
+        "docs/suite.md). "
         "Every number is fixed by the suite's version and the agents; only the times depend on the machine. "
         "Made by:",
         "",
         *(_command_item(command) for command in run.commands),
         "",
         f"Scores are normalised per task: the weak baseline `{run.suite.weak_baseline}` scores 0 and the task's "
-        "reference 1 (the planted optimum, or the plan of the oracle named); scores above 1 beat the reference. "
+        "reference 1 (the planted optimum, or the plan of the oracle named, or its bound where the task's "
+        '"1 =" says so); scores above 1 beat the reference. '
         "`bound` is the oracle's lower bound normalised the same way: no policy's mean can exceed it.",
         "",
     ]
