@@ -21,7 +21,7 @@ from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits, applied_limits
 from digital_twin.placement.rules import PlacementRules
-from digital_twin.planted import PlantedEpisode, plant
+from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario.energy_section import EnergyLoader
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
@@ -132,7 +132,9 @@ class Scenario:
         loader = self._jobs_loader
         if not isinstance(loader, PlantedJobs):
             raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
-        episode = self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
+        episode = self._built(
+            loader.draw, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs, self.energy
+        )
         spec = dataclasses.replace(episode.spec, jobs=self._declared(episode.spec.jobs, rng))
         return dataclasses.replace(episode, spec=spec)
 
