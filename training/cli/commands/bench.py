@@ -35,6 +35,8 @@ SECTIONS: dict[str, str] = {
     "backends": "training.benchmarks.backends:bench_backends",
     "rules": "training.benchmarks.rules:bench_rules",
     "full-scale": "training.benchmarks.full_scale:bench_full_scale",
+    "fleet-size": "training.benchmarks.fleet_size:bench_fleet_size",
+    "vector": "training.benchmarks.vector:bench_vector",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -52,6 +54,8 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
         "real_trace": False,
     },
     "full-scale": {"scenario_names": ("openb1523-alibaba2023",), "agents": ("twin", "first-fit")},
+    "fleet-size": {"decisions": 500, "repeats": 1, "resets": 50, "episodes": False},
+    "vector": {"steps": 4000, "repeats": 1},
 }
 
 
