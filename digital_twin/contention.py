@@ -1,6 +1,7 @@
 """CPU contention: how the replayed background load slows our jobs down (processor sharing).
 
-The interference model is chosen per scenario (``interference:``, :data:`INTERFERENCE_MODELS`):
+The interference model is chosen per scenario (``interference:``,
+:data:`digital_twin.episode_settings.INTERFERENCE_MODELS`):
 
 * ``none``: jobs always run at their nominal speed; the background only feeds the SLA.
 * ``processor-sharing``: a node's cpu *demand* is its background cpu (the trace's percent of
@@ -24,10 +25,6 @@ rate is always in ``[0.5, 1]``.
 """
 
 from __future__ import annotations
-
-NO_INTERFERENCE = "none"
-PROCESSOR_SHARING = "processor-sharing"
-INTERFERENCE_MODELS = (NO_INTERFERENCE, PROCESSOR_SHARING)
 
 
 def progress_rate(background_m: float, allocated_m: int, capacity_m: int) -> float:

@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCESSOR_SHARING
 from digital_twin.errors import SettingError, positive_number, short_repr
 from digital_twin.objective import (
     ACTIVE_NODES,
@@ -35,6 +34,12 @@ from digital_twin.objective import (
     ObjectiveWeights,
 )
 from digital_twin.tick_grid import TickGrid
+
+NO_INTERFERENCE = "none"
+"""Interference model: jobs always run at their nominal speed; the background only feeds the SLA."""
+PROCESSOR_SHARING = "processor-sharing"
+"""Interference model: jobs share a node's cores with its background load (:mod:`digital_twin.contention`)."""
+INTERFERENCE_MODELS = (NO_INTERFERENCE, PROCESSOR_SHARING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,7 @@ class EpisodeSettings:
             after its deadline) or ``"completion"`` (completed after it, or still running at a
             horizon past it); :data:`~digital_twin.objective.DEADLINE_RULES`.
         latency_slo_factor: A latency-critical job's latency SLO is this times its nominal
-            duration (the ``utility`` term, :func:`~digital_twin.objective.utility_loss`); > 0.
+            duration (the ``utility`` term, :func:`~digital_twin.measures.utility_loss`); > 0.
         weights: USD per counted unit of each penalty term.
         start_hour: Hour of day at simulated time 0 (the env's clock features; the twin does
             not read it), finite.

@@ -1,6 +1,6 @@
 """The objective's two measures that are functions, not counts: lost SLO utility and unfairness.
 
-:mod:`digital_twin.objective` holds the table of terms and re-exports both; they live here, in a
+:mod:`digital_twin.objective` holds the table of terms; these two live here, in a
 module of their own, because the twin calls them at its events and this module is compiled with
 the twin's hot modules (:mod:`digital_twin.native`).
 """

@@ -68,8 +68,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from digital_twin.contention import NO_INTERFERENCE, PROCESSOR_SHARING
-from digital_twin.episode_settings import EpisodeSettings
+from digital_twin.episode_settings import NO_INTERFERENCE, PROCESSOR_SHARING, EpisodeSettings
 from digital_twin.errors import SettingError, SpecError
 from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import ObjectiveWeights

@@ -22,8 +22,9 @@ from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
 from agents.oracle.model.rule_caps import NodeCap, node_caps
 from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
-from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
+from digital_twin.contention import slowest_rate
 from digital_twin.energy.model import EnergyModel
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from digital_twin.objective import ObjectiveWeights
 from digital_twin.placement.compiled import CompiledRules, compile_rules
 from digital_twin.tick_grid import TickGrid

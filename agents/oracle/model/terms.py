@@ -362,7 +362,7 @@ def _utility_lost(
 ) -> np.ndarray:
     """``(n,)`` utility a latency-critical job loses by runs ending at ``end`` (1 where they fail; 0 if not LC).
 
-    :func:`digital_twin.objective.utility_loss` of ``end - since`` (``since``: the job's
+    :func:`digital_twin.measures.utility_loss` of ``end - since`` (``since``: the job's
     release, :func:`~agents.oracle.model.release.release_floor_s`), vectorised with the same float operations.
     """
     if not inst.job_lc[job]:
