@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import NodeSpec
@@ -140,8 +139,13 @@ def compile_rules(
     return CompiledRules(tables, allowed, profile, paths, nodes, labels, compile_interference(rules, labels))
 
 
-class _Kinds(NamedTuple):
-    """Per kind of job (``K`` kinds): what :class:`RuleTables` holds per job, and the rules that select it."""
+@dataclass(frozen=True)
+class _Kinds:
+    """Per kind of job (``K`` kinds): what :class:`RuleTables` holds per job, and the rules that select it.
+
+    (A dataclass, not a ``NamedTuple``: compiled, a named tuple's field types are looked up when
+    the module runs, and ``_Tallies`` is defined below it.)
+    """
 
     tallies: _Tallies
     allowed: list[tuple[bool, ...] | None]
