@@ -316,7 +316,7 @@ def _static_preference(
     tolerations = [t for rule in rules for t in rule.tolerations]
     out = []
     for labels, node_taints_i in zip(nodes, taints, strict=True):
-        weight = sum(w for rule in rules for w, term in rule.preferred_terms if not term.matches(labels))
+        weight = sum((w for rule in rules for w, term in rule.preferred_terms if not term.matches(labels)), 0.0)
         weight += sum(
             1.0
             for taint in node_taints_i
