@@ -2,15 +2,11 @@
 
 The events: arrival, TTL expiry, start, completion, interruption, recovery, telemetry tick, and
 the horizon (its charge for jobs never served, its judgement of jobs still running). Each
-handler is a function of the state ``s`` (:class:`~digital_twin.state.TwinState`, changed in
-place) and the constants ``c`` (:class:`~digital_twin.constants.TwinConstants`); the event loop
-(:mod:`digital_twin.event_loop`) decides when each runs, and accrues cost at the current rate as
-the clock advances. The rest of the accounting lives here, where each quantity changes: the
-compute cost rate changes when a job starts or stops, and each penalty term is counted where
-its rule (:data:`digital_twin.objective.PENALTIES`) is met; for ``unfairness``, an
-episode-level measure, the tallies it is computed from change when a class gains a job
-(arrival) or a service (a run's end). These run at every event: locals are bound once per
-call, and nothing is allocated that need not be.
+handler changes the state ``s`` in place, reading the constants ``c``; the event loop
+(:mod:`digital_twin.event_loop`) decides when each runs and accrues cost as the clock advances.
+The rest of the accounting lives here, where each quantity changes: the cost rate at a start or
+a stop, each penalty term where its rule (:data:`digital_twin.objective.PENALTIES`) is met. These
+run at every event: locals are bound once per call, and nothing is allocated that need not be.
 """
 
 from __future__ import annotations
@@ -38,8 +34,7 @@ from digital_twin.work_clocks import clock_of, first_run, schedule_completion, s
 from digital_twin.workflow_events import task_completed, upstream_failed
 from digital_twin.workflow_handlers import charge_held_tasks, fail_descendants, reject_upstream
 
-# Where each penalty term is counted (indices into TwinState.counts, the order of PENALTIES).
-# (unfairness, an episode-level measure, is computed from per-class tallies: TwinState.penalty_counts)
+# Where each penalty term is counted (indices into TwinState.counts; unfairness: TwinState.penalty_counts).
 _SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY, _PREFERENCES = [
     PENALTY_INDEX[name]
     for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility", "preferences")
