@@ -37,7 +37,7 @@ class ClusterSchedulingEnv(TwinEnv):
     ``Discrete(N + 1)`` for N nodes: ``i < N`` starts the current job on node ``i``; ``N``
     defers it: it stays queued (until its TTL) and is asked again after the next event, or,
     with ``deferral="new-fit"``, only once it fits on a node it did not fit on when deferred
-    (:mod:`digital_twin.deferral`).
+    (:mod:`digital_twin.sim.deferral`).
 
     ## Observation Space
     A ``Dict`` of float32 boxes (N nodes, K = ``queue_window``, W = ``history_ticks``):
@@ -167,7 +167,7 @@ class ClusterSchedulingEnv(TwinEnv):
     * v4: three grid columns in ``obs["nodes"]`` (``carbon_now``, ``carbon_forecast_min``,
       ``energy_cost_rel``; :mod:`aco_env.grid_columns`), from the node's region's carbon
       intensity at and before the decision and the objective's energy and carbon prices. The
-      twin accounts every node's energy and emissions (:mod:`digital_twin.energy_accounting`);
+      twin accounts every node's energy and emissions (:mod:`digital_twin.sim.features.energy_accounting`);
       the objective's ``energy`` and ``carbon`` terms weigh 0 unless a scenario prices them, so
       the dynamics and rewards of every scenario without them are v3's.
     * v3: jobs have a declared duration beside the true one (a trace's, e.g. SWF

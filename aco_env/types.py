@@ -34,7 +34,7 @@ class EnvConfig:
             actions in a row (an agent stuck on them would otherwise never end it; every valid
             action moves the episode on). By chance, a uniformly random agent with only defer
             valid gets there with probability ``(N / (N + 1)) ** 1000``: below 1e-4 up to 100 nodes.
-        deferral: When a deferred job is asked again (:mod:`digital_twin.deferral`):
+        deferral: When a deferred job is asked again (:mod:`digital_twin.sim.deferral`):
             ``"next-event"`` (default) after the next event, or ``"new-fit"`` only once it fits
             on a node it did not fit on when deferred (fewer decisions; exact for agents whose
             defers depend only on where the job fits, such as ACO).

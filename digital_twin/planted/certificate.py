@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.errors import SpecError
+from digital_twin.sim.constants import TwinConstants
 from digital_twin.spec import TwinSpec
 
 RELATIVE_SLACK = 1e-9
@@ -136,7 +136,7 @@ class _Nodes:
 def _completions(c: TwinConstants, j: int, fleet: _Nodes | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(nodes, rates, fates)``, each ``(k,)`` over job ``j``'s candidate nodes: USD/s and completion USD.
 
-    The twin's own arithmetic (:func:`digital_twin.event_handlers.job_rate_usd_per_s`: price per
+    The twin's own arithmetic (:func:`digital_twin.sim.event_handlers.job_rate_usd_per_s`: price per
     second times the request over the capacity, left to right), elementwise, so every number is
     the twin's bit for bit. ``fleet``: the node columns, when already read.
     """

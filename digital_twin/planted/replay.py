@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from digital_twin.planted.generator import PlantedEpisode
-from digital_twin.twin import DigitalTwin
+from digital_twin.sim.twin import DigitalTwin
 
 
 def play_planted(episode: PlantedEpisode) -> DigitalTwin:

@@ -13,8 +13,8 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from digital_twin import DigitalTwin
-from digital_twin.constants import TwinConstants
-from digital_twin.job_queue import JobQueue
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.job_queue import JobQueue
 from digital_twin.workload import Workload
 from digital_twin.workloads.job_mix import AZURE_JOB_SIZES, CpuSizeDistribution
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, _cannot_overflow, generate_jobs

@@ -23,7 +23,7 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from aco_env.hindsight import hindsight_of, scenario_of
-from digital_twin.state import COMPLETED
+from digital_twin.sim.state import COMPLETED
 
 _NOT_DATA = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.MethodType)
 _SCENARIOS = ("fleet5-synthetic", "fleet20-synthetic", "planted5", "fleet5-utility", "hpc-swf", "fleet5-alibaba2018",

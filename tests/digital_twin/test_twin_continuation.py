@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import scenarios
 from digital_twin import NEW_FIT, NEXT_EVENT, DigitalTwin, JobSpec, PastMismatchError, Telemetry, TwinSpec
 from digital_twin.episode_settings import INTERFERENCE_MODELS
-from digital_twin.event_loop import is_stale
 from digital_twin.objective import DEADLINE_RULES
+from digital_twin.sim.event_loop import is_stale
 from digital_twin.workload import Workload
 from tests.digital_twin.workflows.test_workflows_in_the_twin import workflow_specs
 from tests.paths import ROOT

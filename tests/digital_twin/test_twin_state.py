@@ -10,12 +10,12 @@ import pytest
 
 import scenarios
 from digital_twin import DigitalTwin, TwinSpec
-from digital_twin.constants import TwinConstants
-from digital_twin.deferral import NEW_FIT
-from digital_twin.event_handlers import start
-from digital_twin.event_loop import run_to_decision
-from digital_twin.job_queue import JobQueue
-from digital_twin.state import FUTURE, TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.deferral import NEW_FIT
+from digital_twin.sim.event_handlers import start
+from digital_twin.sim.event_loop import run_to_decision
+from digital_twin.sim.job_queue import JobQueue
+from digital_twin.sim.state import FUTURE, TwinState
 from tests.toy3 import toy3_spec
 
 

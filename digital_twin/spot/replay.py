@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from digital_twin.errors import SpecError
-from digital_twin.spot import Interruptions, Recoveries
+from digital_twin.spot.poisson import Interruptions, Recoveries
 from digital_twin.traces.spot_availability import SpotTrace
 
 

@@ -4,14 +4,14 @@
 ends:
 
 1. **Pass**: examine the pending jobs in FIFO order from the pass's cursor, waking parked
-   jobs that may fit where room appeared (:mod:`digital_twin.job_queue`); the first one that
+   jobs that may fit where room appeared (:mod:`digital_twin.sim.job_queue`); the first one that
    fits on some node is the decision. A job that fits nowhere is parked.
 2. **Next event time**: a telemetry tick of the episode's grid (ticks ``k < n_ticks``,
    :mod:`digital_twin.tick_grid`), a scheduled event or an arrival, whichever is first (the
    episode ends when that is at or after the horizon, or when every job is terminal).
    A stale entry of the event heap is dropped here: it is not an event, and never wakes the
    loop (a completion of a run already cut short by an eviction, or, under cpu contention,
-   a node's completion replaced by a rate change, :mod:`digital_twin.contention`; a TTL
+   a node's completion replaced by a rate change, :mod:`digital_twin.sim.features.contention`; a TTL
    expiry of a queue spell that ended when the job started).
 3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
 4. **Events**: handle every event at that time in the documented order
@@ -25,11 +25,20 @@ from __future__ import annotations
 
 import heapq
 
-from digital_twin.constants import TwinConstants
-from digital_twin.energy_accounting import accrue
-from digital_twin.event_handlers import arrive, arrive_task, charge_horizon, complete, expire, interrupt, recover, tick
-from digital_twin.rule_checks import breaks_required
-from digital_twin.state import (
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.event_handlers import (
+    arrive,
+    arrive_task,
+    charge_horizon,
+    complete,
+    expire,
+    interrupt,
+    recover,
+    tick,
+)
+from digital_twin.sim.features.energy_accounting import accrue
+from digital_twin.sim.features.rule_checks import breaks_required
+from digital_twin.sim.state import (
     COMPLETION,
     FUTURE,
     PENDING,
@@ -188,7 +197,7 @@ def next_to_examine(s: TwinState, c: TwinConstants) -> int:
 
     A parked job comes back when it fits on a node that gained room and that was False in
     its parked fit; once its shape fits on no such node, the rest of the bucket stays parked
-    for this pass (see :mod:`digital_twin.job_queue`).
+    for this pass (see :mod:`digital_twin.sim.job_queue`).
     """
     queue = s.queue
     while queue.waking:

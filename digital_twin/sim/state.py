@@ -1,8 +1,8 @@
 """The twin's mutable state: one :class:`TwinState`, built by :meth:`TwinState.initial`, and its cheap copy.
 
-Only the simulator (:mod:`digital_twin.twin`, :mod:`digital_twin.event_loop`,
-:mod:`digital_twin.event_handlers`) changes a :class:`TwinState`; the fixed inputs it is read
-against are in :class:`~digital_twin.constants.TwinConstants`. Everything is kept in plain
+Only the simulator (:mod:`digital_twin.sim.twin`, :mod:`digital_twin.sim.event_loop`,
+:mod:`digital_twin.sim.event_handlers`) changes a :class:`TwinState`; the fixed inputs it is read
+against are in :class:`~digital_twin.sim.constants.TwinConstants`. Everything is kept in plain
 Python lists indexed by node or job (the event loop reads them at every event), and resources
 are in whole units (millicores, MiB, GPUs) so that allocation and release are exact.
 """
@@ -13,12 +13,12 @@ import bisect
 import heapq
 from dataclasses import dataclass, fields
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
-from digital_twin.gpu_fragmentation import GpuTally
-from digital_twin.job_queue import JobQueue
-from digital_twin.measures import unfairness
 from digital_twin.objective import N_CLASSES, PENALTIES, PENALTY_INDEX
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.features.gpu_fragmentation import GpuTally
+from digital_twin.sim.job_queue import JobQueue
+from digital_twin.sim.measures import unfairness
 
 # Job status codes (index into STATUS_NAMES).
 FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
@@ -98,7 +98,7 @@ class TwinState:
     """With interference, the number of runs on each clock (which of a node's lanes are busy)."""
     aggressors: list[int]
     """With interference, ``(E * N,)`` running aggressors per entry and node (index ``entry * N +
-    node``; :mod:`digital_twin.interference`); empty without."""
+    node``; :mod:`digital_twin.sim.features.interference`); empty without."""
 
     # ---- per job, (M,)
     status: list[int]
@@ -150,9 +150,9 @@ class TwinState:
     alloc_cpu_m_s: float
     """Time integral of ``alloc_cpu_m`` up to ``time_s``, millicore-seconds."""
     gpu: GpuTally
-    """GPUs allocated, fragmented and free, now and integrated (:mod:`digital_twin.gpu_fragmentation`)."""
+    """GPUs allocated, fragmented and free, now and integrated (:mod:`digital_twin.sim.features.gpu_fragmentation`)."""
     node_power_w: list[float]
-    """``(N,)`` each node's power now, W (:mod:`digital_twin.energy_accounting`)."""
+    """``(N,)`` each node's power now, W (:mod:`digital_twin.sim.features.energy_accounting`)."""
     node_attributed_w: list[float]
     """``(N,)`` the part of it our jobs add (the marginal power over the background's), W."""
     region_power_w: list[float]
@@ -168,11 +168,11 @@ class TwinState:
     attributed_carbon_g: float
     """Our jobs' emissions up to ``time_s``, gCO2eq (the ``carbon`` count is it in kg)."""
     rule_counts: list[list[int]]
-    """Per tally of the placement rules, its running jobs per domain (:mod:`digital_twin.rule_checks`;
+    """Per tally of the placement rules, its running jobs per domain (:mod:`digital_twin.sim.features.rule_checks`;
     empty without rules)."""
     tallies_moved: bool
     """Whether a start or an end changed ``rule_counts`` since the last pass began (every node is
-    then in ``gained_nodes``: :func:`digital_twin.rule_events.tallies_moved`)."""
+    then in ``gained_nodes``: :func:`digital_twin.sim.features.rule_events.tallies_moved`)."""
     counts: list[float]
     """Counted units per penalty term, in ``PENALTIES`` order. Read them through
     :meth:`penalty_counts`: the ``unfairness`` entry is brought up to date there (lazily)."""
@@ -189,7 +189,7 @@ class TwinState:
     (completed, or running at the horizon): nominal work done / (end - arrival)."""
     parents_left: list[int]
     """With workflows, ``(M,)`` each task's parents not yet completed (a task is held back while
-    it has any, :mod:`digital_twin.workflow_events`); empty without workflows."""
+    it has any, :mod:`digital_twin.sim.features.workflow_events`); empty without workflows."""
     ready_s: list[float]
     """With workflows, ``(M,)`` when each job was submitted to the scheduler (its arrival, or its
     release by its last parent; -1.0 before), the start of its latency; empty without workflows."""

@@ -1,7 +1,7 @@
 """What callers may read about a twin's state: objective, job counts and statuses, node state, metrics.
 
-:class:`TwinViews` reads a :class:`~digital_twin.state.TwinState` against the episode's
-:class:`~digital_twin.constants.TwinConstants` and never changes either (reading the penalty
+:class:`TwinViews` reads a :class:`~digital_twin.sim.state.TwinState` against the episode's
+:class:`~digital_twin.sim.constants.TwinConstants` and never changes either (reading the penalty
 counts may bring the lazily computed ``unfairness`` entry up to date: the value it stands for
 does not change); the twin owns one and answers its public read methods
 (``DigitalTwin.objective()``, ``node_vector()``, ...) through it, passing its current state.
@@ -15,13 +15,13 @@ import math
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.hindsight import HindsightView
 from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
-from digital_twin.rule_checks import preference_weight
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.features.rule_checks import preference_weight
+from digital_twin.sim.state import RUNNING, STATUS_NAMES, LoggedEvent, TwinState
 from digital_twin.spec import TwinSpec
-from digital_twin.state import RUNNING, STATUS_NAMES, LoggedEvent, TwinState
 
 _QOS = PENALTY_INDEX["qos"]
 _USD_KEYS = tuple(term.usd_key for term in PENALTIES)
@@ -119,7 +119,7 @@ class TwinViews:
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
         millicore-seconds) is 0.0 at time 0, ``gpu_allocation_ratio`` likewise and without GPUs;
         ``gpu_fragmentation_rate`` (FGD's fragmented share of the free GPUs of up nodes, time
-        averaged: :mod:`digital_twin.gpu_fragmentation`) is 0.0 while no GPU has been free;
+        averaged: :mod:`digital_twin.sim.features.gpu_fragmentation`) is 0.0 while no GPU has been free;
         ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
         ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
@@ -197,7 +197,7 @@ class TwinViews:
     def preference_weights(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: the preference weight placing the current job on each node now would count.
 
-        Zeros without placement rules or once the episode is over (:mod:`digital_twin.rule_checks`).
+        Zeros without placement rules or once the episode is over (:mod:`digital_twin.sim.features.rule_checks`).
         """
         c = self.constants
         rules = c.rules

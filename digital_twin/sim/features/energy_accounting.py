@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH
-from digital_twin.energy_constants import EnergyConstants
-from digital_twin.state import RUNNING, TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.features.energy_constants import EnergyConstants
+from digital_twin.sim.state import RUNNING, TwinState
 
 
 def curve_watts(points: list[float], watts: list[float], u: float, steps: int = 0) -> float:
@@ -137,7 +137,7 @@ def accrue(s: TwinState, e: EnergyConstants, t0: float, t1: float) -> None:
 
     Updates the node energy and emissions and our jobs' (attributed) ones; the objective's
     ``energy`` (kWh) and ``carbon`` (kg) counts are read from the latter
-    (:meth:`~digital_twin.state.TwinState.penalty_counts`).
+    (:meth:`~digital_twin.sim.state.TwinState.penalty_counts`).
     """
     dt = t1 - t0
     region_power, region_attributed, constant = s.region_power_w, s.region_attributed_w, e.carbon_constant

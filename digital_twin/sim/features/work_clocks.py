@@ -1,7 +1,7 @@
 """Work clocks: how runs progress when something slows them (compiled with the twin).
 
-When jobs can run slower than nominal (cpu contention, :mod:`digital_twin.contention`, or
-co-location interference, :mod:`digital_twin.interference`; ``TwinConstants.clocked``), the jobs
+When jobs can run slower than nominal (cpu contention, :mod:`digital_twin.sim.features.contention`, or
+co-location interference, :mod:`digital_twin.sim.features.interference`; ``TwinConstants.clocked``), the jobs
 of one *lane* on one node share a progress rate, so they share a *work clock* ``q = lane * N +
 node`` (the node itself without interference): its rate integrated over time, brought up to now
 (:func:`settle`) before the rate changes. A run completes when its clock reaches the clock at its
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import heapq
 
-from digital_twin.constants import TwinConstants
-from digital_twin.contention import progress_rate
-from digital_twin.interference import count_aggressor, lane_factor
-from digital_twin.state import COMPLETION, TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.features.contention import progress_rate
+from digital_twin.sim.features.interference import count_aggressor, lane_factor
+from digital_twin.sim.state import COMPLETION, TwinState
 
 
 def clock_of(c: TwinConstants, j: int, i: int) -> int:

@@ -1,6 +1,6 @@
 """An episode's spot outages: given by its spec or drawn at reset, and what of them is known now.
 
-An outage is an interruption and the time its node is up again (:mod:`digital_twin.spot`).
+An outage is an interruption and the time its node is up again (:mod:`digital_twin.spot.poisson`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import Interruptions, Recoveries, draw_interruptions, effective_outages, fixed_recoveries
+from digital_twin.spot.poisson import Interruptions, Recoveries, draw_interruptions, effective_outages, fixed_recoveries
 
 
 def given_outages(spec: TwinSpec) -> tuple[Interruptions, Recoveries] | None:

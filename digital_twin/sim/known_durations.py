@@ -17,9 +17,9 @@ duration, and :func:`known_durations_s` applies it to an episode's arrived jobs 
 
 from __future__ import annotations
 
-from digital_twin.constants import TwinConstants
-from digital_twin.continuation import work_done_s
-from digital_twin.state import COMPLETED, RUNNING, TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.continuation import work_done_s
+from digital_twin.sim.state import COMPLETED, RUNNING, TwinState
 from digital_twin.workload import Workload
 
 

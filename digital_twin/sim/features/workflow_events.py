@@ -23,7 +23,7 @@ The rules (docs/design.md, "Workflows"):
 
 Each function reads the tables (:class:`WorkflowTables`, ``TwinConstants.dag``) and changes the
 state's lists it is given (``parents_left``, ``workflow_left``, ``workflow_end_s``, ``counts``);
-the event handlers (:mod:`digital_twin.event_handlers`, :mod:`digital_twin.workflow_handlers`)
+the event handlers (:mod:`digital_twin.sim.event_handlers`, :mod:`digital_twin.sim.features.workflow_handlers`)
 do the arrivals and rejections they return.
 """
 
@@ -35,7 +35,7 @@ from digital_twin.objective import PENALTY_INDEX
 from digital_twin.workflows import WorkflowGraph
 
 _WORKFLOW, _LATE = PENALTY_INDEX["workflow"], PENALTY_INDEX["workflow_deadline"]
-_FUTURE, _FAILED, _REJECTED = 0, 4, 5  # digital_twin.state's codes (state imports the constants, which import this)
+_FUTURE, _FAILED, _REJECTED = 0, 4, 5  # digital_twin.sim.state's codes (state imports the constants, which import this)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -3,7 +3,7 @@
 The events: arrival, TTL expiry, start, completion, interruption, recovery, telemetry tick, and
 the horizon (its charge for jobs never served, its judgement of jobs still running). Each
 handler changes the state ``s`` in place, reading the constants ``c``; the event loop
-(:mod:`digital_twin.event_loop`) decides when each runs and accrues cost as the clock advances.
+(:mod:`digital_twin.sim.event_loop`) decides when each runs and accrues cost as the clock advances.
 The rest of the accounting lives here, where each quantity changes: the cost rate at a start or
 a stop, each penalty term where its rule (:data:`digital_twin.objective.PENALTIES`) is met. These
 run at every event: locals are bound once per call, and nothing is allocated that need not be.
@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import heapq
 
-from digital_twin.constants import LATENCY_CRITICAL, TwinConstants
-from digital_twin.energy_accounting import refresh_all, refresh_node
-from digital_twin.event_log import log_event
-from digital_twin.measures import utility_loss
 from digital_twin.objective import PENALTY_INDEX
-from digital_twin.rule_events import rules_at_end, rules_at_start
-from digital_twin.state import (
+from digital_twin.sim.constants import LATENCY_CRITICAL, TwinConstants
+from digital_twin.sim.event_log import log_event
+from digital_twin.sim.features.energy_accounting import refresh_all, refresh_node
+from digital_twin.sim.features.rule_events import rules_at_end, rules_at_start
+from digital_twin.sim.features.work_clocks import (
+    clock_of,
+    first_run,
+    schedule_completion,
+    settle,
+    update_node_lanes,
+    update_rate,
+)
+from digital_twin.sim.features.workflow_events import task_completed, upstream_failed
+from digital_twin.sim.features.workflow_handlers import charge_held_tasks, fail_descendants, reject_upstream
+from digital_twin.sim.measures import utility_loss
+from digital_twin.sim.state import (
     COMPLETED,
     COMPLETION,
     FAILED,
@@ -30,9 +40,6 @@ from digital_twin.state import (
     TTL_EXPIRY,
     TwinState,
 )
-from digital_twin.work_clocks import clock_of, first_run, schedule_completion, settle, update_node_lanes, update_rate
-from digital_twin.workflow_events import task_completed, upstream_failed
-from digital_twin.workflow_handlers import charge_held_tasks, fail_descendants, reject_upstream
 
 # Where each penalty term is counted (indices into TwinState.counts; unfairness: TwinState.penalty_counts).
 _SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY, _PREFERENCES = [
@@ -140,7 +147,7 @@ def judge_end(s: TwinState, c: TwinConstants, j: int, work_s: float) -> None:
     utility (latency = now - arrival), the deadline under the ``completion`` rule, and the
     job's normalised service ``work_s / (now - arrival)`` for its class (1 when no time has
     passed, at most 1; ``unfairness`` is recomputed from the class tallies when next read,
-    :meth:`~digital_twin.state.TwinState.penalty_counts`).
+    :meth:`~digital_twin.sim.state.TwinState.penalty_counts`).
     """
     elapsed = s.time_s - (c.arrival_s[j] if c.dag is None else s.ready_s[j])
     if c.is_lc[j]:
@@ -161,8 +168,8 @@ def start(s: TwinState, c: TwinConstants, j: int, i: int) -> None:
     that requeued the job); the first start judges, under the ``first-start`` rule, the
     deadline; a latency-critical job on a spot node counts a QoS violation (once per job); under
     placement rules, the start counts the weight of the preferences it breaks, and the job joins
-    its tallies (:mod:`digital_twin.rule_checks`). On work clocks (contention, interference:
-    :mod:`digital_twin.work_clocks`) the job's completion follows its clock's rate, else it
+    its tallies (:mod:`digital_twin.sim.features.rule_checks`). On work clocks (contention, interference:
+    :mod:`digital_twin.sim.features.work_clocks`) the job's completion follows its clock's rate, else it
     completes after its nominal duration.
     """
     t = s.time_s

@@ -29,7 +29,7 @@ depend on the whole spec and are rebuilt here:
 
 Nothing else reads the spec's future before it happens (but the GPU fragmentation metric, which
 weighs free GPUs by the whole spec's job mix: the continued twin's integral up to now is the old
-mix's, :mod:`digital_twin.gpu_fragmentation`): the event loop reads the next
+mix's, :mod:`digital_twin.sim.features.gpu_fragmentation`): the event loop reads the next
 arrival, the next tick and the heap's top. So the continued twin's state equals the rebuilt
 twin's field by field, but for *stale* heap entries (a completion of a run that ended, a TTL
 expiry of a queue spell that ended: no events, dropped when they reach the heap's top, so
@@ -58,15 +58,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import energy_past_difference
-from digital_twin.event_handlers import refresh_gpus
-from digital_twin.event_loop import is_stale
-from digital_twin.outages import given_outages, outages_difference
-from digital_twin.rule_checks import RuleTables, count_running
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.event_handlers import refresh_gpus
+from digital_twin.sim.event_loop import is_stale
+from digital_twin.sim.features.rule_checks import RuleTables, count_running
+from digital_twin.sim.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, RECOVERY, ScheduledEvent, TwinState
 from digital_twin.spec import TwinSpec
-from digital_twin.spot import Interruptions, Recoveries
-from digital_twin.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, RECOVERY, ScheduledEvent, TwinState
+from digital_twin.spot.outages import given_outages, outages_difference
+from digital_twin.spot.poisson import Interruptions, Recoveries
 
 _JOB_COLUMNS = (
     "job_ids", "arrival_s", "duration_s", "workload_index", "cpu_cores", "mem_gb", "gpu_count", "gpu_vram_gb",
@@ -132,7 +132,7 @@ def continued_state(
 
     That spec must agree with the twin's up to now (:func:`past_difference` is ``None``);
     ``outages`` are its effective interruptions and their ends
-    (:func:`~digital_twin.outages.given_outages`). See the module docstring for what carries
+    (:func:`~digital_twin.spot.outages.given_outages`). See the module docstring for what carries
     over and why the result is exact.
     """
     out = s.copy()
@@ -155,7 +155,7 @@ def continued_state(
     out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
     interruptions, recoveries = outages
     out.interruptions_s, out.recoveries_s = interruptions, recoveries
-    out.gpu.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (digital_twin.gpu_fragmentation)
+    out.gpu.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (features.gpu_fragmentation)
     for i in range(c.n_nodes):
         refresh_gpus(out, c, i)
     shift = _count(interruptions) - _count(s.interruptions_s)

@@ -17,7 +17,7 @@ nodes; its metrics ``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` are t
 (allocated over the fleet's GPUs; fragmented over free).
 
 ``M`` is the whole spec's job mix (a measure for evaluation, never shown to an agent): a twin
-continued into another spec (:mod:`digital_twin.continuation`) weighs its free GPUs by the new
+continued into another spec (:mod:`digital_twin.sim.continuation`) weighs its free GPUs by the new
 spec's mix from now on and keeps the integral of the old one up to now.
 """
 

@@ -8,14 +8,14 @@ aggressor selector, that entry slows it: the job progresses at
     rate = base rate / (1 + sum of the slowdowns of its entries whose aggressor is present)
 
 nominal seconds per second, the base rate being the node's processor-sharing rate
-(:mod:`digital_twin.contention`; 1 without contention). Presence counts, not numbers: two
+(:mod:`digital_twin.sim.features.contention`; 1 without contention). Presence counts, not numbers: two
 replay buffers beside a service slow it as much as one (a simple, stated choice). The slowdown
 models what cpu sharing does not: memory bandwidth, caches, the network (a latency-critical
 service beside a "replay buffer" memory hog loses its P99).
 
 Jobs with the same victim entries, and the same aggressor entries among those, progress at one
 rate on a node: they form a *lane*. A node keeps one work clock per lane with jobs
-(:mod:`digital_twin.event_handlers`; clock ``q = lane * N + node``), exactly as it keeps one
+(:mod:`digital_twin.sim.event_handlers`; clock ``q = lane * N + node``), exactly as it keeps one
 under contention alone, so the twin stays event-driven and exact: rates change only at ticks
 and at a start or an end on the node, where every lane's clock is settled at its old rate.
 Without entries there is one lane, clock ``q`` is the node, and none of this runs.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: the state and constants import the modules that log
-    from digital_twin.constants import TwinConstants
-    from digital_twin.state import TwinState
+    from digital_twin.sim.constants import TwinConstants
+    from digital_twin.sim.state import TwinState
 
 
 def log_event(s: TwinState, c: TwinConstants, event: str, j: int, i: int) -> None:

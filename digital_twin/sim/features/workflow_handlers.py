@@ -1,15 +1,15 @@
 """The event handlers' part for workflows: rejecting held-back tasks, and the horizon's charge of them.
 
-The rules are :mod:`digital_twin.workflow_events`'; these apply them to the twin's state.
+The rules are :mod:`digital_twin.sim.features.workflow_events`'; these apply them to the twin's state.
 """
 
 from __future__ import annotations
 
-from digital_twin.constants import TwinConstants
-from digital_twin.event_log import log_event
 from digital_twin.objective import PENALTY_INDEX
-from digital_twin.state import REJECTED, TwinState
-from digital_twin.workflow_events import close_open_workflows, held_at_horizon, task_failed
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.event_log import log_event
+from digital_twin.sim.features.workflow_events import close_open_workflows, held_at_horizon, task_failed
+from digital_twin.sim.state import REJECTED, TwinState
 
 _REJECTION, _UTILITY = PENALTY_INDEX["rejection"], PENALTY_INDEX["utility"]
 

@@ -14,7 +14,7 @@ The interference model is chosen per scenario (``interference:``,
 
 Rates change only at telemetry ticks and when a job starts or stops on the node, so the twin
 stays event-driven. All jobs on a node share its rate, so the node keeps one *work clock* (its
-rate integrated over time; :func:`digital_twin.event_handlers.settle` brings it up to now at
+rate integrated over time; :func:`digital_twin.sim.event_handlers.settle` brings it up to now at
 each change) and each run completes when the clock reaches the clock at its start plus its
 nominal duration. The node has one completion event, for its earliest-finishing run, at
 ``now + (finish - clock) / rate``; a rate change replaces that one event (not one per job), and

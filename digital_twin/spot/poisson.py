@@ -2,7 +2,7 @@
 
 An *outage* of a spot node is an interruption time and the time the node is up again. Under
 the Poisson model (:func:`draw_interruptions`) a node is up again ``spot_recovery_s`` after its
-interruption; replayed traces (:mod:`digital_twin.spot_replay`) give each outage's end.
+interruption; replayed traces (:mod:`digital_twin.spot.replay`) give each outage's end.
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ point. Jobs that fit nowhere right now wait without a decision being asked.
 
 Queue discipline: pending jobs are asked in FIFO order of entering the queue (an evicted
 preemptible job re-enters at the back), each at most once per instant; a deferred job again
-after the next event, or (``until=NEW_FIT``, :mod:`digital_twin.deferral`) once it fits on a
+after the next event, or (``until=NEW_FIT``, :mod:`digital_twin.sim.deferral`) once it fits on a
 node it did not fit on. Jobs that fit nowhere, or wait for a new fit, are *parked*
-(:mod:`digital_twin.job_queue`): looked at again only when such a node gains room.
+(:mod:`digital_twin.sim.job_queue`): looked at again only when such a node gains room.
 
 Workflows: a task arrives once its parents have completed; a failure rejects its descendants
-(:mod:`digital_twin.workflow_events`).
+(:mod:`digital_twin.sim.features.workflow_events`).
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);
@@ -22,10 +22,10 @@ jobs still running pay their cost up to the horizon, and the terms judged at the
 judge them with the horizon as their end. At equal times, events are handled in the order
 completion, recovery, interruption, tick, arrival, TTL expiry; decisions come after them all.
 
-Where things live: fixed inputs in a frozen :class:`~digital_twin.constants.TwinConstants`,
-what changes in one :class:`~digital_twin.state.TwinState`, the loop in
-:mod:`digital_twin.event_loop`, what each event does (cost, penalties) in
-:mod:`digital_twin.event_handlers`, read-only views in :class:`~digital_twin.twin_views.TwinViews`.
+Where things live: fixed inputs in a frozen :class:`~digital_twin.sim.constants.TwinConstants`,
+what changes in one :class:`~digital_twin.sim.state.TwinState`, the loop in
+:mod:`digital_twin.sim.event_loop`, what each event does (cost, penalties) in
+:mod:`digital_twin.sim.event_handlers`, read-only views in :class:`~digital_twin.sim.twin_views.TwinViews`.
 
 Example:
     >>> import numpy as np
@@ -49,23 +49,23 @@ from collections.abc import Callable
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
-from digital_twin.continuation import continued_state, past_difference, shapes_difference
-from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.energy.model import known_energy_model
 from digital_twin.errors import InvalidPlacementError, PastMismatchError
-from digital_twin.event_handlers import start
-from digital_twin.event_log import log_event
-from digital_twin.event_loop import fit_mask, run_to_decision
 from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import JobSpec
-from digital_twin.known_durations import known_jobs
 from digital_twin.objective import ObjectiveBreakdown
-from digital_twin.outages import episode_outages, given_outages, known_outages
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.continuation import continued_state, past_difference, shapes_difference
+from digital_twin.sim.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
+from digital_twin.sim.event_handlers import start
+from digital_twin.sim.event_log import log_event
+from digital_twin.sim.event_loop import fit_mask, run_to_decision
+from digital_twin.sim.known_durations import known_jobs
+from digital_twin.sim.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
+from digital_twin.sim.twin_views import TwinViews
 from digital_twin.spec import TwinSpec
-from digital_twin.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
+from digital_twin.spot.outages import episode_outages, given_outages, known_outages
 from digital_twin.telemetry import Telemetry
-from digital_twin.twin_views import TwinViews
 
 _NODE_INDEX_TYPES = (int, np.integer)
 
@@ -159,13 +159,13 @@ class DigitalTwin:
         """Leave the current job queued and run on to the next decision.
 
         Args:
-            until: When the job is asked again: :data:`~digital_twin.deferral.NEXT_EVENT`
-                (after the next event) or :data:`~digital_twin.deferral.NEW_FIT` (once it fits
+            until: When the job is asked again: :data:`~digital_twin.sim.deferral.NEXT_EVENT`
+                (after the next event) or :data:`~digital_twin.sim.deferral.NEW_FIT` (once it fits
                 on a node it does not fit on now).
 
         Raises:
             InvalidPlacementError: The episode is over.
-            ValueError: ``until`` is not one of :data:`~digital_twin.deferral.DEFERRALS`.
+            ValueError: ``until`` is not one of :data:`~digital_twin.sim.deferral.DEFERRALS`.
         """
         s, c = self._s, self._c
         if s.done:
@@ -216,7 +216,7 @@ class DigitalTwin:
         (``fixed_interruptions_s``); after now it may differ (e.g. :meth:`known_spec` with a
         forecast added). The result is exact: played on with any actions, it gives bit for bit
         what a twin reset on ``spec`` and given :meth:`decisions` would (what carries over and
-        why: :mod:`digital_twin.continuation`). It records events if this twin does, its log
+        why: :mod:`digital_twin.sim.continuation`). It records events if this twin does, its log
         continuing this one's. Cost: O(nodes + jobs), and this twin is unchanged.
 
         Raises:
@@ -344,10 +344,10 @@ class DigitalTwin:
         The same fleet and settings; the jobs arrived so far and the later tasks of the
         workflows submitted so far (a workflow's DAG, arrivals and declarations are known at its
         submission), copies, each with the duration known now
-        (:func:`digital_twin.known_durations.expected_duration_s`: a completed job's true one, a
+        (:func:`digital_twin.sim.known_durations.expected_duration_s`: a completed job's true one, a
         running job's declaration or, once it has outlived it, twice the work it has done, a
         queued job's declaration); the telemetry to the current tick, then held (a persistence
-        forecast); the spot outages so far (:func:`~digital_twin.outages.known_outages`); the
+        forecast); the spot outages so far (:func:`~digital_twin.spot.outages.known_outages`); the
         grids' carbon intensity to now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset
         on it and given :meth:`decisions` (same deferral rule) reaches the current decision in
         the same state but for planned ends (running jobs', outages'), as nothing before now depended

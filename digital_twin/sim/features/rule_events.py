@@ -1,14 +1,14 @@
 """What a start and an end do to the placement rules' state (compiled with the twin).
 
-:mod:`digital_twin.event_handlers` calls these only when the episode has rules
-(``TwinConstants.rules`` is not ``None``); :mod:`digital_twin.rule_checks` holds the checks.
+:mod:`digital_twin.sim.event_handlers` calls these only when the episode has rules
+(``TwinConstants.rules`` is not ``None``); :mod:`digital_twin.sim.features.rule_checks` holds the checks.
 """
 
 from __future__ import annotations
 
-from digital_twin.constants import TwinConstants
-from digital_twin.rule_checks import count_running, preference_weight
-from digital_twin.state import TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.features.rule_checks import count_running, preference_weight
+from digital_twin.sim.state import TwinState
 
 
 def rules_at_start(s: TwinState, c: TwinConstants, j: int, i: int) -> float:
@@ -38,7 +38,7 @@ def tallies_moved(s: TwinState, c: TwinConstants) -> None:
     """The tallies changed: any node may now fit a parked job (every node counts as gained).
 
     ``s.tallies_moved`` stays set until the next pass has looked at the parked jobs
-    (:func:`digital_twin.event_loop.handle_events_at`), so a start in one pass wakes the jobs
+    (:func:`digital_twin.sim.event_loop.handle_events_at`), so a start in one pass wakes the jobs
     parked before it at the next.
     """
     if not s.tallies_moved:
