@@ -60,10 +60,14 @@ import numpy as np
 
 from digital_twin.energy.model import energy_past_difference
 from digital_twin.sim.constants import TwinConstants
-from digital_twin.sim.event_handlers import refresh_gpus
+from digital_twin.sim.core import COMPLETION, INTERRUPTION, RECOVERY, ScheduledEvent
 from digital_twin.sim.event_loop import is_stale
+from digital_twin.sim.features.outages import Outages
 from digital_twin.sim.features.rule_checks import RuleTables, count_running
-from digital_twin.sim.state import COMPLETED, COMPLETION, FUTURE, INTERRUPTION, RECOVERY, ScheduledEvent, TwinState
+from digital_twin.sim.features.work_clocks import WorkClocks
+from digital_twin.sim.features.workflow_handlers import WorkflowState
+from digital_twin.sim.job_states import COMPLETED, FUTURE
+from digital_twin.sim.state import TwinState, ordered_features
 from digital_twin.spec import TwinSpec
 from digital_twin.spot.outages import given_outages, outages_difference
 from digital_twin.spot.poisson import Interruptions, Recoveries
@@ -101,10 +105,10 @@ def past_difference(old: TwinSpec, c: TwinConstants, s: TwinState, tick_index: i
         return "the placement rules differ"
     return (
         _telemetry_difference(old, new, tick_index)
-        or _jobs_difference(old, new, s.next_arrival, now, s.status)
+        or _jobs_difference(old, new, s.next_arrival, now, s.jobs.status)
         or _workflows_difference(old, c, s, new)
         or _durations_difference(c, s, new)
-        or outages_difference(s.interruptions_s, s.recoveries_s, given_outages(new), now)
+        or outages_difference(s.outages.interruptions_s, s.outages.recoveries_s, given_outages(new), now)
         or energy_past_difference(old.energy_model, new.energy_model, now)
     )
 
@@ -137,32 +141,29 @@ def continued_state(
     """
     out = s.copy()
     arrived, later = s.next_arrival, c.n_jobs - s.next_arrival
-    out.status = s.status[:arrived] + [FUTURE] * later
-    out.node_of = s.node_of[:arrived] + [-1] * later
-    out.start_s = s.start_s[:arrived] + [-1.0] * later
-    out.first_start_s = s.first_start_s[:arrived] + [-1.0] * later
-    out.enqueued_s = s.enqueued_s[:arrived] + [-1.0] * later
-    out.finish_clock_s = s.finish_clock_s[:arrived] + [0.0] * later
-    out.generation = s.generation[:arrived] + [0] * later
-    out.sla_hit = s.sla_hit[:arrived] + [False] * later
-    out.qos_hit = s.qos_hit[:arrived] + [False] * later
+    out.jobs = s.jobs.continued(arrived, later)
+    held = s.jobs.status_counts[FUTURE] - (len(s.jobs.status) - arrived)  # arrived tasks held back stay future
+    out.jobs.status_counts[FUTURE] = later + held
     out.queue.parked_fit = s.queue.parked_fit[:arrived] + [None] * later
     out.queue.position = s.queue.position[:arrived] + [0] * later
-    if c.rules is not None:
-        out.rule_counts = _rule_counts(s, c.rules)
-    _continue_workflows(out, s, old, c)
-    _add_clocks(out, c.n_nodes * c.n_lanes - len(s.rate))
-    out.status_counts[FUTURE] = later + s.status_counts[FUTURE] - (len(s.status) - arrived)  # held tasks stay
+    if out.rules is not None and c.rules is not None:
+        out.rules.counts = _rule_counts(s, c.rules)
+    out.workflows = _continued_workflows(s, old, c)
+    clocks = out.runs
+    if isinstance(clocks, WorkClocks):
+        clocks.finish_clock_s = clocks.finish_clock_s[:arrived] + [0.0] * later
+        _add_clocks(clocks, c.n_nodes * c.n_lanes - len(clocks.rate), s.time_s)
+    out.features = ordered_features(out)
     interruptions, recoveries = outages
-    out.interruptions_s, out.recoveries_s = interruptions, recoveries
-    out.gpu.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (features.gpu_fragmentation)
+    out.outages = Outages(interruptions, recoveries)
+    out.gpus.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (features.gpu_fragmentation)
     for i in range(c.n_nodes):
-        refresh_gpus(out, c, i)
-    shift = _count(interruptions) - _count(s.interruptions_s)
+        out.gpus.refresh_node(out, c, i)
+    shift = out.outages.count() - s.outages.count()
     heap: list[ScheduledEvent] = [
-        (out.outage_end_s(index) if kind == RECOVERY else t, kind, seq + shift, index, generation)
+        (out.outages.end_s(index, out.time_s) if kind == RECOVERY else t, kind, seq + shift, index, generation)
         for t, kind, seq, index, generation in s.heap
-        if kind != INTERRUPTION and not is_stale(s, c.clocked, (t, kind, seq, index, generation))
+        if kind != INTERRUPTION and not is_stale(s, (t, kind, seq, index, generation))
     ]
     heap.extend(_future_interruptions(interruptions, s.time_s))
     moved = [j for j in _running(s) if c.duration_s[j] != old.duration_s[j]]
@@ -174,35 +175,33 @@ def continued_state(
     return out
 
 
-def _continue_workflows(out: TwinState, s: TwinState, old: TwinConstants, c: TwinConstants) -> None:
-    """``out``'s workflow lists under ``c``'s DAG: counted anew from the jobs completed in ``s``.
+def _continued_workflows(s: TwinState, old: TwinConstants, c: TwinConstants) -> WorkflowState | None:
+    """The workflows' state under ``c``'s DAG (``None`` without one): counted anew from the jobs completed in ``s``.
 
     A task's parents left are its parents in ``c`` not completed; a workflow's tasks left, its
     tasks in ``c`` not completed; a workflow is closed when the twin closed it (found through
-    an arrived task of it, the same job in both specs); the submission times of the arrived
-    jobs carry over.
+    an arrived task of it, the same job in both specs).
     """
     dag, arrived = c.dag, s.next_arrival
     if dag is None:
-        out.parents_left, out.ready_s, out.workflow_left, out.workflow_end_s = [], [], [], []
-        return
-    completed = [j for j in range(arrived) if s.status[j] == COMPLETED]
-    out.parents_left = list(dag.n_parents)
-    out.workflow_left = list(dag.n_tasks)
-    for j in completed:
+        return None
+    status = s.jobs.status
+    parents_left = list(dag.n_parents)
+    workflow_left = list(dag.n_tasks)
+    for j in range(arrived):
+        if status[j] != COMPLETED:
+            continue
         for child in dag.children[j]:
-            out.parents_left[child] -= 1
+            parents_left[child] -= 1
         if dag.workflow_of[j] >= 0:
-            out.workflow_left[dag.workflow_of[j]] -= 1
-    out.ready_s = (s.ready_s[:arrived] if old.dag is not None else list(c.arrival_s[:arrived])) + [-1.0] * (
-        c.n_jobs - arrived
-    )
-    out.workflow_end_s = [-1.0] * dag.n_workflows
-    if old.dag is not None:
+            workflow_left[dag.workflow_of[j]] -= 1
+    end_s = [-1.0] * dag.n_workflows
+    if s.workflows is not None and old.dag is not None:
         for j in range(arrived):
             w_old, w_new = old.dag.workflow_of[j], dag.workflow_of[j]
-            if w_old >= 0 and s.workflow_end_s[w_old] >= 0.0:
-                out.workflow_end_s[w_new] = s.workflow_end_s[w_old]
+            if w_old >= 0 and s.workflows.workflow_end_s[w_old] >= 0.0:
+                end_s[w_new] = s.workflows.workflow_end_s[w_old]
+    return WorkflowState(parents_left, workflow_left, end_s)
 
 
 def _moved_completions(
@@ -214,19 +213,18 @@ def _moved_completions(
     its clock moves by the change, the clock's runs are reordered, and the clock's one live
     completion event (same ``seq`` and token) is set for its first run.
     """
-    if not c.clocked:
-        return _completions_at(heap, {j: out.start_s[j] + c.duration_s[j] for j in moved})
-    out.finish_clock_s = list(out.finish_clock_s)
-    out.runs_by_finish = [list(runs) for runs in out.runs_by_finish]
+    w = out.runs
+    if not isinstance(w, WorkClocks):
+        return _completions_at(heap, {j: out.jobs.start_s[j] + c.duration_s[j] for j in moved})
     n = c.n_nodes
-    clocks = sorted({c.lane_of[j] * n + out.node_of[j] for j in moved})
+    clocks = sorted({c.lane_of[j] * n + out.jobs.node_of[j] for j in moved})
     for j in moved:
-        out.finish_clock_s[j] += c.duration_s[j] - old.duration_s[j]
+        w.finish_clock_s[j] += c.duration_s[j] - old.duration_s[j]
     for q in clocks:
-        on_clock = [j for j in out.node_jobs[q % n] if c.lane_of[j] == q // n]
-        out.runs_by_finish[q] = [(out.finish_clock_s[j], j, out.generation[j]) for j in on_clock]
-        heapq.heapify(out.runs_by_finish[q])
-    return _completions_at(heap, {q: _first_finish_time(out, q) for q in clocks})
+        on_clock = [j for j in out.nodes.node_jobs[q % n] if c.lane_of[j] == q // n]
+        w.runs_by_finish[q] = [(w.finish_clock_s[j], j, out.jobs.generation[j]) for j in on_clock]
+        heapq.heapify(w.runs_by_finish[q])
+    return _completions_at(heap, {q: _first_finish_time(out, w, q) for q in clocks})
 
 
 def _completions_at(heap: list[ScheduledEvent], ends: dict[int, float]) -> list[ScheduledEvent]:
@@ -237,23 +235,22 @@ def _completions_at(heap: list[ScheduledEvent], ends: dict[int, float]) -> list[
     ]  # fmt: skip
 
 
-def _first_finish_time(s: TwinState, q: int) -> float:
+def _first_finish_time(s: TwinState, w: WorkClocks, q: int) -> float:
     """When clock ``q``'s first run finishes at its current rate (the clock need not be settled)."""
-    clock_now = s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q])
-    left = s.runs_by_finish[q][0][0] - clock_now
-    return s.time_s + (left if left > 0.0 else 0.0) / s.rate[q]
+    left = w.runs_by_finish[q][0][0] - w.clock_now(s, q)
+    return s.time_s + (left if left > 0.0 else 0.0) / w.rate[q]
 
 
-def _add_clocks(out: TwinState, extra: int) -> None:
-    """Give ``out`` the work clocks of ``extra`` more lanes' nodes (the continuing spec's jobs add lanes), idle."""
+def _add_clocks(w: WorkClocks, extra: int, now_s: float) -> None:
+    """Give ``w`` the work clocks of ``extra`` more lanes' nodes (the continuing spec's jobs add lanes), idle."""
     if extra <= 0:
         return
-    out.rate = out.rate + [1.0] * extra
-    out.rate_since_s = out.rate_since_s + [out.time_s] * extra
-    out.work_clock_s = out.work_clock_s + [0.0] * extra
-    out.runs_by_finish = out.runs_by_finish + [[] for _ in range(extra)]
-    out.completion_token = out.completion_token + [0] * extra
-    out.clock_runs = out.clock_runs + [0] * extra
+    w.rate = w.rate + [1.0] * extra
+    w.rate_since_s = w.rate_since_s + [now_s] * extra
+    w.work_clock_s = w.work_clock_s + [0.0] * extra
+    w.runs_by_finish = w.runs_by_finish + [[] for _ in range(extra)]
+    w.completion_token = w.completion_token + [0] * extra
+    w.clock_runs = w.clock_runs + [0] * extra
 
 
 def _future_interruptions(interruptions: Interruptions, now_s: float) -> list[ScheduledEvent]:
@@ -266,10 +263,6 @@ def _future_interruptions(interruptions: Interruptions, now_s: float) -> list[Sc
             if t > now_s:
                 entries.append((t, INTERRUPTION, seq, node, 0))
     return entries
-
-
-def _count(interruptions: Interruptions) -> int:
-    return sum(len(times) for times in interruptions)
 
 
 def _telemetry_difference(old: TwinSpec, new: TwinSpec, tick_index: int) -> str | None:
@@ -313,9 +306,9 @@ def _workflows_difference(old: TwinSpec, c: TwinConstants, s: TwinState, new: Tw
     not completed (without its later tasks it would have completed). A failed workflow may
     gain tasks: it is over whatever they do.
     """
-    if c.dag is None:
+    if c.dag is None or s.workflows is None:
         return None
-    arrived = s.next_arrival
+    arrived, status, end_s = s.next_arrival, s.jobs.status, s.workflows.workflow_end_s
     tasks: dict[str, list[int]] = {}
     for j in range(len(new.jobs)):
         workflow = new.jobs.workflow[j]
@@ -324,11 +317,11 @@ def _workflows_difference(old: TwinSpec, c: TwinConstants, s: TwinState, new: Tw
     judged = {old.jobs.workflow[j]: c.dag.workflow_of[j] for j in range(arrived) if c.dag.workflow_of[j] >= 0}
     for name, w in judged.items():  # each workflow with an arrived task, once
         assert name is not None
-        done = all(k < arrived and s.status[k] == COMPLETED for k in tasks[name])
-        all_arrived_done = all(s.status[k] == COMPLETED for k in tasks[name] if k < arrived)
-        if s.workflow_end_s[w] >= 0.0 and all_arrived_done and not done:
+        done = all(k < arrived and status[k] == COMPLETED for k in tasks[name])
+        all_arrived_done = all(status[k] == COMPLETED for k in tasks[name] if k < arrived)
+        if end_s[w] >= 0.0 and all_arrived_done and not done:
             return f"workflow {name!r} has completed, but the spec gives it a later task"
-        if s.workflow_end_s[w] < 0.0 and done:
+        if end_s[w] < 0.0 and done:
             return f"workflow {name!r} has tasks still to come, but the spec gives it none"
     return None
 
@@ -348,25 +341,21 @@ def _rule_counts(s: TwinState, rules: RuleTables) -> list[list[int]]:
     """
     counts = rules.empty_counts()
     for j in _running(s):
-        count_running(counts, rules, j, s.node_of[j], 1)
+        count_running(counts, rules, j, s.jobs.node_of[j], 1)
     return counts
 
 
 def _running(s: TwinState) -> list[int]:
-    return [j for node_jobs in s.node_jobs for j in node_jobs]
+    return [j for node_jobs in s.nodes.node_jobs for j in node_jobs]
 
 
 def work_done_s(s: TwinState, c: TwinConstants, j: int) -> float:
     """Nominal seconds of work running job ``j``'s current run has done by now (``c``: its twin's constants).
 
-    Without work clocks, the time since its start; on them, its duration less the work its
-    clock has still to do before the run's finish.
+    Without work clocks, the time since its start of work; on them, its duration less the work
+    its clock has still to do before the run's finish (:meth:`~digital_twin.sim.core.Runs.work_done_s`).
     """
-    if not c.clocked:
-        return s.time_s - s.start_s[j]
-    q = c.lane_of[j] * c.n_nodes + s.node_of[j]
-    clock_now = s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q])
-    return c.duration_s[j] - (s.finish_clock_s[j] - clock_now)
+    return s.runs.work_done_s(s, c, j)
 
 
 def _equal_columns(ours: Sequence[object] | np.ndarray, theirs: Sequence[object] | np.ndarray) -> bool:

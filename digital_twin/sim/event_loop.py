@@ -26,29 +26,11 @@ from __future__ import annotations
 import heapq
 
 from digital_twin.sim.constants import TwinConstants
-from digital_twin.sim.event_handlers import (
-    arrive,
-    arrive_task,
-    charge_horizon,
-    complete,
-    expire,
-    interrupt,
-    recover,
-    tick,
-)
-from digital_twin.sim.features.energy_accounting import accrue
+from digital_twin.sim.core import COMPLETION, RECOVERY, TICK, TTL_EXPIRY, ScheduledEvent
+from digital_twin.sim.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
 from digital_twin.sim.features.rule_checks import breaks_required
-from digital_twin.sim.state import (
-    COMPLETION,
-    FUTURE,
-    PENDING,
-    RECOVERY,
-    RUNNING,
-    TICK,
-    TTL_EXPIRY,
-    ScheduledEvent,
-    TwinState,
-)
+from digital_twin.sim.job_states import FUTURE, PENDING, RUNNING
+from digital_twin.sim.state import TwinState
 
 
 def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901  (stages inlined: the hot path)
@@ -57,10 +39,10 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     Sets ``s.current`` and ``s.done``. Returns the ``(N,)`` fit of the current job (what
     ``DigitalTwin.can_place`` answers), or all False once the episode is over.
     """
-    queue, status_counts, heap = s.queue, s.status_counts, s.heap
+    queue, status_counts, heap = s.queue, s.jobs.status_counts, s.heap
     examine = queue.examine  # changed in place only, so this name stays valid
     arrival_s, n_jobs, tick_s, n_ticks, horizon_s = c.arrival_s, c.n_jobs, c.tick_s, c.n_ticks, c.horizon_s
-    clocked, energy = c.clocked, c.energy
+    features = s.features
     while True:
         # Stage 1: the pass.
         while True:
@@ -81,7 +63,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         if status_counts[FUTURE] + status_counts[PENDING] + status_counts[RUNNING] == 0:
             break
         # Stage 2: the next event time (a stale heap entry is not one: dropped here).
-        while heap and is_stale(s, clocked, heap[0]):
+        while heap and is_stale(s, heap[0]):
             heapq.heappop(heap)
         t = s.next_tick * tick_s if s.next_tick < n_ticks else horizon_s  # the grid's ticks only
         if heap and heap[0][0] < t:
@@ -91,14 +73,13 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
         at_horizon = t >= horizon_s
         if at_horizon:
             t = horizon_s
-        # Stage 3: advance the clock to t, accruing cost, allocated cpu- and GPU-time and energy (inlined: hot path).
+        # Stage 3: advance the clock to t, accruing cost and allocated cpu-time (inlined: hot path), then the features'.
         dt = t - s.time_s
         if dt > 0.0:
             s.cost_usd += s.cost_rate_usd_per_s * dt
             s.alloc_cpu_m_s += s.alloc_cpu_m * dt
-            s.gpu.accrue(dt)
-            if energy is not None:
-                accrue(s, energy, s.time_s, t)
+            for feature in features:
+                feature.advance(s, c, s.time_s, t)
             s.time_s = t
         if at_horizon:
             charge_horizon(s, c)
@@ -110,20 +91,18 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
     return [False] * c.n_nodes
 
 
-def is_stale(s: TwinState, clocked: bool, entry: ScheduledEvent) -> bool:
+def is_stale(s: TwinState, entry: ScheduledEvent) -> bool:
     """Whether a heap ``entry`` is stale: its handler would do nothing (module docstring, stage 2).
 
     A completion is stale when its run ended already (on work clocks: when its clock's
-    completion token moved on); a TTL expiry, when its queue spell ended. Node events and
-    the rest are never stale.
+    completion token moved on; :meth:`~digital_twin.sim.core.Runs.is_stale`); a TTL expiry,
+    when its queue spell ended. Node events and the rest are never stale.
     """
     kind, index, generation = entry[1], entry[3], entry[4]
     if kind == COMPLETION:
-        if clocked:
-            return generation != s.completion_token[index]
-        return s.status[index] != RUNNING or s.generation[index] != generation
+        return s.runs.is_stale(s, index, generation)
     if kind == TTL_EXPIRY:
-        return s.status[index] != PENDING or s.generation[index] != generation
+        return s.jobs.status[index] != PENDING or s.jobs.generation[index] != generation
     return False
 
 
@@ -135,7 +114,8 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
     heap = s.heap
     if s.gained_nodes:
         s.gained_nodes.clear()
-    if s.tallies_moved:  # starts of the last pass moved the placement rules' tallies
+    rules = s.rules
+    if rules is not None and rules.moved:  # starts of the last pass moved the placement rules' tallies
         s.gained_nodes.extend(range(c.n_nodes))
     while heap and heap[0][0] == t and heap[0][1] < TICK:
         _, kind, _, index, generation = heapq.heappop(heap)
@@ -148,12 +128,9 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
     if s.next_tick < c.n_ticks and s.next_tick * c.tick_s == t:
         tick(s, c, s.next_tick)
         s.next_tick += 1
-    arrival_s, n_jobs, dag = c.arrival_s, c.n_jobs, c.dag
+    arrival_s, n_jobs = c.arrival_s, c.n_jobs
     while s.next_arrival < n_jobs and arrival_s[s.next_arrival] == t:
-        if dag is None:
-            arrive(s, c, s.next_arrival)
-        else:
-            arrive_task(s, c, s.next_arrival)
+        arrive(s, c, s.next_arrival)
         s.next_arrival += 1
     while heap and heap[0][0] == t:  # only TTL expiries are left at t
         _, _, _, index, generation = heapq.heappop(heap)
@@ -162,7 +139,8 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
         start_pass(s, c)
     else:
         s.queue.cursor = 0  # a new pass with nothing parked to wake (the common case, inlined)
-    s.tallies_moved = False
+    if rules is not None:
+        rules.moved = False
 
 
 def fit_mask(s: TwinState, c: TwinConstants, j: int) -> list[bool]:
@@ -172,15 +150,16 @@ def fit_mask(s: TwinState, c: TwinConstants, j: int) -> list[bool]:
     broken.
     """
     cpu, mem, gpus = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j]
-    free_cpu, free_mem, free_gpus, up = s.free_cpu_m, s.free_mem_mib, s.free_gpus, s.up
+    nodes = s.nodes
+    free_cpu, free_mem, free_gpus, up = nodes.free_cpu_m, nodes.free_mem_mib, nodes.free_gpus, nodes.up
     mask = [False] * c.n_nodes
     for i in c.candidates[j]:
         if up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus:
             mask[i] = True
-    rules = c.rules
-    if rules is not None and rules.required[j]:
+    rules, tables = s.rules, c.rules
+    if rules is not None and tables is not None and tables.required[j]:
         for i in c.candidates[j]:
-            if mask[i] and breaks_required(s.rule_counts, rules, j, i):
+            if mask[i] and breaks_required(rules.counts, tables, j, i):
                 mask[i] = False
     return mask
 
@@ -220,13 +199,14 @@ def next_to_examine(s: TwinState, c: TwinConstants) -> int:
 def gained_fits(s: TwinState, c: TwinConstants, j: int) -> list[int]:
     """The nodes that gained room in this batch of events on which job ``j`` fits now (may repeat)."""
     cpu, mem, gpus, candidate = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j], c.candidate_mask[j]
-    up, free_cpu, free_mem, free_gpus = s.up, s.free_cpu_m, s.free_mem_mib, s.free_gpus
+    nodes = s.nodes
+    up, free_cpu, free_mem, free_gpus = nodes.up, nodes.free_cpu_m, nodes.free_mem_mib, nodes.free_gpus
     fits = [
         i
         for i in s.gained_nodes
         if candidate[i] and up[i] and free_cpu[i] >= cpu and free_mem[i] >= mem and free_gpus[i] >= gpus
     ]
-    rules = c.rules
-    if rules is not None and rules.required[j]:
-        return [i for i in fits if not breaks_required(s.rule_counts, rules, j, i)]
+    rules, tables = s.rules, c.rules
+    if rules is not None and tables is not None and tables.required[j]:
+        return [i for i in fits if not breaks_required(rules.counts, tables, j, i)]
     return fits

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.continuation import work_done_s
-from digital_twin.sim.state import COMPLETED, RUNNING, TwinState
+from digital_twin.sim.job_states import COMPLETED, RUNNING
+from digital_twin.sim.state import TwinState
 from digital_twin.workload import Workload
 
 
@@ -61,7 +62,7 @@ def known_durations_s(s: TwinState, c: TwinConstants, jobs: Workload) -> list[fl
     declared = jobs.declared_or_true_s()[:arrived].tolist()
     known = declared
     for j in range(arrived):
-        status = s.status[j]
+        status = s.jobs.status[j]
         if status == COMPLETED:
             known[j] = c.duration_s[j]
         elif status == RUNNING:

@@ -22,10 +22,7 @@ jobs still running pay their cost up to the horizon, and the terms judged at the
 judge them with the horizon as their end. At equal times, events are handled in the order
 completion, recovery, interruption, tick, arrival, TTL expiry; decisions come after them all.
 
-Where things live: fixed inputs in a frozen :class:`~digital_twin.sim.constants.TwinConstants`,
-what changes in one :class:`~digital_twin.sim.state.TwinState`, the loop in
-:mod:`digital_twin.sim.event_loop`, what each event does (cost, penalties) in
-:mod:`digital_twin.sim.event_handlers`, read-only views in :class:`~digital_twin.sim.twin_views.TwinViews`.
+Where things live: :mod:`digital_twin.sim` (its package docstring lists the modules).
 
 Example:
     >>> import numpy as np
@@ -56,18 +53,19 @@ from digital_twin.jobs import JobSpec
 from digital_twin.objective import ObjectiveBreakdown
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.continuation import continued_state, past_difference, shapes_difference
+from digital_twin.sim.core import INTERRUPTION, LoggedEvent
 from digital_twin.sim.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.sim.event_handlers import start
 from digital_twin.sim.event_log import log_event
 from digital_twin.sim.event_loop import fit_mask, run_to_decision
+from digital_twin.sim.features.outages import Outages
+from digital_twin.sim.job_states import FUTURE, PENDING, RUNNING
 from digital_twin.sim.known_durations import known_jobs
-from digital_twin.sim.state import FUTURE, INTERRUPTION, PENDING, RUNNING, LoggedEvent, TwinState
-from digital_twin.sim.twin_views import TwinViews
+from digital_twin.sim.state import TwinState
+from digital_twin.sim.twin_views import NODE_INDEX_TYPES, TwinViews
 from digital_twin.spec import TwinSpec
 from digital_twin.spot.outages import episode_outages, given_outages, known_outages
 from digital_twin.telemetry import Telemetry
-
-_NODE_INDEX_TYPES = (int, np.integer)
 
 
 class TwinSnapshot:
@@ -98,8 +96,7 @@ class DigitalTwin:
         self.record_events = record_events
         self._c = TwinConstants.of(spec)
         self._views = TwinViews(spec, self._c)
-        no_outages = tuple(() for _ in spec.fleet)
-        self._s = TwinState.initial(self._c, no_outages, no_outages, record_events)
+        self._s = TwinState.initial(self._c, Outages.none(len(spec.fleet)), record_events)
         # can_place() of every node for the current decision: computed once per decision point,
         # then replaced (never changed in place: a job deferred until NEW_FIT keeps it as its fit).
         self._mask = [False] * self._c.n_nodes
@@ -109,7 +106,7 @@ class DigitalTwin:
         """Start the episode: its spot outages (given, or drawn from ``rng``), then run to the first decision."""
         c = self._c
         interruptions_s, recoveries_s = episode_outages(self.spec, rng)
-        self._s = s = TwinState.initial(c, interruptions_s, recoveries_s, self.record_events)
+        self._s = s = TwinState.initial(c, Outages(interruptions_s, recoveries_s), self.record_events)
         for node, times in enumerate(interruptions_s):
             for t in times:
                 s.schedule(t, INTERRUPTION, node, 0)
@@ -145,8 +142,8 @@ class DigitalTwin:
         s = self._s
         if s.done:
             raise InvalidPlacementError("the episode is over: no job to place")
-        if not (isinstance(node, _NODE_INDEX_TYPES) and 0 <= node < self._c.n_nodes and self._mask[node]):
-            raise InvalidPlacementError(self._why_not(s.current, node))
+        if not (isinstance(node, NODE_INDEX_TYPES) and 0 <= node < self._c.n_nodes and self._mask[node]):
+            raise InvalidPlacementError(self._views.why_not(s, s.current, node))
         queue, c, j = s.queue, self._c, s.current
         queue.take_current()
         s.decisions.append((j, int(node)))
@@ -189,7 +186,7 @@ class DigitalTwin:
     def terminated(self) -> bool:
         """True when every job reached a terminal state before the horizon."""
         s = self._s
-        counts = s.status_counts
+        counts = s.jobs.status_counts
         return s.done and counts[RUNNING] + counts[PENDING] + counts[FUTURE] == 0
 
     @property
@@ -360,7 +357,10 @@ class DigitalTwin:
         background = np.array(spec.telemetry.background_pct)
         background[k + 1 :] = background[k]
         telemetry = Telemetry(background, spec.telemetry.tick_s, source=f"{spec.telemetry.source}, known to tick {k}")
-        past_interruptions, past_recoveries = known_outages(spec, s.interruptions_s, s.recoveries_s, s.time_s)
+        outages = s.outages
+        past_interruptions, past_recoveries = known_outages(
+            spec, outages.interruptions_s, outages.recoveries_s, s.time_s
+        )
         return dataclasses.replace(
             spec,
             jobs=known_jobs(s, self._c, spec.jobs),
@@ -369,27 +369,6 @@ class DigitalTwin:
             fixed_interruptions_s=past_interruptions,
             fixed_recoveries_s=past_recoveries,
             energy=None if spec.energy is None else known_energy_model(spec.energy, s.time_s, spec.settings.horizon_s),
-        )
-
-    # ------------------------------------------------------------------ internals
-    def _why_not(self, j: int, node: object) -> str:
-        """Why job ``j`` cannot be placed on ``node`` now (for :class:`InvalidPlacementError`)."""
-        c, s = self._c, self._s
-        job = self.spec.jobs[j]
-        if not isinstance(node, _NODE_INDEX_TYPES) or not 0 <= node < c.n_nodes:
-            return f"node index {node!r} is not in 0..{c.n_nodes - 1}"
-        i = int(node)
-        where = f"job {job.job_id!r} cannot go on {c.node_ids[i]}"
-        if not s.up[i]:
-            return f"{where}: the node is down (spot interruption)"
-        if i not in c.candidates[j]:
-            return f"{where}: arch, GPU model/count/VRAM, size or a node-side placement rule never fits"
-        if c.rules is not None and self._views.fits_by_resources(s, j, i):
-            return f"{where} now: a required placement rule (anti-affinity, spread) forbids it"
-        return (
-            f"{where}: needs {c.req_cpu_m[j]} mcpu/"
-            f"{c.req_mem_mib[j]} MiB/{c.req_gpus[j]} GPU, free {s.free_cpu_m[i]} mcpu/"
-            f"{s.free_mem_mib[i]} MiB/{s.free_gpus[i]} GPU"
         )
 
 

@@ -19,10 +19,14 @@ from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.hindsight import HindsightView
 from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
 from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.core import LoggedEvent
 from digital_twin.sim.features.rule_checks import preference_weight
-from digital_twin.sim.state import RUNNING, STATUS_NAMES, LoggedEvent, TwinState
+from digital_twin.sim.job_states import RUNNING, STATUS_NAMES
+from digital_twin.sim.state import TwinState
 from digital_twin.spec import TwinSpec
 
+NODE_INDEX_TYPES = (int, np.integer)
+"""What a node index may be (a placement's argument)."""
 _QOS = PENALTY_INDEX["qos"]
 _USD_KEYS = tuple(term.usd_key for term in PENALTIES)
 _PENALTY_KEYS = (*_USD_KEYS, *COUNT_KEYS)  # as_dict() order after the cost
@@ -102,15 +106,15 @@ class TwinViews:
 
     def job_counts(self, s: TwinState) -> dict[str, int]:
         """Number of jobs per status name (``future`` = not yet arrived); they sum to ``M``."""
-        return dict(zip(STATUS_NAMES, s.status_counts, strict=True))
+        return dict(zip(STATUS_NAMES, s.jobs.status_counts, strict=True))
 
     def job_status(self, s: TwinState, job: int) -> str:
         """Status name of job ``job`` (index into ``spec.jobs``)."""
-        return STATUS_NAMES[s.status[job]]
+        return STATUS_NAMES[s.jobs.status[job]]
 
     def job_node(self, s: TwinState, job: int) -> int:
         """Node index a running job is on (-1 when not running)."""
-        return s.node_of[job] if s.status[job] == RUNNING else -1
+        return s.jobs.node_of[job] if s.jobs.status[job] == RUNNING else -1
 
     def metrics(self, s: TwinState) -> dict[str, float]:
         """Episode metrics up to ``s.time_s``: objective terms, job counts, mean wait, utilisation, QoS, energy.
@@ -135,11 +139,12 @@ class TwinViews:
         total_cpu_m_s = sum(c.cpu_m) * s.time_s
         out["utilization_cpu"] = s.alloc_cpu_m_s / total_cpu_m_s if total_cpu_m_s > 0 else 0.0
         out.update(_gpu_metrics(c, s))
-        lc_started = sum(1 for j in range(c.n_jobs) if c.is_lc[j] and s.first_start_s[j] >= 0)
+        first_start_s = s.jobs.first_start_s
+        lc_started = sum(1 for j in range(c.n_jobs) if c.is_lc[j] and first_start_s[j] >= 0)
         out["qos_compliance"] = 1.0 - s.penalty_counts()[_QOS] / lc_started if lc_started else 1.0
-        accounting = c.energy is not None
-        out["node_energy_kwh"] = s.node_energy_j / J_PER_KWH if accounting else math.nan
-        out["node_carbon_kg"] = s.node_carbon_g / 1000.0 if accounting else math.nan
+        energy = s.energy
+        out["node_energy_kwh"] = energy.node_energy_j / J_PER_KWH if energy is not None else math.nan
+        out["node_carbon_kg"] = energy.node_carbon_g / 1000.0 if energy is not None else math.nan
         out["workflow_makespan_s"] = _makespan_s(c, s)
         out["sim_time_s"] = s.time_s
         return out
@@ -151,33 +156,29 @@ class TwinViews:
         interference), the run's finish on its clock less the clock brought to now at its current
         rate (the wall time it takes may change with the rate). Never negative.
         """
-        c = self.constants
+        c, runs = self.constants, s.runs
         out: list[tuple[int, int, float]] = []
-        for i, jobs in enumerate(s.node_jobs):
+        for i, jobs in enumerate(s.nodes.node_jobs):
             for j in jobs:
-                if c.clocked:
-                    q = c.lane_of[j] * c.n_nodes + i
-                    left = s.finish_clock_s[j] - (s.work_clock_s[q] + s.rate[q] * (s.time_s - s.rate_since_s[q]))
-                else:
-                    left = s.start_s[j] + c.duration_s[j] - s.time_s
+                left = runs.work_left_s(s, c, j, i)
                 out.append((j, i, left if left > 0.0 else 0.0))
         return out
 
     def node_free(self, s: TwinState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Free cpu cores, free mem GB and free GPUs per node, each ``(N,)`` float64."""
         return (
-            np.array(s.free_cpu_m, dtype=np.float64) / 1000.0,
-            np.array(s.free_mem_mib, dtype=np.float64) / 1024.0,
-            np.array(s.free_gpus, dtype=np.float64),
+            np.array(s.nodes.free_cpu_m, dtype=np.float64) / 1000.0,
+            np.array(s.nodes.free_mem_mib, dtype=np.float64) / 1024.0,
+            np.array(s.nodes.free_gpus, dtype=np.float64),
         )
 
     def node_up(self, s: TwinState) -> np.ndarray:
         """``(N,)`` bool: which nodes are up."""
-        return np.array(s.up, dtype=bool)
+        return np.array(s.nodes.up, dtype=bool)
 
     def running_by_type(self, s: TwinState) -> np.ndarray:
         """``(N, 3)`` int64: running jobs per node and workload type (``WORKLOAD_TYPES`` order)."""
-        return np.array(s.running_counts, dtype=np.int64).reshape(3, self.constants.n_nodes).T.copy()
+        return np.array(s.nodes.running_counts, dtype=np.int64).reshape(3, self.constants.n_nodes).T.copy()
 
     def node_vector(self, s: TwinState) -> list[float]:
         """The dynamic node state as one flat list, for fast observation encoders.
@@ -185,14 +186,38 @@ class TwinViews:
         ``7 * N`` values, seven blocks of ``N`` in this order: free millicores, free MiB, free
         GPUs, up (0/1), running latency-critical, batch and stream jobs. A fresh list (safe to keep).
         """
-        vector: list[float] = [*s.free_cpu_m, *s.free_mem_mib, *s.free_gpus, *s.up, *s.running_counts]
+        nodes = s.nodes
+        vector: list[float] = [
+            *nodes.free_cpu_m, *nodes.free_mem_mib, *nodes.free_gpus, *nodes.up, *nodes.running_counts,
+        ]  # fmt: skip
         return vector
 
     def fits_by_resources(self, s: TwinState, j: int, i: int) -> bool:
         """Whether node ``i`` has the free cpu, memory and GPUs job ``j`` asks for now."""
         c = self.constants
         cpu, mem, gpus = c.req_cpu_m[j], c.req_mem_mib[j], c.req_gpus[j]
-        return s.free_cpu_m[i] >= cpu and s.free_mem_mib[i] >= mem and s.free_gpus[i] >= gpus
+        nodes = s.nodes
+        return nodes.free_cpu_m[i] >= cpu and nodes.free_mem_mib[i] >= mem and nodes.free_gpus[i] >= gpus
+
+    def why_not(self, s: TwinState, j: int, node: object) -> str:
+        """Why job ``j`` cannot be placed on ``node`` now (for :class:`~digital_twin.errors.InvalidPlacementError`)."""
+        c = self.constants
+        job = self.spec.jobs[j]
+        if not isinstance(node, NODE_INDEX_TYPES) or not 0 <= node < c.n_nodes:
+            return f"node index {node!r} is not in 0..{c.n_nodes - 1}"
+        i = int(node)
+        where = f"job {job.job_id!r} cannot go on {c.node_ids[i]}"
+        nodes = s.nodes
+        if not nodes.up[i]:
+            return f"{where}: the node is down (spot interruption)"
+        if i not in c.candidates[j]:
+            return f"{where}: arch, GPU model/count/VRAM, size or a node-side placement rule never fits"
+        if c.rules is not None and self.fits_by_resources(s, j, i):
+            return f"{where} now: a required placement rule (anti-affinity, spread) forbids it"
+        return (
+            f"{where}: needs {c.req_cpu_m[j]} mcpu/{c.req_mem_mib[j]} MiB/{c.req_gpus[j]} GPU, "
+            f"free {nodes.free_cpu_m[i]} mcpu/{nodes.free_mem_mib[i]} MiB/{nodes.free_gpus[i]} GPU"
+        )
 
     def preference_weights(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: the preference weight placing the current job on each node now would count.
@@ -200,16 +225,17 @@ class TwinViews:
         Zeros without placement rules or once the episode is over (:mod:`digital_twin.sim.features.rule_checks`).
         """
         c = self.constants
-        rules = c.rules
-        if rules is None or s.done:
+        rules, tables = s.rules, c.rules
+        if rules is None or tables is None or s.done:
             return np.zeros(c.n_nodes)
-        return np.array([preference_weight(s.rule_counts, rules, s.current, i) for i in range(c.n_nodes)])
+        return np.array([preference_weight(rules.counts, tables, s.current, i) for i in range(c.n_nodes)])
 
     def utilization_pct(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
         c = self.constants
         background = c.background_cpu_pct[self.tick_index(s)]
-        return np.array([background[i] + 100.0 * (c.cpu_m[i] - s.free_cpu_m[i]) / c.cpu_m[i] for i in range(c.n_nodes)])
+        free_cpu_m = s.nodes.free_cpu_m
+        return np.array([background[i] + 100.0 * (c.cpu_m[i] - free_cpu_m[i]) / c.cpu_m[i] for i in range(c.n_nodes)])
 
     def pending_jobs(self, s: TwinState) -> list[int]:
         """Job indices in the queue, starting with the current job, in the order they will be asked."""
@@ -221,23 +247,25 @@ class TwinViews:
 
     def hindsight(self, s: TwinState) -> HindsightView:
         """The privileged, read-only view of the episode's future (for the oracle only)."""
-        return HindsightView.build(self.spec, s.interruptions_s, s.recoveries_s)
+        return HindsightView.build(self.spec, s.outages.interruptions_s, s.outages.recoveries_s)
 
 
 def _gpu_metrics(c: TwinConstants, s: TwinState) -> dict[str, float]:
     """``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` of :meth:`TwinViews.metrics`."""
     fleet_gpu_s = sum(c.gpus) * s.time_s
-    allocation = s.gpu.allocated_s / fleet_gpu_s if fleet_gpu_s > 0 else 0.0
-    fragmentation = s.gpu.fragmented_s / s.gpu.free_up_s if s.gpu.free_up_s > 0 else 0.0
+    gpus = s.gpus
+    allocation = gpus.allocated_s / fleet_gpu_s if fleet_gpu_s > 0 else 0.0
+    fragmentation = gpus.fragmented_s / gpus.free_up_s if gpus.free_up_s > 0 else 0.0
     return {"gpu_allocation_ratio": allocation, "gpu_fragmentation_rate": fragmentation}
 
 
 def _makespan_s(c: TwinConstants, s: TwinState) -> float:
     """``workflow_makespan_s`` of :meth:`TwinViews.metrics` (0.0 without workflows)."""
-    dag = c.dag
-    if dag is None:
+    workflows, dag = s.workflows, c.dag
+    if workflows is None or dag is None:
         return 0.0
-    ended = [w for w in range(dag.n_workflows) if s.workflow_end_s[w] >= 0.0]
+    end_s = workflows.workflow_end_s
+    ended = [w for w in range(dag.n_workflows) if end_s[w] >= 0.0]
     if not ended:
         return 0.0
-    return sum(s.workflow_end_s[w] - dag.submitted_s[w] for w in ended) / len(ended)
+    return sum(end_s[w] - dag.submitted_s[w] for w in ended) / len(ended)

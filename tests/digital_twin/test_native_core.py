@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
@@ -60,8 +61,16 @@ def play_digest(episodes: int = 3) -> str:
 @pytest.mark.skipif(native.status != native.COMPILED, reason=f"no compiled core: {native.reason}")
 @pytest.mark.subprocess
 def test_compiled_and_pure_python_twins_play_identical_episodes() -> None:
+    for name in native.COMPILED_MODULES:
+        importlib.import_module(f"digital_twin.{name}")
     compiled_modules = [sys.modules[f"digital_twin.{name}"].__file__ for name in native.COMPILED_MODULES]
     assert all(str(path).endswith(".so") for path in compiled_modules), compiled_modules
+    built = {  # every extension of the build but the shared library: the sim package, nothing else
+        ".".join(path.relative_to(native.BUILD_DIR / "digital_twin").parts).split(".cpython")[0]
+        for path in native.BUILD_DIR.rglob("*.so")
+        if "__mypyc" not in path.name
+    }
+    assert built == set(native.COMPILED_MODULES) and all(name.startswith("sim.") for name in built)
     code = (
         "from digital_twin import native; assert native.status == native.PURE, native.reason; "
         "import digital_twin.sim.event_loop as loop; assert loop.__file__.endswith('.py'), loop.__file__; "

@@ -13,8 +13,9 @@ episode's jobs, each a share ``1 / J``:
 Values are kept in integer *job-GPUs* (``F_n(M) * J``), so sums over nodes are exact; memory is
 left out, as in FGD. A down node has neither free nor fragmented GPUs. The twin integrates, from
 0 to now, the allocated GPUs, the fragmented GPUs (job-GPUs over ``J``) and the free GPUs of up
-nodes; its metrics ``gpu_allocation_ratio`` and ``gpu_fragmentation_rate`` are the time averages
-(allocated over the fleet's GPUs; fragmented over free).
+nodes (:mod:`digital_twin.sim.features.gpus`); its metrics ``gpu_allocation_ratio`` and
+``gpu_fragmentation_rate`` are the time averages (allocated over the fleet's GPUs; fragmented over free).
+This module holds the tables and the measure, read when the constants are built.
 
 ``M`` is the whole spec's job mix (a measure for evaluation, never shown to an agent): a twin
 continued into another spec (:mod:`digital_twin.sim.continuation`) weighs its free GPUs by the new
@@ -24,7 +25,6 @@ spec's mix from now on and keeps the integral of the old one up to now.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 GpuJobMix = tuple[tuple[tuple[int, int, int], ...], ...]
 """Per node, ``(gpus, millicores, jobs)`` of the GPU jobs that can ever run there, jobs of one
@@ -59,57 +59,3 @@ def fragmented_job_gpus(mix: tuple[tuple[int, int, int], ...], n_jobs: int, free
         if gpus <= free_gpus and cpu_m <= free_cpu_m:
             usable += jobs
     return free_gpus * (n_jobs - usable)
-
-
-@dataclass
-class GpuTally:
-    """What the GPU metrics integrate, now and from 0 to now (one per twin state).
-
-    Attributes:
-        allocated: GPUs allocated to running jobs now.
-        allocated_s: Its time integral, GPU-seconds.
-        jobs: ``J``, the jobs of the target workload.
-        fragmented: Fragmented job-GPUs now (the nodes' ``F_n(M) * J`` summed).
-        fragmented_s: The time integral of ``fragmented / J``, GPU-seconds.
-        free_up: Free GPUs of up nodes now.
-        free_up_s: Its time integral, GPU-seconds.
-        node_fragmented: ``(N,)`` each node's part of ``fragmented``.
-        node_free_up: ``(N,)`` each node's part of ``free_up``.
-    """
-
-    allocated: int
-    allocated_s: float
-    jobs: int
-    fragmented: int
-    fragmented_s: float
-    free_up: int
-    free_up_s: float
-    node_fragmented: list[int]
-    node_free_up: list[int]
-
-    @classmethod
-    def initial(cls, mix: GpuJobMix, n_jobs: int, gpus: Sequence[int], cpu_m: Sequence[int]) -> GpuTally:
-        """Every node up and empty at time 0."""
-        fragmented = [fragmented_job_gpus(mix[i], n_jobs, gpus[i], cpu_m[i]) for i in range(len(gpus))]
-        return cls(0, 0.0, n_jobs, sum(fragmented), 0.0, sum(gpus), 0.0, fragmented, list(gpus))
-
-    def copy(self) -> GpuTally:
-        """An independent copy."""
-        return GpuTally(self.allocated, self.allocated_s, self.jobs, self.fragmented, self.fragmented_s, self.free_up,
-                        self.free_up_s, self.node_fragmented.copy(), self.node_free_up.copy())  # fmt: skip
-
-    def accrue(self, dt: float) -> None:
-        """Integrate the present over ``dt`` seconds."""
-        self.allocated_s += self.allocated * dt
-        if self.fragmented:
-            self.fragmented_s += self.fragmented / self.jobs * dt
-        self.free_up_s += self.free_up * dt
-
-    def refresh(self, mix: GpuJobMix, i: int, free_gpus: int, free_cpu_m: int, up: bool) -> None:
-        """Node ``i``'s parts after a change of its free GPUs or millicores or of its being up."""
-        free = free_gpus if up else 0
-        fragmented = fragmented_job_gpus(mix[i], self.jobs, free, free_cpu_m)
-        self.fragmented += fragmented - self.node_fragmented[i]
-        self.node_fragmented[i] = fragmented
-        self.free_up += free - self.node_free_up[i]
-        self.node_free_up[i] = free
