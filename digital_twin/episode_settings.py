@@ -39,7 +39,7 @@ NO_INTERFERENCE = "none"
 """Interference model: jobs always run at their nominal speed; the background only feeds the SLA."""
 PROCESSOR_SHARING = "processor-sharing"
 """Interference model: jobs share a node's cores with their background load
-(:mod:`digital_twin.sim.features.contention`)."""
+(:mod:`digital_twin.sim.tables.contention`)."""
 INTERFERENCE_MODELS = (NO_INTERFERENCE, PROCESSOR_SHARING)
 
 
@@ -61,7 +61,7 @@ class EpisodeSettings:
         spot_interruptions: False disables spot interruptions (for ablations).
         cost_model: ``"prorated"`` or ``"active-nodes"`` (:data:`~digital_twin.objective.COST_MODELS`).
         interference: How the background load slows our jobs: ``"none"`` or
-            ``"processor-sharing"`` (:mod:`digital_twin.sim.features.contention`).
+            ``"processor-sharing"`` (:mod:`digital_twin.sim.tables.contention`).
         deadline_rule: When a job with a deadline is late: ``"first-start"`` (first started
             after its deadline) or ``"completion"`` (completed after it, or still running at a
             horizon past it); :data:`~digital_twin.objective.DEADLINE_RULES`.

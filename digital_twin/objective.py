@@ -146,7 +146,7 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "workflow", "workflow time", "workflow_hours", "workflow_usd_per_hour", "weighted hours",
         "each workflow's weight x hours from its submission (its first task's arrival) to its last task's "
         "completion; a workflow that fails (a task failed or rejected) or is unfinished at the horizon counts "
-        "until the horizon (digital_twin/sim/features/workflow_events.py)",
+        "until the horizon (digital_twin/sim/tables/workflow_events.py)",
         integral=False,
     ),
     PenaltyTerm(

@@ -178,7 +178,7 @@ class Scenario:
         """A twin of ``spec`` (one of this scenario's episodes); an error in it names the scenario file.
 
         Building a twin resolves the episode's placement rules, where a job its rules keep off
-        every node is found (:mod:`digital_twin.sim.features.rule_tables`).
+        every node is found (:mod:`digital_twin.sim.tables.rule_tables`).
         """
         return self._built(DigitalTwin, spec)
 

@@ -25,12 +25,12 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import WORKLOAD_TYPES
-from digital_twin.sim.features.energy_constants import EnergyConstants
-from digital_twin.sim.features.gpu_fragmentation import GpuJobMix, gpu_job_mix
-from digital_twin.sim.features.interference import InterferenceTables
-from digital_twin.sim.features.rule_checks import RuleTables
-from digital_twin.sim.features.rule_tables import compile_rules
-from digital_twin.sim.features.workflow_events import WorkflowTables
+from digital_twin.sim.tables.energy_constants import EnergyConstants
+from digital_twin.sim.tables.gpu_fragmentation import GpuJobMix, gpu_job_mix
+from digital_twin.sim.tables.interference import InterferenceTables
+from digital_twin.sim.tables.rule_checks import RuleTables
+from digital_twin.sim.tables.rule_tables import compile_rules
+from digital_twin.sim.tables.workflow_events import WorkflowTables
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 
@@ -80,19 +80,19 @@ class TwinConstants:
         candidate_mask: ``(M,)`` per job, ``candidates`` as an ``(N,)`` bool mask (jobs with equal
             candidates share one mask object).
         gpu_job_mix: ``(N,)`` per node, the GPU jobs that can ever run there, by request
-            (:mod:`digital_twin.sim.features.gpu_fragmentation`).
+            (:mod:`digital_twin.sim.tables.gpu_fragmentation`).
         no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
         background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
         background_cpu_m: ``(T, N)`` the same as a cpu demand, millicores (``pct x cpu_m / 100``).
         settings: The episode's settings (``spec.settings``). The hot loop reads the scalars
             below, each derived from them here and nowhere else.
         contention: ``settings.contention``: jobs are slowed by cpu contention (processor
-            sharing, :mod:`digital_twin.sim.features.contention`); False: no cpu contention.
+            sharing, :mod:`digital_twin.sim.tables.contention`); False: no cpu contention.
         clocked: Jobs progress on work clocks (under contention, or with co-location
-            interference, :mod:`digital_twin.sim.features.interference`): a run completes when its clock has
+            interference, :mod:`digital_twin.sim.tables.interference`): a run completes when its clock has
             done its nominal work, not after its duration.
         lanes: ``spec.rules``' interference entries resolved per job
-            (:class:`~digital_twin.sim.features.interference.InterferenceTables`); ``None`` without them.
+            (:class:`~digital_twin.sim.tables.interference.InterferenceTables`); ``None`` without them.
         n_lanes: ``L``, the number of lanes (1 without interference): each node keeps a work
             clock per lane, clock ``q = lane * N + node``.
         lane_of: ``(M,)`` each job's lane (all 0 without interference).
@@ -112,9 +112,9 @@ class TwinConstants:
             down, seconds.
         energy: ``spec.energy_model`` as lists (:mod:`digital_twin.sim.features.energy_accounting`);
             ``None`` when ``settings.energy_accounting`` is off.
-        rules: ``spec.rules`` as tables (:mod:`digital_twin.sim.features.rule_checks`); ``None`` without
+        rules: ``spec.rules`` as tables (:mod:`digital_twin.sim.tables.rule_checks`); ``None`` without
             rules. Their node-side part is already in ``candidates`` and ``shape``.
-        dag: The workload's workflows as tables (:mod:`digital_twin.sim.features.workflow_events`); ``None``
+        dag: The workload's workflows as tables (:mod:`digital_twin.sim.tables.workflow_events`); ``None``
             when every job is independent.
     """
 

@@ -29,7 +29,7 @@ depend on the whole spec and are rebuilt here:
 
 Nothing else reads the spec's future before it happens (but the GPU fragmentation metric, which
 weighs free GPUs by the whole spec's job mix: the continued twin's integral up to now is the old
-mix's, :mod:`digital_twin.sim.features.gpu_fragmentation`): the event loop reads the next
+mix's, :mod:`digital_twin.sim.tables.gpu_fragmentation`): the event loop reads the next
 arrival, the next tick and the heap's top. So the continued twin's state equals the rebuilt
 twin's field by field, but for *stale* heap entries (a completion of a run that ended, a TTL
 expiry of a queue spell that ended: no events, dropped when they reach the heap's top, so
@@ -63,11 +63,11 @@ from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import COMPLETION, INTERRUPTION, RECOVERY, ScheduledEvent
 from digital_twin.sim.event_loop import is_stale
 from digital_twin.sim.features.outages import Outages
-from digital_twin.sim.features.rule_checks import RuleTables, count_running
 from digital_twin.sim.features.work_clocks import WorkClocks
 from digital_twin.sim.features.workflow_handlers import WorkflowState
 from digital_twin.sim.job_states import COMPLETED, FUTURE
 from digital_twin.sim.state import TwinState, ordered_features
+from digital_twin.sim.tables.rule_checks import RuleTables, count_running
 from digital_twin.spec import TwinSpec
 from digital_twin.spot.outages import given_outages, outages_difference
 from digital_twin.spot.poisson import Interruptions, Recoveries
@@ -156,7 +156,7 @@ def continued_state(
     out.features = ordered_features(out)
     interruptions, recoveries = outages
     out.outages = Outages(interruptions, recoveries)
-    out.gpus.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (features.gpu_fragmentation)
+    out.gpus.jobs = c.n_jobs  # free GPUs weighed by the new spec's job mix from now on (tables.gpu_fragmentation)
     for i in range(c.n_nodes):
         out.gpus.refresh_node(out, c, i)
     shift = out.outages.count() - s.outages.count()

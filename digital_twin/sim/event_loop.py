@@ -11,7 +11,7 @@ ends:
    episode ends when that is at or after the horizon, or when every job is terminal).
    A stale entry of the event heap is dropped here: it is not an event, and never wakes the
    loop (a completion of a run already cut short by an eviction, or, under cpu contention,
-   a node's completion replaced by a rate change, :mod:`digital_twin.sim.features.contention`; a TTL
+   a node's completion replaced by a rate change, :mod:`digital_twin.sim.tables.contention`; a TTL
    expiry of a queue spell that ended when the job started).
 3. **Clock**: advance to that time, accruing the compute cost and the allocated cpu-time.
 4. **Events**: handle every event at that time in the documented order
@@ -28,9 +28,9 @@ import heapq
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import COMPLETION, RECOVERY, TICK, TTL_EXPIRY, ScheduledEvent
 from digital_twin.sim.event_handlers import arrive, charge_horizon, complete, expire, interrupt, recover, tick
-from digital_twin.sim.features.rule_checks import breaks_required
 from digital_twin.sim.job_states import FUTURE, PENDING, RUNNING
 from digital_twin.sim.state import TwinState
+from digital_twin.sim.tables.rule_checks import breaks_required
 
 
 def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901  (stages inlined: the hot path)

@@ -87,7 +87,7 @@ class JobQueue:
     def wake_after(self, position: int) -> None:
         """Look at every parked job after FIFO ``position`` in this pass (a start let any of them fit anew).
 
-        For placement rules that depend on what runs (:mod:`digital_twin.sim.features.rule_checks`): a start
+        For placement rules that depend on what runs (:mod:`digital_twin.sim.tables.rule_checks`): a start
         can make a parked job fit, and the pass must ask it if it comes later in FIFO order, as
         it would had it not been parked.
         """

@@ -13,7 +13,7 @@ node it did not fit on. Jobs that fit nowhere, or wait for a new fit, are *parke
 (:mod:`digital_twin.sim.job_queue`): looked at again only when such a node gains room.
 
 Workflows: a task arrives once its parents have completed; a failure rejects its descendants
-(:mod:`digital_twin.sim.features.workflow_events`).
+(:mod:`digital_twin.sim.tables.workflow_events`).
 
 Time: the episode covers ``[0, horizon_s)``; events at ``horizon_s`` or later never happen.
 Jobs still queued at the horizon are charged the rejection penalty (they were not served);

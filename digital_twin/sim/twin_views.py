@@ -20,9 +20,9 @@ from digital_twin.hindsight import HindsightView
 from digital_twin.objective import COST_KEY, COUNT_KEYS, OBJECTIVE_KEY, PENALTIES, PENALTY_INDEX, ObjectiveBreakdown
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import LoggedEvent
-from digital_twin.sim.features.rule_checks import preference_weight
 from digital_twin.sim.job_states import RUNNING, STATUS_NAMES
 from digital_twin.sim.state import TwinState
+from digital_twin.sim.tables.rule_checks import preference_weight
 from digital_twin.spec import TwinSpec
 
 NODE_INDEX_TYPES = (int, np.integer)
@@ -123,7 +123,7 @@ class TwinViews:
         counted as in the ``wait`` term) is 0.0 before any start; ``utilization_cpu`` (allocated / total
         millicore-seconds) is 0.0 at time 0, ``gpu_allocation_ratio`` likewise and without GPUs;
         ``gpu_fragmentation_rate`` (FGD's fragmented share of the free GPUs of up nodes, time
-        averaged: :mod:`digital_twin.sim.features.gpu_fragmentation`) is 0.0 while no GPU has been free;
+        averaged: :mod:`digital_twin.sim.tables.gpu_fragmentation`) is 0.0 while no GPU has been free;
         ``qos_compliance`` is 1.0 before any latency-critical start;
         ``node_energy_kwh`` and ``node_carbon_kg`` are the nodes' whole energy and emissions (the
         ``energy_kwh`` and ``carbon_kg`` counts are our jobs' share), NaN without energy accounting;
@@ -222,7 +222,7 @@ class TwinViews:
     def preference_weights(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: the preference weight placing the current job on each node now would count.
 
-        Zeros without placement rules or once the episode is over (:mod:`digital_twin.sim.features.rule_checks`).
+        Zeros without placement rules or once the episode is over (:mod:`digital_twin.sim.tables.rule_checks`).
         """
         c = self.constants
         rules, tables = s.rules, c.rules

@@ -24,8 +24,8 @@ from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
-from digital_twin.sim.features.energy_constants import EnergyConstants
 from digital_twin.sim.job_states import RUNNING
+from digital_twin.sim.tables.energy_constants import EnergyConstants
 
 _ENERGY, _CARBON = PENALTY_INDEX["energy"], PENALTY_INDEX["carbon"]
 

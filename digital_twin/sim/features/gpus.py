@@ -1,7 +1,7 @@
 """The GPU tallies: allocated, fragmented and free GPUs, now and integrated from 0 (every episode has them).
 
 The measure (FGD's fragmentation on whole GPUs) and the job mix it is taken against are
-:mod:`digital_twin.sim.features.gpu_fragmentation`'s; this feature keeps its sums exact as the
+:mod:`digital_twin.sim.tables.gpu_fragmentation`'s; this feature keeps its sums exact as the
 twin runs: a start or an end changes one node's free GPUs and millicores, an outage or a
 recovery whether its GPUs count at all, and the clock integrates the present.
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
-from digital_twin.sim.features.gpu_fragmentation import GpuJobMix, fragmented_job_gpus
+from digital_twin.sim.tables.gpu_fragmentation import GpuJobMix, fragmented_job_gpus
 
 
 class GpuTally(Feature):

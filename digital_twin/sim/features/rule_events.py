@@ -1,6 +1,6 @@
 """The placement rules' state: the tallies of running jobs per domain, and what a start and an end do to them.
 
-:mod:`digital_twin.sim.features.rule_checks` holds the tables and the checks (read by the event
+:mod:`digital_twin.sim.tables.rule_checks` holds the tables and the checks (read by the event
 loop's fit test and by the views); this feature keeps the tallies they check against.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
-from digital_twin.sim.features.rule_checks import RuleTables, count_running, preference_weight
+from digital_twin.sim.tables.rule_checks import RuleTables, count_running, preference_weight
 
 _PREFERENCES = PENALTY_INDEX["preferences"]
 

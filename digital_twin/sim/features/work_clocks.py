@@ -1,7 +1,7 @@
 """Work clocks: how runs progress when something slows them (contention, co-location interference).
 
-When jobs can run slower than nominal (cpu contention, :mod:`digital_twin.sim.features.contention`,
-or co-location interference, :mod:`digital_twin.sim.features.interference`; ``TwinConstants.clocked``),
+When jobs can run slower than nominal (cpu contention, :mod:`digital_twin.sim.tables.contention`,
+or co-location interference, :mod:`digital_twin.sim.tables.interference`; ``TwinConstants.clocked``),
 the jobs of one *lane* on one node share a progress rate, so they share a *work clock* ``q = lane
 * N + node`` (the node itself without interference): its rate integrated over time, brought up to
 now (:meth:`WorkClocks.settle`) before the rate changes. A run completes when its clock reaches
@@ -20,8 +20,8 @@ import heapq
 
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import COMPLETION, CoreState, Runs
-from digital_twin.sim.features.contention import progress_rate
-from digital_twin.sim.features.interference import count_aggressor, lane_factor
+from digital_twin.sim.tables.contention import progress_rate
+from digital_twin.sim.tables.interference import count_aggressor, lane_factor
 
 
 def clock_of(c: TwinConstants, j: int, i: int) -> int:
@@ -45,7 +45,7 @@ class WorkClocks(Runs):
             its earliest run); an event with another token is stale, dropped without waking the loop.
         clock_runs: ``(N * L,)`` with interference, the runs on each clock (which lanes are busy).
         aggressors: ``(E * N,)`` with interference, running aggressors per entry and node (index
-            ``entry * N + node``, :mod:`digital_twin.sim.features.interference`); empty without.
+            ``entry * N + node``, :mod:`digital_twin.sim.tables.interference`); empty without.
         finish_clock_s: ``(M,)`` the clock's ``work_clock_s`` at which the job's current run
             completes (the clock at its start plus its nominal duration).
     """

@@ -1,6 +1,6 @@
 """The workflows' state, and what the twin's events do to it: releases, failures, the horizon's charge.
 
-The rules are :mod:`digital_twin.sim.features.workflow_events`'; this feature applies them to
+The rules are :mod:`digital_twin.sim.tables.workflow_events`'; this feature applies them to
 the episode as it runs.
 """
 
@@ -10,7 +10,8 @@ from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
 from digital_twin.sim.event_log import log_event
-from digital_twin.sim.features.workflow_events import (
+from digital_twin.sim.job_states import REJECTED
+from digital_twin.sim.tables.workflow_events import (
     WorkflowTables,
     close_open_workflows,
     held_at_horizon,
@@ -18,7 +19,6 @@ from digital_twin.sim.features.workflow_events import (
     task_failed,
     upstream_failed,
 )
-from digital_twin.sim.job_states import REJECTED
 
 _REJECTION, _UTILITY = PENALTY_INDEX["rejection"], PENALTY_INDEX["utility"]
 

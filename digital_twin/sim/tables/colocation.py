@@ -1,6 +1,6 @@
 """The interference entries of a scenario resolved for one episode's jobs: lanes and aggressors.
 
-:func:`compile_interference` gives :class:`~digital_twin.sim.features.interference.InterferenceTables`: per job,
+:func:`compile_interference` gives :class:`~digital_twin.sim.tables.interference.InterferenceTables`: per job,
 the entries whose victim selector picks it (they decide its *lane*, with whether it is that
 entry's aggressor too) and the entries whose aggressor selector picks it.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from digital_twin.placement.rules import PlacementRules
-from digital_twin.sim.features.interference import InterferenceTables
+from digital_twin.sim.tables.interference import InterferenceTables
 
 
 def compile_interference(rules: PlacementRules, labels: Sequence[Mapping[str, str]]) -> InterferenceTables | None:

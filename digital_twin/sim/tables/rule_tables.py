@@ -11,7 +11,7 @@ up), and splits them in two:
   the node fails and untolerated ``PreferNoSchedule`` taints give the job's static preference
   weight per node.
 * about what runs where: pod anti-affinity and spread, as checks on tallies
-  (:mod:`digital_twin.sim.features.rule_checks`). A ``match_label_keys`` key adds the job's own value of it
+  (:mod:`digital_twin.sim.tables.rule_checks`). A ``match_label_keys`` key adds the job's own value of it
   to the selector (a key the job lacks adds nothing, as in Kubernetes). Required anti-affinity
   is symmetric: a job that a running job's required term selects is kept out of that job's
   domain by an ``ANTI`` check on an *owner* tally (the running jobs that hold the term), whether
@@ -36,9 +36,9 @@ from digital_twin.jobs import JobSpec
 from digital_twin.placement.labels import job_labels, node_labels, node_taints
 from digital_twin.placement.rules import JobRule, PlacementRules, PodTerm, SpreadConstraint, Taint
 from digital_twin.placement.selectors import LabelSelector
-from digital_twin.sim.features.colocation import compile_interference
-from digital_twin.sim.features.interference import InterferenceTables
-from digital_twin.sim.features.rule_checks import ANTI, CAP, SKEW, Check, RuleTables
+from digital_twin.sim.tables.colocation import compile_interference
+from digital_twin.sim.tables.interference import InterferenceTables
+from digital_twin.sim.tables.rule_checks import ANTI, CAP, SKEW, Check, RuleTables
 
 MEMBER = "member"
 OWNER = "owner"
@@ -53,14 +53,14 @@ class CompiledRules:
     """The rules of one episode, per job (``M`` jobs, ``N`` nodes).
 
     Attributes:
-        tables: What the twin judges at each decision (:class:`~digital_twin.sim.features.rule_checks.RuleTables`).
+        tables: What the twin judges at each decision (:class:`~digital_twin.sim.tables.rule_checks.RuleTables`).
         allowed: ``(M,)`` per job, ``(N,)`` bool: the nodes its node-side rules allow (``None``: all).
         profile: ``(M,)`` per job, its profile id (0: no rule bears on its fit).
         rule_paths: ``(M,)`` per job, the paths of the rules that select it (``placement.rules[1]``).
         node_labels: ``(N,)`` each node's labels.
         job_labels: ``(M,)`` each job's labels.
         interference: The co-location slowdowns resolved per job
-            (:mod:`digital_twin.sim.features.colocation`); ``None`` without entries.
+            (:mod:`digital_twin.sim.tables.colocation`); ``None`` without entries.
     """
 
     tables: RuleTables

@@ -8,7 +8,7 @@ aggressor selector, that entry slows it: the job progresses at
     rate = base rate / (1 + sum of the slowdowns of its entries whose aggressor is present)
 
 nominal seconds per second, the base rate being the node's processor-sharing rate
-(:mod:`digital_twin.sim.features.contention`; 1 without contention). Presence counts, not numbers: two
+(:mod:`digital_twin.sim.tables.contention`; 1 without contention). Presence counts, not numbers: two
 replay buffers beside a service slow it as much as one (a simple, stated choice). The slowdown
 models what cpu sharing does not: memory bandwidth, caches, the network (a latency-critical
 service beside a "replay buffer" memory hog loses its P99).

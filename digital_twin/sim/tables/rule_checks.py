@@ -1,6 +1,6 @@
 """The placement rules that depend on what runs where, judged at each decision (compiled with the twin).
 
-:mod:`digital_twin.sim.features.rule_tables` turns a scenario's rules into :class:`RuleTables`; the
+:mod:`digital_twin.sim.tables.rule_tables` turns a scenario's rules into :class:`RuleTables`; the
 rules about the node alone (node affinity, node selector, ``NoSchedule`` taints, nodes without
 a required constraint's topology key) are folded into each job's static candidates there, and
 this module judges the rest against *tallies*. A tally counts running jobs per domain of one
