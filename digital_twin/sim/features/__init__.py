@@ -1,9 +1,10 @@
-"""The simulator's optional physics, one concern per module (compiled with :mod:`digital_twin.sim`).
+"""The simulator's optional physics, each a state class with its hooks (compiled with :mod:`digital_twin.sim`).
 
-Work clocks (``contention``, ``interference``, ``work_clocks``), energy (``energy_constants``,
-``energy_accounting``), GPU tallies (``gpu_fragmentation``), placement rules (``rule_tables``,
-``colocation``, ``rule_checks``, ``rule_events``) and workflows (``workflow_events``,
-``workflow_handlers``). This ``__init__`` chooses the compiled build like :mod:`digital_twin.sim`'s.
+GPU tallies (``gpus``), energy (``energy_accounting``), placement rules (``rule_events``),
+workflows (``workflow_handlers``), spot outages (``outages``), and runs on work clocks under
+contention and interference (``work_clocks``). Their tables and pure rules are in
+:mod:`digital_twin.sim.tables`. This ``__init__`` chooses the compiled build like
+:mod:`digital_twin.sim`'s.
 """
 
 from digital_twin import native
