@@ -16,7 +16,7 @@ import functools
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import WORKLOAD_TYPES
+from digital_twin.sim.tables.background import BackgroundRows
 from digital_twin.sim.tables.energy_constants import EnergyConstants
 from digital_twin.sim.tables.gpu_fragmentation import GpuJobMix, gpu_job_mix
 from digital_twin.sim.tables.interference import InterferenceTables
@@ -34,7 +35,7 @@ from digital_twin.sim.tables.workflow_events import WorkflowTables
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 
-LATENCY_CRITICAL = WORKLOAD_TYPES.index("latency-critical")
+LATENCY_CRITICAL: Final = WORKLOAD_TYPES.index("latency-critical")
 """Index of the latency-critical workload type (in ``TwinConstants.type_index`` and the running counts)."""
 
 Shape = tuple[int, int, int, float, tuple[str, ...] | None, str | None]
@@ -82,7 +83,8 @@ class TwinConstants:
         gpu_job_mix: ``(N,)`` per node, the GPU jobs that can ever run there, by request
             (:mod:`digital_twin.sim.tables.gpu_fragmentation`).
         no_fit: ``(N,)`` all False: the fit remembered for a parked job that fits nowhere.
-        background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent.
+        background_cpu_pct: ``(T, N)`` background CPU utilisation per tick and node, percent
+            (read a tick's row at a time: :class:`~digital_twin.sim.tables.background.BackgroundRows`).
         background_cpu_m: ``(T, N)`` the same as a cpu demand, millicores (``pct x cpu_m / 100``).
         settings: The episode's settings (``spec.settings``). The hot loop reads the scalars
             below, each derived from them here and nowhere else.
@@ -143,8 +145,8 @@ class TwinConstants:
     candidate_mask: Sequence[Sequence[bool]]
     gpu_job_mix: GpuJobMix
     no_fit: Sequence[bool]
-    background_cpu_pct: list[list[float]]
-    background_cpu_m: list[list[float]]
+    background_cpu_pct: BackgroundRows
+    background_cpu_m: BackgroundRows
     settings: EpisodeSettings
     contention: bool
     clocked: bool
@@ -273,7 +275,7 @@ def _fleet_columns_of(fleet: tuple[NodeSpec, ...]) -> _FleetColumns:
     )
 
 
-BackgroundColumns = tuple[list[list[float]], list[list[float]]]
+BackgroundColumns = tuple[BackgroundRows, BackgroundRows]
 """``(background_cpu_pct, background_cpu_m)`` of :class:`TwinConstants`, each ``(T, N)``."""
 _BACKGROUND: weakref.WeakKeyDictionary[Telemetry, dict[tuple[int, ...], BackgroundColumns]] = (
     weakref.WeakKeyDictionary()
@@ -284,14 +286,14 @@ def _background_columns(telemetry: Telemetry, cpu_m: tuple[int, ...]) -> Backgro
     """The background cpu per tick and node in % and in millicores of nodes of ``cpu_m`` millicores.
 
     Cached per telemetry (while it lives) and node sizes: an env's episodes share its
-    scenario's telemetry, and the lists cost O(ticks x nodes) to build. Nothing changes them.
+    scenario's telemetry. Nothing changes them.
     """
     by_fleet = _BACKGROUND.setdefault(telemetry, {})
     columns = by_fleet.get(cpu_m)
     if columns is None:
         background_pct = telemetry.background_pct[:, :, CPU]
-        background_m = background_pct * np.asarray(cpu_m, dtype=np.float64) / 100.0
-        columns = by_fleet[cpu_m] = (background_pct.tolist(), background_m.tolist())
+        capacity_m = np.asarray(cpu_m, dtype=np.float64)
+        columns = by_fleet[cpu_m] = (BackgroundRows(background_pct), BackgroundRows(background_pct, capacity_m, 100.0))
     return columns
 
 
@@ -349,10 +351,14 @@ def _shapes_and_candidates(
 def _static_candidates(
     fleet: tuple[NodeSpec, ...], cpu_m: Sequence[int], mem_mib: Sequence[int], shape: Shape
 ) -> tuple[int, ...]:
-    """Nodes a job of ``shape`` could ever run on (an empty node that is up), in fleet order."""
+    """Nodes a job of ``shape`` could ever run on (an empty node that is up), in fleet order.
+
+    The indices are the fleet's one set of int objects (:func:`_node_indices`): the candidates
+    of a large fleet's many shapes then cost a pointer per node, not an int each.
+    """
     req_cpu_m, req_mem_mib, gpus, vram_gb, models, arch = shape
     out = []
-    for i, node in enumerate(fleet):
+    for i, node in zip(_node_indices(len(fleet)), fleet, strict=True):
         if arch is not None and node.arch != arch:
             continue
         if gpus > 0 and (
@@ -362,6 +368,12 @@ def _static_candidates(
         if req_cpu_m <= cpu_m[i] and req_mem_mib <= mem_mib[i]:
             out.append(i)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _node_indices(n: int) -> tuple[int, ...]:
+    """``0 .. n - 1``, one tuple (one set of int objects) per fleet size."""
+    return tuple(range(n))
 
 
 def _masks_of_candidates(candidates: list[tuple[int, ...]], n_nodes: int) -> list[list[bool]]:

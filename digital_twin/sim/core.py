@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -28,7 +29,12 @@ from digital_twin.sim.measures import unfairness
 from digital_twin.sim.nodes import NodeState
 
 # Event kinds. At equal times events are handled in this order, then decisions are asked.
-COMPLETION, RECOVERY, INTERRUPTION, TICK, ARRIVAL, TTL_EXPIRY = range(6)
+COMPLETION: Final = 0
+RECOVERY: Final = 1
+INTERRUPTION: Final = 2
+TICK: Final = 3
+ARRIVAL: Final = 4
+TTL_EXPIRY: Final = 5
 EVENT_NAMES = ("completion", "recovery", "interruption", "tick", "arrival", "ttl-expiry")
 
 ScheduledEvent = tuple[float, int, int, int, int]
@@ -39,7 +45,7 @@ the clock index and its completion token); ``seq`` breaks ties in push order."""
 LoggedEvent = tuple[float, str, str, str]
 """``(time_s, event, job_id or "", node_id or "")``: one entry of the event log."""
 
-_UNFAIRNESS = PENALTY_INDEX["unfairness"]
+_UNFAIRNESS: Final = PENALTY_INDEX["unfairness"]
 
 
 @dataclass(slots=True, eq=False)
@@ -106,7 +112,7 @@ class CoreState:
     def schedule(self, time_s: float, kind: int, index: int, generation: int) -> None:
         """Push a :data:`ScheduledEvent` (``generation`` 0 for node events)."""
         self.seq += 1
-        heapq.heappush(self.heap, (time_s, kind, self.seq, index, generation))
+        _heappush(self.heap, (time_s, kind, self.seq, index, generation))
 
     def current_tick(self, c: TwinConstants) -> int:
         """The telemetry tick whose background holds now: the latest tick handled (ticks precede decisions)."""
@@ -120,6 +126,7 @@ class CoreState:
             self.unfairness_stale = False
 
 
+_heappush: Final = heapq.heappush  # (a Final: the compiled core keeps it, not looking it up at each call)
 _NONE: list[int] = []  # what Feature.on_complete releases by default (never changed)
 
 

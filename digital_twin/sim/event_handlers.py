@@ -11,6 +11,8 @@ run at every event: locals are bound once per call, and nothing is allocated tha
 
 from __future__ import annotations
 
+from typing import Final
+
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import LATENCY_CRITICAL, TwinConstants
 from digital_twin.sim.core import RECOVERY, TTL_EXPIRY
@@ -20,9 +22,13 @@ from digital_twin.sim.measures import utility_loss
 from digital_twin.sim.state import TwinState
 
 # Where each penalty term is counted (indices into TwinState.counts; unfairness: TwinState.penalty_counts).
-_SLA, _QOS, _EVICTION, _DEADLINE, _REJECTION, _WAIT, _UTILITY = [
-    PENALTY_INDEX[name] for name in ("sla", "qos", "eviction", "deadline", "rejection", "wait", "utility")
-]
+_SLA: Final = PENALTY_INDEX["sla"]
+_QOS: Final = PENALTY_INDEX["qos"]
+_EVICTION: Final = PENALTY_INDEX["eviction"]
+_DEADLINE: Final = PENALTY_INDEX["deadline"]
+_REJECTION: Final = PENALTY_INDEX["rejection"]
+_WAIT: Final = PENALTY_INDEX["wait"]
+_UTILITY: Final = PENALTY_INDEX["utility"]
 
 
 def arrive(s: TwinState, c: TwinConstants, j: int) -> None:
@@ -160,6 +166,7 @@ def allocate(s: TwinState, c: TwinConstants, j: int, i: int) -> bool:
     jobs.set_status(j, RUNNING)
     jobs.node_of[j] = i
     jobs.start_s[j] = s.time_s
+    nodes.touch(i)
     return was_idle
 
 
@@ -217,6 +224,7 @@ def release(s: TwinState, c: TwinConstants, j: int) -> int:
     nodes.running_counts[c.type_index[j] * c.n_nodes + i] -= 1
     jobs.generation[j] += 1
     s.gained_nodes.append(i)
+    nodes.touch(i)
     if c.active_nodes:
         if not jobs_on_node:
             s.cost_rate_usd_per_s -= c.price_per_s[i]
@@ -255,6 +263,7 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
     ``unfairness`` does not change).
     """
     s.nodes.up[i] = False
+    s.nodes.touch(i)
     log_event(s, c, "interruption", -1, i)
     for j in list(s.nodes.node_jobs[i]):
         release(s, c, j)
@@ -277,6 +286,7 @@ def interrupt(s: TwinState, c: TwinConstants, i: int) -> None:
 def recover(s: TwinState, c: TwinConstants, i: int) -> None:
     """Spot node ``i`` is up again (empty): parked jobs may fit there."""
     s.nodes.up[i] = True
+    s.nodes.touch(i)
     s.gained_nodes.append(i)
     for feature in s.features:
         feature.on_node(s, c, i)
@@ -291,7 +301,7 @@ def tick(s: TwinState, c: TwinConstants, k: int) -> None:
     the features (every node's power).
     """
     s.runs.on_tick(s, c, k)
-    threshold, background = c.sla_threshold_pct, c.background_cpu_pct[k]
+    threshold, background = c.sla_threshold_pct, c.background_cpu_pct.row(k)
     nodes = s.nodes
     node_jobs, running_counts, free_cpu_m, cpu_m = nodes.node_jobs, nodes.running_counts, nodes.free_cpu_m, c.cpu_m
     is_lc, sla_hit = c.is_lc, s.jobs.sla_hit

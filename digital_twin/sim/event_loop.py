@@ -24,6 +24,7 @@ path, so locals are bound once per call and the common cases are inlined (noted 
 from __future__ import annotations
 
 import heapq
+from typing import Final
 
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import COMPLETION, RECOVERY, TICK, TTL_EXPIRY, ScheduledEvent
@@ -31,6 +32,8 @@ from digital_twin.sim.event_handlers import arrive, charge_horizon, complete, ex
 from digital_twin.sim.job_states import FUTURE, PENDING, RUNNING
 from digital_twin.sim.state import TwinState
 from digital_twin.sim.tables.rule_checks import breaks_required
+
+_heappop: Final = heapq.heappop  # (a Final: the compiled loop keeps it, not looking it up at each call)
 
 
 def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901  (stages inlined: the hot path)
@@ -64,7 +67,7 @@ def run_to_decision(s: TwinState, c: TwinConstants) -> list[bool]:  # noqa: C901
             break
         # Stage 2: the next event time (a stale heap entry is not one: dropped here).
         while heap and is_stale(s, heap[0]):
-            heapq.heappop(heap)
+            _heappop(heap)
         t = s.next_tick * tick_s if s.next_tick < n_ticks else horizon_s  # the grid's ticks only
         if heap and heap[0][0] < t:
             t = heap[0][0]
@@ -118,7 +121,7 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
     if rules is not None and rules.moved:  # starts of the last pass moved the placement rules' tallies
         s.gained_nodes.extend(range(c.n_nodes))
     while heap and heap[0][0] == t and heap[0][1] < TICK:
-        _, kind, _, index, generation = heapq.heappop(heap)
+        _, kind, _, index, generation = _heappop(heap)
         if kind == COMPLETION:
             complete(s, c, index, generation)
         elif kind == RECOVERY:
@@ -133,7 +136,7 @@ def handle_events_at(s: TwinState, c: TwinConstants, t: float) -> None:
         arrive(s, c, s.next_arrival)
         s.next_arrival += 1
     while heap and heap[0][0] == t:  # only TTL expiries are left at t
-        _, _, _, index, generation = heapq.heappop(heap)
+        _, _, _, index, generation = _heappop(heap)
         expire(s, c, index, generation)
     if s.queue.parked:
         start_pass(s, c)

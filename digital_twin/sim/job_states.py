@@ -8,9 +8,15 @@ One :class:`JobStates` per twin state; every list is indexed by job (an index in
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Final
 
-# Job status codes (index into STATUS_NAMES).
-FUTURE, PENDING, RUNNING, COMPLETED, FAILED, REJECTED = range(6)
+# Job status codes (index into STATUS_NAMES); Final: the compiled core reads them as constants.
+FUTURE: Final = 0
+PENDING: Final = 1
+RUNNING: Final = 2
+COMPLETED: Final = 3
+FAILED: Final = 4
+REJECTED: Final = 5
 STATUS_NAMES = ("future", "pending", "running", "completed", "failed", "rejected")
 TERMINAL = (COMPLETED, FAILED, REJECTED)
 

@@ -2,7 +2,9 @@
 
 One :class:`NodeState` per twin state, changed only by the event handlers
 (:mod:`digital_twin.sim.event_handlers`). Resources are whole units (millicores, MiB, GPUs), so
-allocation and release are exact; every list is indexed by node.
+allocation and release are exact; every list is indexed by node. The handlers mark each node they
+change (:meth:`NodeState.touch`), so that readers keeping arrays of the node state
+(:class:`~digital_twin.sim.node_arrays.NodeArrays`) update only those nodes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class NodeState:
     running_counts: list[int]
     """``(3 * N,)`` running jobs per workload type and node, flat: index ``type * N + node``
     (types in ``WORKLOAD_TYPES`` order)."""
+    touched: list[int]
+    """The nodes changed since a reader last took them (:meth:`take_touched`), each once."""
+    is_touched: list[bool]
+    """``(N,)`` whether the node is in ``touched``."""
 
     @classmethod
     def initial(cls, c: TwinConstants) -> NodeState:
@@ -45,6 +51,8 @@ class NodeState:
             up=[True] * n,
             node_jobs=[[] for _ in range(n)],
             running_counts=[0] * (3 * n),
+            touched=[],
+            is_touched=[False] * n,
         )
 
     def copy(self) -> NodeState:
@@ -56,7 +64,25 @@ class NodeState:
             up=self.up.copy(),
             node_jobs=[jobs.copy() for jobs in self.node_jobs],
             running_counts=self.running_counts.copy(),
+            touched=self.touched.copy(),
+            is_touched=self.is_touched.copy(),
         )
+
+    def touch(self, i: int) -> None:
+        """Node ``i`` changed (its free resources, running jobs or being up)."""
+        if not self.is_touched[i]:
+            self.is_touched[i] = True
+            self.touched.append(i)
+
+    def take_touched(self) -> list[int]:
+        """The nodes changed since the last call (in the order first changed), forgotten here."""
+        touched = self.touched
+        if touched:
+            self.touched = []
+            is_touched = self.is_touched
+            for i in touched:
+                is_touched[i] = False
+        return touched
 
     def __reduce__(self) -> tuple[type[NodeState], tuple[object, ...]]:
         """Pickle field by field (compiled, the class has no default pickling)."""

@@ -61,6 +61,7 @@ from digital_twin.sim.event_loop import fit_mask, run_to_decision
 from digital_twin.sim.features.outages import Outages
 from digital_twin.sim.job_states import FUTURE, PENDING, RUNNING
 from digital_twin.sim.known_durations import known_jobs
+from digital_twin.sim.node_arrays import NodeArrays
 from digital_twin.sim.state import TwinState
 from digital_twin.sim.twin_views import NODE_INDEX_TYPES, TwinViews
 from digital_twin.spec import TwinSpec
@@ -89,7 +90,7 @@ class DigitalTwin:
     """
 
     # Slots: the hot path reads these at every step, and slots are read faster than a dict.
-    __slots__ = ("_c", "_mask", "_s", "_views", "record_events", "spec")
+    __slots__ = ("_arrays", "_c", "_mask", "_s", "_views", "record_events", "spec")
 
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
         self.spec = spec
@@ -100,6 +101,7 @@ class DigitalTwin:
         # can_place() of every node for the current decision: computed once per decision point,
         # then replaced (never changed in place: a job deferred until NEW_FIT keeps it as its fit).
         self._mask = [False] * self._c.n_nodes
+        self._arrays: NodeArrays | None = None  # made when first read (node_arrays)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, rng: np.random.Generator) -> None:
@@ -132,6 +134,25 @@ class DigitalTwin:
     def feasible_mask(self) -> list[bool]:
         """``can_place`` for every node, in fleet order (all False when the episode is over)."""
         return self._mask.copy()
+
+    def fit_array(self) -> np.ndarray:
+        """:meth:`feasible_mask` as a fresh ``(n_nodes,)`` bool array (from :meth:`node_arrays` on a large fleet)."""
+        s = self._s
+        if s.done:
+            return np.zeros(self._c.n_nodes, dtype=bool)
+        return self.node_arrays().fit(s.current, self._mask)
+
+    def node_arrays(self) -> NodeArrays:
+        """The node state as arrays, brought up to date for the nodes changed since the last read.
+
+        One object per twin (its arrays are read-only and change at the next read): see
+        :class:`~digital_twin.sim.node_arrays.NodeArrays`.
+        """
+        arrays = self._arrays
+        if arrays is None:
+            arrays = self._arrays = NodeArrays(self._c)
+        arrays.update(self._s.nodes)
+        return arrays
 
     def place(self, node: int) -> None:
         """Start the current job on ``node`` and run on to the next decision point.

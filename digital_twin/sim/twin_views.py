@@ -233,7 +233,7 @@ class TwinViews:
     def utilization_pct(self, s: TwinState) -> np.ndarray:
         """``(N,)`` float64: background cpu % now + allocated cpu / node cpu x 100 (may exceed 100)."""
         c = self.constants
-        background = c.background_cpu_pct[self.tick_index(s)]
+        background = c.background_cpu_pct.row(self.tick_index(s))
         free_cpu_m = s.nodes.free_cpu_m
         return np.array([background[i] + 100.0 * (c.cpu_m[i] - free_cpu_m[i]) / c.cpu_m[i] for i in range(c.n_nodes)])
 

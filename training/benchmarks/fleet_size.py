@@ -7,11 +7,13 @@ their data is present), in this process, with the scenario's data read before an
   microseconds per decision over the first ``decisions`` decisions of the episodes of seeds 0,
   1, ... (building and resetting a twin not timed);
 * ``env_us_per_step``: the env (:class:`aco_env.ClusterSchedulingEnv`) on the same episodes and
-  the same decisions, each action the first valid node of ``obs["action_mask"]`` (resets not timed);
+  the same decisions, each action the first valid one of ``obs["action_mask"]`` (its ``argmax``;
+  resets not timed);
 * ``env_vs_twin``: the median, over ``repeats`` pairs measured in turns (twin, env, twin, ...),
   of the env's step cost over the twin's decision cost: what the env adds to the physics;
-* ``env_kb_per_node``: what one env holds after ``reset`` and those steps (tracemalloc's
-  current size, the scenario's data excluded), per node; ``env_peak_kb_per_node`` its peak;
+* ``env_kb_per_node``: what one env holds after ``reset`` and 200 steps (tracemalloc's current
+  size; the scenario's data read before, but every table derived from it built by this first
+  env), per node; ``env_peak_kb_per_node`` its peak;
 * ``first_fit_decisions_per_cpu_s``: a whole first-fit episode through the env and the
   registered ``first-fit`` agent (which reads :meth:`~aco_env.ClusterSchedulingEnv.cluster_view`),
   ``reset`` included, decisions per CPU second (best of ``repeats``);
@@ -72,7 +74,7 @@ def env_cpu_per_step(env: ClusterSchedulingEnv, decisions: int, seed: int = 0) -
         observation, _ = env.reset(seed=seed)
         started = time.process_time()
         while made < decisions:
-            action = int(np.flatnonzero(observation["action_mask"])[0])
+            action = int(observation["action_mask"].argmax())  # the first valid action (defer, the last, always is)
             observation, _, terminated, truncated, _ = env.step(action)
             made += 1
             if terminated or truncated:
@@ -130,12 +132,12 @@ def bench_fleet_size(
             skipped.append(name)
             continue
         scenario.make_spec(np.random.default_rng(0))  # the data read (and cached) before anything is timed
+        held_kb, peak_kb = env_memory_kb(scenario, min(decisions, 200))  # the first env: it builds every table
         env = ClusterSchedulingEnv(scenario)
         twin_runs, env_runs = [], []
         for _ in range(repeats):
             twin_runs.append(twin_cpu_per_decision(scenario, decisions))
             env_runs.append(env_cpu_per_step(env, decisions))
-        held_kb, peak_kb = env_memory_kb(scenario, min(decisions, 200))
         row: dict[str, Any] = {
             "scenario": name,
             "nodes": env.n_nodes,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from typing import Final
 
 from digital_twin.energy.carbon_intensity import J_PER_KWH
 from digital_twin.objective import PENALTY_INDEX
@@ -27,7 +28,8 @@ from digital_twin.sim.core import CoreState, Feature
 from digital_twin.sim.job_states import RUNNING
 from digital_twin.sim.tables.energy_constants import EnergyConstants
 
-_ENERGY, _CARBON = PENALTY_INDEX["energy"], PENALTY_INDEX["carbon"]
+_ENERGY: Final = PENALTY_INDEX["energy"]
+_CARBON: Final = PENALTY_INDEX["carbon"]
 
 
 def curve_watts(points: list[float], watts: list[float], u: float, steps: int = 0) -> float:
@@ -141,7 +143,7 @@ def node_power(s: CoreState, c: TwinConstants, e: EnergyConstants, i: int, k: in
     if not nodes.up[i]:
         return 0.0, 0.0
     capacity = c.cpu_m[i]
-    background = c.background_cpu_m[k][i]
+    background = c.background_cpu_m.row(k)[i]
     points, watts, steps = e.curve_u[i], e.curve_w[i], e.curve_steps[i]
     base = curve_watts(points, watts, background / capacity, steps)
     used = capacity - nodes.free_cpu_m[i]

@@ -6,12 +6,14 @@ loop's fit test and by the views); this feature keeps the tallies they check aga
 
 from __future__ import annotations
 
+from typing import Final
+
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
 from digital_twin.sim.tables.rule_checks import RuleTables, count_running, preference_weight
 
-_PREFERENCES = PENALTY_INDEX["preferences"]
+_PREFERENCES: Final = PENALTY_INDEX["preferences"]
 
 
 class RuleState(Feature):

@@ -17,11 +17,15 @@ there, so every busy lane of the node is looked at (:meth:`WorkClocks.update_nod
 from __future__ import annotations
 
 import heapq
+from typing import Final
 
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import COMPLETION, CoreState, Runs
 from digital_twin.sim.tables.contention import progress_rate
 from digital_twin.sim.tables.interference import count_aggressor, lane_factor
+
+_heappush: Final = heapq.heappush  # (Finals: the compiled core keeps them, not looking them up at each call)
+_heappop: Final = heapq.heappop
 
 
 def clock_of(c: TwinConstants, j: int, i: int) -> int:
@@ -111,7 +115,8 @@ class WorkClocks(Runs):
             Whether the rate changed (the clock's completion event was then replaced).
         """
         cpu_m = c.cpu_m[i]
-        rate = progress_rate(c.background_cpu_m[k][i], cpu_m - s.nodes.free_cpu_m[i], cpu_m) if c.contention else 1.0
+        background_m = c.background_cpu_m.row(k)[i]
+        rate = progress_rate(background_m, cpu_m - s.nodes.free_cpu_m[i], cpu_m) if c.contention else 1.0
         lanes = c.lanes
         if lanes is not None:
             rate *= lane_factor(self.aggressors, lanes, q // c.n_nodes, i, c.n_nodes)
@@ -143,7 +148,7 @@ class WorkClocks(Runs):
         """The job whose run on clock ``q`` completes first (-1: none runs), dropping ended runs from the heap top."""
         runs, generation = self.runs_by_finish[q], s.jobs.generation
         while runs and generation[runs[0][1]] != runs[0][2]:
-            heapq.heappop(runs)
+            _heappop(runs)
         return runs[0][1] if runs else -1
 
     def schedule_completion(self, s: CoreState, q: int) -> None:
@@ -169,7 +174,7 @@ class WorkClocks(Runs):
         self.settle(s, q)  # the clock's jobs progressed at the old rate until now
         finish = self.work_clock_s[q] + c.duration_s[j]
         self.finish_clock_s[j] = finish
-        heapq.heappush(self.runs_by_finish[q], (finish, j, s.jobs.generation[j]))
+        _heappush(self.runs_by_finish[q], (finish, j, s.jobs.generation[j]))
         k = s.current_tick(c)
         if c.lanes is not None:
             self.update_node_lanes(s, c, j, i, k, 1)
@@ -196,7 +201,7 @@ class WorkClocks(Runs):
             return
         n = c.n_nodes
         node_jobs, free_cpu_m, cpu_m, rate = s.nodes.node_jobs, s.nodes.free_cpu_m, c.cpu_m, self.rate
-        background_m = c.background_cpu_m[k]
+        background_m = c.background_cpu_m.row(k)
         n_clocks = n * c.n_lanes
         lanes = c.lanes
         for i in range(n):

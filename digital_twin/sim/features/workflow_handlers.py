@@ -6,6 +6,8 @@ the episode as it runs.
 
 from __future__ import annotations
 
+from typing import Final
+
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.core import CoreState, Feature
@@ -20,7 +22,8 @@ from digital_twin.sim.tables.workflow_events import (
     upstream_failed,
 )
 
-_REJECTION, _UTILITY = PENALTY_INDEX["rejection"], PENALTY_INDEX["utility"]
+_REJECTION: Final = PENALTY_INDEX["rejection"]
+_UTILITY: Final = PENALTY_INDEX["utility"]
 
 
 class WorkflowState(Feature):

@@ -47,7 +47,9 @@ def gpu_job_mix(
             request = (req_gpus[j], req_cpu_m[j])
             for i in candidates[j]:
                 per_node[i][request] = per_node[i].get(request, 0) + jobs_of_shape[s]
-    return tuple(tuple((g, m, n) for (g, m), n in sorted(mix.items())) for mix in per_node)
+    shared: dict[tuple[tuple[int, int, int], ...], tuple[tuple[int, int, int], ...]] = {}  # equal mixes: one object
+    mixes = (tuple((g, m, n) for (g, m), n in sorted(mix.items())) for mix in per_node)
+    return tuple(shared.setdefault(mix, mix) for mix in mixes)
 
 
 def fragmented_job_gpus(mix: tuple[tuple[int, int, int], ...], n_jobs: int, free_gpus: int, free_cpu_m: int) -> int:

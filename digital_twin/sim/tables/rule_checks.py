@@ -24,10 +24,11 @@ none of this runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
-ANTI = 0
-CAP = 1
-SKEW = 2
+ANTI: Final = 0
+CAP: Final = 1
+SKEW: Final = 2
 
 Check = tuple[int, int, int, int, tuple[int, ...]]
 """``(kind, tally, own, limit, eligible domains)``: ``kind`` one of ANTI, CAP, SKEW; ``own`` 0 or 1;

@@ -30,12 +30,16 @@ do the arrivals and rejections they return.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from digital_twin.objective import PENALTY_INDEX
 from digital_twin.workflows import WorkflowGraph
 
-_WORKFLOW, _LATE = PENALTY_INDEX["workflow"], PENALTY_INDEX["workflow_deadline"]
-_FUTURE, _FAILED, _REJECTED = 0, 4, 5  # digital_twin.sim.state's codes (state imports the constants, which import this)
+_WORKFLOW: Final = PENALTY_INDEX["workflow"]
+_LATE: Final = PENALTY_INDEX["workflow_deadline"]
+_FUTURE: Final = 0  # digital_twin.sim.job_states' codes (the states are above the tables)
+_FAILED: Final = 4
+_REJECTED: Final = 5
 
 
 @dataclass(frozen=True, slots=True, eq=False)

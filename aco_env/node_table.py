@@ -1,0 +1,174 @@
+"""``obs["nodes"]``: the ``(N, F)`` float32 table of per-node features, kept up to date row by row.
+
+The table lives across steps. Its static columns (price, spot, arch, size) are written once per
+fleet; the telemetry columns (background cpu and memory, and the utilisation they start from)
+when the tick changes; the columns read from the twin's node state (free resources, up, running
+jobs, utilisation) only for the nodes that changed since the last step (the twin's
+:class:`~digital_twin.sim.node_arrays.NodeArrays` says which); ``qos_risk`` when the current job's
+class changes; the grid columns when their table changes. A step then costs the nodes that
+changed plus one copy of the table, at any fleet size. Each value is what the affine formula of
+the env's docstring gives, computed in float64 and rounded to float32 once. Nothing is kept
+per tick: the telemetry columns of a tick are read from the telemetry when it comes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from aco_env.grid_columns import GridColumns
+from digital_twin import DigitalTwin, NodeSpec, Telemetry
+from digital_twin.sim.node_arrays import FREE_CPU_M, N_COLUMNS, RUNNING, NodeArrays
+
+_FEW = 8  # up to this many changed rows are written scalar by scalar; more with array operations
+
+
+class NodeColumns(NamedTuple):
+    """Where the table's columns are (indices into the feature axis)."""
+
+    twin: slice
+    """The first 7 columns read from the twin, in :class:`NodeArrays` column order."""
+    background: slice
+    """Background cpu, background memory (fractions)."""
+    utilization: int
+    qos_risk: int
+    grid: slice
+
+
+class NodeTable:
+    """The node table of one fleet; :meth:`start_episode` then :meth:`read` at each step.
+
+    Args:
+        fleet: The nodes, in action order.
+        static: ``(N, F)`` float32 with the static columns filled (the rest is overwritten).
+        columns: Where things go.
+        count_cap: Running counts above it are shown as it (when an episode can reach it).
+    """
+
+    def __init__(self, fleet: tuple[NodeSpec, ...], static: np.ndarray, columns: NodeColumns, count_cap: float):
+        n = len(fleet)
+        cpu = np.array([node.cpu_cores for node in fleet], dtype=np.float64)
+        mem = np.array([node.mem_gb for node in fleet], dtype=np.float64)
+        gpus = np.array([node.gpu_count for node in fleet], dtype=np.float64)
+        self._table = static.copy()
+        # Per node and twin column, what the column is multiplied by: free resources to fractions
+        # of the node's (millicores, MiB, GPUs; 0 for the GPUs of a node without any), the flag
+        # and the counts as they are.
+        scale = np.ones((N_COLUMNS, n))
+        scale[FREE_CPU_M] = 1.0 / (cpu * 1000.0)
+        scale[FREE_CPU_M + 1] = 1.0 / (mem * 1024.0)
+        scale[FREE_CPU_M + 2] = np.divide(1.0, gpus, out=np.zeros(n), where=gpus > 0)
+        self._scale = scale  # (7, N), as the twin's arrays
+        self._scale_lists = [scale[c].tolist() for c in range(3)]  # the fractions' scales, for few rows
+        self._cells = self._table.reshape(-1).data.cast("B").cast("f")  # a few scalars written without numpy's overhead
+        self._n_features = self._table.shape[1]
+        self._is_spot = np.array([float(node.is_spot) for node in fleet], dtype=np.float32)
+        assert columns.twin.stop - columns.twin.start == N_COLUMNS
+        self._twin = columns.twin
+        self._background = columns.background
+        self._utilization = columns.utilization
+        self._qos_risk = columns.qos_risk
+        self._grid = columns.grid
+        self._count_cap = count_cap
+        self._cap_counts = False
+        self._telemetry: Telemetry | None = None
+        self._util_now = np.zeros(n, dtype=np.float32)  # the tick's 1 + background cpu: the utilisation's start
+        self._arrays: NodeArrays | None = None  # the twin arrays read last, and the update they were read at
+        self._seen = 0
+        self._tick = -1
+        self._qos = False
+        self._util_start: list[float] = []  # the current tick's (1 + background cpu) per node, for few rows
+        self._grid_columns: GridColumns | None = None
+        self._grid_table: np.ndarray | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the views of its own table and the twin's arrays (the next read reads every row)."""
+        state = dict(self.__dict__)
+        state.update(_cells=None, _arrays=None, _seen=-1, _tick=-1)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._cells = self._table.reshape(-1).data.cast("B").cast("f")
+
+    def start_episode(self, telemetry: Telemetry, grid: GridColumns, cap_counts: bool) -> None:
+        """A new episode on ``telemetry`` and ``grid``; ``cap_counts``: whether running counts may exceed the cap."""
+        self._telemetry = telemetry
+        if grid is not self._grid_columns:
+            self._grid_columns = grid
+            self._grid_table = None
+            if not grid.varies:  # constant columns: written once
+                self._table[:, self._grid] = grid.at(0.0)
+        self._cap_counts = cap_counts
+        self._arrays = None  # every row is read again
+        self._tick = -1
+
+    def read(self, twin: DigitalTwin, k: int, now_s: float, latency_critical: bool) -> np.ndarray:
+        """A fresh ``(N, F)`` float32 table of the twin's state at tick ``k``, time ``now_s``.
+
+        ``latency_critical``: whether the current job is (``qos_risk`` marks the spot nodes then).
+        """
+        table = self._table
+        arrays = twin.node_arrays()
+        values = arrays.values
+        if arrays is not self._arrays:
+            self._arrays, self._seen = arrays, -1
+        new_tick = k != self._tick
+        if new_tick:
+            assert self._telemetry is not None
+            self._tick = k
+            background = (self._telemetry.background_pct[k] / 100.0).astype(np.float32)  # (N, 2): cpu, mem
+            table[:, self._background] = background
+            self._util_now = background[:, 0] + 1.0  # float32, as the utilisation's bound
+            self._util_start = []
+        every_row = self._seen < 0
+        if every_row:
+            self._write_rows(values, slice(None), k)
+        elif arrays.updates != self._seen:
+            last = arrays.last
+            if arrays.updates == self._seen + 1 and last is not None and len(last) <= _FEW:
+                self._write_few(arrays.cells, last, k)
+            else:
+                self._write_rows(values, np.flatnonzero(arrays.changed_at > self._seen), k)
+        if new_tick and not every_row:  # every node's utilisation starts from the new background
+            table[:, self._utilization] = self._util_now - values[FREE_CPU_M] * self._scale[FREE_CPU_M]
+        self._seen = arrays.updates
+        if latency_critical != self._qos:
+            self._qos = latency_critical
+            table[:, self._qos_risk] = self._is_spot if latency_critical else 0.0
+        grid = self._grid_columns
+        if grid is not None and grid.varies:
+            now = grid.at(now_s)
+            if now is not self._grid_table:
+                self._grid_table = now
+                table[:, self._grid] = now
+        return table.copy()
+
+    def _write_few(self, values: memoryview[float], rows: list[int], k: int) -> None:
+        """:meth:`_write_rows` for a few rows, scalar by scalar (the same float64 arithmetic, rounded once)."""
+        if not self._util_start:
+            self._util_start = self._util_now.tolist()
+        cells, width, twin, n = self._cells, self._n_features, self._twin.start, len(self._scale_lists[0])
+        scale_cpu, scale_mem, scale_gpus = self._scale_lists
+        cap = self._count_cap if self._cap_counts else float("inf")
+        util_at = self._utilization
+        for i in rows:
+            out = i * width + twin
+            free_cpu = values[i] * scale_cpu[i]
+            cells[out] = free_cpu
+            cells[out + 1] = values[n + i] * scale_mem[i]
+            cells[out + 2] = values[2 * n + i] * scale_gpus[i]
+            cells[out + 3] = values[3 * n + i]
+            for c in range(RUNNING, N_COLUMNS):
+                count = values[c * n + i]
+                cells[out + c] = count if count < cap else cap
+            cells[i * width + util_at] = self._util_start[i] - free_cpu
+
+    def _write_rows(self, values: np.ndarray, rows: np.ndarray | slice, k: int) -> None:
+        """The twin's columns and the utilisation of ``rows`` at tick ``k`` (all rows for a slice)."""
+        twin = (values[:, rows] * self._scale[:, rows]).T  # (R, 7) float64
+        if self._cap_counts:
+            np.minimum(twin[:, RUNNING:], self._count_cap, out=twin[:, RUNNING:])
+        self._table[rows, self._twin] = twin
+        self._table[rows, self._utilization] = self._util_now[rows] - twin[:, FREE_CPU_M]
