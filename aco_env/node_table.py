@@ -7,8 +7,9 @@ jobs, utilisation) only for the nodes that changed since the last step (the twin
 :class:`~digital_twin.sim.node_arrays.NodeArrays` says which); ``qos_risk`` when the current job's
 class changes; the grid columns when their table changes. A step then costs the nodes that
 changed plus one copy of the table, at any fleet size. Each value is what the affine formula of
-the env's docstring gives, computed in float64 and rounded to float32 once. Nothing is kept
-per tick: the telemetry columns of a tick are read from the telemetry when it comes.
+the env's docstring gives, computed in float64 and rounded to float32 once. The telemetry
+columns of a tick are read from the telemetry when it comes (a small telemetry's are made for
+every tick at once).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from digital_twin import DigitalTwin, NodeSpec, Telemetry
 from digital_twin.sim.node_arrays import FREE_CPU_M, N_COLUMNS, RUNNING, NodeArrays
 
 _FEW = 8  # up to this many changed rows are written scalar by scalar; more with array operations
+SMALL_TELEMETRY = 1 << 17
+"""A telemetry of at most this many values (ticks x nodes x 2) has its columns made for every tick at once."""
 
 
 class NodeColumns(NamedTuple):
@@ -73,6 +76,7 @@ class NodeTable:
         self._count_cap = count_cap
         self._cap_counts = False
         self._telemetry: Telemetry | None = None
+        self._every_tick: np.ndarray | None = None  # (T, N, 3) _tick_columns of every tick, for a small telemetry
         self._util_now = np.zeros(n, dtype=np.float32)  # the tick's 1 + background cpu: the utilisation's start
         self._arrays: NodeArrays | None = None  # the twin arrays read last, and the update they were read at
         self._seen = 0
@@ -94,7 +98,10 @@ class NodeTable:
 
     def start_episode(self, telemetry: Telemetry, grid: GridColumns, cap_counts: bool) -> None:
         """A new episode on ``telemetry`` and ``grid``; ``cap_counts``: whether running counts may exceed the cap."""
-        self._telemetry = telemetry
+        if telemetry is not self._telemetry:
+            self._telemetry = telemetry
+            small = telemetry.background_pct.size <= SMALL_TELEMETRY
+            self._every_tick = _tick_columns(telemetry, np.arange(telemetry.n_ticks)) if small else None
         if grid is not self._grid_columns:
             self._grid_columns = grid
             self._grid_table = None
@@ -104,11 +111,22 @@ class NodeTable:
         self._arrays = None  # every row is read again
         self._tick = -1
 
+    def bind(self, out: np.ndarray) -> None:
+        """Keep the table in ``out`` from now on (``(N, F)`` float32, C-contiguous: one env's rows of a batch)."""
+        out[...] = self._table
+        self._table = out
+        self._cells = out.reshape(-1).data.cast("B").cast("f")
+
     def read(self, twin: DigitalTwin, k: int, now_s: float, latency_critical: bool) -> np.ndarray:
         """A fresh ``(N, F)`` float32 table of the twin's state at tick ``k``, time ``now_s``.
 
         ``latency_critical``: whether the current job is (``qos_risk`` marks the spot nodes then).
         """
+        self.update(twin, k, now_s, latency_critical)
+        return self._table.copy()
+
+    def update(self, twin: DigitalTwin, k: int, now_s: float, latency_critical: bool) -> None:
+        """Bring the table up to date in place (:meth:`read` without the copy)."""
         table = self._table
         arrays = twin.node_arrays()
         values = arrays.values
@@ -118,9 +136,9 @@ class NodeTable:
         if new_tick:
             assert self._telemetry is not None
             self._tick = k
-            background = (self._telemetry.background_pct[k] / 100.0).astype(np.float32)  # (N, 2): cpu, mem
-            table[:, self._background] = background
-            self._util_now = background[:, 0] + 1.0  # float32, as the utilisation's bound
+            columns = self._every_tick[k] if self._every_tick is not None else _tick_columns(self._telemetry, [k])[0]
+            table[:, self._background] = columns[:, :2]
+            self._util_now = columns[:, 2]
             self._util_start = []
         every_row = self._seen < 0
         if every_row:
@@ -143,7 +161,6 @@ class NodeTable:
             if now is not self._grid_table:
                 self._grid_table = now
                 table[:, self._grid] = now
-        return table.copy()
 
     def _write_few(self, values: memoryview[float], rows: list[int], k: int) -> None:
         """:meth:`_write_rows` for a few rows, scalar by scalar (the same float64 arithmetic, rounded once)."""
@@ -172,3 +189,16 @@ class NodeTable:
             np.minimum(twin[:, RUNNING:], self._count_cap, out=twin[:, RUNNING:])
         self._table[rows, self._twin] = twin
         self._table[rows, self._utilization] = self._util_now[rows] - twin[:, FREE_CPU_M]
+
+
+def _tick_columns(telemetry: Telemetry, ticks: np.ndarray | list[int]) -> np.ndarray:
+    """``(len(ticks), N, 3)`` float32 per tick: background cpu and memory (fractions), and ``1 + cpu``.
+
+    The last is where the utilisation starts (the free cpu fraction is taken from it), rounded
+    to float32 as the background is.
+    """
+    background = (telemetry.background_pct[ticks] / 100.0).astype(np.float32)  # (K, N, 2)
+    columns = np.empty((*background.shape[:2], 3), dtype=np.float32)
+    columns[:, :, :2] = background
+    columns[:, :, 2] = background[:, :, 0] + 1.0
+    return columns

@@ -164,6 +164,10 @@ class ObservationEncoder:
         self._telemetry: Telemetry | None = None  # the telemetry the history windows are read from
         self._history_tick = -1  # the tick of _history_now
         self._history_now = np.zeros((self.n_nodes, config.history_ticks), dtype=_FLOAT32)
+        self._windows: np.ndarray | None = None  # (T, N, W) every tick's window, for a small telemetry
+        self._out: dict[str, np.ndarray] = {}  # where encode_into writes (bind)
+        self._written_tick = -1
+        self._queue_written = True
         self._fleet = fleet
         self._grid_key: tuple[object, object] | None = None  # the (energy model, weights) of start_episode's _grid
 
@@ -223,6 +227,8 @@ class ObservationEncoder:
         if spec.telemetry is not self._telemetry:  # episodes of a scenario share it
             self._telemetry = spec.telemetry
             self._history_tick = -1
+            self._windows = _all_windows(spec.telemetry, self.config.history_ticks)
+        self._written_tick = -1  # (encode_into) write the history window at the episode's first step
         # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
         self._nodes.start_episode(spec.telemetry, self._grid, cap_counts=len(jobs) > COUNT_CAP)
 
@@ -266,14 +272,59 @@ class ObservationEncoder:
             "action_mask": mask,
         }
 
+    def bind(self, out: dict[str, np.ndarray]) -> None:
+        """Write :meth:`encode_into`'s observations into ``out`` from now on (one env's rows of a batch).
+
+        ``out`` has an array per key of the space, each of its shape (C-contiguous views of a
+        batch's buffers); ``obs["nodes"]`` is then kept there and updated in place.
+        """
+        self._out = out
+        self._nodes.bind(out["nodes"])
+        self._written_tick = -1  # the tick whose history window out["history"] holds
+        self._queue_written = True  # out["queue"] may hold rows to clear
+
+    def encode_into(self, twin: DigitalTwin) -> None:
+        """The observation of the twin's current decision, written into the arrays given to :meth:`bind`.
+
+        The same values as :meth:`encode`; only what changed since the last call is written.
+        """
+        out = self._out
+        k = twin.tick_index
+        now = twin.time_s
+        current = twin.current_job_index
+        job = out["job"]
+        if current >= 0:
+            job[:] = self._job_rows[current]
+            self._fill_time_features(job, current, now)
+            n_behind = twin.queue_length() - 1
+        else:  # the episode is over
+            job[:] = 0.0
+            n_behind = twin.queue_length()
+        if self._queue_written:
+            out["queue"][:] = 0.0
+            out["queue_mask"][:] = 0.0
+            self._queue_written = False
+        if n_behind and self.config.queue_window:
+            self._fill_queue(out["queue"], out["queue_mask"], twin.pending_jobs(), current >= 0, now)
+            self._queue_written = True
+        hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
+        out["clock"][:] = (math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(n_behind, COUNT_CAP))
+        mask = out["action_mask"]
+        mask[: self.n_nodes] = twin.feasible_mask() if self.n_nodes < VECTOR_FIT_NODES else twin.fit_array()
+        mask[self.n_nodes] = 1.0  # defer
+        self._nodes.update(twin, k, now, current >= 0 and self._latency_critical[current])
+        if k != self._written_tick:
+            out["history"][...] = self._history_at(k)
+            self._written_tick = k
+
     def _history_at(self, k: int) -> np.ndarray:
         """``(N, W)`` tick ``k``'s window, contiguous (made once per tick; the caller copies it)."""
+        if self._windows is not None:
+            return self._windows[k]
         if k != self._history_tick:
             assert self._telemetry is not None
             self._history_tick = k
-            ticks = np.maximum(np.arange(k - self.config.history_ticks + 1, k + 1), 0)  # tick 0 repeats before it
-            cpu = (self._telemetry.background_pct[ticks, :, 0] / 100.0).astype(np.float32)  # (W, N)
-            self._history_now = np.ascontiguousarray(cpu.T)
+            self._history_now = _window(self._telemetry, self.config.history_ticks, np.array([k]))[0]
         return self._history_now
 
     def _fill_queue(
@@ -317,3 +368,26 @@ class ObservationEncoder:
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
         table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table
+
+
+SMALL_TELEMETRY = 1 << 18
+"""A telemetry whose windows (ticks x nodes x W) are at most this many values has them all made at once."""
+
+
+def _all_windows(telemetry: Telemetry, w: int) -> np.ndarray | None:
+    """``(T, N, W)`` float32, every tick's history window (``None`` for a large telemetry: made per tick)."""
+    if telemetry.n_ticks * telemetry.n_nodes * w > SMALL_TELEMETRY:
+        return None
+    windows = _window(telemetry, w, np.arange(telemetry.n_ticks))
+    windows.flags.writeable = False
+    return windows
+
+
+def _window(telemetry: Telemetry, w: int, ticks: np.ndarray) -> np.ndarray:
+    """``(len(ticks), N, W)`` float32: background cpu / 100 of the W ticks up to each of ``ticks``.
+
+    Oldest first, tick 0 repeated before the start: ``obs["history"]`` as the env's docstring says.
+    """
+    back = np.maximum(ticks[:, None] + np.arange(1 - w, 1)[None, :], 0)  # (K, W)
+    cpu = (telemetry.background_pct[back, :, 0] / 100.0).astype(np.float32)  # (K, W, N)
+    return np.ascontiguousarray(cpu.transpose(0, 2, 1))

@@ -55,7 +55,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     },
     "full-scale": {"scenario_names": ("openb1523-alibaba2023",), "agents": ("twin", "first-fit")},
     "fleet-size": {"decisions": 500, "repeats": 1, "resets": 50, "episodes": False},
-    "vector": {"steps": 4000, "repeats": 1},
+    "vector": {"steps": 4096, "repeats": 1},
 }
 
 
