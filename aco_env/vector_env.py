@@ -13,9 +13,11 @@ vector envs merge infos.
 Episodes are those of B single envs: ``reset(seed=s)`` resets env ``b`` with seed ``s + b`` (and
 ``options``), its later episodes continue its own generator, and each env's episode, observations
 and rewards are its single env's (tested). Autoreset is Gymnasium's: ``next-step`` (the default:
-the step after an episode's end resets that env, ignoring its action, with reward 0) or
+the step after an episode's end resets that env, ignoring its action, with reward 0),
 ``same-step`` (the final observation and info in ``info["final_obs"]`` / ``info["final_info"]``,
-the new episode's first observation in the batch: what Stable-Baselines3's ``VecEnv`` does).
+the new episode's first observation in the batch: what Stable-Baselines3's ``VecEnv`` does) or
+``disabled`` (an env whose episode ended stays at its end until ``reset``: a step gives its final
+observation again, reward 0: a batch of one episode per env, e.g. an imitation round's).
 
 Envs may play different scenarios (a task distribution: env ``b`` the ``b``-th, cycling) on
 fleets of one size (the spaces must agree). ``reset_options`` gives each env's options at its
@@ -50,7 +52,7 @@ class BatchedClusterEnv(VectorEnv):
         scenario: A scenario (name, path or object), or several: env ``b`` plays ``scenario[b % len]``.
         num_envs: B.
         config: The envs' config (``info`` is always ``"final"``).
-        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default), ``SAME_STEP`` or ``DISABLED``.
         copy: Return copies of the buffers (default); ``False`` returns the buffers themselves,
             which the next step overwrites.
         reset_options: Each env's reset options (:data:`ResetOptions`); ``None``: none.
@@ -77,8 +79,8 @@ class BatchedClusterEnv(VectorEnv):
     ) -> None:
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise ValueError(f"autoreset_mode must be next-step or same-step, got {autoreset_mode}")
+        if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED):
+            raise ValueError(f"autoreset_mode must be next-step, same-step or disabled, got {autoreset_mode}")
         base = dataclasses.replace(config or EnvConfig(), **config_overrides, info=FINAL_INFO)
         # Each scenario is loaded once: its envs share its data and everything derived from it.
         named = [scenario] if isinstance(scenario, str | Path | Scenario) else scenario
@@ -155,7 +157,7 @@ class BatchedClusterEnv(VectorEnv):
                     info = self._reset_env(b, None, None)
             if info:
                 infos = self._add_info(infos, info, b)
-        if not same_step:
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             np.logical_or(terminations, truncations, out=self._autoreset_envs)
         return self._observations(), rewards.copy(), terminations.copy(), truncations.copy(), infos
 

@@ -141,3 +141,22 @@ def test_batched_env__is_the_ids_vector_entry_point() -> None:
     obs, _ = venv.reset(seed=1)
     single, _ = gym.make(FLEET5_ID).reset(seed=2)
     assert all(np.array_equal(obs[key][1], single[key]) for key in single)
+
+
+def test_batched_env__disabled_autoreset_keeps_an_ended_episode_at_its_end() -> None:
+    """disabled: once an env's episode ended, its steps give its final observation again, reward 0."""
+    venv = BatchedClusterEnv("fleet5-synthetic", 2, autoreset_mode=AutoresetMode.DISABLED)
+    obs, _ = venv.reset(seed=9)
+    rng = np.random.default_rng(9)
+    ended: dict[int, dict[str, np.ndarray]] = {}
+    for _ in range(400):
+        obs, rewards, terminated, truncated, _ = venv.step(_random_valid(obs["action_mask"], rng))
+        for b in range(2):
+            if b in ended:
+                assert rewards[b] == 0.0 and (terminated[b] or truncated[b])
+                assert all(np.array_equal(obs[key][b], ended[b][key]) for key in obs)
+            elif terminated[b] or truncated[b]:
+                ended[b] = {key: obs[key][b].copy() for key in obs}
+        if len(ended) == 2:
+            break
+    assert len(ended) == 2
