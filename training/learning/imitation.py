@@ -22,7 +22,9 @@ the expert: it replays its own plan and cannot label the states the student visi
 
 Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations):
 the protocol's imitation range (:mod:`training.evaluation.protocol`), away from the validation
-and test seeds.
+and test seeds. An iteration's episodes are played side by side in one batched env
+(:class:`aco_env.vector_env.BatchedClusterEnv`, an expert per env): the student acts on them with
+one forward pass per step, and the labels are kept episode by episode, in episode order.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
-from aco_env import ClusterSchedulingEnv
+from aco_env.vector_env import BatchedClusterEnv
 from agents import make_agent
 from digital_twin.scenario import Scenario
 from training.evaluation.protocol import IMITATION, first_seed
@@ -110,25 +113,27 @@ def dagger(
         seed: The run's seed: episodes ``IMITATION_SEED_OFFSET + seed + k``; the fit's minibatch order.
         progress: A bar on a terminal, otherwise one line per iteration in the log.
     """
-    envs = [ClusterSchedulingEnv(task) for task in ([scenario] if isinstance(scenario, Scenario) else scenario)]
-    experts = [make_agent(settings.expert, env) for env in envs]
-    env = envs[0]
+    tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
     observations: list[dict[str, np.ndarray]] = []
     actions: list[int] = []
     rounds: list[DaggerRound] = []
-    labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, env.action_space.n), dtype=bool))
+    labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=bool))
     # every episode of every iteration in the imitation range (a clear error if not)
     episode_seed = first_seed(IMITATION, settings.iterations * settings.episodes, offset=seed)
     with Progress(settings.iterations * settings.episodes, "DAgger", "episode", enabled=progress) as bar:
         for iteration in range(settings.iterations):
             started, before = time.perf_counter(), len(actions)
-            for k in range(settings.episodes):
-                task = (iteration * settings.episodes + k) % len(envs)
-                student = model if iteration > 0 else None
-                options = {"start_hour": episode_start_hour(episode_seed)} if settings.random_start_hour else None
-                _label_episode(envs[task], experts[task], student, episode_seed, observations, actions, options)
-                episode_seed += 1
-                bar.update(note=f"iteration {iteration}")
+            first = iteration * settings.episodes  # episode k plays task (first + k) % len(tasks)
+            batch = BatchedClusterEnv(
+                [tasks[(first + k) % len(tasks)] for k in range(settings.episodes)], settings.episodes,
+                autoreset_mode=AutoresetMode.DISABLED,
+                reset_options=_start_hours if settings.random_start_hour else None,
+            )  # fmt: skip
+            experts = [make_agent(settings.expert, env) for env in batch.envs]
+            seeds = list(range(episode_seed, episode_seed + settings.episodes))
+            _label_batch(batch, experts, model if iteration > 0 else None, seeds, observations, actions)
+            episode_seed += settings.episodes
+            bar.update(settings.episodes, note=f"iteration {iteration}")
             labels = stack_labels(observations, actions)
             stats = fit_policy(
                 model.policy,
@@ -156,30 +161,45 @@ def dagger(
     return labels, rounds
 
 
-def _label_episode(
-    env: ClusterSchedulingEnv,
-    expert: Any,
+def _start_hours(env: int, seed: int | None) -> dict[str, Any]:
+    """The reset options of an episode of ``seed``: its start hour (:func:`episode_start_hour`)."""
+    del env
+    assert seed is not None  # every DAgger episode is reset with its seed
+    return {"start_hour": episode_start_hour(seed)}
+
+
+def _label_batch(
+    batch: BatchedClusterEnv,
+    experts: Sequence[Any],
     student: Any | None,
-    seed: int,
+    seeds: list[int],
     observations: list[dict[str, np.ndarray]],
     actions: list[int],
-    options: dict[str, float] | None = None,
 ) -> None:
-    """Play one episode, labelling each state: the student's sampled actions (the expert's when ``student`` is None).
+    """Play one episode per env of ``batch`` (env ``b`` with seed ``seeds[b]``), labelling each state.
 
-    ``options`` go to the env's ``reset``.
+    The student's sampled actions are played (the expert's when ``student`` is None), one forward
+    pass per step for the envs still playing; each env's labels are appended episode after episode.
     """
-    observation, _ = env.reset(seed=seed, options=options)
-    expert.reset(seed)
-    while True:
-        label = int(expert.predict(observation)[0])
-        observations.append(observation)
-        actions.append(label)
-        action = label
+    observation, _ = batch.reset(seed=seeds)
+    for expert, seed in zip(experts, seeds, strict=True):
+        expert.reset(seed)
+    playing = np.ones(batch.num_envs, dtype=bool)
+    episodes: list[list[tuple[dict[str, np.ndarray], int]]] = [[] for _ in seeds]
+    while playing.any():
+        chosen = np.full(batch.num_envs, batch.n_nodes, dtype=np.int64)  # an ended episode's action: any
+        for b in np.flatnonzero(playing):
+            own = {key: values[b] for key, values in observation.items()}  # views of this step's fresh copy
+            chosen[b] = label = int(experts[b].predict(own)[0])
+            episodes[b].append((own, label))
         if student is not None:
-            mask = observation["action_mask"].astype(bool)
-            action = int(student.predict(observation, action_masks=mask, deterministic=False)[0])
-        observation, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            return
-
+            rows = np.flatnonzero(playing)
+            batch_obs = {key: values[rows] for key, values in observation.items()}
+            masks = observation["action_mask"][rows].astype(bool)
+            chosen[rows] = np.asarray(student.predict(batch_obs, action_masks=masks, deterministic=False)[0])
+        observation, _, terminated, truncated, _ = batch.step(chosen)
+        playing &= ~(terminated | truncated)
+    for episode in episodes:
+        for own, label in episode:
+            observations.append(own)
+            actions.append(label)
