@@ -47,7 +47,8 @@ def bench_vector(steps: int = 20_000, n_envs: int = 8, batch: int = 64, repeats:
     for _ in range(repeats):
         runs["bare"].append(random_steps_per_s(gym.make(FLEET5_ID, scenario=scenario), steps, masked=True)[0])
         for key, info in (("sync", "full"), ("sync_final", "final")):
-            sync = gym.vector.SyncVectorEnv([lambda info=info: gym.make(FLEET5_ID, scenario=scenario, info=info)] * n_envs)
+            make = [lambda info=info: gym.make(FLEET5_ID, scenario=scenario, info=info)] * n_envs
+            sync = gym.vector.SyncVectorEnv(make)
             runs[key].append(vector_steps_per_cpu_s(sync, steps // n_envs))
             sync.close()
         runs["batched"].append(vector_steps_per_cpu_s(BatchedClusterEnv(scenario, batch), max(1, steps // batch)))

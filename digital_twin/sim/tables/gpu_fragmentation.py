@@ -35,18 +35,40 @@ def gpu_job_mix(
     shape: Sequence[int], candidates: Sequence[Sequence[int]], req_gpus: Sequence[int], req_cpu_m: Sequence[int],
     n_nodes: int,
 ) -> GpuJobMix:  # fmt: skip
-    """Per node, the GPU jobs (by request) that can ever run there; jobs of one shape share candidates."""
+    """Per node, the GPU jobs (by request) that can ever run there; jobs of one shape share candidates.
+
+    Remembered for the last few job mixes (a trace's episodes have one: only durations change).
+    """
     jobs_of_shape: dict[int, int] = {}
     first_of_shape: dict[int, int] = {}
     for j, s in enumerate(shape):
         jobs_of_shape[s] = jobs_of_shape.get(s, 0) + 1
         first_of_shape.setdefault(s, j)
+    requests = tuple(
+        (req_gpus[j], req_cpu_m[j], jobs_of_shape[s], tuple(candidates[j]))
+        for s, j in first_of_shape.items()
+        if req_gpus[j] > 0
+    )  # fmt: skip
+    key = (n_nodes, requests)
+    mix = _MIXES.get(key)
+    if mix is None:
+        if len(_MIXES) >= 8:
+            _MIXES.clear()
+        mix = _MIXES[key] = _mix_of(requests, n_nodes)
+    return mix
+
+
+_MIXES: dict[tuple[int, tuple[tuple[int, int, int, tuple[int, ...]], ...]], GpuJobMix] = {}
+"""The mixes of the last few ``(nodes, GPU requests with their counts and candidates)``: nothing changes them."""
+
+
+def _mix_of(requests: tuple[tuple[int, int, int, tuple[int, ...]], ...], n_nodes: int) -> GpuJobMix:
+    """:func:`gpu_job_mix` of ``(gpus, millicores, jobs, candidates)`` per GPU shape."""
     per_node: list[dict[tuple[int, int], int]] = [{} for _ in range(n_nodes)]
-    for s, j in first_of_shape.items():
-        if req_gpus[j] > 0:
-            request = (req_gpus[j], req_cpu_m[j])
-            for i in candidates[j]:
-                per_node[i][request] = per_node[i].get(request, 0) + jobs_of_shape[s]
+    for gpus, cpu_m, count, nodes in requests:
+        request = (gpus, cpu_m)
+        for i in nodes:
+            per_node[i][request] = per_node[i].get(request, 0) + count
     shared: dict[tuple[tuple[int, int, int], ...], tuple[tuple[int, int, int], ...]] = {}  # equal mixes: one object
     mixes = (tuple((g, m, n) for (g, m), n in sorted(mix.items())) for mix in per_node)
     return tuple(shared.setdefault(mix, mix) for mix in mixes)
