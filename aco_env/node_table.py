@@ -39,6 +39,63 @@ class NodeColumns(NamedTuple):
     grid: slice
 
 
+SMALL_FLEET = 64
+"""Fleets of at most this many nodes recompute the table whole at each step (:class:`_WholeTable`)."""
+_SMALL_BASES = 1 << 20  # ... when their per-tick bases (ticks x nodes x features float64) are at most this many values
+
+
+class _WholeTable:
+    """A small fleet's table, recomputed whole at each step: a gather, two array operations and a cast.
+
+    ``table[i, c] = min(base[k, i, c] + coef[i, c] * values[source[i, c]], cap[i, c])`` (``values``
+    the twin's flat ``(7 * N,)`` node arrays): each column of the twin's a node's value times its
+    scale, the utilisation ``1 + background`` less the free cpu fraction, everything else the
+    per-tick base (telemetry, static and constant grid columns). On a few nodes this costs less
+    than keeping rows.
+    """
+
+    def __init__(self, static: np.ndarray, scale: np.ndarray, columns: NodeColumns, count_cap: float) -> None:
+        n, width = static.shape
+        nodes = np.arange(n)
+        source = np.zeros((n, width), dtype=np.intp)
+        coef = np.zeros((n, width))
+        for c in range(N_COLUMNS):
+            source[:, columns.twin.start + c] = c * n + nodes
+            coef[:, columns.twin.start + c] = scale[c]
+        source[:, columns.utilization] = FREE_CPU_M * n + nodes
+        coef[:, columns.utilization] = -scale[FREE_CPU_M]
+        self._cap = np.full((n, width), np.inf)
+        self._cap[:, columns.twin.start + RUNNING : columns.twin.stop] = count_cap
+        self._source, self._coef, self._static, self._columns = source, coef, static, columns
+        self._bases: list[np.ndarray] = []
+
+    def start(self, telemetry: Telemetry, grid: GridColumns) -> bool:
+        """The per-tick bases of ``telemetry`` and ``grid``; False when they would be too large (rows kept then)."""
+        if telemetry.n_ticks * self._static.size > _SMALL_BASES:
+            self._bases = []
+            return False
+        columns = self._columns
+        ticks = _tick_columns(telemetry, np.arange(telemetry.n_ticks))  # (T, N, 3) float32
+        base = np.repeat(self._static[None], telemetry.n_ticks, axis=0)  # (T, N, F) float32
+        base[:, :, columns.background] = ticks[:, :, :2]
+        base[:, :, columns.utilization] = ticks[:, :, 2]
+        if not grid.varies:
+            base[:, :, columns.grid] = grid.at(0.0)
+        self._bases = list(base.astype(np.float64))  # float32 values held in float64: the sum is done there
+        return True
+
+    def read(self, values: np.ndarray, k: int, grid: np.ndarray | None, cap_counts: bool) -> np.ndarray:
+        """``(N, F)`` float32 at tick ``k`` (``grid``: the grid columns now, when they vary)."""
+        nodes = values.reshape(-1)[self._source]
+        nodes *= self._coef
+        nodes += self._bases[k]
+        if cap_counts:
+            np.minimum(nodes, self._cap, out=nodes)
+        if grid is not None:
+            nodes[:, self._columns.grid] = grid
+        return nodes.astype(np.float32)
+
+
 class NodeTable:
     """The node table of one fleet; :meth:`start_episode` then :meth:`read` at each step.
 
@@ -85,6 +142,10 @@ class NodeTable:
         self._util_start: list[float] = []  # the current tick's (1 + background cpu) per node, for few rows
         self._grid_columns: GridColumns | None = None
         self._grid_table: np.ndarray | None = None
+        self._whole = _WholeTable(static, scale, columns, count_cap) if n <= SMALL_FLEET else None
+        self._whole_ready = False  # its bases are those of the episode's telemetry and grid
+        self._whole_telemetry: Telemetry | None = None
+        self._whole_grid: GridColumns | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without the views of its own table and the twin's arrays (the next read reads every row)."""
@@ -110,6 +171,9 @@ class NodeTable:
         self._cap_counts = cap_counts
         self._arrays = None  # every row is read again
         self._tick = -1
+        if self._whole is not None and (telemetry is not self._whole_telemetry or grid is not self._whole_grid):
+            self._whole_ready = self._whole.start(telemetry, grid)
+            self._whole_telemetry, self._whole_grid = telemetry, grid
 
     def bind(self, out: np.ndarray) -> None:
         """Keep the table in ``out`` from now on (``(N, F)`` float32, C-contiguous: one env's rows of a batch)."""
@@ -122,11 +186,25 @@ class NodeTable:
 
         ``latency_critical``: whether the current job is (``qos_risk`` marks the spot nodes then).
         """
+        if self._whole_ready:
+            return self._read_whole(twin, k, now_s, latency_critical)
         self.update(twin, k, now_s, latency_critical)
         return self._table.copy()
 
+    def _read_whole(self, twin: DigitalTwin, k: int, now_s: float, latency_critical: bool) -> np.ndarray:
+        """:meth:`read` of a small fleet (:class:`_WholeTable`)."""
+        assert self._whole is not None and self._grid_columns is not None
+        grid = self._grid_columns.at(now_s) if self._grid_columns.varies else None
+        nodes = self._whole.read(twin.node_arrays().values, k, grid, self._cap_counts)
+        if latency_critical:
+            nodes[:, self._qos_risk] = self._is_spot
+        return nodes
+
     def update(self, twin: DigitalTwin, k: int, now_s: float, latency_critical: bool) -> None:
         """Bring the table up to date in place (:meth:`read` without the copy)."""
+        if self._whole_ready:
+            self._table[...] = self._read_whole(twin, k, now_s, latency_critical)
+            return
         table = self._table
         arrays = twin.node_arrays()
         values = arrays.values
