@@ -59,6 +59,7 @@ class NodeArrays:
         self._n = n
         self._nodes: NodeState | None = None  # the state followed (a new one is read whole)
         self._candidates: dict[int, np.ndarray] = {}  # id of a candidate mask list of the constants -> (N,) bool
+        self._scratch = np.zeros(n, dtype=bool)  # fit's intermediate comparisons
         self._constants = c
 
     def update(self, nodes: NodeState) -> None:
@@ -111,11 +112,11 @@ class NodeArrays:
         candidates = self._candidates.get(key)
         if candidates is None:
             candidates = self._candidates[key] = np.array(c.candidate_mask[j], dtype=bool)
-        v = self.values
-        fits = v[FREE_CPU_M] >= c.req_cpu_m[j]
-        fits &= v[FREE_MEM_MIB] >= c.req_mem_mib[j]
-        fits &= v[FREE_GPUS] >= c.req_gpus[j]
-        fits &= v[UP] != 0.0
+        v, scratch = self.values, self._scratch
+        fits = np.greater_equal(v[FREE_CPU_M], c.req_cpu_m[j])
+        fits &= np.greater_equal(v[FREE_MEM_MIB], c.req_mem_mib[j], out=scratch)
+        fits &= np.greater_equal(v[FREE_GPUS], c.req_gpus[j], out=scratch)
+        fits &= np.not_equal(v[UP], 0.0, out=scratch)
         fits &= candidates
         return fits
 
