@@ -68,7 +68,7 @@ def _random_valid(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "tasks", [["fleet5-synthetic"], ["fleet5-synthetic", "fleet5-utility", "fleet5-alibaba2018"]]
+    "tasks", [["fleet5-synthetic"], ["fleet5-synthetic", "fleet5-utility", "fleet5-synthetic-varied"]]
 )
 def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str]) -> None:
     """reset(seed=s): env b plays what a single env of its scenario reset with s + b plays, autoresets included."""

@@ -113,7 +113,7 @@ def test_step_info__keys_are_those_documented_by_step_info() -> None:
     assert "episode_metrics" in infos[-1] and all("episode_metrics" not in i for i in infos[:-1])
 
 
-@pytest.mark.parametrize("name", ["fleet5-synthetic", "fleet20-workflows", "fleet5-alibaba2018"])
+@pytest.mark.parametrize("name", ["fleet5-synthetic", "fleet20-workflows", "fleet5-synthetic-varied"])
 def test_known_jobs__copies_one_by_one_equal_a_workloads_copy(name: str) -> None:
     """A short queue copied job by job lists the jobs a Workload.take copy lists (durations declared, parents kept)."""
     env = ClusterSchedulingEnv(name)
