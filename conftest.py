@@ -17,7 +17,7 @@ pytest_plugins = ["tests.layers"]  # the test layers and their guards (make test
 
 collect_ignore = []
 if native.status == native.COMPILED:
-    collect_ignore = [f"digital_twin/{name}.py" for name in native.COMPILED_MODULES]
+    collect_ignore = [f"digital_twin/{name.replace('.', '/')}.py" for name in native.COMPILED_MODULES]
 
 
 @pytest.fixture(autouse=True, scope="session")

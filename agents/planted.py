@@ -40,8 +40,8 @@ from aco_env import ClusterSchedulingEnv, ClusterView
 from aco_env.hindsight import planted_action_of, planted_of, scenario_of
 from agents.base import register_agent
 from agents.view_agent import ViewAgent
-from digital_twin.constants import TwinConstants
 from digital_twin.planted import PlantedEpisode, completion_usd, energy_floor
+from digital_twin.sim.constants import TwinConstants
 
 
 class PlantedAgent(ViewAgent):

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.errors import SpecError
-from digital_twin.measures import utility_loss
 from digital_twin.planted.energy_floor import EnergyFloor, energy_floor
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.measures import utility_loss
 from digital_twin.spec import TwinSpec
 
 RELATIVE_SLACK = 1e-9
@@ -175,7 +175,7 @@ class _Nodes:
 def _completions(c: TwinConstants, j: int, fleet: _Nodes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(nodes, rates, fates)``, each ``(k,)`` over job ``j``'s candidate nodes: USD/s and completion USD.
 
-    The rates are the twin's own arithmetic (:func:`digital_twin.event_handlers.job_rate_usd_per_s`:
+    The rates are the twin's own arithmetic (:func:`digital_twin.sim.event_handlers.job_rate_usd_per_s`:
     price per second times the request over the capacity, left to right), elementwise, so every
     number is the twin's bit for bit; the completion adds the energy floor per nominal second
     (when charged) and the QoS penalty.

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.carbon_intensity import J_PER_KWH, CarbonIntensity
 from digital_twin.energy.model import EnergyModel
 from digital_twin.energy.power_curves import PowerCurve
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.fleet import NodeSpec
+from digital_twin.sim.constants import TwinConstants
 from digital_twin.spec import TwinSpec
 
 _G_PER_KG = 1000.0
@@ -106,7 +106,7 @@ def energy_floor(spec: TwinSpec, c: TwinConstants) -> EnergyFloor:
     """The floor of ``spec``'s nodes (``c``: its constants, whose background and candidates it read)."""
     n = c.n_nodes
     cores = np.asarray(c.cpu_m, dtype=np.float64) / 1000.0
-    background = np.asarray(c.background_cpu_m, dtype=np.float64).reshape(-1, n) / 1000.0  # (T, N) cores
+    background = c.background_cpu_m.table() / 1000.0  # (T, N) cores
     rates = node_rates(spec, cores, background)
     may_run = np.zeros(n)
     for j, nodes in enumerate(c.candidates):

@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
@@ -36,6 +35,7 @@ from digital_twin.planted.config import PlantedConfig
 from digital_twin.planted.energy_floor import NodeRates, energy_floor, fleet_rates, inexact_reason
 from digital_twin.planted.prices import LagrangianCertificate
 from digital_twin.planted.tiling import Piece, tile
+from digital_twin.sim.constants import TwinConstants
 from digital_twin.spec import TwinSpec, default_energy_model_of
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload

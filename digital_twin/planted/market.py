@@ -35,7 +35,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
@@ -54,6 +53,7 @@ from digital_twin.planted.market_lanes import (
 )
 from digital_twin.planted.market_roles import Roles, dear_room, roles_of
 from digital_twin.planted.prices import CPU_UNITS, GPU_UNITS, LagrangianCertificate, NodePrice, lagrangian_bound
+from digital_twin.sim.constants import TwinConstants
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload

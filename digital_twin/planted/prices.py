@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.constants import TwinConstants
 from digital_twin.errors import SpecError
-from digital_twin.measures import utility_loss
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.measures import utility_loss
 from digital_twin.spec import TwinSpec
 
 CPU_UNITS, GPU_UNITS = "cpu", "gpu"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from digital_twin.planted.generator import PlantedEpisode
-from digital_twin.twin import DigitalTwin
+from digital_twin.sim.twin import DigitalTwin
 
 START_TOLERANCE_S = 1e-6
 """A job asked this close to its planted start is started (event times are sums of floats)."""

@@ -29,10 +29,10 @@ from digital_twin.scenario.schema import ScenarioError
 from digital_twin.scenario.spot_section import SpotReplayLoader
 from digital_twin.scenario.telemetry_section import TelemetryLoader
 from digital_twin.scenario.workload_section import JobsLoader, PlantedJobs
+from digital_twin.sim.twin import DigitalTwin
 from digital_twin.spec import TwinSpec
-from digital_twin.spot_replay import SpotReplay
+from digital_twin.spot.replay import SpotReplay
 from digital_twin.telemetry import CPU, Telemetry
-from digital_twin.twin import DigitalTwin
 from digital_twin.workload import Workload
 
 P = ParamSpec("P")
@@ -180,7 +180,7 @@ class Scenario:
         """A twin of ``spec`` (one of this scenario's episodes); an error in it names the scenario file.
 
         Building a twin resolves the episode's placement rules, where a job its rules keep off
-        every node is found (:mod:`digital_twin.placement.compiled`).
+        every node is found (:mod:`digital_twin.sim.tables.rule_tables`).
         """
         return self._built(DigitalTwin, spec)
 

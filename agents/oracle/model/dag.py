@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from digital_twin.workflow_events import WorkflowTables
+from digital_twin.sim.tables.workflow_events import WorkflowTables
 from digital_twin.workload import Workload
 
 

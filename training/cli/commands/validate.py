@@ -19,7 +19,7 @@ import numpy as np
 
 import scenarios
 from digital_twin import SpecError, TwinSpec
-from digital_twin.constants import TwinConstants
+from digital_twin.sim.constants import TwinConstants
 from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK, message_line
 
 HELP = "validate scenario files (exit 1 when one is invalid, 3 when only data is missing)"
