@@ -8,12 +8,18 @@ critic's explained variance), and writes ``README.md`` from them. A results tabl
 the model names its folder (``sb3:models/NAME/model.zip``), so its rows reproduce from the
 repository with the command printed beside them. Each file is written under a temporary name
 and renamed into place once all are written; an existing folder is replaced only with ``--replace``.
+
+A shipped folder names no machine's paths: the log folder (where TensorBoard files went, which
+changes nothing in training) becomes the default ``runs``, and a path the run read inside the
+current folder (``--init-from models/...``) becomes relative to it. A run that read a file from
+elsewhere is refused: ship what it read first and train from there.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,8 +30,6 @@ from training.learning.run_dir import CONFIG, MODEL
 
 CURVE = "learning_curve.png"
 README = "README.md"
-COPIED = (MODEL, CONFIG, PROVENANCE, CURVE)
-"""The run's files a shipped model carries (the curve only when the run drew one)."""
 
 
 class ShipError(ValueError):
@@ -47,14 +51,70 @@ def ship(run_dir: Path, destination: Path, about: str, replace: bool = False) ->
         raise ShipError(f"{run_dir}: no {PROVENANCE} naming the command that trained it (aco-env writes one)")
     if destination.exists() and not replace:
         raise ShipError(f"{destination}: exists (--replace to overwrite it)")
+    config = portable_config(json.loads((run_dir / CONFIG).read_text(encoding="utf-8")))
+    record = {**record, "command": portable_command(record["command"])}
     destination.mkdir(parents=True, exist_ok=True)
-    config = json.loads((run_dir / CONFIG).read_text(encoding="utf-8"))
     with AtomicBatch() as batch:  # every file renamed into place only once all are written
-        for name in COPIED:
-            if (run_dir / name).is_file():
-                batch.write_bytes(destination / name, (run_dir / name).read_bytes())
+        batch.write_bytes(destination / MODEL, (run_dir / MODEL).read_bytes())
+        batch.write_text(destination / CONFIG, json.dumps(config, indent=1) + "\n")
+        batch.write_text(destination / PROVENANCE, json.dumps(record, indent=1) + "\n")
+        if (run_dir / CURVE).is_file():
+            batch.write_bytes(destination / CURVE, (run_dir / CURVE).read_bytes())
         batch.write_text(destination / README, readme(destination, about, config, record, (run_dir / CURVE).is_file()))
     return destination
+
+
+LOG_OPTIONS = ("--logdir",)
+"""Options that only say where a run's logs go: shipped as the default."""
+DEFAULT_LOGDIR = "runs"
+READ_OPTIONS = ("--init-from", "--resume", "--bc-dataset", "--scenario", "--train-scenario")
+"""Options naming a file the run read: shipped relative to the current folder."""
+
+
+def portable_command(command: str) -> str:
+    """``command`` with its log folder the default and the files it read relative to the current folder.
+
+    >>> import os; here = os.getcwd()
+    >>> portable_command(f"aco-env run --logdir {here}/../logs --init-from {here}/models/a/model.zip")
+    'aco-env run --logdir runs --init-from models/a/model.zip'
+
+    Raises:
+        ShipError: The run read a file outside the current folder.
+    """
+    words = shlex.split(command)
+    for k in range(1, len(words)):
+        option, _, inline = words[k].partition("=")
+        value_at = k if inline else k + 1
+        if option in LOG_OPTIONS and value_at < len(words):
+            words[value_at] = f"{option}={DEFAULT_LOGDIR}" if inline else DEFAULT_LOGDIR
+        elif option in READ_OPTIONS and value_at < len(words):
+            value = inline if inline else words[value_at]
+            relative = _relative(value, option)
+            words[value_at] = f"{option}={relative}" if inline else relative
+    return shlex.join(words)
+
+
+def portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` (a run's config.json) with ``logdir`` the default and read paths relative, as :func:`portable_command`."""
+    shipped = dict(config)
+    if "logdir" in shipped:
+        shipped["logdir"] = DEFAULT_LOGDIR
+    for key in ("init_from", "resume", "bc_dataset"):
+        if shipped.get(key):
+            shipped[key] = _relative(str(shipped[key]), key)
+    return shipped
+
+
+def _relative(value: str, option: str) -> str:
+    path = Path(value)
+    if not path.is_absolute():
+        return value
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        raise ShipError(
+            f"{option} {value}: outside this folder; ship what the run read first (models/...) and train from there"
+        ) from None
 
 
 def readme(destination: Path, about: str, config: dict[str, Any], record: dict[str, Any], curve: bool) -> str:
@@ -69,7 +129,7 @@ def readme(destination: Path, about: str, config: dict[str, Any], record: dict[s
         f"* Commit: {record.get('commit') or 'unknown'}; started {record.get('started', 'unknown')}; {versions}",
         f"* Scenario: `{config.get('scenario')}`"
         + (f", with `{', '.join(config['train_scenarios'])}`" if config.get("train_scenarios") else ""),
-        f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/design.md,"
+        f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/model.md,"
         ' "Learning")',
         f"* Play it: `aco-env evaluate --split validation --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
     ]

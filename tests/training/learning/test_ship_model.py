@@ -14,7 +14,7 @@ from tests.train_helpers import TINY
 from training.evaluation.rollout import play_episode
 from training.learning.config import TrainConfig
 from training.learning.provenance import PACKAGES, command_line, read_provenance
-from training.learning.ship_model import ShipError, main, ship
+from training.learning.ship_model import ShipError, main, portable_command, portable_config, ship
 from training.learning.train import train
 
 COMMAND = "aco-env train --timesteps 512"
@@ -68,6 +68,18 @@ def test_ship__refuses_an_existing_folder_and_a_run_without_provenance(run_dir: 
     for name in ("model.zip", "config.json"):
         (bare / name).write_bytes((run_dir / name).read_bytes())
     assert main([str(bare), str(tmp_path / "n"), "--about", "x"]) == 1
+
+
+def test_portable_command__ships_no_machine_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log folder becomes the default, a file read here becomes relative, one read elsewhere is refused."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    command = f"aco-env train --logdir={tmp_path}/logs --init-from {tmp_path}/models/a.zip --seed 3"
+    assert portable_command(command) == "aco-env train --logdir=runs --init-from models/a.zip --seed 3"
+    config = portable_config({"logdir": str(tmp_path / "x"), "init_from": str(tmp_path / "models/a.zip"), "seed": 3})
+    assert config == {"logdir": "runs", "init_from": "models/a.zip", "seed": 3}
+    with pytest.raises(ShipError, match="--init-from"):
+        portable_command(f"aco-env train --init-from {tmp_path.parent}/elsewhere.zip")
 
 
 @pytest.mark.training
