@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tests.optional_extras import missing_extras, needs_a_missing_extra
+
 _SHARED_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 
 if "ACO_ENV_TRACES" not in os.environ and _SHARED_TRACES.is_dir():
@@ -18,3 +20,11 @@ if "ACO_ENV_TRACES" not in os.environ and _SHARED_TRACES.is_dir():
 # Importing it registers agents in the global registry, which other test modules read at
 # collection: only worker processes import it (tests.failing_agents), never doctest collection.
 collect_ignore = ["register_failing_agents.py"]
+
+
+def pytest_ignore_collect(collection_path: Path, config: object) -> bool | None:
+    """In a base install (no torch, SB3, FastAPI, Ray): leave out the test modules that import them at the top."""
+    del config
+    if collection_path.suffix == ".py" and missing_extras() and needs_a_missing_extra(collection_path):
+        return True
+    return None

@@ -9,13 +9,15 @@ The lock is ``filelock``'s (``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Wind
 folder's :data:`LOCK_FILE`: the operating system releases it when the holder ends however it
 ends (a crash, ``kill -9``), so a stale lock cannot block later runs.
 
-:func:`shared_file_lock` is the blocking lock of a file several runs update (the suite's
+:func:`new_folder` claims a folder no earlier run holds (a default ``--out`` that never
+overwrites). :func:`shared_file_lock` is the blocking lock of a file several runs update (the suite's
 reference cache): a writer takes it, reads the file again, merges its entries and replaces it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +29,29 @@ LOCK_FILE = ".aco-env.lock"
 """The lock file a command holds in its output folder while it runs."""
 SHARED_LOCK_TIMEOUT_S = 600.0
 """A bound on waiting for another run's update of a shared file (an update takes milliseconds)."""
+
+
+def new_folder(parent: Path, stem: str) -> Path:
+    """Create ``PARENT/STEM``, or ``STEM-2``, ``STEM-3``, ... : the first name nobody holds yet.
+
+    Each name is claimed by ``mkdir`` (which fails if the folder exists), so runs started at the
+    same second, in threads or processes, never share a folder.
+    """
+    parent.mkdir(parents=True, exist_ok=True)
+    suffix = 1
+    while True:
+        path = parent / (stem if suffix == 1 else f"{stem}-{suffix}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            suffix += 1
+        else:
+            return path
+
+
+def timestamped(stem: str) -> str:
+    """``<stem>__<YYYYmmdd-HHMMSS>`` (local time): a run's folder name that sorts by start."""
+    return f"{stem}__{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import aco_env
 import scenarios
@@ -19,6 +18,7 @@ from aco_env.hindsight import hindsight_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID, ENV_IDS, FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
 from digital_twin.objective import USD_KEYS
+from tests.optional_extras import sb3_check_env
 from tests.toy3 import TOY3_ACTIONS
 
 ACO_ENV_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("aco_env/"))
@@ -58,7 +58,7 @@ def test_registered_env__passes_gymnasium_and_sb3_checkers(env_id: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gym_check_env(env.unwrapped, skip_render_check=True)
-    sb3_check_env(env.unwrapped, warn=False)
+    sb3_check_env(env.unwrapped)
 
 
 def test_registry__covers_the_issue_ids() -> None:
