@@ -65,9 +65,9 @@ def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
     entry = _entry(name)
     given = {**written, **options}
     known = agent_option_names(entry)
-    unknown = sorted(set(given) - set(known or given))
-    if unknown:
-        raise AgentSpecError(_no_such_option(name, unknown[0], known or []))
+    unknown = sorted(set(given) - set(known)) if known is not None else []
+    if known is not None and unknown:
+        raise AgentSpecError(_no_such_option(name, unknown[0], known))
     try:
         return entry.factory(env, **given)
     except TypeError as exc:

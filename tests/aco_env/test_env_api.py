@@ -78,6 +78,7 @@ def test_return__equals_minus_the_episode_objective(seed: int, scale: float) -> 
     assert set(metrics) == set(aco_env.EPISODE_METRICS)
 
 
+@pytest.mark.smoke
 def test_toy3_through_the_env__return_is_the_hand_computed_objective() -> None:
     """The toy's scripted decisions through the env give return -(0.435 + 1.5)."""
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3")
@@ -135,6 +136,7 @@ def test_invalid_action__penalty_mode_keeps_the_job_and_state() -> None:
     assert env.unwrapped.episode_metrics()["invalid_actions"] == 4
 
 
+@pytest.mark.smoke
 def test_invalid_action__strict_mode_raises_and_changes_nothing() -> None:
     """In raise mode an invalid action raises InvalidActionError; the env continues as before."""
     env = ClusterSchedulingEnv("fleet5-synthetic", config=EnvConfig(invalid_action="raise"))

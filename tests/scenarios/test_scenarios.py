@@ -41,6 +41,7 @@ def test_catalogue__lists_the_bundled_scenarios() -> None:
                                       "fleet5-synthetic-varied", "fleet5-synthetic-quiet"}
 
 
+@pytest.mark.smoke
 def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     """scenarios/toy3.yaml builds exactly the spec of tests/toy3.py."""
     spec = scenarios.load("toy3").make_spec(np.random.default_rng(0))
@@ -50,6 +51,7 @@ def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     assert (spec.settings, spec.fixed_interruptions_s) == (expected.settings, expected.fixed_interruptions_s)
 
 
+@pytest.mark.smoke
 def test_default_scenario__same_seed_same_jobs_and_contention() -> None:
     """Per-episode jobs are seeded; background load reaches 60-90 % on some node during bursts."""
     scenario = scenarios.load("fleet5-synthetic")
@@ -221,7 +223,7 @@ def test_cli_scenarios__lists_names_data_presence_readers_and_sources() -> None:
     assert re.search(r"fleet5-synthetic +5 ", result.stdout)
     described = describe_sources()
     assert [n for n, _ in described["telemetry.reader"]] == [*TRACE_READERS, "constant"]
-    assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, "synthetic", "jobs"]
+    assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, "synthetic", "workflows", "planted", "jobs"]
     for key, entries in described.items():
         for name, line in entries:
             assert line and "``" not in line, name

@@ -217,6 +217,9 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     with Interrupts(where, args._stop_policy or DEFAULT, until_exit=exiting):
         try:
             code = int(args._run(args))
+        except BrokenPipeError:  # the reader of stdout went away (`aco-env scenarios | head`): stop, quietly
+            _stdout_to_devnull()
+            code = EXIT_DATA
         except KeyboardInterrupt as exc:  # the message, if any, says what was saved
             code, line = EXIT_INTERRUPTED, f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else "")
         except Exception as exc:  # every failure ends as one line; --debug adds the traceback
@@ -227,6 +230,12 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     if line is not None:
         print(line, file=sys.stderr)
     return code
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def describe(exc: BaseException) -> tuple[int, str]:
