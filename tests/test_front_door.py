@@ -113,7 +113,8 @@ def _toy3_with(tmp_path: Path, edit: str) -> str:
     ("edit", "shown", "known"),
     [
         ("\nweights:=>\nweigths:", "unknown key(s) ['weigths'] (did you mean 'weights'?)", "'weights'"),
-        ("  recovery_s:=>  recovery:", "spot: unknown key(s) ['recovery'] (did you mean 'recovery_s'?)", "'recovery_s'"),
+        ("  recovery_s:=>  recovery:", "spot: unknown key(s) ['recovery'] (did you mean 'recovery_s'?)",
+         "'recovery_s'"),
     ],
 )
 def test_scenario_key__a_misspelt_key_is_named_beside_the_one_meant(
