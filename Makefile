@@ -35,7 +35,7 @@ PYTEST := $(PY) -m pytest -q -n auto --dist loadgroup
 
 smoke: install  ## seconds, for every save: lint, then the tests marked smoke (one of each kind of thing)
 	$(VENV)/bin/ruff check .
-	ACO_ENV_TEST_LAYER=fast $(PY) -m pytest -q -p no:randomly -m "smoke and not slow"
+	ACO_ENV_TEST_LAYER=fast $(PY) -m pytest -q -p no:randomly -o addopts=--strict-markers -m smoke tests
 
 test-fast: install  ## the fast layer alone: invariants, env checkers, scenario and trace parsing
 	ACO_ENV_TEST_LAYER=fast $(PYTEST)

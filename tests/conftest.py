@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.optional_extras import missing_extras, needs_a_missing_extra
 
 _SHARED_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
@@ -22,9 +24,20 @@ if "ACO_ENV_TRACES" not in os.environ and _SHARED_TRACES.is_dir():
 collect_ignore = ["register_failing_agents.py"]
 
 
-def pytest_ignore_collect(collection_path: Path, config: object) -> bool | None:
-    """In a base install (no torch, SB3, FastAPI, Ray): leave out the test modules that import them at the top."""
-    del config
-    if collection_path.suffix == ".py" and missing_extras() and needs_a_missing_extra(collection_path):
+SMOKE_MARK = "pytest.mark.smoke"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave out the test modules this run cannot or need not import.
+
+    In a base install (no torch, SB3, FastAPI, Ray): those that import them at the top. With
+    ``-m smoke`` (``make smoke``): those that mark no test ``smoke``, so that the run imports
+    only the few modules it runs, in seconds.
+    """
+    if collection_path.suffix != ".py":
+        return None
+    if missing_extras() and needs_a_missing_extra(collection_path):
         return True
+    if config.option.markexpr == "smoke" and collection_path.name.startswith("test_"):
+        return SMOKE_MARK not in collection_path.read_text(encoding="utf-8")
     return None
