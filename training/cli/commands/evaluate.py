@@ -1,6 +1,7 @@
 """Evaluate agents on scenarios over paired seeds: leaderboard, results.json, plots, TensorBoard.
 
-``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several) holds
+``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several), beside
+``provenance.json`` (the command, the commit, the date: what a results page names), holds
 ``{"scenario", "episodes", "seed", "seeds", "agents": {NAME: {"mean": {METRIC: v},
 "ci95": {METRIC: half-width}, "per_episode": [{METRIC: v}, ...]}}}``; metrics include
 ``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
@@ -124,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from training.evaluation.results_writer import RESULTS_JSON, write_results
     from training.execution.backend import BackendError
     from training.execution.registry import make_backend
+    from training.learning.provenance import command_line, provenance
 
     agents, loaded = _checked(args)
     if args.out is None:
@@ -139,9 +141,10 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--backend {args.backend}: {exc}") from None
         except KeyboardInterrupt:
             raise KeyboardInterrupt(_interrupted(args, loaded, evaluations)) from None
+        record = provenance(command_line())
         for evaluation in evaluations:
             out_dir = _out_dir(args, loaded, evaluation.scenario)
-            write_results(evaluation, out_dir, args.tensorboard)
+            write_results(evaluation, out_dir, args.tensorboard, provenance=record)
             print_leaderboard(evaluation)
             for agent, why in evaluation.skipped.items():
                 print(f"note: {agent} was left out: {why}")
