@@ -13,7 +13,7 @@ TWIN_SOURCES := $(shell find digital_twin -name '*.py' -not -path 'digital_twin/
 ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
 export ACO_ENV_TRACES
 
-.PHONY: install run test test-fast test-slow test-base smoke bench reproduce lint clean
+.PHONY: install run test test-fast test-slow test-base smoke bench results reproduce lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -61,8 +61,11 @@ test-base:  ## the fast layer in a base install without torch (creates $(VENV_BA
 	$(VENV_BASE)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
 	ACO_ENV_TEST_LAYER=fast $(VENV_BASE)/bin/python -m pytest -q -n auto --dist loadgroup
 
-bench: install  ## benchmarks; results in docs/benchmarks.md
+bench: install  ## benchmarks: docs/benchmarks.json, and the generated tables of docs/benchmarks.md
 	$(VENV)/bin/aco-env bench --out docs/benchmarks.json --markdown docs/benchmarks.md
+
+results: install  ## the generated tables of docs/results.md, from the results folders in docs/results/
+	$(VENV)/bin/aco-env results --from docs/results --page docs/results.md
 
 reproduce: install  ## the reference's benchmarks, its setting and the full twin; docs/reproduction.md
 	$(VENV)/bin/aco-env reproduce --out docs

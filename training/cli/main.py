@@ -48,6 +48,7 @@ COMMANDS = (
     "train",
     "sweep",
     "evaluate",
+    "results",
     "suite",
     "export-planted",
     "scenarios",
