@@ -200,7 +200,7 @@ def test_terms_plot__one_colour_per_paid_term_and_the_legend_off_the_bars(tmp_pa
     handles, labels = axes.get_legend_handles_labels()
     paid = [key.removesuffix("_usd") for key in USD_KEYS if any(evaluation.summary(n).mean.get(key) for n in
                                                                  evaluation.agents)]
-    assert labels == paid and 0 < len(labels) < len(USD_KEYS)
+    assert labels == paid[::-1] and 0 < len(labels) < len(USD_KEYS)  # the legend lists the stack top down
     colours = [tuple(np.round(h.patches[0].get_facecolor(), 4)) for h in handles]
     assert len(set(colours)) == len(colours)
     figure.canvas.draw()

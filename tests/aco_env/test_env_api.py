@@ -50,7 +50,9 @@ def play(env: gym.Env, seed: int, policy_seed: int = 0) -> tuple[float, dict, in
             return total, info, steps
 
 
-@pytest.mark.parametrize("env_id", ACO_ENV_IDS)
+@pytest.mark.parametrize(
+    "env_id", [pytest.param(i, marks=pytest.mark.heavy) if "500" in i else i for i in ACO_ENV_IDS]  # 500 nodes: seconds
+)
 def test_registered_env__passes_gymnasium_and_sb3_checkers(env_id: str) -> None:
     """Gymnasium's and SB3's check_env accept every registered id (data-backed ones when present)."""
     _skip_without_data(env_id)

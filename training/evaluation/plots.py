@@ -86,8 +86,9 @@ def terms_figure(evaluation: Evaluation) -> Any:
     axes.set_xticks(x, names, rotation=30, ha="right")
     axes.set_ylabel("USD (mean per episode)")
     axes.set_title("objective terms per agent (terms that are zero for all left out)")
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    handles, labels = axes.get_legend_handles_labels()
+    if handles:  # top to bottom, as the bars stack
+        axes.legend(handles[::-1], labels[::-1], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     return figure
 
