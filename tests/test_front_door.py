@@ -197,7 +197,8 @@ def test_terms_plot__one_colour_per_paid_term_and_the_legend_off_the_bars(tmp_pa
     evaluation = evaluate(scenarios.load("toy3"), ["first-fit", "cheapest"], 1, seed=0, progress=False)
     figure = terms_figure(evaluation)
     axes = figure.axes[0]
-    handles, labels = axes.get_legend_handles_labels()
+    handles, _ = axes.get_legend_handles_labels()
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
     paid = [key.removesuffix("_usd") for key in USD_KEYS if any(evaluation.summary(n).mean.get(key) for n in
                                                                  evaluation.agents)]
     assert labels == paid[::-1] and 0 < len(labels) < len(USD_KEYS)  # the legend lists the stack top down

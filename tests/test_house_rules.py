@@ -1,6 +1,6 @@
 """The shape of the code base: no import circle, small modules and functions, nothing cited from outside.
 
-These rules keep the house one a newcomer can read (docs/design.md, "Layout"): every module of
+These rules keep the house one a newcomer can read (docs/architecture.md, "Layout"): every module of
 the library packages is checked, so a new one is covered without editing this file.
 """
 

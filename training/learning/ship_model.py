@@ -69,7 +69,7 @@ def readme(destination: Path, about: str, config: dict[str, Any], record: dict[s
         f"* Commit: {record.get('commit') or 'unknown'}; started {record.get('started', 'unknown')}; {versions}",
         f"* Scenario: `{config.get('scenario')}`"
         + (f", with `{', '.join(config['train_scenarios'])}`" if config.get("train_scenarios") else ""),
-        f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/design.md,"
+        f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/model.md,"
         ' "Learning")',
         f"* Play it: `aco-env evaluate --split validation --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
     ]
