@@ -85,10 +85,11 @@ def test_bundled_synthetic_trace__matches_the_alibaba_statistics() -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(n, marks=pytest.mark.slow if n in FULL_SCALE else pytest.mark.heavy) if n in FULL_SCALE or "500" in n
+        pytest.param(n, marks=pytest.mark.slow) if n in FULL_SCALE
+        else pytest.param(n, marks=pytest.mark.heavy) if "500" in n  # 500 nodes: seconds of CPU (the rest layer)
         else n
         for n in scenarios.names()
-    ],  # 500 nodes: seconds of CPU (the rest layer)
+    ],
 )
 def test_every_bundled_scenario__runs_a_full_episode(name: str) -> None:
     """Each bundled scenario (real-data ones when ACO_ENV_TRACES has the data) runs to its end."""
