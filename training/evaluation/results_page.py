@@ -4,8 +4,9 @@
 written by ``aco-env evaluate --out FOLDER/NAME``) with the ``provenance.json`` beside it, and
 rewrites the page's generated block ``NAME`` (:func:`training.outputs.write_generated`): a header
 line naming the command, the commit and the date, then the leaderboard the evaluation printed
-(:func:`training.evaluation.leaderboard.leaderboard_markdown`: the same table, the same numbers,
-wins counted for the agent of the row). The page's hand-written text is never touched; a folder
+(:func:`training.evaluation.leaderboard.leaderboard_markdown`: the same numbers, wins counted for
+the agent of the row), without its counts, latencies and legend (:data:`LEFT_OUT`; the page says
+what the columns mean, and results.json has the rest). The page's hand-written text is never touched; a folder
 without a block yet gets one at the end of the page.
 """
 
@@ -24,6 +25,8 @@ RESULTS_COMMAND = "make results"
 """The command that rebuilds the generated blocks (named in each block's marker)."""
 SHORT_COMMIT = 10
 """Hex digits of a commit shown in a table's header."""
+LEFT_OUT = frozenset({"SLA viol", "QoS ok", "failed", "rejected", "p50 ms", "p99 ms"})
+"""Leaderboard columns a results page leaves out: counts the USD columns price, and machine-bound latencies."""
 
 
 class ResultsPageError(ValueError):
@@ -53,8 +56,23 @@ def results_blocks(folder: Path) -> dict[str, str]:
         name = results.parent.name
         record = _provenance(results.parent)
         evaluation = read_evaluation(results)
-        blocks[name] = f"{table_header(record)}\n\n{leaderboard_markdown(evaluation)}"
+        blocks[name] = f"{table_header(record)}\n\n{page_table(leaderboard_markdown(evaluation))}"
     return blocks
+
+
+def page_table(markdown: str) -> str:
+    r"""A leaderboard's Markdown as a results page shows it: the title and the table less :data:`LEFT_OUT`.
+
+    >>> page_table("**t**\n\n| agent | objective $ | p50 ms |\n|---|---:|---:|\n| aco | 1.0 | 0.1 |\n\n* legend\n")
+    '**t**\n\n| agent | objective $ |\n|---|---:|\n| aco | 1.0 |\n'
+    """
+    title, _, rest = markdown.partition("\n\n")
+    rows = [line for line in rest.splitlines() if line.startswith("|")]
+    cells = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in rows]
+    keep = [k for k, header in enumerate(cells[0]) if header not in LEFT_OUT]
+    kept = ["| " + " | ".join(row[k] for k in keep) + " |" for row in cells]
+    kept[1] = "|" + "|".join(cells[1][k] for k in keep) + "|"
+    return f"{title}\n\n" + "\n".join(kept) + "\n"
 
 
 def _provenance(run: Path) -> dict[str, Any]:

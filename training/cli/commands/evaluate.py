@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from training.learning.provenance import command_line, provenance
 
     agents, loaded = _checked(args)
+    record = provenance(command_line())  # the commit the evaluation runs, read before any work
     if args.out is None:
         stem = loaded[0].name if len(loaded) == 1 else f"{len(loaded)}-scenarios"
         args.out = new_folder(DEFAULT_OUT_PARENT, timestamped(stem))
@@ -141,7 +142,6 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--backend {args.backend}: {exc}") from None
         except KeyboardInterrupt:
             raise KeyboardInterrupt(_interrupted(args, loaded, evaluations)) from None
-        record = provenance(command_line())
         for evaluation in evaluations:
             out_dir = _out_dir(args, loaded, evaluation.scenario)
             write_results(evaluation, out_dir, args.tensorboard, provenance=record)
