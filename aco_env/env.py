@@ -164,7 +164,7 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
-    One line per version; CHANGELOG.md ("Environment versions") has what each changed in full.
+    One line per version; CHANGELOG.md ("Environment versions") says more of each.
 
     * v5: workflows (DAG tasks), five workflow job columns and the ``workflow`` objective terms.
     * v4: three grid columns (carbon now and forecast, energy cost); energy and carbon terms.

@@ -206,6 +206,7 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
         return EXIT_USAGE
     parser = build_parser(command)
     args = parser.parse_args(argv)  # argparse prints its own usage errors and exits 2
+    args._argv = argv  # the command line as given, for the provenance of what the command writes
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -36,7 +36,7 @@ class ResultsPageError(ValueError):
 def table_header(record: dict[str, Any]) -> str:
     """The line above a table: its command, commit and date, from a ``provenance.json`` record.
 
-    >>> record = {"command": "aco-env evaluate", "commit": "0123456789abcdef", "started": "2026-12-05T03:00:00Z"}
+    >>> record = {"command": "aco-env evaluate", "commit": "0123456789012", "started": "2026-12-05T03:00:00Z"}
     >>> table_header(record)
     'Command: `aco-env evaluate` (commit 0123456789, 2026-12-05).'
     """

@@ -84,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
                "twin_core": native.status}  # fmt: skip
     date = time.strftime("%Y-%m-%d")
     results: dict[str, Any] = _earlier(args) | {"command": command, "machine": machine, "date": date}
-    record = {"command": command_line(), "commit": provenance(None)["commit"], "date": date, "machine": machine}
+    commit = provenance(None)["commit"]
+    record = {"command": command_line(args._argv), "commit": commit, "date": date, "machine": machine}
     for name in names:
         options = QUICK_OPTIONS.get(name, {}) if args.quick else {}
         started = time.perf_counter()
@@ -113,6 +114,10 @@ def _earlier(args: argparse.Namespace) -> dict[str, Any]:
         earlier: dict[str, Any] = json.loads(args.out.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DataError(f"--out {args.out}: cannot read the earlier results to keep their sections ({exc})") from None
+    provenance = earlier.setdefault("provenance", {})
+    for name in SECTIONS:  # a section measured before provenance was kept: the file's own command and date
+        if name in earlier and name not in provenance:
+            provenance[name] = {key: earlier.get(key) for key in ("command", "date", "machine")} | {"commit": None}
     return earlier
 
 

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from training.learning.provenance import command_line, provenance
 
     agents, loaded = _checked(args)
-    record = provenance(command_line())  # the commit the evaluation runs, read before any work
+    record = provenance(command_line(args._argv))  # the commit the evaluation runs, read before any work
     if args.out is None:
         stem = loaded[0].name if len(loaded) == 1 else f"{len(loaded)}-scenarios"
         args.out = new_folder(DEFAULT_OUT_PARENT, timestamped(stem))
