@@ -23,7 +23,7 @@ settings.load_profile("aco-env")
 
 collect_ignore = []
 if native.status == native.COMPILED:
-    collect_ignore = [f"digital_twin/{name}.py" for name in native.COMPILED_MODULES]
+    collect_ignore = [f"digital_twin/{name.replace('.', '/')}.py" for name in native.COMPILED_MODULES]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -16,10 +16,12 @@ from aco_env.metrics import EPISODE_METRICS
 from aco_env.placement import PlacementEnv
 from aco_env.twin_env import TwinEnv
 from aco_env.types import EnvConfig, InvalidActionError
+from aco_env.vector_env import BatchedClusterEnv
 from aco_env.views import ClusterView, KnownJobs, TelemetryRecord, TelemetrySoFar, cluster_view_of
 
 __all__ = [
     "EPISODE_METRICS",
+    "BatchedClusterEnv",
     "ClusterSchedulingEnv",
     "ClusterView",
     "EnvConfig",

@@ -9,7 +9,10 @@ from digital_twin import DigitalTwin
 
 def action_mask(twin: DigitalTwin) -> np.ndarray:
     """``(N + 1,)`` bool: nodes the current job fits on now, then defer (always True)."""
-    return np.array([*twin.feasible_mask(), True], dtype=bool)
+    fit = twin.fit_array()
+    mask = np.ones(len(fit) + 1, dtype=bool)
+    mask[:-1] = fit
+    return mask
 
 
 def as_action_index(action: object, n_actions: int) -> int | None:

@@ -11,8 +11,8 @@ from aco_env.actions import as_action_index
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv, start_hour_option
-from aco_env.types import PENALTY, EnvConfig, InvalidActionError
-from digital_twin import DigitalTwin, InvalidPlacementError
+from aco_env.types import FULL_INFO, PENALTY, EnvConfig, InvalidActionError
+from digital_twin import InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
 
@@ -37,7 +37,7 @@ class ClusterSchedulingEnv(TwinEnv):
     ``Discrete(N + 1)`` for N nodes: ``i < N`` starts the current job on node ``i``; ``N``
     defers it: it stays queued (until its TTL) and is asked again after the next event, or,
     with ``deferral="new-fit"``, only once it fits on a node it did not fit on when deferred
-    (:mod:`digital_twin.deferral`). Learned agents train and play under ``new-fit`` by default
+    (:mod:`digital_twin.sim.deferral`). Learned agents train and play under ``new-fit`` by default
     (``aco-env train --deferral``; a saved model's ``config.json`` names its rule): a policy that
     defers is then asked about a job at most once per change of where it fits, so an episode's
     decisions are bounded by the events, not by how often the policy says "wait".
@@ -158,7 +158,7 @@ class ClusterSchedulingEnv(TwinEnv):
     | argument | default | meaning |
     |---|---|---|
     | scenario | ``"fleet5-synthetic"`` | bundled scenario name, a YAML path, or a ``Scenario`` |
-    | config | ``EnvConfig()`` | windows, reward scale, invalid-action policy and streak limit, deferral rule |
+    | config | ``EnvConfig()`` | windows, reward scale, invalid actions, deferral, ``info`` (``"final"``: vector envs) |
     | reward_fn | ``ObjectiveDeltaReward(config.reward_scale)`` | a :class:`RewardFn` |
     | render_mode | ``None`` | ``"ansi"`` (a node table) or ``"rgb_array"`` (matplotlib, H x W x 3 uint8) |
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
@@ -190,6 +190,7 @@ class ClusterSchedulingEnv(TwinEnv):
         self._invalid_streak = 0  # invalid actions since the last valid one
         self._stuck = False  # the episode was truncated by max_invalid_streak
         self._planted: PlantedEpisode | None = None  # the episode's planted schedule (planted scenarios)
+        self._full_info = self.config.info == FULL_INFO
 
     # ------------------------------------------------------------------ Gymnasium API
     def reset(
@@ -199,20 +200,7 @@ class ClusterSchedulingEnv(TwinEnv):
 
         ``info`` has the keys of :class:`~aco_env.types.StepInfo`.
         """
-        start_hour = start_hour_option(options)
-        super().reset(seed=seed)
-        # drawn once: a planted episode's spec is the one make_spec would build from the same draws
-        self._planted = self._scenario.planted_episode(self.np_random) if self._scenario.planted else None
-        spec = self._planted.spec if self._planted is not None else self._scenario.make_spec(self.np_random)
-        twin = self._scenario.twin(spec)
-        twin.reset(self.np_random)
-        self._start_episode(twin, start_hour)
-        self._decisions = 0
-        self._invalid_actions = 0
-        self._invalid_streak = 0
-        self._stuck = False
-        info = self._info(invalid=False)
-        self._objective_usd = info["objective"]["objective_usd"]
+        info = self._new_episode(seed, options)
         return self._observation(), info
 
     def step(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -222,30 +210,9 @@ class ClusterSchedulingEnv(TwinEnv):
             gymnasium.error.ResetNeeded: Before the first ``reset``, and after a step that returned
                 ``terminated`` or ``truncated``.
         """
-        return self._ending(self._step(self._require_episode(), action))
-
-    def _step(
-        self, twin: DigitalTwin, action: object
-    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
-        index = as_action_index(action, self.n_nodes + 1)
-        if twin.done or self._stuck:  # the episode is over (or a reset found nothing to decide)
-            return self._observation(), 0.0, twin.terminated, not twin.terminated, self._info(False, final=True)
-        if index is None:
-            return self._invalid(action)
-        if index == self.n_nodes:
-            twin.defer(self.config.deferral)
-        else:
-            try:
-                twin.place(index)
-            except InvalidPlacementError:  # the job does not fit there; the twin is unchanged
-                return self._invalid(action)
-        self._decisions += 1
-        self._invalid_streak = 0
-        info = self._info(invalid=False, final=twin.done)
-        before, self._objective_usd = self._objective_usd, info["objective"]["objective_usd"]
-        reward = self.reward_fn(before, self._objective_usd)
-        terminated = twin.terminated
-        return self._encoder.encode(twin), reward, terminated, twin.done and not terminated, info
+        self._require_episode()
+        reward, terminated, truncated, info = self._advance(action)
+        return self._ending((self._observation(), reward, terminated, truncated, info))
 
     # ------------------------------------------------------------------ public views
     def episode_metrics(self) -> dict[str, float]:
@@ -259,10 +226,53 @@ class ClusterSchedulingEnv(TwinEnv):
         )
         return {key: float(raw[key]) for key in EPISODE_METRICS}
 
-    # ------------------------------------------------------------------ internals
-    def _info(self, invalid: bool, final: bool = False) -> dict[str, Any]:
-        """The step's ``info``, with the keys of :class:`~aco_env.types.StepInfo`."""
+    # ------------------------------------------------------------------ internals (a batched env calls them too)
+    def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        """``reset`` but its observation: start the episode, return its ``info``."""
+        start_hour = start_hour_option(options)
+        super().reset(seed=seed)
+        # drawn once: a planted episode's spec is the one make_spec would build from the same draws
+        self._planted = self._scenario.planted_episode(self.np_random) if self._scenario.planted else None
+        spec = self._planted.spec if self._planted is not None else self._scenario.make_spec(self.np_random)
+        twin = self._scenario.twin(spec)
+        twin.reset(self.np_random)
+        self._start_episode(twin, start_hour)
+        self._decisions = 0
+        self._invalid_actions = 0
+        self._invalid_streak = 0
+        self._stuck = False
+        self._full_info = self.config.info == FULL_INFO
+        self._objective_usd = twin.objective_usd()
+        return self._info(invalid=False)
+
+    def _advance(self, action: object) -> tuple[float, bool, bool, dict[str, Any]]:
+        """``step`` but its observation: ``(reward, terminated, truncated, info)``."""
         twin = self._require_twin()
+        index = as_action_index(action, self.n_nodes + 1)
+        if twin.done or self._stuck:  # the episode is over (or a reset found nothing to decide)
+            return 0.0, twin.terminated, not twin.terminated, self._info(False, final=True)
+        if index is None:
+            return self._invalid(action)
+        if index == self.n_nodes:
+            twin.defer(self.config.deferral)
+        else:
+            try:
+                twin.place(index)
+            except InvalidPlacementError:  # the job does not fit there; the twin is unchanged
+                return self._invalid(action)
+        self._decisions += 1
+        self._invalid_streak = 0
+        info = self._info(invalid=False, final=twin.done)
+        before, self._objective_usd = self._objective_usd, twin.objective_usd()
+        reward = self.reward_fn(before, self._objective_usd)
+        terminated = twin.terminated
+        return reward, terminated, twin.done and not terminated, info
+
+    def _info(self, invalid: bool, final: bool = False) -> dict[str, Any]:
+        """The step's ``info``: :class:`~aco_env.types.StepInfo`'s keys, or under ``info="final"`` only the metrics."""
+        twin = self._require_twin()
+        if not self._full_info:
+            return {"episode_metrics": self.episode_metrics()} if final else {}
         info: dict[str, Any] = {
             "objective": twin.objective_dict(),
             "sim_time_s": twin.time_s,
@@ -272,7 +282,7 @@ class ClusterSchedulingEnv(TwinEnv):
             info["episode_metrics"] = self.episode_metrics()
         return info
 
-    def _invalid(self, action: object) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+    def _invalid(self, action: object) -> tuple[float, bool, bool, dict[str, Any]]:
         twin = self._require_twin()
         job = twin.current_job
         index = as_action_index(action, self.n_nodes + 1)
@@ -287,4 +297,4 @@ class ClusterSchedulingEnv(TwinEnv):
         self._invalid_streak += 1
         reward = -self.config.invalid_action_penalty_usd * self.config.reward_scale
         self._stuck = self._invalid_streak >= self.config.max_invalid_streak
-        return self._observation(), reward, False, self._stuck, self._info(invalid=True, final=self._stuck)
+        return reward, False, self._stuck, self._info(invalid=True, final=self._stuck)

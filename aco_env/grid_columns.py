@@ -74,11 +74,8 @@ class GridColumns:
         self._valid_from_s = math.inf  # the held table holds on [valid_from, valid_until)
         self._valid_until_s = -math.inf
         self._table = np.zeros((len(fleet), len(GRID_FEATURES)))
-
-    @property
-    def varies(self) -> bool:
+        self.varies = any(series.n_ticks > 1 for series in self._series)
         """Whether the columns can change over time (some region's intensity is not a constant)."""
-        return any(series.n_ticks > 1 for series in self._series)
 
     def at(self, t_s: float) -> np.ndarray:
         """``(N, 3)`` float64, the columns at time ``t_s`` (the held table: do not modify it)."""

@@ -20,12 +20,16 @@ labelled so wherever agents are listed; a check of online agents leaves them out
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium as gym
+import numpy as np
 
 from aco_env.env import ClusterSchedulingEnv
 from aco_env.twin_env import TwinEnv
 from digital_twin import DigitalTwin, HindsightView, TwinSpec
 from digital_twin.planted import PlantedEpisode
+from digital_twin.planted.replay import START_TOLERANCE_S
 from digital_twin.scenario import Scenario
 
 
@@ -64,14 +68,54 @@ def planted_of(env: gym.Env) -> PlantedEpisode | None:
 
 
 def planted_action_of(env: gym.Env) -> int | None:
-    """The current job's planted node (hindsight, as :func:`planted_of`); ``None`` off planted scenarios or at the end.
+    """The current job's planted action (hindsight, as :func:`planted_of`); ``None`` off planted or at the end.
 
-    On the planted trajectory (every earlier valid action was the planted one) it is valid and
-    optimal: following it from here attains the proven optimum. Off it, it may not fit.
+    Its planted node, or the defer action (``n_nodes``) while the planted schedule has it wait
+    (a priced planted episode starts some jobs after their arrival; at the start instant itself,
+    until the completion that frees its node has been processed). On the planted trajectory
+    (every earlier valid action was the planted one) it is valid and optimal: following it from
+    here attains the proven optimum. Off it, it may not fit.
     """
     planted = planted_of(env)
-    j = _twin_env(env)._require_twin().current_job_index
-    return None if planted is None or j < 0 else planted.planted_nodes[j]
+    twin = _twin_env(env)._require_twin()
+    j = twin.current_job_index
+    if planted is None or j < 0:
+        return None
+    start, node = planted.start_of(j), planted.planted_nodes[j]
+    if twin.time_s < start - START_TOLERANCE_S:
+        return len(planted.spec.fleet)
+    if twin.time_s <= start + START_TOLERANCE_S and not twin.can_place(node) and _freed_now(planted, twin, node):
+        return len(planted.spec.fleet)  # asked at its start before the completion that frees its node
+    return node
+
+
+def _freed_now(planted: PlantedEpisode, twin: DigitalTwin, node: int) -> bool:
+    """A job the schedule runs on ``node`` ends now and still runs there: its completion is due at this instant.
+
+    Off the planted trajectory a full planted node may have no such job (another policy filled
+    it), and then the planted action is the node itself (which the planted expert finds full, and
+    falls back from), not a wait for a completion that never comes.
+    """
+    ends = _planted_ends(planted).get(node)
+    if ends is None:
+        return False
+    times, jobs = ends
+    low, high = np.searchsorted(times, [twin.time_s - START_TOLERANCE_S, twin.time_s + START_TOLERANCE_S])
+    return any(twin.job_node(int(k)) == node for k in jobs[low:high])
+
+
+@functools.lru_cache(maxsize=8)
+def _planted_ends(planted: PlantedEpisode) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per node, the planted end times ``(k,)`` of the jobs the schedule runs there, sorted, and those jobs ``(k,)``."""
+    durations = np.asarray(planted.spec.jobs.duration_s, dtype=float)
+    nodes = np.asarray(planted.planted_nodes)
+    ends = np.array([planted.start_of(k) for k in range(len(nodes))], dtype=float) + durations
+    table = {}
+    for node in np.unique(nodes):
+        jobs = np.flatnonzero(nodes == node)
+        order = np.argsort(ends[jobs], kind="stable")
+        table[int(node)] = (ends[jobs][order], jobs[order])
+    return table
 
 
 def scenario_of(env: gym.Env) -> Scenario:

@@ -2,8 +2,8 @@
 
 The feature names below are the one source of the observation's columns: the env's docstring
 table lists them (a test checks that it does, in order) and every column is addressed by its
-name here. Static per-node features (price, spot, arch, size) are computed once per fleet, the
-per-tick background tables once per telemetry (a scenario's episodes share it) and static
+name here. ``obs["nodes"]`` is a table kept up to date row by row (:mod:`aco_env.node_table`),
+the history windows are built once per telemetry (a scenario's episodes share it) and the static
 per-job features once per episode (:meth:`ObservationEncoder.start_episode`); each step fills
 only what changes. This is the env's hot path, where every numpy call costs about a
 microsecond: keep it free of per-node Python loops and of needless small numpy calls.
@@ -12,16 +12,17 @@ microsecond: keep it free of per-node Python loops and of needless small numpy c
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
 from gymnasium import spaces
 
 from aco_env.grid_columns import CARBON_CAP, ENERGY_COST_CAP, GRID_FEATURES, GridColumns
+from aco_env.node_table import NodeColumns, NodeTable
 from aco_env.types import EnvConfig
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, EpisodeSettings, NodeSpec, Telemetry, TwinSpec
 from digital_twin.fleet import ARCHES
 from digital_twin.scenario import Scenario
+from digital_twin.sim.node_arrays import VECTOR_FIT_NODES
 from digital_twin.workload import Workload
 
 
@@ -138,35 +139,8 @@ class ObservationEncoder:
             static[i, column("interruption_prob")] = node.interruption_prob_per_hour
             static[i, column(f"arch_{_snake(node.arch)}")] = 1.0
             static[i, column("cpu_rel")] = node.cpu_cores / self._max_cpu
-        self._static_nodes = static[:, _STATIC]
-        self._is_spot = static[:, column("is_spot")].copy()
-        # obs["nodes"] is affine in DigitalTwin.node_vector() (_N_FROM_TWIN blocks of N), entry by entry:
-        #     nodes[i, c] = min(base[tick, i, c] + coef[i, c] * node_vector[source[i, c]], cap[i, c])
-        # Column c < _N_FROM_TWIN is node i's entry of block c times a scale (to a fraction of
-        # millicores, MiB or GPUs, or 1 for the flag and counts); utilisation is (1 + background
-        # cpu) minus the free cpu fraction; the background and static columns are all base (coef
-        # 0). One gather and three ufuncs instead of a dozen small numpy calls per step.
-        n, n_features = self.n_nodes, len(NODE_FEATURES)
-        free_cpu, free_mem, free_gpu = column("free_cpu_frac"), column("free_mem_frac"), column("free_gpu_frac")
-        scale = np.ones((_N_FROM_TWIN, n))  # (blocks, N)
-        scale[free_cpu] = 1.0 / (self._cpu * 1000.0)  # of millicores
-        scale[free_mem] = 1.0 / (self._mem * 1024.0)  # of MiB
-        scale[free_gpu] = np.divide(1.0, self._gpus, out=np.zeros(n), where=self._gpus > 0)
-        source = np.zeros((n, n_features), dtype=np.intp)
-        coef = np.zeros((n, n_features))
-        source[:, :_N_FROM_TWIN] = np.arange(_N_FROM_TWIN * n).reshape(_N_FROM_TWIN, n).T
-        coef[:, :_N_FROM_TWIN] = scale.T
-        source[:, _UTILIZATION] = source[:, free_cpu]  # the block of free millicores
-        coef[:, _UTILIZATION] = -scale[free_cpu]
-        cap = np.full((n, n_features), np.inf)
-        cap[:, _RUNNING] = COUNT_CAP
-        self._node_source = source  # (N, len(NODE_FEATURES))
-        self._node_coef = coef  # (N, len(NODE_FEATURES))
-        self._node_cap = cap  # (N, len(NODE_FEATURES))
-        # node_vector() as float64 bytes: struct's C loop converts the list's Python ints and
-        # bools (exactly, as np.array does) in about 30 % fewer instructions than np.array(list).
-        # (A format string, not a struct.Struct, which does not pickle; struct caches it compiled.)
-        self._node_vector_format = f"{_N_FROM_TWIN * n}d"
+        columns = NodeColumns(slice(0, _N_FROM_TWIN), _BACKGROUND, _UTILIZATION, _QOS_RISK, _GRID)
+        self._nodes = NodeTable(fleet, static, columns, COUNT_CAP)
         # Divisor and cap of each of the _STATIC_JOB_FEATURES; the infinite divisor zeroes the GPU
         # column of a fleet without GPUs.
         divisor_and_cap = {
@@ -187,7 +161,13 @@ class ObservationEncoder:
         self._job_divisor = np.array([divisor_and_cap[name][0] for name in _STATIC_JOB_FEATURES])
         self._job_cap = np.array([divisor_and_cap[name][1] for name in _STATIC_JOB_FEATURES])
         self._queue_shape = (config.queue_window, len(JOB_FEATURES))
-        self._telemetry: Telemetry | None = None  # the telemetry the per-tick tables are built from
+        self._telemetry: Telemetry | None = None  # the telemetry the history windows are read from
+        self._history_tick = -1  # the tick of _history_now
+        self._history_now = np.zeros((self.n_nodes, config.history_ticks), dtype=_FLOAT32)
+        self._windows: np.ndarray | None = None  # (T, N, W) every tick's window, for a small telemetry
+        self._out: dict[str, np.ndarray] = {}  # where encode_into writes (bind)
+        self._written_tick = -1
+        self._queue_written = True
         self._fleet = fleet
         self._grid_key: tuple[object, object] | None = None  # the (energy model, weights) of start_episode's _grid
 
@@ -240,39 +220,17 @@ class ObservationEncoder:
         self._deadline_s = jobs.deadlines()
         self._arrival_s = jobs.arrival_s.tolist()
         self._latency_critical = (jobs.workload_index == WORKLOAD_TYPES.index("latency-critical")).tolist()
-        # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
-        self._cap_counts = len(jobs) > COUNT_CAP
         grid_key = (spec.energy_model, spec.settings.weights)
-        new_grid = self._grid_key is None or any(a is not b for a, b in zip(grid_key, self._grid_key, strict=True))
-        if new_grid:
+        if self._grid_key is None or any(a is not b for a, b in zip(grid_key, self._grid_key, strict=True)):
             self._grid = GridColumns(spec.energy_model, self._fleet, spec.settings.weights)
             self._grid_key = grid_key
-        if new_grid or spec.telemetry is not self._telemetry:  # episodes of a scenario share both
-            self._start_telemetry(spec.telemetry)
-
-    def _start_telemetry(self, telemetry: Telemetry) -> None:
-        """The per-tick tables, which depend on the (immutable) telemetry and the grid columns only."""
-        self._telemetry = telemetry
-        background = telemetry.background_pct / 100.0
-        background_now = background.astype(np.float32)  # (T, N, 2)
-        # The ``base`` of obs["nodes"] per tick (see __init__): float32 values held in float64,
-        # as the per-step sum is done in float64 before rounding to float32. 8.5 x the size of
-        # the telemetry itself (a few hundred KB at most for the bundled scenarios).
-        base = np.zeros((telemetry.n_ticks, self.n_nodes, len(NODE_FEATURES)), dtype=np.float32)
-        base[:, :, _BACKGROUND] = background_now
-        base[:, :, _UTILIZATION] = background_now[:, :, 0] + 1.0
-        base[:, :, _STATIC] = self._static_nodes
-        # Grids whose intensity never changes (every scenario without a carbon series) give
-        # constant grid columns: part of the base, and nothing to do per step.
-        self._grid_varies = self._grid.varies
-        if not self._grid_varies:
-            base[:, :, _GRID] = self._grid.at(0.0)
-        # Lists of per-tick arrays: picking one is then a list index, not a numpy view.
-        self._node_base = list(base.astype(np.float64))  # T x (N, len(NODE_FEATURES))
-        w = self.config.history_ticks
-        cpu = background[:, :, 0].astype(np.float32)
-        padded = np.concatenate([np.repeat(cpu[:1], w - 1, axis=0), cpu])  # (T + W - 1, N)
-        self._history = list(np.lib.stride_tricks.sliding_window_view(padded, w, axis=0))  # T x (N, W) views
+        if spec.telemetry is not self._telemetry:  # episodes of a scenario share it
+            self._telemetry = spec.telemetry
+            self._history_tick = -1
+            self._windows = _all_windows(spec.telemetry, self.config.history_ticks)
+        self._written_tick = -1  # (encode_into) write the history window at the episode's first step
+        # A node never runs more jobs than the episode has: with few jobs the cap is a no-op.
+        self._nodes.start_episode(spec.telemetry, self._grid, cap_counts=len(jobs) > COUNT_CAP)
 
     def encode(self, twin: DigitalTwin) -> dict[str, np.ndarray]:
         """The observation of the twin's current decision (fresh arrays; safe to keep)."""
@@ -295,35 +253,79 @@ class ObservationEncoder:
             [math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(n_behind, COUNT_CAP)],
             dtype=_FLOAT32,
         )
-        mask = twin.feasible_mask()
-        mask.append(True)  # defer
-        nodes = self._nodes(twin.node_vector(), k, now)
-        if current >= 0 and self._latency_critical[current]:
-            nodes[:, _QOS_RISK] = self._is_spot  # a latency-critical job started on a spot node counts a QoS violation
+        if self.n_nodes < VECTOR_FIT_NODES:  # converting the twin's list is cheapest
+            fit = twin.feasible_mask()
+            fit.append(True)  # defer
+            mask = np.array(fit, dtype=_FLOAT32)
+        else:
+            mask = np.ones(self.n_nodes + 1, dtype=_FLOAT32)  # the last: defer
+            mask[: self.n_nodes] = twin.fit_array()
+        # a latency-critical job started on a spot node counts a QoS violation (qos_risk)
+        nodes = self._nodes.read(twin, k, now, current >= 0 and self._latency_critical[current])
         return {
             "nodes": nodes,
-            "history": self._history[k].copy(),
+            "history": self._history_at(k).copy(),
             "job": job,
             "queue": queue,
             "queue_mask": queue_mask,
             "clock": clock,
-            "action_mask": np.array(mask, dtype=_FLOAT32),
+            "action_mask": mask,
         }
 
-    def _nodes(self, node_vector: list[float], k: int, now_s: float) -> np.ndarray:
-        """``(N, len(NODE_FEATURES))`` float32 ``obs["nodes"]`` at tick ``k``, time ``now_s``.
+    def bind(self, out: dict[str, np.ndarray]) -> None:
+        """Write :meth:`encode_into`'s observations into ``out`` from now on (one env's rows of a batch).
 
-        The affine map of ``__init__``, then the grid columns.
+        ``out`` has an array per key of the space, each of its shape (C-contiguous views of a
+        batch's buffers); ``obs["nodes"]`` is then kept there and updated in place.
         """
-        # frombuffer views the (read-only) bytes; the gather then makes the fresh, writeable (N, F) float64.
-        nodes = np.frombuffer(struct.pack(self._node_vector_format, *node_vector))[self._node_source]
-        nodes *= self._node_coef
-        nodes += self._node_base[k]
-        if self._cap_counts:
-            np.minimum(nodes, self._node_cap, out=nodes)
-        if self._grid_varies:
-            nodes[:, _GRID] = self._grid.at(now_s)
-        return nodes.astype(_FLOAT32)
+        self._out = out
+        self._nodes.bind(out["nodes"])
+        self._written_tick = -1  # the tick whose history window out["history"] holds
+        self._queue_written = True  # out["queue"] may hold rows to clear
+
+    def encode_into(self, twin: DigitalTwin) -> None:
+        """The observation of the twin's current decision, written into the arrays given to :meth:`bind`.
+
+        The same values as :meth:`encode`; only what changed since the last call is written.
+        """
+        out = self._out
+        k = twin.tick_index
+        now = twin.time_s
+        current = twin.current_job_index
+        job = out["job"]
+        if current >= 0:
+            job[:] = self._job_rows[current]
+            self._fill_time_features(job, current, now)
+            n_behind = twin.queue_length() - 1
+        else:  # the episode is over
+            job[:] = 0.0
+            n_behind = twin.queue_length()
+        if self._queue_written:
+            out["queue"][:] = 0.0
+            out["queue_mask"][:] = 0.0
+            self._queue_written = False
+        if n_behind and self.config.queue_window:
+            self._fill_queue(out["queue"], out["queue_mask"], twin.pending_jobs(), current >= 0, now)
+            self._queue_written = True
+        hour = 2.0 * math.pi * ((self._start_s + now) % 86_400.0) / 86_400.0
+        out["clock"][:] = (math.sin(hour), math.cos(hour), min(now / self._horizon_s, 1.0), min(n_behind, COUNT_CAP))
+        mask = out["action_mask"]
+        mask[: self.n_nodes] = twin.feasible_mask() if self.n_nodes < VECTOR_FIT_NODES else twin.fit_array()
+        mask[self.n_nodes] = 1.0  # defer
+        self._nodes.update(twin, k, now, current >= 0 and self._latency_critical[current])
+        if k != self._written_tick:
+            out["history"][...] = self._history_at(k)
+            self._written_tick = k
+
+    def _history_at(self, k: int) -> np.ndarray:
+        """``(N, W)`` tick ``k``'s window, contiguous (made once per tick; the caller copies it)."""
+        if self._windows is not None:
+            return self._windows[k]
+        if k != self._history_tick:
+            assert self._telemetry is not None
+            self._history_tick = k
+            self._history_now = _window(self._telemetry, self.config.history_ticks, np.array([k]))[0]
+        return self._history_now
 
     def _fill_queue(
         self, queue: np.ndarray, queue_mask: np.ndarray, pending: list[int], skip_current: bool, now_s: float
@@ -366,3 +368,26 @@ class ObservationEncoder:
         table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
         table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table
+
+
+SMALL_TELEMETRY = 1 << 18
+"""A telemetry whose windows (ticks x nodes x W) are at most this many values has them all made at once."""
+
+
+def _all_windows(telemetry: Telemetry, w: int) -> np.ndarray | None:
+    """``(T, N, W)`` float32, every tick's history window (``None`` for a large telemetry: made per tick)."""
+    if telemetry.n_ticks * telemetry.n_nodes * w > SMALL_TELEMETRY:
+        return None
+    windows = _window(telemetry, w, np.arange(telemetry.n_ticks))
+    windows.flags.writeable = False
+    return windows
+
+
+def _window(telemetry: Telemetry, w: int, ticks: np.ndarray) -> np.ndarray:
+    """``(len(ticks), N, W)`` float32: background cpu / 100 of the W ticks up to each of ``ticks``.
+
+    Oldest first, tick 0 repeated before the start: ``obs["history"]`` as the env's docstring says.
+    """
+    back = np.maximum(ticks[:, None] + np.arange(1 - w, 1)[None, :], 0)  # (K, W)
+    cpu = (telemetry.background_pct[back, :, 0] / 100.0).astype(np.float32)  # (K, W, N)
+    return np.ascontiguousarray(cpu.transpose(0, 2, 1))

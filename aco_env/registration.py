@@ -51,21 +51,29 @@ ENV_IDS = (
 )
 """Every id registered here, in the order above."""
 
+_ENV = "aco_env.env:ClusterSchedulingEnv"
+_BATCHED = "aco_env.vector_env:BatchedClusterEnv"
+"""``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point")`` gives the batched env."""
+
 # The default scenario through ClusterSchedulingEnv.
-register(id=FLEET5_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "fleet5-synthetic"})
+register(
+    id=FLEET5_ID, entry_point=_ENV, vector_entry_point=_BATCHED, kwargs={"scenario": "fleet5-synthetic"}
+)
 
 # ClusterSchedulingEnv on the scenario given to gym.make (a bundled name, a YAML path or a Scenario).
 register(
-    id=CLUSTER_SCHEDULING_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "fleet5-synthetic"}
+    id=CLUSTER_SCHEDULING_ID, entry_point=_ENV, vector_entry_point=_BATCHED, kwargs={"scenario": "fleet5-synthetic"}
 )
 
 # ClusterSchedulingEnv on the real Alibaba 2018 data-centre mean trace.
 register(
-    id=FLEET5_ALIBABA_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "fleet5-alibaba2018"}
+    id=FLEET5_ALIBABA_ID, entry_point=_ENV, vector_entry_point=_BATCHED, kwargs={"scenario": "fleet5-alibaba2018"}
 )
 
 # ClusterSchedulingEnv on the Alibaba GPU 2023 fleet and pods.
-register(id=GPU32_ALIBABA_ID, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": "gpu32-alibaba2023"})
+register(
+    id=GPU32_ALIBABA_ID, entry_point=_ENV, vector_entry_point=_BATCHED, kwargs={"scenario": "gpu32-alibaba2023"}
+)
 
 # PlacementEnv on the default scenario.
 register(id=PLACEMENT_ID, entry_point="aco_env.placement:PlacementEnv", kwargs={"scenario": "fleet5-synthetic"})
@@ -76,4 +84,4 @@ for planted_id, planted_scenario in (
     (PLANTED50_ID, "planted50"),
     (PLANTED500_ID, "planted500"),
 ):
-    register(id=planted_id, entry_point="aco_env.env:ClusterSchedulingEnv", kwargs={"scenario": planted_scenario})
+    register(id=planted_id, entry_point=_ENV, vector_entry_point=_BATCHED, kwargs={"scenario": planted_scenario})

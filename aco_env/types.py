@@ -13,6 +13,12 @@ PENALTY = "penalty"
 RAISE = "raise"
 """Invalid action policy (strict): raise :class:`InvalidActionError`; the env is unchanged."""
 INVALID_ACTION_POLICIES = (PENALTY, RAISE)
+FULL_INFO = "full"
+"""``info`` policy: every step's ``info`` has the keys of :class:`StepInfo` (the objective so far by term, ...)."""
+FINAL_INFO = "final"
+"""``info`` policy for vector envs and training: ``info`` is empty but on an episode's final step, where it
+is ``{"episode_metrics": ...}`` (all a vector env's merge and a trainer read; rewards and observations unchanged)."""
+INFO_POLICIES = (FULL_INFO, FINAL_INFO)
 
 
 class InvalidActionError(ValueError):
@@ -34,10 +40,14 @@ class EnvConfig:
             actions in a row (an agent stuck on them would otherwise never end it; every valid
             action moves the episode on). By chance, a uniformly random agent with only defer
             valid gets there with probability ``(N / (N + 1)) ** 1000``: below 1e-4 up to 100 nodes.
-        deferral: When a deferred job is asked again (:mod:`digital_twin.deferral`):
+        deferral: When a deferred job is asked again (:mod:`digital_twin.sim.deferral`):
             ``"next-event"`` (default) after the next event, or ``"new-fit"`` only once it fits
             on a node it did not fit on when deferred (fewer decisions; exact for agents whose
             defers depend only on where the job fits, such as ACO).
+        info: What ``reset`` and ``step`` return as ``info``: ``"full"`` (default, every key of
+            :class:`StepInfo` at every step) or ``"final"`` (``{}`` but on an episode's final step,
+            ``{"episode_metrics": ...}``): what a vector env merges at every step and a trainer
+            reads, without building and merging the objective's breakdown at each step.
     """
 
     queue_window: int = 4
@@ -47,6 +57,7 @@ class EnvConfig:
     invalid_action_penalty_usd: float = 0.1
     max_invalid_streak: int = 1000
     deferral: str = NEXT_EVENT
+    info: str = FULL_INFO
 
     def __post_init__(self) -> None:
         if self.queue_window < 0 or self.history_ticks < 1:
@@ -61,10 +72,14 @@ class EnvConfig:
             raise ValueError(f"max_invalid_streak must be an integer >= 1, got {self.max_invalid_streak!r}")
         if self.deferral not in DEFERRALS:
             raise ValueError(f"deferral must be one of {DEFERRALS}, got {self.deferral!r}")
+        if self.info not in INFO_POLICIES:
+            raise ValueError(f"info must be one of {INFO_POLICIES}, got {self.info!r}")
 
 
 class StepInfo(TypedDict, total=False):
-    """The documented ``info`` keys of :meth:`ClusterSchedulingEnv.step` (and ``reset``).
+    """The documented ``info`` keys of :meth:`ClusterSchedulingEnv.step` (and ``reset``), under ``info="full"``.
+
+    Under ``info="final"`` only ``episode_metrics`` is given, on the final step.
 
     Keys:
         objective: The objective so far by term (USD and counts), plus ``objective_usd``.

@@ -16,15 +16,17 @@ walking its object graph).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 
 from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
 from digital_twin.energy.model import EnergyModel, known_energy_model
+from digital_twin.sim.node_arrays import FREE_CPU_M, FREE_GPUS, FREE_MEM_MIB, RUNNING, UP
 from digital_twin.telemetry import CPU, MEM
 from digital_twin.workflows.task_features import TaskFeatures
 from digital_twin.workload import Workload
@@ -196,24 +198,27 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
     """
     spec = twin.spec
     telemetry = (record or TelemetryRecord(spec.telemetry)).so_far(twin.tick_index)
-    free_cpu, free_mem, free_gpus = twin.node_free()
+    arrays = twin.node_arrays()
+    values = arrays.values  # (7, N): read, not kept (the next step changes it)
     pending = twin.pending_jobs()
     known = known_jobs(spec.jobs, pending)
     current = twin.current_job is not None
+    background_cpu = telemetry.cpu_pct(1)[0]
+    capacity_m = arrays.cpu_m
     return ClusterView(
         time_s=twin.time_s,
         fleet=spec.fleet,
         job=known[0] if current else None,
         queue=known[1:] if current else known,
-        free_cpu_cores=free_cpu,
-        free_mem_gb=free_mem,
-        free_gpus=free_gpus,
-        up=twin.node_up(),
-        background_cpu_pct=telemetry.cpu_pct(1)[0],
+        free_cpu_cores=values[FREE_CPU_M] / 1000.0,
+        free_mem_gb=values[FREE_MEM_MIB] / 1024.0,
+        free_gpus=values[FREE_GPUS].copy(),
+        up=values[UP] != 0.0,
+        background_cpu_pct=background_cpu,
         background_mem_pct=telemetry.mem_pct(1)[0],
         background_cpu_history_pct=np.ascontiguousarray(telemetry.cpu_pct(history_ticks).T),
-        utilization_pct=twin.utilization_pct(),
-        running_by_type=twin.running_by_type(),
+        utilization_pct=background_cpu + 100.0 * (capacity_m - values[FREE_CPU_M]) / capacity_m,
+        running_by_type=values[RUNNING:].T.astype(np.int64),
         action_mask=action_mask(twin),
         tick_index=telemetry.tick_index,
         grid=spec.grid,
@@ -225,19 +230,40 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
     )
 
 
+_FEW_JOBS = 16
+"""Up to this many jobs are copied as ``JobSpec`` s one by one (cheaper than a workload of their own)."""
+
+
 def known_jobs(jobs: Workload, indices: Sequence[int]) -> KnownJobs:
     """Jobs ``indices`` of an episode as an online agent knows them: copies, with their declared durations.
+
+    A task keeps only the parents listed with it (as :meth:`digital_twin.workload.Workload.take`
+    does: a queue's tasks, whose parents have completed, are roots).
 
     Args:
         jobs: The episode's workload.
         indices: The jobs, in the order to list them (a queue's order).
     """
-    order = np.asarray(indices, dtype=np.int64)
-    if not len(order):
+    if not len(indices):
         return KnownJobs(Workload.of(()), ())
+    if len(indices) <= _FEW_JOBS:
+        return KnownJobs.of_specs(tuple(_known_spec(jobs, j, indices) for j in indices))
+    order = np.asarray(indices, dtype=np.int64)
     ascending = np.unique(order)  # Workload.take keeps arrival order; the queue's order is listed apart
     taken = jobs.take(ascending, duration_s=jobs.declared_or_true_s()[ascending])
     return KnownJobs(taken, tuple(np.searchsorted(ascending, order).tolist()))
+
+
+def _known_spec(jobs: Workload, j: int, listed: Sequence[int]) -> JobSpec:
+    """Job ``j`` as known: a copy with its declared duration, its parents among the ``listed`` jobs only."""
+    job = jobs[j]
+    declared = job.declared_duration_s
+    changes: dict[str, Any] = {"duration_s": declared if declared is not None else job.duration_s}
+    if job.parents:
+        ids = {jobs.job_ids[k] for k in listed}
+        changes["parents"] = tuple(p for p in job.parents if p in ids)
+    return dataclasses.replace(job, **changes)
+
 
 
 class KnownJobs(Sequence[JobSpec]):
@@ -249,9 +275,14 @@ class KnownJobs(Sequence[JobSpec]):
 
     __slots__ = ("_jobs", "_order")
 
-    def __init__(self, jobs: Workload, order: tuple[int, ...]) -> None:
+    def __init__(self, jobs: Workload | tuple[JobSpec, ...], order: tuple[int, ...]) -> None:
         self._jobs = jobs
         self._order = order
+
+    @classmethod
+    def of_specs(cls, specs: tuple[JobSpec, ...]) -> KnownJobs:
+        """The jobs ``specs`` (copies already), in this order."""
+        return cls(specs, tuple(range(len(specs))))
 
     def __len__(self) -> int:
         return len(self._order)

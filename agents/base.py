@@ -68,7 +68,7 @@ class AgentEntry:
     Attributes:
         factory: Builds the agent for an env.
         deferral: The deferral rule the agent's defers may be re-asked under
-            (:mod:`digital_twin.deferral`): ``NEW_FIT`` declares that the agent defers only
+            (:mod:`digital_twin.sim.deferral`): ``NEW_FIT`` declares that the agent defers only
             when none of the nodes it accepts has room, so asking it again before the job fits
             somewhere new would repeat its answer. Evaluations build the agent's env with this
             rule (:func:`agents.build.agent_deferral`); the episode is the same, with fewer decisions.

@@ -50,7 +50,7 @@ from agents.charges import Charges
 from agents.rollouts import Action, KnownTwinSource, action_objectives, rule_charges
 from agents.view_agent import ViewAgent
 from digital_twin import DigitalTwin, JobSpec, TwinSpec
-from digital_twin.deferral import NEXT_EVENT
+from digital_twin.sim.deferral import NEXT_EVENT
 from digital_twin.workload import Workload
 
 DEFAULT_SAMPLES = 4

@@ -40,8 +40,8 @@ from aco_env import ClusterSchedulingEnv, ClusterView
 from aco_env.hindsight import planted_action_of, planted_of, scenario_of
 from agents.base import register_agent
 from agents.view_agent import ViewAgent
-from digital_twin.constants import TwinConstants
-from digital_twin.planted import PlantedEpisode, completion_usd
+from digital_twin.planted import PlantedEpisode, completion_usd, energy_floor
+from digital_twin.sim.constants import TwinConstants
 
 
 class PlantedAgent(ViewAgent):
@@ -77,6 +77,8 @@ class PlantedAgent(ViewAgent):
 
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
         planted = planted_action_of(self._planted_source)
+        if planted is not None and planted == len(view.action_mask) - 1:  # the schedule has the job wait
+            return None
         if planted is not None and view.action_mask[planted]:
             return planted
         assert view.job is not None  # act() checked
@@ -98,6 +100,7 @@ class _CompletionCosts:
     def __init__(self, episode: PlantedEpisode) -> None:
         self.episode = episode
         self._constants = TwinConstants.of(episode.spec)
+        self._energy = energy_floor(episode.spec, self._constants)
         self._index = {job_id: j for j, job_id in enumerate(self._constants.job_ids)}
         self._costs: dict[int, dict[int, float]] = {}
 
@@ -105,7 +108,7 @@ class _CompletionCosts:
         """``{node: USD}`` over the nodes the job fits (every valid node is one of them)."""
         j = self._index[job_id]
         if j not in self._costs:
-            self._costs[j] = completion_usd(self._constants, j)
+            self._costs[j] = completion_usd(self._constants, j, self._energy)
         return self._costs[j]
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.charges import SECONDS_PER_HOUR, Charges, nominal_run_usd
 from digital_twin import WORKLOAD_TYPES, DigitalTwin, JobSpec, NodeSpec
-from digital_twin.deferral import NEXT_EVENT
+from digital_twin.sim.deferral import NEXT_EVENT
 
 Action = int | None
 """A node index, or ``None`` to defer."""

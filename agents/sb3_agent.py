@@ -36,7 +36,7 @@ class SB3Spec:
     Attributes:
         algo: Key of :data:`agents.algorithms.ALGORITHMS`.
         path: The model's ``.zip`` file.
-        deferral: The deferral rule it was trained under (:mod:`digital_twin.deferral`), which
+        deferral: The deferral rule it was trained under (:mod:`digital_twin.sim.deferral`), which
             it plays under too: ``config.json``'s ``deferral`` beside the model; ``next-event``
             without one (models made before training chose the rule).
     """

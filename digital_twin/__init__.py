@@ -3,18 +3,13 @@
 Public API: specs (:class:`NodeSpec`, :class:`JobSpec`, :class:`Telemetry`,
 :class:`TwinSpec`, :class:`EpisodeSettings`, :class:`ObjectiveWeights`), the tick grid
 (:class:`TickGrid`), fleets, the simulator :class:`DigitalTwin`,
-its snapshot, the deferral rules (:mod:`digital_twin.deferral`) and the oracle's
+its snapshot, the deferral rules (:mod:`digital_twin.sim.deferral`) and the oracle's
 :class:`HindsightView`.
 
-The hot modules load from a compiled build when a fresh one exists (:mod:`digital_twin.native`);
-that choice is made here, before any of them is imported.
+The simulator (:mod:`digital_twin.sim`) loads from a compiled build when a fresh one exists
+(:mod:`digital_twin.native`); that package makes the choice, before any of its modules is imported.
 """
 
-from digital_twin import native
-
-native.activate(__path__)
-
-from digital_twin.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import InvalidPlacementError, PastMismatchError, SettingError, SpecError, TraceError
 from digital_twin.fleet import (
@@ -27,10 +22,11 @@ from digital_twin.fleet import (
 from digital_twin.hindsight import HindsightView
 from digital_twin.jobs import WORKLOAD_TYPES, JobSpec, job_from_dict
 from digital_twin.objective import ACTIVE_NODES, COST_MODELS, PRORATED, ObjectiveBreakdown, ObjectiveWeights
+from digital_twin.sim.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
+from digital_twin.sim.twin import DigitalTwin, TwinSnapshot
 from digital_twin.spec import TwinSpec
 from digital_twin.telemetry import Telemetry
 from digital_twin.tick_grid import TickGrid
-from digital_twin.twin import DigitalTwin, TwinSnapshot
 
 __all__ = [
     "ACTIVE_NODES",

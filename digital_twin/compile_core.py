@@ -43,7 +43,7 @@ def build() -> None:
         try:
             os.chdir(native.PACKAGE_DIR.parent)  # mypy reads the project's configuration, and names modules, from here
             extensions = mypycify(
-                [f"digital_twin/{name}.py" for name in native.COMPILED_MODULES],
+                [f"digital_twin/{name.replace('.', '/')}.py" for name in native.COMPILED_MODULES],
                 target_dir=str(Path(tmp) / "c"),
                 group_name=native.GROUP,
             )
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         build()
         print(f"digital_twin: compiled {len(native.COMPILED_MODULES)} modules into {native.BUILD_DIR}")
         return 0
+    native.decide()
     print(f"digital_twin runs {native.status}: {native.reason}")
     return 0
 

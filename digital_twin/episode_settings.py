@@ -2,7 +2,7 @@
 
 A scenario file states them (:mod:`digital_twin.scenario.loader`), the scenario and every twin
 spec built from it hold the same object (:class:`~digital_twin.spec.TwinSpec`), the twin reads
-its constants from it (:class:`~digital_twin.constants.TwinConstants`), and online agents see it
+its constants from it (:class:`~digital_twin.sim.constants.TwinConstants`), and online agents see it
 in the env's views (``aco_env.ClusterView.settings``). Settings are what the episode is asked
 to be; the data it runs on (fleet, jobs, telemetry and its tick) is the spec's.
 
@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from digital_twin.contention import INTERFERENCE_MODELS, NO_INTERFERENCE, PROCESSOR_SHARING
 from digital_twin.errors import SettingError, positive_number, short_repr
 from digital_twin.objective import (
     ACTIVE_NODES,
@@ -35,6 +34,13 @@ from digital_twin.objective import (
     ObjectiveWeights,
 )
 from digital_twin.tick_grid import TickGrid
+
+NO_INTERFERENCE = "none"
+"""Interference model: jobs always run at their nominal speed; the background only feeds the SLA."""
+PROCESSOR_SHARING = "processor-sharing"
+"""Interference model: jobs share a node's cores with their background load
+(:mod:`digital_twin.sim.tables.contention`)."""
+INTERFERENCE_MODELS = (NO_INTERFERENCE, PROCESSOR_SHARING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +61,17 @@ class EpisodeSettings:
         spot_interruptions: False disables spot interruptions (for ablations).
         cost_model: ``"prorated"`` or ``"active-nodes"`` (:data:`~digital_twin.objective.COST_MODELS`).
         interference: How the background load slows our jobs: ``"none"`` or
-            ``"processor-sharing"`` (:mod:`digital_twin.contention`).
+            ``"processor-sharing"`` (:mod:`digital_twin.sim.tables.contention`).
         deadline_rule: When a job with a deadline is late: ``"first-start"`` (first started
             after its deadline) or ``"completion"`` (completed after it, or still running at a
             horizon past it); :data:`~digital_twin.objective.DEADLINE_RULES`.
         latency_slo_factor: A latency-critical job's latency SLO is this times its nominal
-            duration (the ``utility`` term, :func:`~digital_twin.objective.utility_loss`); > 0.
+            duration (the ``utility`` term, :func:`~digital_twin.sim.measures.utility_loss`); > 0.
         weights: USD per counted unit of each penalty term.
         start_hour: Hour of day at simulated time 0 (the env's clock features; the twin does
             not read it), finite.
         energy_accounting: Whether the twin integrates power into energy and emissions
-            (:mod:`digital_twin.energy_accounting`; the ``energy`` and ``carbon`` terms and the
+            (:mod:`digital_twin.sim.features.energy_accounting`; the ``energy`` and ``carbon`` terms and the
             ``node_energy_kwh`` / ``node_carbon_kg`` metrics). False skips it (the counts stay
             0; a weight on either term is then refused).
     """

@@ -1,13 +1,14 @@
-"""The twin's optional compiled core: its hot modules compiled by mypyc, used only while fresh.
+"""The twin's optional compiled core: the simulator (:mod:`digital_twin.sim`) compiled by mypyc, used only while fresh.
 
 The twin is pure Python, and its sources stay the one truth. ``make install`` (so ``make run``
-and ``make test``) also compiles the modules of :data:`COMPILED_MODULES` with mypyc (mypy's
-compiler of type-annotated Python to C extensions) into ``digital_twin/_compiled/``, which git
-ignores. Importing :mod:`digital_twin` then loads those builds in place of the sources, **only
-if** they were built from exactly the package's current sources: a SHA-256 of every ``.py``
-file under ``digital_twin/`` is written beside the build and checked at import. An edited
-source therefore never runs stale compiled code: the import warns once and runs the sources
-until the next ``make install`` (or ``python -m digital_twin.compile_core``).
+and ``make test``) also compiles every module of :mod:`digital_twin.sim` (:data:`COMPILED_MODULES`)
+with mypyc (mypy's compiler of type-annotated Python to C extensions) into
+``digital_twin/_compiled/``, which git ignores. Importing :mod:`digital_twin.sim` then loads
+those builds in place of the sources, **only if** they were built from exactly the package's
+current sources: a SHA-256 of every ``.py`` file under ``digital_twin/`` is written beside the
+build and checked at import. An edited source therefore never runs stale compiled code: the
+import warns once and runs the sources until the next ``make install`` (or ``python -m
+digital_twin.compile_core``).
 
 The compiled twin gives the same results bit for bit (a test plays episodes both ways) and
 about twice the decisions per second (docs/benchmarks.md). Set ``ACO_ENV_PURE_PYTHON=1`` to
@@ -18,8 +19,8 @@ Commands (:mod:`digital_twin.compile_core`)::
     python -m digital_twin.compile_core            # compile (needs mypy's mypyc, setuptools and a C compiler)
     python -m digital_twin.compile_core --status   # which twin an import of digital_twin runs, and why
 
-This module imports nothing from :mod:`digital_twin` (the package's ``__init__`` calls
-:func:`activate` before importing any other module of it).
+This module imports nothing from :mod:`digital_twin` (the ``__init__`` of :mod:`digital_twin.sim`
+and of each package in it calls :func:`activate` before any module of it is imported).
 """
 
 from __future__ import annotations
@@ -37,40 +38,34 @@ BUILD_DIR = PACKAGE_DIR / "_compiled"
 DIGEST_FILE = BUILD_DIR / "SOURCES.sha256"
 PURE_PYTHON_ENV = "ACO_ENV_PURE_PYTHON"
 """Set to ``1`` to run the pure-Python twin although a fresh build exists."""
-COMPILED_MODULES: tuple[str, ...] = (
-    "constants",
-    "contention",
-    "deferral",
-    "energy_accounting",
-    "energy_constants",
-    "event_handlers",
-    "event_log",
-    "event_loop",
-    "gpu_fragmentation",
-    "interference",
-    "job_queue",
-    "measures",
-    "rule_checks",
-    "rule_events",
-    "state",
-    "twin",
-    "twin_views",
-    "work_clocks",
-    "workflow_events",
-    "workflow_handlers",
-)
-"""The modules of ``digital_twin`` that are compiled: the state, the event loop, its handlers,
-the work clocks and interference, the energy accounting, the objective's measures, the placement
-rules' checks, and the twin's per-decision methods (everything an env step runs in the twin)."""
-GROUP = "digital_twin.native_core"
-"""mypyc's name of the build's shared library (``digital_twin/native_core__mypyc.<suffix>``)."""
+COMPILED_PACKAGE = "sim"
+"""The package of ``digital_twin`` that is compiled, whole: every module in it and in its packages."""
+
+
+def _modules_of(package: Path) -> tuple[str, ...]:
+    """The modules under ``package`` (a directory of ``digital_twin``), dotted from ``digital_twin``, sorted."""
+    return tuple(
+        sorted(
+            ".".join(path.relative_to(PACKAGE_DIR).with_suffix("").parts)
+            for path in package.rglob("*.py")
+            if path.name != "__init__.py"
+        )
+    )
+
+
+COMPILED_MODULES: tuple[str, ...] = _modules_of(PACKAGE_DIR / COMPILED_PACKAGE)
+"""The compiled modules, dotted from ``digital_twin`` (``"sim.twin"``, ``"sim.features.rule_checks"``,
+...): exactly the modules of :mod:`digital_twin.sim`, everything an env step runs in the twin.
+The packages' ``__init__`` files stay interpreted: they choose the build (:func:`activate`)."""
+GROUP = "digital_twin.sim.native_core"
+"""mypyc's name of the build's shared library (``digital_twin/sim/native_core__mypyc.<suffix>``)."""
 
 COMPILED = "compiled"
 PURE = "pure-python"
 
 status = PURE
-"""What :func:`activate` decided: :data:`COMPILED` or :data:`PURE`."""
-reason = "not activated"
+"""What :func:`decide` decided: :data:`COMPILED` or :data:`PURE`."""
+reason = "not decided"
 """Why, in words (for ``python -m digital_twin.compile_core --status`` and the benchmark report)."""
 
 
@@ -91,17 +86,32 @@ def _built_for_this_interpreter() -> bool:
     """Whether the build holds an extension of every compiled module for this Python."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     package = BUILD_DIR / "digital_twin"
-    return all((package / f"{name}{suffix}").is_file() for name in COMPILED_MODULES)
+    return all((package / f"{name.replace('.', '/')}{suffix}").is_file() for name in COMPILED_MODULES)
 
 
-def activate(package_path: list[str]) -> None:
-    """Put the build first on ``digital_twin.__path__`` if it is fresh; else leave the sources.
+_decided = False
 
-    Called by ``digital_twin/__init__.py`` before any other submodule is imported. Sets
-    :data:`status` and :data:`reason`; warns (``RuntimeWarning``) when a build exists but is
-    stale, since that silently costs speed.
+
+def activate(package_path: list[str], package: str = COMPILED_PACKAGE) -> None:
+    """Put the build of ``digital_twin.<package>`` first on its ``__path__`` if the build is fresh.
+
+    Called by the ``__init__`` of :mod:`digital_twin.sim` (and of each package in it) before any
+    module of it is imported. The first call decides (:func:`decide`); a stale build leaves
+    the sources.
     """
-    global status, reason
+    if not _decided:
+        decide()
+    if status == COMPILED:
+        package_path.insert(0, str(BUILD_DIR / "digital_twin" / package.replace(".", "/")))
+
+
+def decide() -> None:
+    """Decide whether the fresh build runs: set :data:`status` and :data:`reason`.
+
+    Warns (``RuntimeWarning``) when a build exists but is stale, since that silently costs speed.
+    """
+    global status, reason, _decided
+    _decided = True
     if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
         status, reason = PURE, f"{PURE_PYTHON_ENV} is set"
         return
@@ -115,5 +125,4 @@ def activate(package_path: list[str]) -> None:
     if not _built_for_this_interpreter():
         status, reason = PURE, f"built for another Python than {sys.version.split()[0]}"
         return
-    package_path.insert(0, str(BUILD_DIR / "digital_twin"))
     status, reason = COMPILED, f"mypyc build in {BUILD_DIR}"

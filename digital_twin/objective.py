@@ -11,12 +11,12 @@ oracle.
 * one term per :data:`PENALTIES` row (its ``rule`` says what is counted, its ``unit`` in what).
 
 Most terms are sums over events, so their counts only grow during an episode. ``unfairness``
-is an episode-level measure (:func:`unfairness`) of per-class tallies that change as jobs
+is an episode-level measure (:func:`digital_twin.sim.measures.unfairness`) of per-class tallies that change as jobs
 arrive and end: its count, and so the objective accrued so far, can go down (a step's reward
 can then be positive); the final value is what the episode scores. :attr:`PenaltyTerm.monotone`
 tells the two kinds apart. Two settings of the episode (:class:`~digital_twin.spec.TwinSpec`) shape
 terms: ``deadline_rule`` (:data:`DEADLINE_RULES`) and ``latency_slo_factor`` (the ``utility``
-term's SLO, :func:`utility_loss`).
+term's SLO, :func:`digital_twin.sim.measures.utility_loss`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from dataclasses import dataclass, fields
 
 from digital_twin.errors import SpecError
 from digital_twin.jobs import WORKLOAD_TYPES
-from digital_twin.measures import unfairness as unfairness  # re-exported: the table's measures
-from digital_twin.measures import utility_loss as utility_loss
 
 PRORATED = "prorated"
 """A running job costs its node's price times its share of the node (GPU share for GPU jobs,
@@ -148,7 +146,7 @@ PENALTIES: tuple[PenaltyTerm, ...] = (
         "workflow", "workflow time", "workflow_hours", "workflow_usd_per_hour", "weighted hours",
         "each workflow's weight x hours from its submission (its first task's arrival) to its last task's "
         "completion; a workflow that fails (a task failed or rejected) or is unfinished at the horizon counts "
-        "until the horizon (digital_twin/workflow_events.py)",
+        "until the horizon (digital_twin/sim/tables/workflow_events.py)",
         integral=False,
     ),
     PenaltyTerm(

@@ -11,7 +11,7 @@ counted. The first table counts decisions per (scenario, agent, class): placed o
 node, on a spot node, deferred, and how many of the spot placements had a feasible on-demand
 node (``spot|od ok``: the QoS penalty was avoidable right then; ``od none`` counts decisions
 whose mask held no on-demand node at all). A latency-critical job started on a spot node is a
-QoS violation (:mod:`digital_twin.event_handlers`), so ``spot`` of a ``latency-critical``
+QoS violation (:mod:`digital_twin.sim.event_handlers`), so ``spot`` of a ``latency-critical``
 class is what the objective's ``qos`` column charges.
 
 The second table gives each job feature's range (min..max over decisions) per scenario and

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.gpu_sharing.base import Placement, SharingPolicy
-from agents.gpu_sharing.fgd import FgdBestFitTiesPolicy, FgdPolicy
+from agents.gpu_sharing.fgd import FgdBestFitTiesPolicy, FgdKubernetesScorePolicy, FgdPolicy
 from agents.gpu_sharing.heuristics import (
     BestFitPolicy,
     DotProductPolicy,
@@ -32,9 +32,11 @@ POLICIES: dict[str, type[SharingPolicy]] = {
         BestFitPolicy,
         FgdPolicy,
         FgdBestFitTiesPolicy,
+        FgdKubernetesScorePolicy,
     )
 }
-"""Policy name -> class: :data:`PAPER_POLICIES`, then ``fgd-bestfit-ties`` (FGD, ties by best-fit)."""
+"""Policy name -> class: :data:`PAPER_POLICIES`, then ``fgd-bestfit-ties`` (FGD, ties by best-fit) and
+``fgd-k8s`` (FGD scored and chosen as the artifact's Kubernetes plugin does)."""
 
 
 def make_policy(name: str, seed: int | np.random.Generator = 0) -> SharingPolicy:

@@ -55,6 +55,8 @@ class FgdPolicy(SharingPolicy):
     name = "fgd"
     best_fit_ties = False
     """Break ties in ``Delta`` by best-fit's score (least CPU and GPU left) before chance."""
+    kubernetes_score = False
+    """Choose as the artifact's Kubernetes plugin does (:class:`FgdKubernetesScorePolicy`)."""
 
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         workload = state.workload
@@ -68,6 +70,8 @@ class FgdPolicy(SharingPolicy):
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         frag = node_fragmentation(cpu_after[first], after[first], model[first], workload)
         delta = frag[inverse.ravel()] - state.node_frag[node_of]
+        if self.kubernetes_score:
+            return self._kubernetes_choice(state, request, node_of, gpu_of, delta)
         tied = np.flatnonzero(delta <= delta.min() + TIE_TOLERANCE * max(1.0, abs(float(delta.min()))))
         if self.best_fit_ties and tied.size > 1:
             cluster = state.cluster
@@ -79,6 +83,36 @@ class FgdPolicy(SharingPolicy):
         node = int(node_of[pick])
         gpus = (int(gpu_of[pick]),) if gpu_of[pick] >= 0 else tightest_gpus(state, node, request)
         return Placement(node, gpus)
+
+    def _kubernetes_choice(
+        self, state: ClusterState, request: Request, node_of: np.ndarray, gpu_of: np.ndarray, delta: np.ndarray
+    ) -> Placement:
+        """The artifact's rule: an integer score per candidate, the node drawn among the best, its lowest GPU.
+
+        Score ``int(100 sigmoid(-Delta / 1000))``; a node scores its best candidate; the GPU is
+        the node's lowest slot of that score.
+        """
+        score = np.floor(100.0 / (1.0 + np.exp(delta / 1000.0))).astype(np.int64)
+        best = score.max()
+        nodes = np.unique(node_of[score == best])
+        node = int(nodes[0] if nodes.size == 1 else self.rng.choice(nodes))
+        mine = np.flatnonzero((node_of == node) & (score == best))
+        slot = int(gpu_of[mine].min())
+        gpus = (slot,) if slot >= 0 else tightest_gpus(state, node, request)
+        return Placement(node, gpus)
+
+
+class FgdKubernetesScorePolicy(FgdPolicy):
+    """FGD scored as the artifact's Kubernetes plugin scores it (``fgd-k8s``; docs/fragmentation.md).
+
+    The decrease of ``F_n(M)`` becomes an integer node score ``int(100 x sigmoid(-Delta / 1000))``
+    (about 40 milli-GPUs per point near 0); a node scores its best GPU candidate; the scheduler
+    draws the node uniformly among the best-scoring ones (Kubernetes' reservoir sampling) and
+    takes, on it, the lowest-numbered GPU of that score.
+    """
+
+    name = "fgd-k8s"
+    kubernetes_score = True
 
 
 class FgdBestFitTiesPolicy(FgdPolicy):

@@ -3,7 +3,7 @@
 :class:`EnergyModel` is part of a :class:`~digital_twin.TwinSpec` (``spec.energy``; ``None``
 means :func:`default_energy_model` of the fleet, so every episode reports kWh and kg CO2eq).
 The twin turns it into the per-node lists its event loop reads
-(:mod:`digital_twin.energy_accounting`).
+(:mod:`digital_twin.sim.features.energy_accounting`).
 
 A node draws (watts, while it is up; 0 while a spot node is down)::
 
@@ -11,7 +11,7 @@ A node draws (watts, while it is up; 0 while a spot node is down)::
     u = min(1, (background cpu + our jobs' requested cpu) / cores)
 
 The background is the telemetry's cpu at the current tick; the node's demand is capped at its
-cores, as the contention model caps it (:mod:`digital_twin.contention`), so an oversubscribed
+cores, as the contention model caps it (:mod:`digital_twin.sim.tables.contention`), so an oversubscribed
 node draws its full-load power. The background never uses GPUs (the traces have no GPU column).
 
 **Attribution.** Our jobs are charged the power they add to the node, the *marginal* power

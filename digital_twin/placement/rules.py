@@ -24,7 +24,7 @@ The ``placement`` section of a scenario (and :meth:`PlacementRules.parse`) reads
           topology_spread_constraints:
             - {max_skew: 1, topology_key: zone, when_unsatisfiable: DoNotSchedule, match_label_keys: [app]}
             - {max_per_domain: 2, topology_key: node, label_selector: {match_labels: {workload: batch}}}
-      interference:                          # co-location slowdowns (digital_twin/interference.py)
+      interference:                          # co-location slowdowns (digital_twin/sim/tables/interference.py)
         - {victim: {match_labels: {workload: latency-critical}}, aggressor: {match_labels: {kind: replay-buffer}},
            slowdown: 0.5}                    # the victim runs 1.5 x slower while an aggressor shares its node
 
@@ -51,8 +51,8 @@ Field names and semantics are Kubernetes' (snake_case), with these differences:
   taint and a spread constraint) in the objective's ``preferences`` term.
 * No pod affinity (required co-location) and no ``min_domains``.
 * ``interference`` is not Kubernetes': a declared slowdown between the jobs two selectors pick
-  when they share a node (:mod:`digital_twin.interference`), beyond the cpu sharing of
-  :mod:`digital_twin.contention`.
+  when they share a node (:mod:`digital_twin.sim.tables.interference`), beyond the cpu sharing of
+  :mod:`digital_twin.sim.tables.contention`.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class JobLabelling:
 
 @dataclass(frozen=True, slots=True)
 class Interference:
-    """A co-location slowdown (:mod:`digital_twin.interference`).
+    """A co-location slowdown (:mod:`digital_twin.sim.tables.interference`).
 
     A job ``victim`` selects runs ``1 + slowdown`` times slower while another job that
     ``aggressor`` selects runs on its node.
@@ -184,7 +184,7 @@ class PlacementRules:
     """A scenario's ``placement`` section, checked (see the module docstring).
 
     Which nodes and jobs the entries select is resolved per episode
-    (:mod:`digital_twin.placement.compiled`), where rules no node can satisfy are named.
+    (:mod:`digital_twin.sim.tables.rule_tables`), where rules no node can satisfy are named.
     """
 
     topology: Topology | None = None

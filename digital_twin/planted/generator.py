@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from digital_twin.energy.model import EnergyModel
 from digital_twin.episode_settings import EpisodeSettings
 from digital_twin.errors import SpecError
 from digital_twin.fleet import NodeSpec
@@ -31,8 +32,11 @@ from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, JobSpec
 from digital_twin.limits import Limits
 from digital_twin.planted.certificate import RELATIVE_SLACK, Certificate, certify
 from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.energy_floor import NodeRates, energy_floor, fleet_rates, inexact_reason
+from digital_twin.planted.prices import LagrangianCertificate
 from digital_twin.planted.tiling import Piece, tile
-from digital_twin.spec import TwinSpec
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.spec import TwinSpec, default_energy_model_of
 from digital_twin.telemetry import CPU, Telemetry
 from digital_twin.workload import Workload
 
@@ -49,18 +53,26 @@ class PlantedEpisode:
     Attributes:
         spec: The episode (its ``fixed_interruptions_s`` are the drawn interruptions).
         planted_nodes: ``(M,)`` per job (in ``spec.jobs`` order), the node the optimal schedule
-            starts it on, at its arrival.
-        certificate: The per-job lower bounds; ``certificate.bound_usd`` is the optimum.
+            starts it on.
+        certificate: The bound; ``certificate.bound_usd`` is the optimum (the cut-capacity
+            family's per-job :class:`Certificate`, or a priced family's Lagrangian one).
+        planted_starts_s: ``(M,)`` per job, when the optimal schedule starts it (a job waits in
+            the queue until then, deferred); ``None``: every job at its arrival.
     """
 
     spec: TwinSpec
     planted_nodes: tuple[int, ...]
-    certificate: Certificate
+    certificate: Certificate | LagrangianCertificate
+    planted_starts_s: tuple[float, ...] | None = None
 
     @property
     def optimum_usd(self) -> float:
-        """The optimal objective (USD): the planted schedule's value, equal to the bound."""
+        """The proven optimum: no policy's objective on this episode is lower."""
         return self.certificate.bound_usd
+
+    def start_of(self, j: int) -> float:
+        """When the optimal schedule starts job ``j`` (seconds)."""
+        return self.spec.jobs[j].arrival_s if self.planted_starts_s is None else self.planted_starts_s[j]
 
 
 def plant(
@@ -70,6 +82,7 @@ def plant(
     config: PlantedConfig,
     rng: np.random.Generator,
     max_jobs: int | None = None,
+    energy: EnergyModel | None = None,
 ) -> PlantedEpisode:
     """Draw one planted episode from ``rng`` (the only randomness).
 
@@ -81,21 +94,27 @@ def plant(
         rng: The only source of randomness (interruptions, cuts, job classes, arrival order).
         max_jobs: Refuse an episode with more jobs than this, as soon as the cut passes it
             (at most one window's pieces more are built); ``None``: no limit.
+        energy: The nodes' power and carbon intensity (``None``: the fleet's default), priced by
+            the ``energy`` and ``carbon`` weights into each job's cheapest fate.
 
     Raises:
         SpecError: ``plant_until_s`` is past the horizon; the episode holds more than
             ``max_jobs`` jobs (cutting stops at the first window past it); a GPU home node has
             no cpu left for its GPUs; the certificate's conditions fail (a weight too small: the
-            message names it).
+            message names it); an energy or carbon weight under which the planted schedule's
+            energy is not the certificate's floor (a curved power curve, a varying intensity:
+            the message names the weight and the node).
     """
     horizon_s = float(settings.horizon_s)
     if config.plant_until_s > horizon_s:
         raise SpecError(f"plant_until_s {config.plant_until_s:g} is past the horizon {horizon_s:g}")
     n_ticks = settings.tick_grid(telemetry.tick_s).n_ticks
-    peak_pct = np.asarray(telemetry.background_pct)[:n_ticks, :, CPU].max(axis=0)
+    background_pct = np.asarray(telemetry.background_pct)[:n_ticks, :, CPU]
+    peak_pct = background_pct.max(axis=0)
+    rates = fleet_rates(fleet, settings, energy or default_energy_model_of(fleet), background_pct)
     interruptions = _draw_interruptions(fleet, config, rng)
     planted: list[tuple[JobSpec, int]] = []
-    for i in _home_nodes(fleet):
+    for i in _home_nodes(fleet, rates, peak_pct):
         node = fleet[i]
         windows = _up_windows(config.plant_until_s, interruptions[i], settings.spot_recovery_s)
         for start_s, end_s in windows:
@@ -107,19 +126,38 @@ def plant(
                 )
             peak = float(peak_pct[i])
             planted.extend((_job(node, peak, piece, settings, config, rng), i) for piece in pieces)
-    return _episode(fleet, telemetry, settings, interruptions, planted, rng)
+    spec = TwinSpec(fleet, Workload.of([]), telemetry, settings, fixed_interruptions_s=interruptions, energy=energy)
+    return _episode(spec, planted, rng)
 
 
-def _home_nodes(fleet: Sequence[NodeSpec]) -> list[int]:
-    """Nodes at the least price per core of their arch (cpu nodes) or per GPU (GPU nodes)."""
+def _home_nodes(fleet: Sequence[NodeSpec], rates: NodeRates, peak_pct: np.ndarray) -> list[int]:
+    """Nodes at the least USD per core-second of their arch (cpu nodes) or per GPU-second (GPU nodes).
 
-    def unit_price(node: NodeSpec) -> float:
-        return node.price_per_hour_usd / (node.gpu_count if node.gpu_count else node.cpu_cores)
+    The price, plus the energy floor's rate (:mod:`digital_twin.planted.energy_floor`, 0 unless
+    the energy or carbon weight is set): per core, or per GPU with the cores a planted GPU job
+    takes there.
+    """
 
+    def unit_usd_s(i: int, node: NodeSpec) -> float:
+        if node.gpu_count:
+            cores = _cores_per_gpu(node, float(peak_pct[i]))
+            return (
+                node.price_per_hour_usd / 3600.0 / node.gpu_count
+                + rates.usd_per_gpu_s[i]
+                + (cores * rates.usd_per_core_s[i])
+            )
+        return node.price_per_hour_usd / 3600.0 / node.cpu_cores + rates.usd_per_core_s[i]
+
+    units = [unit_usd_s(i, node) for i, node in enumerate(fleet)]
     best: dict[str, float] = {}
-    for node in fleet:
-        best[_group(node)] = min(best.get(_group(node), math.inf), unit_price(node))
-    return [i for i, node in enumerate(fleet) if unit_price(node) <= best[_group(node)] * (1.0 + RELATIVE_SLACK)]
+    for node, unit in zip(fleet, units, strict=True):
+        best[_group(node)] = min(best.get(_group(node), math.inf), unit)
+    return [i for i, node in enumerate(fleet) if units[i] <= best[_group(node)] * (1.0 + RELATIVE_SLACK)]
+
+
+def _cores_per_gpu(node: NodeSpec, peak_pct: float) -> float:
+    """The cores a planted GPU job takes per GPU on ``node``: the GPUs' share of what the peak background leaves."""
+    return math.floor(node.cpu_cores * (1.0 - peak_pct / 100.0) * 1000 / node.gpu_count) / 1000
 
 
 def _group(node: NodeSpec) -> str:
@@ -205,7 +243,7 @@ def _job(
     duration_s = piece.end_s - piece.start_s
     preemptible = bool(rng.random() < config.preemptible_share)
     if node.gpu_count:
-        cores_per_gpu = math.floor(node.cpu_cores * (1.0 - peak_pct / 100.0) * 1000 / node.gpu_count) / 1000
+        cores_per_gpu = _cores_per_gpu(node, peak_pct)
         if cores_per_gpu <= 0:
             raise SpecError(f"node {node.node_id!r}: its peak background leaves no cpu for its GPUs")
         return JobSpec(
@@ -241,15 +279,12 @@ def _memory_gb(per_unit_gb: float, units: int) -> float:
     return max(1, math.floor(per_unit_gb * units * MEMORY_SHARE * 1024)) / 1024
 
 
-def _episode(
-    fleet: tuple[NodeSpec, ...],
-    telemetry: Telemetry,
-    settings: EpisodeSettings,
-    interruptions: tuple[tuple[float, ...], ...],
-    planted: list[tuple[JobSpec, int]],
-    rng: np.random.Generator,
-) -> PlantedEpisode:
-    """Order the jobs (ties at one instant in a random order, so the order tells nothing), certify."""
+def _episode(spec: TwinSpec, planted: list[tuple[JobSpec, int]], rng: np.random.Generator) -> PlantedEpisode:
+    """Order the jobs (ties at one instant in a random order, so the order tells nothing), certify.
+
+    ``spec``: the episode without its jobs. Raises :class:`SpecError` where an energy or carbon
+    weight keeps the planted schedule from paying each job's cheapest fate exactly.
+    """
     order = rng.permutation(len(planted))
     order = order[np.argsort([planted[k][0].arrival_s for k in order], kind="stable")]
     width = len(str(max(len(planted) - 1, 0)))
@@ -258,11 +293,30 @@ def _episode(
         job, node = planted[int(k)]
         jobs.append(replace(job, job_id=f"planted-{rank:0{width}d}"))
         nodes.append(node)
-    spec = TwinSpec(fleet, Workload.of(jobs), telemetry, settings, fixed_interruptions_s=interruptions)
+    spec = replace(spec, jobs=Workload.of(jobs))
     certificate = certify(spec)
+    energy_weights = _energy_weights(spec.settings)
     if not certificate.attained_by(nodes):
         wrong = next(j for j, node in enumerate(nodes) if node not in certificate.cheapest_nodes[j])
+        if energy_weights:
+            raise SpecError(
+                f"under {energy_weights}, planted job {jobs[wrong].job_id}'s node "
+                f"{spec.fleet[nodes[wrong]].node_id!r} is not its cheapest: the planted schedule is not optimal"
+            )
         raise RuntimeError(
             f"a bug in the generator: planted job {jobs[wrong].job_id} is not on a node of its cheapest fate"
         )
+    if energy_weights:
+        floor = energy_floor(spec, TwinConstants.of(spec))
+        for j, node in enumerate(nodes):
+            reason = inexact_reason(spec, floor, j, node, jobs[j].cpu_cores)
+            if reason is not None:
+                raise SpecError(f"{energy_weights} > 0: {reason}, so the planted schedule is not proven optimal")
     return PlantedEpisode(spec, tuple(nodes), certificate)
+
+
+def _energy_weights(settings: EpisodeSettings) -> str:
+    """The energy and carbon weights that are set, named (``""``: neither)."""
+    weights = settings.weights
+    named = [name for name in ("energy_usd_per_kwh", "carbon_usd_per_kg") if getattr(weights, name) > 0]
+    return " and ".join(named)

@@ -12,7 +12,8 @@
       gpu_idle_fraction: 0.15          # idle GPU watts = this x the model's board power (busy = board power)
       regions:                         # name -> its grid's carbon intensity (gCO2eq/kWh); first = default
         pjm: {reader: eia-930, path: ${ACO_ENV_TRACES}/carbon-intensity-eia-2022/PJM_NG_&_avgCI.csv,
-              start: "2022-06-01 00:00", hours: 168}   # start/hours: the window (time 0 = start)
+              start: "2022-06-01 00:00", hours: 168}   # start/hours: the window (time 0 = start);
+                                                       # hour_label: start (default) | end (EIA's)
         ciso: {reader: csv, path: data/ciso.csv}       # generic: time_s|timestamp, g_per_kwh
         flat: {g_per_kwh: 400}
       node_regions: {node-cpu-01: ciso}                # the others are in the first region
@@ -39,6 +40,7 @@ from digital_twin.energy import (
     read_carbon_csv,
     read_eia_carbon_csv,
 )
+from digital_twin.energy.eia930 import HOUR_LABELS
 from digital_twin.energy.gpu_power import GPU_IDLE_FRACTION
 from digital_twin.energy.model import (
     DEFAULT_CURVE,
@@ -67,6 +69,7 @@ class CarbonSource:
     g_per_kwh: float
     start: str | None
     hours: int | None
+    hour_label: str = "start"
 
     def read(self, name: str) -> CarbonIntensity:
         """The region's series (a file read now)."""
@@ -74,7 +77,7 @@ class CarbonSource:
             return CarbonIntensity.constant(self.g_per_kwh, name)
         assert self.path is not None
         if self.reader == "eia-930":
-            return read_eia_carbon_csv(self.path, start=self.start, hours=self.hours)
+            return read_eia_carbon_csv(self.path, start=self.start, hours=self.hours, hour_label=self.hour_label)
         return read_carbon_csv(self.path, name=name)
 
 
@@ -193,6 +196,8 @@ def _carbon(entry: Section, data_files: list[Path]) -> CarbonSource:
     path = resolve_path(entry, "path", data_files)
     start = entry.get("start", str, None, nullable=True) if reader == "eia-930" else None
     hours = entry.get("hours", int, None, nullable=True) if reader == "eia-930" else None
+    hour_label = entry.get("hour_label", str, "start") if reader == "eia-930" else "start"
+    if hour_label not in HOUR_LABELS:
+        raise entry.error("hour_label", f"must be one of {HOUR_LABELS}, got {hour_label!r}")
     entry.finish()
-    return CarbonSource(reader, path, 0.0, start, hours)
-
+    return CarbonSource(reader, path, 0.0, start, hours, hour_label)

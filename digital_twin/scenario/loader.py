@@ -12,7 +12,7 @@ A scenario fixes everything an episode needs::
     queue_ttl_s: 1800               # null = no TTL
     sla_threshold_pct: 90
     cost_model: prorated            # or active-nodes
-    interference: processor-sharing # or none: how background load slows jobs (digital_twin.contention)
+    interference: processor-sharing # or none: how background load slows jobs (digital_twin.sim.tables.contention)
     deadline_rule: first-start      # or completion: when a job is late (digital_twin.objective.DEADLINE_RULES)
     latency_slo_factor: 2.0         # latency-critical SLO = factor x nominal duration (the utility term); > 0
     weights: {rejection_usd: 2.0, ..}  # USD per unit of a penalty term: the weight_key of each row of
@@ -68,8 +68,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from digital_twin.contention import NO_INTERFERENCE, PROCESSOR_SHARING
-from digital_twin.episode_settings import EpisodeSettings
+from digital_twin.episode_settings import NO_INTERFERENCE, PROCESSOR_SHARING, EpisodeSettings
 from digital_twin.errors import SettingError, SpecError
 from digital_twin.limits import FILE_LIMITS, Limits, count
 from digital_twin.objective import ObjectiveWeights

@@ -21,7 +21,7 @@ from digital_twin.errors import SpecError, TraceError
 from digital_twin.fleet import NodeSpec
 from digital_twin.limits import Limits, applied_limits
 from digital_twin.placement.rules import PlacementRules
-from digital_twin.planted import PlantedEpisode, plant
+from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario.energy_section import EnergyLoader
 from digital_twin.scenario.fleet_section import FleetLoader
 from digital_twin.scenario.paths import VAR
@@ -29,10 +29,10 @@ from digital_twin.scenario.schema import ScenarioError
 from digital_twin.scenario.spot_section import SpotReplayLoader
 from digital_twin.scenario.telemetry_section import TelemetryLoader
 from digital_twin.scenario.workload_section import JobsLoader, PlantedJobs
+from digital_twin.sim.twin import DigitalTwin
 from digital_twin.spec import TwinSpec
-from digital_twin.spot_replay import SpotReplay
+from digital_twin.spot.replay import SpotReplay
 from digital_twin.telemetry import CPU, Telemetry
-from digital_twin.twin import DigitalTwin
 from digital_twin.workload import Workload
 
 P = ParamSpec("P")
@@ -132,7 +132,9 @@ class Scenario:
         loader = self._jobs_loader
         if not isinstance(loader, PlantedJobs):
             raise ScenarioError(f"{self.source or self.name}: the workload is not planted")
-        episode = self._built(plant, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs)
+        episode = self._built(
+            loader.draw, self.fleet, self.telemetry, self.settings, loader.config, rng, loader.max_jobs, self.energy
+        )
         spec = dataclasses.replace(episode.spec, jobs=self._declared(episode.spec.jobs, rng))
         return dataclasses.replace(episode, spec=spec)
 
@@ -178,7 +180,7 @@ class Scenario:
         """A twin of ``spec`` (one of this scenario's episodes); an error in it names the scenario file.
 
         Building a twin resolves the episode's placement rules, where a job its rules keep off
-        every node is found (:mod:`digital_twin.placement.compiled`).
+        every node is found (:mod:`digital_twin.sim.tables.rule_tables`).
         """
         return self._built(DigitalTwin, spec)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.market_config import MarketConfig
 from digital_twin.telemetry import Telemetry
 from digital_twin.tick_grid import check_tick_s, count_ticks
 from digital_twin.traces import (
@@ -103,7 +104,7 @@ def describe_sources() -> dict[str, list[tuple[str, str]]]:
     Returns:
         ``{"telemetry.reader": [(name, line), ...], "workload.source": [(name, line), ...]}``,
         the file readers first (in registry order), then the built-in ``constant``, ``synthetic``,
-        ``workflows``, ``planted`` and ``jobs``.
+        ``workflows``, ``planted``, ``planted-priced`` and ``jobs``.
 
     Example:
         >>> dict(describe_sources()["workload.source"])["swf"]
@@ -115,6 +116,7 @@ def describe_sources() -> dict[str, list[tuple[str, str]]]:
         "synthetic": generate_jobs,
         "workflows": generate_workflows,
         "planted": PlantedConfig,
+        "planted-priced": MarketConfig,
         "jobs": jobs_from_dicts,
     }
     return {

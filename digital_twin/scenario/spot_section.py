@@ -8,7 +8,7 @@
       start_s: random             # or seconds into the traces (the same offset for every trace)
       traces:                     # every spot node in exactly one group
         - path: ${ACO_ENV_TRACES}/spot-traces-skypilot-2022-2023/preemption/1-node/aws-04-22-2023/us-west-2b_v100_1.json
-          nodes: [node-gpu-05]    # the group replaying it (digital_twin.spot_replay says how)
+          nodes: [node-gpu-05]    # the group replaying it (digital_twin.spot.replay says how)
           instances: 1            # optional: N, else from a `<N>-node` folder in the path, else 1
           convention: available   # optional: or preempted (1 = down, the simulators' convention)
 
@@ -27,7 +27,7 @@ from digital_twin.errors import SpecError, short_repr
 from digital_twin.fleet import NodeSpec
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section
-from digital_twin.spot_replay import SpotGroup, SpotReplay
+from digital_twin.spot.replay import SpotGroup, SpotReplay
 from digital_twin.traces.spot_availability import CONVENTIONS, identical_traces, read_spot_trace
 
 SPOT_MODELS = ("poisson", "trace")
@@ -46,7 +46,7 @@ class TraceMapping:
 
 @dataclass(frozen=True)
 class SpotReplayLoader:
-    """Builds the scenario's :class:`~digital_twin.spot_replay.SpotReplay` once its fleet is known."""
+    """Builds the scenario's :class:`~digital_twin.spot.replay.SpotReplay` once its fleet is known."""
 
     mappings: tuple[TraceMapping, ...]
     start_s: float | None

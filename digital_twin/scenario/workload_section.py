@@ -20,7 +20,7 @@ scenario fills the jobs' declared durations (:mod:`digital_twin.declared_duratio
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,10 +31,11 @@ from digital_twin.declared_durations import DeclaredDurations
 from digital_twin.errors import SettingError, SpecError, short_repr
 from digital_twin.jobs import JobSpec
 from digital_twin.limits import Limits, count
-from digital_twin.planted import PlantedConfig
+from digital_twin.planted import MarketConfig, PlantedConfig, PlantedEpisode, plant, plant_priced
 from digital_twin.scenario.paths import resolve_path
 from digital_twin.scenario.schema import Section, call_with_options, check_limit, checked, section_options
 from digital_twin.scenario.sources import JOB_FILE_SOURCES, WHOLE_WORKFLOW_SOURCES
+from digital_twin.scenario.trace_window import WindowedJobs
 from digital_twin.workflows.spec import WorkflowSpec, workflow_from_dict
 from digital_twin.workload import Workload
 from digital_twin.workloads.explicit import jobs_from_dicts
@@ -123,20 +124,28 @@ class FileJobs:
         return Workload.of(jobs)
 
 
-BUILT_IN_SOURCES = ("jobs", "planted", "synthetic", "workflows")
+BUILT_IN_SOURCES = ("jobs", "planted", "planted-priced", "synthetic", "workflows")
 """``workload.source`` names besides the job files'."""
 
 
 @dataclass(frozen=True)
 class PlantedJobs:
-    """``workload.source: planted``: jobs cut from the fleet's cheap capacity, with their optimal schedule.
+    """``workload.source: planted`` or ``planted-priced``: jobs with their optimal schedule, drawn per episode.
 
     Not a :class:`JobsLoader`: the jobs depend on the fleet, the telemetry and the settings, so
-    the scenario draws them (:meth:`digital_twin.scenario.parsed.Scenario.planted_episode`).
+    the scenario draws them (:meth:`digital_twin.scenario.parsed.Scenario.planted_episode`):
+    ``planted`` cuts them from the fleet's cheap capacity (:func:`digital_twin.planted.plant`),
+    ``planted-priced`` keeps cheap nodes full and proves the optimum by capacity prices
+    (:func:`digital_twin.planted.plant_priced`).
     """
 
-    config: PlantedConfig
+    config: PlantedConfig | MarketConfig
     max_jobs: int
+
+    @property
+    def draw(self) -> Callable[..., PlantedEpisode]:
+        """The generator of this family: ``(fleet, telemetry, settings, config, rng, max_jobs, energy)``."""
+        return plant_priced if isinstance(self.config, MarketConfig) else plant
 
 
 def jobs_loader(
@@ -144,12 +153,13 @@ def jobs_loader(
 ) -> tuple[JobsLoader | PlantedJobs, bool]:
     """The loader of the ``workload`` section, and whether each episode draws its own jobs."""
     source = section.get("source", str, required=True)
-    if source == "planted":
+    if source in ("planted", "planted-priced"):
         if job_budget is not None:
             raise section.error("source", "a planted workload keeps all its jobs: remove job_budget")
-        options, _ = section_options(section, PlantedConfig, skip=0)
+        kind = PlantedConfig if source == "planted" else MarketConfig
+        options, _ = section_options(section, kind, skip=0)
         options.setdefault("plant_until_s", horizon_s)
-        config = call_with_options(PlantedConfig, options, section.file, section.path("options"))
+        config = call_with_options(kind, options, section.file, section.path("options"))
         section.finish()
         return PlantedJobs(config, limits.max_jobs), True
     if source == "synthetic":
@@ -186,6 +196,11 @@ def jobs_loader(
         )
     path = resolve_path(section, "path", data_files)
     options, _ = section_options(section, JOB_FILE_SOURCES[source])
+    window_s = section.get("window_s", float, None)
+    if window_s is not None:  # read the whole trace; each episode draws its window (and applies the budget)
+        section.finish()
+        read = FileJobs(source, path, options, section.file, section.path("options"), limits.max_jobs)
+        return checked(section, "window_s", lambda: WindowedJobs(read, window_s, job_budget)), True
     if job_budget is not None:
         options.setdefault("limit", job_budget)
     limit = options.get("limit")

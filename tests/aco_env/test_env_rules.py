@@ -39,7 +39,7 @@ def test_random_play_through_the_env__never_breaks_a_required_rule(seed: int) ->
         observation, _, terminated, truncated, info = env.step(action)
         done = terminated or truncated
     played = env.unwrapped._require_twin()
-    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.interruptions_s)
+    spec = dataclasses.replace(played.spec, fixed_interruptions_s=played._s.outages.interruptions_s)
     twin = DigitalTwin(spec, record_events=True)
     twin.reset(np.random.default_rng(0))
     for job_id, node in played.decisions():

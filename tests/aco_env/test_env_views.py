@@ -13,6 +13,7 @@ from aco_env import ClusterSchedulingEnv, PlacementEnv, TelemetryRecord
 from aco_env.hindsight import hindsight_of, scenario_of
 from aco_env.registration import FLEET5_ID
 from aco_env.types import StepInfo
+from aco_env.views import known_jobs
 from digital_twin import EpisodeSettings, Telemetry
 
 
@@ -112,3 +113,27 @@ def test_step_info__keys_are_those_documented_by_step_info() -> None:
         assert set(info) <= set(documented)
         assert isinstance(info["objective"], dict) and isinstance(info["sim_time_s"], float)
     assert "episode_metrics" in infos[-1] and all("episode_metrics" not in i for i in infos[:-1])
+
+
+@pytest.mark.parametrize("name", ["fleet5-synthetic", "fleet20-workflows", "fleet5-synthetic-varied"])
+def test_known_jobs__copies_one_by_one_equal_a_workloads_copy(name: str) -> None:
+    """A short queue copied job by job lists the jobs a Workload.take copy lists (durations declared, parents kept)."""
+    env = ClusterSchedulingEnv(name)
+    obs, _ = env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for _ in range(150):
+        twin = env._twin
+        assert twin is not None
+        pending = twin.pending_jobs()[:16]
+        if pending:
+            jobs = twin.spec.jobs
+            ascending = np.unique(pending)
+            taken = jobs.take(ascending, duration_s=jobs.declared_or_true_s()[ascending])
+            reference = [taken[int(np.searchsorted(ascending, j))] for j in pending]
+            assert list(known_jobs(jobs, pending)) == reference
+            checked += 1
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if terminated or truncated:
+            break
+    assert checked > 10

@@ -13,8 +13,8 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from digital_twin import DigitalTwin
-from digital_twin.constants import TwinConstants
-from digital_twin.job_queue import JobQueue
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.job_queue import JobQueue
 from digital_twin.workload import Workload
 from digital_twin.workloads.job_mix import AZURE_JOB_SIZES, CpuSizeDistribution
 from digital_twin.workloads.synthetic import SyntheticWorkloadConfig, _cannot_overflow, generate_jobs
@@ -59,9 +59,10 @@ def test_twin_constants__shared_tables_equal_a_fresh_build() -> None:
     second = TwinConstants.of(scenario.make_spec(np.random.default_rng(1)))
     assert second.background_cpu_pct is first.background_cpu_pct
     background = scenario.telemetry.background_pct[:, :, 0]
-    assert first.background_cpu_pct == background.tolist()
+    rows = range(first.background_cpu_pct.n_ticks)
+    assert [first.background_cpu_pct.row(k) for k in rows] == background.tolist()
     cpu_m = np.asarray(first.cpu_m, dtype=np.float64)
-    assert first.background_cpu_m == (background * cpu_m / 100.0).tolist()
+    assert [first.background_cpu_m.row(k) for k in rows] == (background * cpu_m / 100.0).tolist()
     assert first.cpu_m == [round(n.cpu_cores * 1000) for n in scenario.fleet]
 
 

@@ -23,7 +23,7 @@ import pytest
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from aco_env.hindsight import hindsight_of, scenario_of
-from digital_twin.state import COMPLETED
+from digital_twin.sim.job_states import COMPLETED
 
 _NOT_DATA = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.MethodType)
 _SCENARIOS = ("fleet5-synthetic", "fleet20-synthetic", "planted5", "fleet5-utility", "hpc-swf", "fleet5-alibaba2018",
@@ -68,17 +68,17 @@ def _future_of(env: ClusterSchedulingEnv) -> tuple[dict[int, Any], set[str], set
     s, spec, now = twin._s, twin.spec, twin.time_s
     later = range(s.next_arrival, len(spec.jobs))
     objects = {id(o): o for o in (env, twin, s, twin._c, spec, spec.jobs, spec.telemetry, scenario_of(env),
-                                  hindsight_of(env), s.interruptions_s, s.recoveries_s)}  # fmt: skip
+                                  hindsight_of(env), s.outages.interruptions_s, s.outages.recoveries_s)}  # fmt: skip
     objects |= {id(job): job for job in (spec.jobs[j] for j in later)}
     job_ids = {spec.jobs.job_ids[j] for j in later}
-    floats = {t for times in s.interruptions_s for t in times if t > now}
+    floats = {t for times in s.outages.interruptions_s for t in times if t > now}
     if spec.fixed_recoveries_s is not None:  # replayed outages' ends to come (a Poisson one's is a known setting)
-        floats |= {end for ends in s.recoveries_s for end in ends if now < end < float("inf")}
+        floats |= {end for ends in s.outages.recoveries_s for end in ends if now < end < float("inf")}
     floats |= {float(spec.jobs.arrival_s[j]) for j in later}
     declared = spec.jobs.declared_or_true_s()
     floats |= {  # a job's true duration is known once it completed (and where it is declared exactly)
         float(d) for j, d in enumerate(spec.jobs.duration_s[: s.next_arrival])
-        if s.status[j] != COMPLETED and d != declared[j]
+        if s.jobs.status[j] != COMPLETED and d != declared[j]
     }  # fmt: skip
     arrays = [spec.telemetry.background_pct, *(getattr(spec.jobs, name) for name in ("arrival_s", "duration_s"))]
     return objects, job_ids, floats, arrays

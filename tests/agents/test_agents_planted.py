@@ -9,7 +9,7 @@ import pytest
 from gymnasium.utils import seeding
 
 from aco_env.hindsight import planted_action_of, planted_of, scenario_of
-from aco_env.registration import FLEET5_ID, PLANTED5_ID, PLANTED50_ID, PLANTED500_ID
+from aco_env.registration import CLUSTER_SCHEDULING_ID, FLEET5_ID, PLANTED5_ID, PLANTED50_ID, PLANTED500_ID
 from agents import agent_names, is_hindsight_agent, make_agent
 from tests.helpers import online_agent_params, run_episode
 
@@ -114,3 +114,16 @@ def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node() -> N
                 assert action == len(mask) - 1  # defer
             obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(mask)[0]))  # first-fit moves on
     assert fallbacks > 0  # first-fit leaves the planted trajectory
+
+
+@pytest.mark.parametrize(("scenario", "seeds"), [("planted5-priced", range(10)), ("planted50-priced", range(2))])
+def test_planted_expert__attains_the_priced_optimum_deferring_where_the_schedule_waits(
+    scenario: str, seeds: range
+) -> None:
+    """On the priced family the expert defers a job until its planted start and attains the proven optimum."""
+    env = gym.make(CLUSTER_SCHEDULING_ID, scenario=scenario)
+    expert = make_agent("planted", env)
+    for seed in seeds:
+        metrics = run_episode(env, expert, seed)
+        assert metrics["objective_usd"] == pytest.approx(optimum_usd(env, seed), rel=1e-9), seed
+        assert metrics["rejected_jobs"] == metrics["failed_jobs"] == 0

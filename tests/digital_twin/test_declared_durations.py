@@ -26,7 +26,7 @@ from digital_twin.errors import SettingError, SpecError, TraceError
 from digital_twin.scenario import Scenario
 from digital_twin.scenario.loader import parse_scenario
 from digital_twin.scenario.schema import ScenarioError
-from digital_twin.spot import draw_interruptions
+from digital_twin.spot.poisson import draw_interruptions
 from digital_twin.workload import Workload
 from digital_twin.workloads import jobs_from_dicts, load_swf_jobs
 

@@ -14,7 +14,8 @@ import pytest
 from aco_env import ClusterSchedulingEnv
 from agents.oracle import solve_oracle
 from digital_twin import DigitalTwin, ObjectiveWeights
-from digital_twin.objective import PENALTIES, unfairness
+from digital_twin.objective import PENALTIES
+from digital_twin.sim.measures import unfairness
 from tests.helpers import first_fit, run_twin
 from tests.small_twins import ONE_CORE, SPOT_TWO_CORES, TWO_CORES, batch, lc, play, spec_of, stream
 

@@ -15,7 +15,7 @@ from tests.small_twins import spec_of
 
 def _fragmented_now(twin: DigitalTwin) -> tuple[int, int]:
     """(fragmented job-GPUs, free GPUs of up nodes) from FGD's definition, node by node and job by job."""
-    s, c, jobs = twin._s, twin._c, twin.spec.jobs
+    s, c, jobs = twin._s.nodes, twin._c, twin.spec.jobs
     fragmented = free_up = 0
     for i, node in enumerate(twin.spec.fleet):
         free = s.free_gpus[i] if s.up[i] else 0
@@ -71,7 +71,7 @@ def _played_with_checks(spec: TwinSpec, seed: int) -> DigitalTwin:
     twin.reset(np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 1)
     while not twin.done:
-        assert (twin._s.gpu.fragmented, twin._s.gpu.free_up) == _fragmented_now(twin)
+        assert (twin._s.gpus.fragmented, twin._s.gpus.free_up) == _fragmented_now(twin)
         fits = np.flatnonzero(twin.feasible_mask())
         twin.place(int(rng.choice(fits))) if len(fits) and rng.random() < 0.8 else twin.defer()
     return twin
@@ -83,7 +83,7 @@ def _check_metrics(twin: DigitalTwin) -> None:
     fleet_gpus = sum(node.gpu_count for node in twin.spec.fleet)
     assert metrics["gpu_allocation_ratio"] == pytest.approx(allocated / (fleet_gpus * twin.time_s), rel=1e-9)
     assert metrics["gpu_fragmentation_rate"] == pytest.approx(fragmented / (free_up * len(twin.spec.jobs)), rel=1e-9)
-    assert twin._s.gpu.jobs == len(twin.spec.jobs)
+    assert twin._s.gpus.jobs == len(twin.spec.jobs)
     assert 0.0 < metrics["gpu_allocation_ratio"] < 1.0 and 0.0 <= metrics["gpu_fragmentation_rate"] <= 1.0
 
 

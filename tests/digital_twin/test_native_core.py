@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import aco_env  # noqa: F401  (registers the ids)
 from aco_env.hindsight import scenario_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin, native
-from digital_twin.deferral import NEW_FIT
+from digital_twin.sim.deferral import NEW_FIT
 from tests.hang_guard import HANG_GUARD_S
 from tests.layers import LAYER_VARIABLE
 from tests.paths import ROOT
@@ -61,11 +62,19 @@ def play_digest(episodes: int = 3) -> str:
 @pytest.mark.skipif(native.status != native.COMPILED, reason=f"no compiled core: {native.reason}")
 @pytest.mark.subprocess
 def test_compiled_and_pure_python_twins_play_identical_episodes() -> None:
+    for name in native.COMPILED_MODULES:
+        importlib.import_module(f"digital_twin.{name}")
     compiled_modules = [sys.modules[f"digital_twin.{name}"].__file__ for name in native.COMPILED_MODULES]
     assert all(str(path).endswith(".so") for path in compiled_modules), compiled_modules
+    built = {  # every extension of the build but the shared library: the sim package, nothing else
+        ".".join(path.relative_to(native.BUILD_DIR / "digital_twin").parts).split(".cpython")[0]
+        for path in native.BUILD_DIR.rglob("*.so")
+        if "__mypyc" not in path.name
+    }
+    assert built == set(native.COMPILED_MODULES) and all(name.startswith("sim.") for name in built)
     code = (
         "from digital_twin import native; assert native.status == native.PURE, native.reason; "
-        "import digital_twin.event_loop as loop; assert loop.__file__.endswith('.py'), loop.__file__; "
+        "import digital_twin.sim.event_loop as loop; assert loop.__file__.endswith('.py'), loop.__file__; "
         "from tests.digital_twin.test_native_core import play_digest; print(play_digest())"
     )
     pure = subprocess.run(
@@ -89,7 +98,8 @@ def test_a_stale_build_is_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.delenv(native.PURE_PYTHON_ENV, raising=False)
     package_path = ["sources"]
     with pytest.warns(RuntimeWarning, match="older than the sources"):
-        native.activate(package_path)
+        native.decide()
+    native.activate(package_path)
     assert package_path == ["sources"]
     assert native.status == native.PURE
 
@@ -105,11 +115,14 @@ def test_a_fresh_build_goes_first_unless_pure_python_is_asked_for(
     monkeypatch.setattr(native, "reason", native.reason)
     monkeypatch.setenv(native.PURE_PYTHON_ENV, "1")
     package_path = ["sources"]
+    native.decide()
     native.activate(package_path)
     assert (package_path, native.status) == (["sources"], native.PURE)
     monkeypatch.delenv(native.PURE_PYTHON_ENV)
+    native.decide()
     native.activate(package_path)
-    assert (package_path, native.status) == ([str(native.BUILD_DIR / "digital_twin"), "sources"], native.COMPILED)
+    build = native.BUILD_DIR / "digital_twin" / native.COMPILED_PACKAGE
+    assert (package_path, native.status) == ([str(build), "sources"], native.COMPILED)
 
 
 def test_the_digest_changes_with_any_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +149,7 @@ def test_ci_runs_the_compiled_twin() -> None:
 @pytest.mark.subprocess
 def test_doctests_of_the_compiled_modules_pass_on_their_sources() -> None:
     root = ROOT
-    files = [f"digital_twin/{name}.py" for name in native.COMPILED_MODULES]
+    files = [f"digital_twin/{name.replace('.', '/')}.py" for name in native.COMPILED_MODULES]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--doctest-modules", *files],
         cwd=root,

@@ -9,7 +9,7 @@ from aco_env import ClusterSchedulingEnv
 from aco_env.hindsight import scenario_of
 from agents.oracle import solve_oracle
 from digital_twin import DigitalTwin, JobSpec, ObjectiveWeights
-from digital_twin.objective import utility_loss
+from digital_twin.sim.measures import utility_loss
 from tests.small_twins import ONE_CORE, SPOT_TWO_CORES, batch, lc, play, spec_of
 
 WEIGHTS = ObjectiveWeights(utility_loss_usd=2.0)

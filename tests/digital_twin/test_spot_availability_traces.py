@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from digital_twin.errors import SpecError, TraceError
-from digital_twin.spot_replay import SpotGroup, SpotReplay
+from digital_twin.spot.replay import SpotGroup, SpotReplay
 from digital_twin.traces.spot_availability import identical_traces, read_spot_trace
 from tests.paths import TRACES
 

@@ -13,7 +13,7 @@ import pytest
 from digital_twin import DigitalTwin, TwinSpec
 from digital_twin.errors import PastMismatchError
 from digital_twin.scenario import ScenarioError, load_scenario
-from digital_twin.spot_replay import SpotGroup, SpotReplay
+from digital_twin.spot.replay import SpotGroup, SpotReplay
 from digital_twin.traces.spot_availability import read_spot_trace
 from tests.digital_twin.spot_scenarios import expected_transitions, replayed_default, write_trace
 from tests.paths import ROOT, TRACES

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import scenarios
 from aco_env.registration import FLEET5_ID
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING, progress_rate
+from digital_twin.episode_settings import PROCESSOR_SHARING
+from digital_twin.sim.tables.contention import progress_rate
 from tests.helpers import drawn_background, first_fit, run_twin, seeded_random_policy
 from tests.work_replay import Run, rebuilt_runs
 

@@ -19,9 +19,11 @@ from hypothesis import strategies as st
 
 import scenarios
 from digital_twin import NEW_FIT, NEXT_EVENT, DigitalTwin, JobSpec, PastMismatchError, Telemetry, TwinSpec
-from digital_twin.contention import INTERFERENCE_MODELS
-from digital_twin.event_loop import is_stale
+from digital_twin.episode_settings import INTERFERENCE_MODELS
 from digital_twin.objective import DEADLINE_RULES
+from digital_twin.sim.core import Feature, Runs
+from digital_twin.sim.event_loop import is_stale
+from digital_twin.sim.features.outages import Outages
 from digital_twin.workload import Workload
 from tests.digital_twin.workflows.test_workflows_in_the_twin import workflow_specs
 from tests.paths import ROOT
@@ -71,19 +73,31 @@ def rebuilt(spec: TwinSpec, past: list[Action]) -> DigitalTwin:
     return twin
 
 
+def _values(part: object) -> Any:
+    """A part of the state as comparable values: its attributes, recursively."""
+    if dataclasses.is_dataclass(part):
+        return {field.name: _values(getattr(part, field.name)) for field in dataclasses.fields(part)}
+    if isinstance(part, Feature | Runs | Outages):
+        names = [n for n in dir(part) if not n.startswith("_")]
+        return {n: v for n in names if not callable(v := getattr(part, n))}
+    if isinstance(part, list):
+        return [_values(item) for item in part]
+    return part
+
+
 def state_of(twin: DigitalTwin) -> dict[str, Any]:
     """Every field of the twin's state, the heap as its sorted live entries, the queue as its fields (white box)."""
     state = twin.snapshot()._state
     fields = {field.name: getattr(state, field.name) for field in dataclasses.fields(state)}
-    fields["heap"] = sorted(entry for entry in state.heap if not is_stale(state, twin.spec.settings.contention, entry))
+    fields["heap"] = sorted(entry for entry in state.heap if not is_stale(state, entry))
     queue = fields.pop("queue")
     fits = [None if fit is None else list(fit) for fit in queue.parked_fit]
     fields["queue"] = (queue.fifo, queue.examine, queue.cursor, queue.parked, fits, queue.waking, queue.position,
                        queue.entered)  # fmt: skip
-    gpu = fields["gpu"]  # all but fragmented_s, weighed by each spec's whole job mix
-    fields["gpu"] = (gpu.allocated, gpu.allocated_s, gpu.jobs, gpu.fragmented, gpu.free_up, gpu.free_up_s,
-                     gpu.node_fragmented, gpu.node_free_up)  # fmt: skip
-    return fields
+    values = {name: _values(value) for name, value in fields.items()}
+    values["gpus"].pop("fragmented_s")  # weighed by each spec's whole job mix
+    values["features"] = [type(feature).__name__ for feature in state.features]  # their values are named above
+    return values
 
 
 def comparable_metrics(twin: DigitalTwin) -> dict[str, float]:

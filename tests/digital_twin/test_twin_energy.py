@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import scenarios
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
-from digital_twin.contention import NO_INTERFERENCE, PROCESSOR_SHARING
 from digital_twin.energy import CarbonIntensity, GpuPower, PowerCurve, specpower_curve
 from digital_twin.energy.model import EnergyModel, NodePower, default_energy_model
+from digital_twin.episode_settings import NO_INTERFERENCE, PROCESSOR_SHARING
 from digital_twin.errors import PastMismatchError, SettingError
 from digital_twin.objective import ObjectiveWeights
 from tests.helpers import drawn_background, run_twin, seeded_random_policy

@@ -10,12 +10,16 @@ import pytest
 
 import scenarios
 from digital_twin import DigitalTwin, TwinSpec
-from digital_twin.constants import TwinConstants
-from digital_twin.deferral import NEW_FIT
-from digital_twin.event_handlers import start
-from digital_twin.event_loop import run_to_decision
-from digital_twin.job_queue import JobQueue
-from digital_twin.state import FUTURE, TwinState
+from digital_twin.sim.constants import TwinConstants
+from digital_twin.sim.core import Feature, Runs
+from digital_twin.sim.deferral import NEW_FIT
+from digital_twin.sim.event_handlers import start
+from digital_twin.sim.event_loop import run_to_decision
+from digital_twin.sim.features.outages import Outages
+from digital_twin.sim.job_queue import JobQueue
+from digital_twin.sim.job_states import FUTURE, JobStates
+from digital_twin.sim.nodes import NodeState
+from digital_twin.sim.state import TwinState
 from tests.toy3 import toy3_spec
 
 
@@ -26,7 +30,7 @@ def _spec(seed: int = 0) -> TwinSpec:
 def _state_mid_episode(spec: TwinSpec, decisions: int) -> tuple[TwinState, TwinConstants]:
     """A state after ``decisions`` first-fit placements, driven through the loop's own functions."""
     c = TwinConstants.of(spec)
-    s = TwinState.initial(c, tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet), record_events=True)
+    s = TwinState.initial(c, Outages.none(len(spec.fleet)), record_events=True)
     mask = run_to_decision(s, c)
     for _ in range(decisions):
         if s.done:
@@ -37,21 +41,22 @@ def _state_mid_episode(spec: TwinSpec, decisions: int) -> tuple[TwinState, TwinC
     return s, c
 
 
-def _mutable_parts(s: TwinState) -> list[object]:
-    """Every mutable object a state holds: its lists, the lists inside them, the queue and its containers."""
+_HOLDERS = (TwinState, NodeState, JobStates, JobQueue, Feature, Runs)
+"""The state's parts that hold mutable objects: walked attribute by attribute."""
+
+
+def _mutable_parts(holder: object) -> list[object]:
+    """Every mutable object a state holds: its parts, their lists and dicts, the lists and dicts inside those."""
     parts: list[object] = []
-    for field in dataclasses.fields(s):
-        value = getattr(s, field.name)
-        if isinstance(value, list):
+    names = [name for name in dir(holder) if not name.startswith("_") and not callable(getattr(holder, name))]
+    for value in (getattr(holder, name) for name in names):
+        if isinstance(value, _HOLDERS):
             parts.append(value)
-            parts.extend(item for item in value if isinstance(item, list))
-        elif isinstance(value, JobQueue):
+            parts.extend(_mutable_parts(value))
+        elif isinstance(value, list | dict):
             parts.append(value)
-            fields = [name for name in dir(JobQueue) if not name.startswith("_")]  # attributes and methods
-            parts.extend(
-                part for part in (getattr(value, name) for name in fields) if isinstance(part, list | dict)
-            )
-            parts.extend(value.parked.values())
+            items = value.values() if isinstance(value, dict) else value
+            parts.extend(item for item in items if isinstance(item, (list, dict, *_HOLDERS)))
     return parts
 
 
@@ -59,11 +64,12 @@ def test_twin_state__initial_has_every_job_in_the_future_and_no_decision() -> No
     """TwinState.initial: time 0, full free capacity, all jobs future, nothing scheduled, no decision."""
     spec = _spec()
     c = TwinConstants.of(spec)
-    s = TwinState.initial(c, tuple(() for _ in spec.fleet), tuple(() for _ in spec.fleet), record_events=False)
+    s = TwinState.initial(c, Outages.none(len(spec.fleet)), record_events=False)
     assert s.time_s == 0.0 and s.done and s.current == -1 and s.events is None
-    assert s.free_cpu_m == list(c.cpu_m) and s.free_cpu_m is not c.cpu_m
-    assert s.status == [FUTURE] * c.n_jobs and s.status_counts[FUTURE] == c.n_jobs == sum(s.status_counts)
-    assert s.heap == [] and s.queue.fifo == [] and all(not jobs for jobs in s.node_jobs)
+    assert s.nodes.free_cpu_m == list(c.cpu_m) and s.nodes.free_cpu_m is not c.cpu_m
+    jobs = s.jobs
+    assert jobs.status == [FUTURE] * c.n_jobs and jobs.status_counts[FUTURE] == c.n_jobs == sum(jobs.status_counts)
+    assert s.heap == [] and s.queue.fifo == [] and all(not running for running in s.nodes.node_jobs)
 
 
 def test_twin_state__copy_shares_no_mutable_object() -> None:

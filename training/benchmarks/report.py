@@ -46,6 +46,8 @@ def render_blocks(results: dict[str, Any]) -> dict[str, str]:
         ("memory", _memory_section),
         ("scale", _scale_section),
         ("full-scale", _full_scale_section),
+        ("fleet-size", _fleet_size_section),
+        ("vector", _vector_section),
         ("train", _train_lines),
         ("backends", lambda section: _backends_lines(section, results["machine"]["cpus"])),
         ("traces", _traces_lines),
@@ -343,6 +345,48 @@ def _full_scale_section(full: dict[str, Any]) -> list[str]:
     ]
     if full["skipped"]:
         lines += ["", "Data not present (ACO_ENV_TRACES): " + ", ".join(full["skipped"]) + "."]
+    return [*lines, ""]
+
+
+def _fleet_size_section(sizes: dict[str, Any]) -> list[str]:
+    """The env at every fleet size: its step against the twin's decision, memory, reset, a first-fit episode."""
+    lines = _table_head(
+        "## The env at every fleet size (CPU time)",
+        "`training/benchmarks/fleet_size.py`: the env's step against the twin's own decision on the same "
+        "episodes (median ratio of pairs measured in turns), what one env holds per node, a reset, and a "
+        "whole first-fit episode through the env and the agent.",
+        ["scenario", "nodes", "twin us/decision", "env us/step", "env / twin", "KB/node (peak)", "reset us",
+         "first-fit decisions/CPU s"],
+    )  # fmt: skip
+    lines += [
+        f"| {r['scenario']} | {r['nodes']:,} | {r['twin_us_per_decision']:.1f} | {r['env_us_per_step']:.1f} | "
+        f"{r['env_vs_twin']:.2f} | {r['env_kb_per_node']:.1f} ({r['env_peak_kb_per_node']:.1f}) | "
+        f"{r['reset_us']:,.0f} | {_fmt(r.get('first_fit_decisions_per_cpu_s'))} |"
+        for r in sizes["runs"]
+    ]
+    if sizes["skipped"]:
+        lines += ["", "Data not present (ACO_ENV_TRACES): " + ", ".join(sizes["skipped"]) + "."]
+    return [*lines, ""]
+
+
+def _vector_section(vector: dict[str, Any]) -> list[str]:
+    """Vector envs of the default env against the bare env, in CPU time."""
+    lines = _table_head(
+        "## Vector envs (CPU time)",
+        "`training/benchmarks/vector.py`: env steps per CPU second with random valid actions, resets "
+        "included, against the bare env through `gym.make` (median ratio of pairs measured in turns).",
+        ["env", "steps/CPU s", "vs the bare env"],
+    )
+    rows = [
+        ("bare env (`gym.make`)", "bare", None),
+        (f"SyncVectorEnv of {vector['n_envs']}, default info", "sync", "sync_vs_bare"),
+        (f"SyncVectorEnv of {vector['n_envs']}, `info=\"final\"`", "sync_final", "sync_final_vs_bare"),
+        (f"BatchedClusterEnv of {vector['batch']}", "batched", "batched_vs_bare"),
+    ]
+    lines += [
+        f"| {label} | {vector[f'{key}_steps_per_cpu_s']:,.0f} | {'' if ratio is None else f'{vector[ratio]:.2f}'} |"
+        for label, key, ratio in rows
+    ]
     return [*lines, ""]
 
 

@@ -59,7 +59,7 @@ def _env_steps_per_s(scenario: scenarios.Scenario, steps: int) -> float:
 def _twin_decisions_per_s(specs: list[TwinSpec]) -> tuple[float, float]:
     """First-fit through every episode of ``specs``: decisions per second of play, and ms to build a twin.
 
-    Building a twin compiles the episode's rules (:mod:`digital_twin.placement.compiled`): an
+    Building a twin compiles the episode's rules (:mod:`digital_twin.sim.tables.rule_tables`): an
     env pays it once per episode, so it is timed apart from the play.
     """
     decisions, build_s, play_s = 0, 0.0, 0.0

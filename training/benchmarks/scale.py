@@ -3,9 +3,9 @@
 A deferring agent asked after every event can take hundreds of decisions per job on a large
 fleet (the ACO scheduler keeps latency-critical jobs off spot nodes and defers them while the
 on-demand nodes are full). Under the ``new-fit`` rule, which the ACO agents declare
-(:mod:`digital_twin.deferral`), a deferred job is asked again only once it fits somewhere new:
+(:mod:`digital_twin.sim.deferral`), a deferred job is asked again only once it fits somewhere new:
 the same episode with far fewer decisions. The twin itself parks jobs that cannot change their
-answer (:mod:`digital_twin.job_queue`), so a long queue costs nothing at events that cannot
+answer (:mod:`digital_twin.sim.job_queue`), so a long queue costs nothing at events that cannot
 change it. This section plays whole episodes and reports both rules for ACO, on the bundled
 500-node scenario and, when ``ACO_ENV_TRACES`` holds it, on an hour of the Azure LLM inference
 trace (19,366 GPU requests) sent to the default 5-node fleet: an overloaded queue.

@@ -13,8 +13,8 @@ a machine whose speed drifts slows them alike):
   256, 4 epochs);
 * ``run``: what ``aco-env run`` trains (:mod:`training.learning.main_job`): the set policy and
   ``RUN_ROLLOUT`` (16 envs batched in this process, 512 steps each per rollout, minibatch
-  1,024, 4 epochs), their ``info`` reduced to the final metrics
-  (:class:`training.learning.training_envs.EpisodeMetricsInfo`).
+  1,024, 4 epochs), their ``info`` the final metrics only (``EnvConfig(info="final")``, the
+  batched env: :func:`training.learning.training_envs.make_vec_env`).
 
 Each learner includes its policy updates, as ``aco-env train`` does; DAgger and evaluation are
 not included. One torch thread.

@@ -79,7 +79,7 @@ class TrainConfig:
     are cheaper than a process hop, and the policy's forward pass is batched across them), subprocess (a
     worker process each, for envs whose steps are slow)."""
     deferral: str = simple_parsing.field(default=NEW_FIT, choices=list(DEFERRALS))
-    """When a job the policy defers is asked again (digital_twin/deferral.py), in training and wherever the saved
+    """When a job the policy defers is asked again (digital_twin/sim/deferral.py), in training and wherever the saved
     model plays (its config.json says so): new-fit = only once it fits on a node it did not fit on when deferred
     (a deferral means "wait for room elsewhere"; an episode has at most a few decisions per job), next-event =
     after every event (a policy that defers is asked again and again: on large fleets and long queues the

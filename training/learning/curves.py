@@ -54,7 +54,7 @@ class LearningCurve(StepGridCallback):
         baselines: Registered agents played once on the same seeds and drawn at every point.
         on_point: Called with each of the policy's points once it is logged (``aco-env sweep``
             reports them to Ray Tune); what it raises ends the training.
-        deferral: The policy's deferral rule (:mod:`digital_twin.deferral`), as in its training envs.
+        deferral: The policy's deferral rule (:mod:`digital_twin.sim.deferral`), as in its training envs.
     """
 
     def __init__(

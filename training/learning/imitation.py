@@ -22,7 +22,9 @@ the expert: it replays its own plan and cannot label the states the student visi
 
 Episodes are seeded ``IMITATION_SEED_OFFSET + seed + k`` (k = 0, 1, ... over all iterations):
 the protocol's imitation range (:mod:`training.evaluation.protocol`), away from the validation
-and test seeds.
+and test seeds. An iteration's episodes are played side by side in one batched env
+(:class:`aco_env.vector_env.BatchedClusterEnv`, an expert per env): the student acts on them with
+one forward pass per step, and the labels are kept episode by episode, in episode order.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
-from aco_env import ClusterSchedulingEnv, EnvConfig
+from aco_env.vector_env import BatchedClusterEnv
 from agents import make_agent
 from digital_twin import NEXT_EVENT
 from digital_twin.scenario import Scenario
@@ -91,7 +94,7 @@ class DaggerSettings:
         random_start_hour: Episode ``seed`` starts at the hour of day
             :func:`~training.learning.random_start_hour.episode_start_hour` of ``seed`` (the
             clock features only) instead of its scenario's.
-        deferral: The envs' deferral rule (:mod:`digital_twin.deferral`): the student's, as in RL.
+        deferral: The envs' deferral rule (:mod:`digital_twin.sim.deferral`): the student's, as in RL.
     """
 
     expert: str = AUTO_EXPERT
@@ -132,25 +135,27 @@ def dagger(
         progress: A bar on a terminal, otherwise one line per iteration in the log.
     """
     tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
-    envs = [ClusterSchedulingEnv(task, config=EnvConfig(deferral=settings.deferral)) for task in tasks]
-    experts = [make_agent(expert_for(settings.expert, task), env) for task, env in zip(tasks, envs, strict=True)]
-    env = envs[0]
     observations: list[dict[str, np.ndarray]] = []
     actions: list[int] = []
     rounds: list[DaggerRound] = []
-    labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, env.action_space.n), dtype=bool))
+    labels = Labels({}, np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=bool))
     # every episode of every iteration in the imitation range (a clear error if not)
     episode_seed = first_seed(IMITATION, settings.iterations * settings.episodes, offset=seed)
     with Progress(settings.iterations * settings.episodes, "DAgger", "episode", enabled=progress) as bar:
         for iteration in range(settings.iterations):
             started, before = time.perf_counter(), len(actions)
-            for k in range(settings.episodes):
-                task = (iteration * settings.episodes + k) % len(envs)
-                student = model if iteration > 0 else None
-                options = {"start_hour": episode_start_hour(episode_seed)} if settings.random_start_hour else None
-                _label_episode(envs[task], experts[task], student, episode_seed, observations, actions, options)
-                episode_seed += 1
-                bar.update(note=f"iteration {iteration}")
+            first = iteration * settings.episodes  # episode k plays task (first + k) % len(tasks)
+            played = [tasks[(first + k) % len(tasks)] for k in range(settings.episodes)]
+            batch = BatchedClusterEnv(
+                played, settings.episodes, autoreset_mode=AutoresetMode.DISABLED, deferral=settings.deferral,
+                reset_options=_start_hours if settings.random_start_hour else None,
+            )  # fmt: skip
+            pairs = zip(played, batch.envs, strict=True)
+            experts = [make_agent(expert_for(settings.expert, task), env) for task, env in pairs]
+            seeds = list(range(episode_seed, episode_seed + settings.episodes))
+            _label_batch(batch, experts, model if iteration > 0 else None, seeds, observations, actions)
+            episode_seed += settings.episodes
+            bar.update(settings.episodes, note=f"iteration {iteration}")
             labels = stack_labels(observations, actions)
             stats = fit_policy(
                 model.policy,
@@ -172,38 +177,51 @@ def dagger(
                 )
             )
             logger.info(
-                "DAgger iteration %d: %d new labels, %d in all, accuracy %.3f",
-                iteration,
-                rounds[-1].new_labels,
-                len(actions),
-                stats["accuracy"],
+                "DAgger iteration %d: %d new labels, %d in all, accuracy %.3f", iteration, rounds[-1].new_labels,
+                len(actions), stats["accuracy"],
             )
     return labels, rounds
 
 
-def _label_episode(
-    env: ClusterSchedulingEnv,
-    expert: Any,
+def _start_hours(env: int, seed: int | None) -> dict[str, Any]:
+    """The reset options of an episode of ``seed``: its start hour (:func:`episode_start_hour`)."""
+    del env
+    assert seed is not None  # every DAgger episode is reset with its seed
+    return {"start_hour": episode_start_hour(seed)}
+
+
+def _label_batch(
+    batch: BatchedClusterEnv,
+    experts: Sequence[Any],
     student: Any | None,
-    seed: int,
+    seeds: list[int],
     observations: list[dict[str, np.ndarray]],
     actions: list[int],
-    options: dict[str, float] | None = None,
 ) -> None:
-    """Play one episode, labelling each state: the student's sampled actions (the expert's when ``student`` is None).
+    """Play one episode per env of ``batch`` (env ``b`` with seed ``seeds[b]``), labelling each state.
 
-    ``options`` go to the env's ``reset``.
+    The student's sampled actions are played (the expert's when ``student`` is None), one forward
+    pass per step for the envs still playing; each env's labels are appended episode after episode.
     """
-    observation, _ = env.reset(seed=seed, options=options)
-    expert.reset(seed)
-    while True:
-        label = int(expert.predict(observation)[0])
-        observations.append(observation)
-        actions.append(label)
-        action = label
+    observation, _ = batch.reset(seed=seeds)
+    for expert, seed in zip(experts, seeds, strict=True):
+        expert.reset(seed)
+    playing = np.ones(batch.num_envs, dtype=bool)
+    episodes: list[list[tuple[dict[str, np.ndarray], int]]] = [[] for _ in seeds]
+    while playing.any():
+        chosen = np.full(batch.num_envs, batch.n_nodes, dtype=np.int64)  # an ended episode's action: any
+        for b in np.flatnonzero(playing):
+            own = {key: values[b] for key, values in observation.items()}  # views of this step's fresh copy
+            chosen[b] = label = int(experts[b].predict(own)[0])
+            episodes[b].append((own, label))
         if student is not None:
-            mask = observation["action_mask"].astype(bool)
-            action = int(student.predict(observation, action_masks=mask, deterministic=False)[0])
-        observation, _, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            return
+            rows = np.flatnonzero(playing)
+            batch_obs = {key: values[rows] for key, values in observation.items()}
+            masks = observation["action_mask"][rows].astype(bool)
+            chosen[rows] = np.asarray(student.predict(batch_obs, action_masks=masks, deterministic=False)[0])
+        observation, _, terminated, truncated, _ = batch.step(chosen)
+        playing &= ~(terminated | truncated)
+    for episode in episodes:
+        for own, label in episode:
+            observations.append(own)
+            actions.append(label)

@@ -36,24 +36,35 @@ def episode_start_hour(seed: int) -> float:
     return float(np.random.default_rng((seed, _STREAM)).uniform(0.0, HOURS_PER_DAY))
 
 
-class RandomStartHour(gym.Wrapper):
-    """Resets ``env`` with ``options={"start_hour": h}``, ``h`` drawn per episode from the reset seed.
+class StartHours:
+    """One env's start hours, episode after episode: a seeded reset's is the seed's, the next ones follow from it.
 
     A reset with a seed draws that seed's hour (:func:`episode_start_hour`); a reset without one
     (a vector env's automatic resets) the next episode's from a generator that seed started, so
-    a seeded sequence of episodes has the same hours every time. Options given to ``reset`` are
-    passed on, their ``start_hour`` replaced.
+    a seeded sequence of episodes has the same hours every time.
+    """
+
+    def __init__(self) -> None:
+        self._hours = np.random.default_rng(_STREAM)
+
+    def __call__(self, seed: int | None) -> float:
+        """The start hour of the episode a reset with ``seed`` (``None``: none) begins."""
+        if seed is not None:
+            self._hours = np.random.default_rng((seed, _STREAM, 1))
+            return episode_start_hour(seed)
+        return float(self._hours.uniform(0.0, HOURS_PER_DAY))
+
+
+class RandomStartHour(gym.Wrapper):
+    """Resets ``env`` with ``options={"start_hour": h}``, ``h`` drawn per episode (:class:`StartHours`).
+
+    Options given to ``reset`` are passed on, their ``start_hour`` replaced.
     """
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        self._hours = np.random.default_rng(_STREAM)
+        self._hours = StartHours()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """The env's reset with this episode's start hour."""
-        if seed is not None:
-            self._hours = np.random.default_rng((seed, _STREAM, 1))
-            hour = episode_start_hour(seed)
-        else:
-            hour = float(self._hours.uniform(0.0, HOURS_PER_DAY))
-        return self.env.reset(seed=seed, options={**(options or {}), "start_hour": hour})
+        return self.env.reset(seed=seed, options={**(options or {}), "start_hour": self._hours(seed)})

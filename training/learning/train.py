@@ -213,11 +213,10 @@ def train(
 
 
 def _record_reward_scales(run_logger: Any, scales: tuple[TaskScale, ...]) -> None:
-    """``train/reward_reference_usd/<scenario>`` at step 0: what each task's rewards are divided by."""
+    """``train/reward_reference_usd/<scenario>``: what each task's rewards are divided by (in the first dump)."""
     for task in scales:
         if not math.isnan(task.reference_usd):  # NaN without a reference
             run_logger.record(f"train/reward_reference_usd/{task.scenario}", task.reference_usd)
-    run_logger.dump(0)
 
 
 def _new_run_dir(config: TrainConfig, scenario: Scenario, run_dir: Path | None, command: str | None) -> Path:

@@ -1,26 +1,31 @@
 """The training envs of a run: one monitored env per rank, seeded in the protocol's training range.
 
-:func:`make_vec_env` builds ``config.n_envs`` of them (in this process or in workers) from one
-scenario or several (a task distribution, :func:`training_scenarios`: env ``rank`` plays the
-``rank``-th, cycling); :func:`make_env_fn` is one env's picklable factory.
+:func:`make_vec_env` builds ``config.n_envs`` of them (in this process, one batched env; or in
+workers) from one scenario or several (a task distribution, :func:`training_scenarios`: env
+``rank`` plays the ``rank``-th, cycling); :func:`make_env_fn` is one worker env's picklable factory.
+Every env's ``info`` is the vector-friendly one (``EnvConfig(info="final")``: the episode's
+metrics at its end, all training reads).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, SupportsFloat
 
 import gymnasium as gym
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import SubprocVecEnv, VecEnv
 
 import scenarios
 from aco_env.registration import CLUSTER_SCHEDULING_ID
+from aco_env.types import FINAL_INFO
+from aco_env.vector_env import BatchedClusterEnv
 from digital_twin.scenario import Scenario
 from training.evaluation.protocol import TRAINING, first_seed, wrapped_offset
+from training.learning.batched_vec_env import BatchedVecEnv
 from training.learning.config import TrainConfig
 from training.learning.interrupt import ignore_stop_signals
-from training.learning.random_start_hour import RandomStartHour
+from training.learning.random_start_hour import RandomStartHour, StartHours
 
 
 def training_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenario, ...]:
@@ -58,28 +63,14 @@ def make_env_fn(
             scenario=scenario,
             reward_scale=scale,
             deferral=config.deferral,
+            info=FINAL_INFO,
         )
         if config.random_start_hour:
             env = RandomStartHour(env)
         env.reset(seed=seed + rank)
-        return Monitor(EpisodeMetricsInfo(env))
+        return Monitor(env)
 
     return make
-
-
-class EpisodeMetricsInfo(gym.Wrapper):
-    """Passes on only ``info["episode_metrics"]`` (on an episode's final step): all training reads.
-
-    SB3's vector envs deep-copy every step's info; the env's per-step ``objective`` breakdown
-    made that copy a sixth of the training time. Rewards, observations and the final metrics
-    (:class:`training.learning.callbacks.EpisodeMetricsRecorder`) are unchanged.
-    """
-
-    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """The env's step with ``info`` reduced to its ``episode_metrics`` (``{}`` before the final step)."""
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        final = {"episode_metrics": info["episode_metrics"]} if "episode_metrics" in info else {}
-        return observation, reward, terminated, truncated, final
 
 
 def training_env_seed(config: TrainConfig, resumed_steps: int = 0) -> int:
@@ -106,20 +97,31 @@ def make_vec_env(
 
     ``scenario`` is one scenario or several (:func:`training_scenarios`): env ``rank`` plays
     the ``rank``-th, cycling, with the reward scale of the same index in ``reward_scales``
-    (``config.reward_scale`` for all when ``None``). In this process (DummyVecEnv) unless
-    ``config.vec_env`` is ``subprocess`` and there are several (SubprocVecEnv, spawned workers
-    that ignore Ctrl-C: the trainer stops them).
+    (``config.reward_scale`` for all when ``None``). In this process (one
+    :class:`~aco_env.vector_env.BatchedClusterEnv`, the same episodes as ``config.n_envs`` single
+    envs) unless ``config.vec_env`` is ``subprocess`` and there are several (SubprocVecEnv,
+    spawned workers that ignore Ctrl-C: the trainer stops them).
     """
     tasks = [scenario] if isinstance(scenario, Scenario) else list(scenario)
     scales = [config.reward_scale] * len(tasks) if reward_scales is None else list(reward_scales)
     if len(scales) != len(tasks):
         raise ValueError(f"{len(scales)} reward scales for {len(tasks)} tasks")
     seed = training_env_seed(config) if seed is None else seed
-    workers = config.n_envs > 1 and config.vec_env == "subprocess"
-    factories = [
-        make_env_fn(config, tasks[rank % len(tasks)], rank, seed, workers, scales[rank % len(tasks)])
-        for rank in range(config.n_envs)
-    ]
-    venv: VecEnv = SubprocVecEnv(factories, start_method="spawn") if workers else DummyVecEnv(factories)
+    venv: VecEnv
+    if config.n_envs > 1 and config.vec_env == "subprocess":
+        factories = [
+            make_env_fn(config, tasks[rank % len(tasks)], rank, seed, True, scales[rank % len(tasks)])
+            for rank in range(config.n_envs)
+        ]
+        venv = SubprocVecEnv(factories, start_method="spawn")
+    else:
+        hours = [StartHours() for _ in range(config.n_envs)]
+        batched = BatchedClusterEnv(
+            tasks, config.n_envs, reward_scales=scales, deferral=config.deferral,
+            autoreset_mode=AutoresetMode.SAME_STEP,
+            reset_options=(lambda b, episode_seed: {"start_hour": hours[b](episode_seed)})
+            if config.random_start_hour else None,
+        )  # fmt: skip
+        venv = BatchedVecEnv(batched)
     venv.seed(seed)
     return venv

@@ -10,7 +10,9 @@ reference and whose lower bound is reported beside it).
 
 >>> suite = load_suite()
 >>> suite.label, suite.weak_baseline
-('aco-suite v1', 'random')
+('aco-suite v2', 'random')
+>>> load_suite(SUITE_V1_FILE).superseded_by
+2
 >>> suite.task("planted5").reference.kind
 'planted'
 >>> all(task.seeds.test.start >= 100_000 for task in suite.tasks)
@@ -30,8 +32,10 @@ import yaml
 import scenarios
 from training.evaluation.protocol import TEST, TRAINING, VALIDATION, SeedRange, SeedRangeError, check_disjoint
 
-SUITE_FILE = Path(__file__).resolve().parent / "suite.yaml"
-"""The suite's definition, in the repository (and installed with the package)."""
+SUITE_FILE = Path(__file__).resolve().parent / "suite-v2.yaml"
+"""The current suite's definition, in the repository (and installed with the package)."""
+SUITE_V1_FILE = Path(__file__).resolve().parent / "suite.yaml"
+"""aco-suite v1, superseded by v2 and kept so its numbers stay reproducible (``aco-env suite --suite``)."""
 GROUPS = ("train", "held-out")
 """A task's group: ``train`` tasks may be trained and tuned on, ``held-out`` ones never."""
 PLANTED = "planted"
@@ -39,7 +43,20 @@ PLANTED = "planted"
 SPLIT_PURPOSES: dict[str, SeedRange] = {"train": TRAINING, "validation": VALIDATION, "test": TEST}
 """A task's seed splits and the protocol range each must lie in."""
 _TASK_KEYS = frozenset({"name", "scenario", "group", "reference", "about", "seeds"})
-_SUITE_KEYS = frozenset({"name", "version", "env", "weak_baseline", "seeds", "tasks", "references"})
+_SUITE_KEYS = frozenset(
+    {
+        "name",
+        "version",
+        "env",
+        "weak_baseline",
+        "seeds",
+        "tasks",
+        "references",
+        "min_reference_margin",
+        "max_baseline_spread",
+        "superseded_by",
+    }
+)
 
 
 class SuiteError(ValueError):
@@ -118,6 +135,13 @@ class Suite:
         weak_baseline: The agent that scores 0 on every task.
         tasks: The tasks.
         path: The file it was read from.
+        min_reference_margin: A task whose reference beats the weak baseline by less than this
+            share of the baseline's mean is normalised by the oracle's lower bound instead
+            (``None``: always by the reference; v1).
+        max_baseline_spread: A task whose weak baseline's normalised episode scores have a
+            larger standard deviation than this cannot be in the suite (its reference is refused;
+            ``None``: no limit; v1).
+        superseded_by: The version that replaces this one (``None``: current).
     """
 
     name: str
@@ -126,6 +150,9 @@ class Suite:
     weak_baseline: str
     tasks: tuple[SuiteTask, ...]
     path: Path
+    min_reference_margin: float | None = None
+    max_baseline_spread: float | None = None
+    superseded_by: int | None = None
 
     @property
     def label(self) -> str:
@@ -188,6 +215,15 @@ def load_suite(path: str | Path | None = None) -> Suite:
     version = document.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise SuiteError(f"{where}: version: a positive integer, got {version!r}")
+    margin = document.get("min_reference_margin")
+    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1):
+        raise SuiteError(f"{where}: min_reference_margin: a share in [0, 1), got {margin!r}")
+    spread = document.get("max_baseline_spread")
+    if spread is not None and (isinstance(spread, bool) or not isinstance(spread, int | float) or not spread > 0):
+        raise SuiteError(f"{where}: max_baseline_spread: a number > 0, got {spread!r}")
+    superseded_by = document.get("superseded_by")
+    if superseded_by is not None and (not isinstance(superseded_by, int) or superseded_by <= version):
+        raise SuiteError(f"{where}: superseded_by: a later version than {version}, got {superseded_by!r}")
     return Suite(
         name=_text(document, "name", where),
         version=version,
@@ -195,6 +231,9 @@ def load_suite(path: str | Path | None = None) -> Suite:
         weak_baseline=_text(document, "weak_baseline", where),
         tasks=tasks,
         path=file,
+        min_reference_margin=None if margin is None else float(margin),
+        max_baseline_spread=None if spread is None else float(spread),
+        superseded_by=superseded_by,
     )
 
 

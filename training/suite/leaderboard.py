@@ -24,7 +24,8 @@ NOT_PLAYED = "-"
 """A table's cell where the agent did not play the task."""
 AGGREGATE_NOTE = (
     "normalised score per test episode: (weak baseline's mean objective - objective) / (weak baseline's mean - "
-    "reference's mean), per task; higher is better, 1 = the reference; IQM (25 % trimmed mean) and optimality gap "
+    "reference's mean, or the oracle bound's where the task's \"1 =\" says so), per task; higher is better; "
+    "IQM (25 % trimmed mean) and optimality gap "
     "(mean shortfall below 1) over every episode's score, median and mean over the task means (rliable's); "
     "[low, high] = 95 % stratified bootstrap interval (rliable, 2,000 replications, episodes resampled within tasks)"
 )
@@ -55,9 +56,11 @@ def task_score_table(run: SuiteRun) -> Table:
         scores = [
             f"{task_run.scores(agent).mean():.3f}" if agent in task_run.agents else NOT_PLAYED for agent in run.agents
         ]
+        one = task_run.task.reference.describe()
+        if task_run.reference.normalised_by == "bound":
+            one = f"oracle bound (reference within {task_run.reference.margin:.0%} of {run.suite.weak_baseline})"
         table.add_row(
-            task_run.task.name, task_run.task.group, task_run.task.reference.describe(),
-            f"{task_run.bound_score():.3f}", *scores,
+            task_run.task.name, task_run.task.group, one, f"{task_run.bound_score():.3f}", *scores,
         )  # fmt: skip
     return table
 
@@ -107,14 +110,16 @@ def leaderboard_markdown(run: SuiteRun) -> str:
         f"# Leaderboard: {run.suite.label}",
         "",
         f"Environment `{run.suite.env}`, {len(run.tasks)} tasks, {'/'.join(map(str, sorted(episodes)))} test "
-        "episodes per agent and task (the suite: `training/suite/suite.yaml`; what the tasks are: docs/suite.md). "
+        f"episodes per agent and task (the suite: `training/suite/{run.suite.path.name}`; what the tasks are: "
+        "docs/suite.md). "
         "Every number is fixed by the suite's version and the agents; only the times depend on the machine. "
         "Made by:",
         "",
         *(_command_item(command) for command in run.commands),
         "",
         f"Scores are normalised per task: the weak baseline `{run.suite.weak_baseline}` scores 0 and the task's "
-        "reference 1 (the planted optimum, or the plan of the oracle named); scores above 1 beat the reference. "
+        "reference 1 (the planted optimum, or the plan of the oracle named, or its bound where the task's "
+        '"1 =" says so); scores above 1 beat the reference. '
         "`bound` is the oracle's lower bound normalised the same way: no policy's mean can exceed it.",
         "",
     ]

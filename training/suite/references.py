@@ -23,6 +23,7 @@ ignored the same way (its readable entries are lost, nothing else) and replaced 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -67,6 +68,9 @@ class TaskReference:
         bound_usd: A lower bound on every policy's objective on each seed (the planted optimum,
             or the oracle's bound).
         seconds: Wall time it took to compute (not compared).
+        normalised_by: What scores 1: ``"reference"`` (its mean), or ``"bound"`` (the bound's
+            mean) where the reference beats the weak baseline by less than the suite's
+            ``min_reference_margin``.
     """
 
     task: str
@@ -80,6 +84,7 @@ class TaskReference:
     reference_usd: tuple[float, ...]
     bound_usd: tuple[float, ...]
     seconds: float = 0.0
+    normalised_by: str = "reference"
 
     @property
     def baseline_mean(self) -> float:
@@ -95,6 +100,22 @@ class TaskReference:
     def bound_mean(self) -> float:
         """The mean lower bound (USD)."""
         return float(np.mean(self.bound_usd))
+
+    @property
+    def one_mean(self) -> float:
+        """What scores 1 (USD): the reference's mean, or the bound's (``normalised_by``)."""
+        return self.bound_mean if self.normalised_by == "bound" else self.reference_mean
+
+    @property
+    def baseline_spread(self) -> float:
+        """The standard deviation of the weak baseline's normalised episode scores."""
+        span = self.baseline_mean - self.one_mean
+        return float(np.std(np.array(self.baseline_usd)) / span) if span > 0 else float("inf")
+
+    @property
+    def margin(self) -> float:
+        """How much the reference beats the weak baseline, as a share of the baseline's mean."""
+        return (self.baseline_mean - self.reference_mean) / self.baseline_mean if self.baseline_mean else 0.0
 
     def matches(self, suite: Suite, task: SuiteTask) -> str | None:
         """Why this entry cannot serve ``task`` of ``suite`` (``None``: it can)."""
@@ -166,6 +187,22 @@ def compute_reference(suite: Suite, task: SuiteTask, backend: Backend | None = N
         bound_usd=tuple(float(value) for value in bound),
         seconds=time.perf_counter() - started,
     )
+    margin = suite.min_reference_margin
+    if margin is not None and result.margin < margin and result.bound_mean < result.baseline_mean:
+        logger.warning(
+            "%s: the reference beats %s by %.1f %% (< %.0f %%): the task is normalised by the oracle's bound",
+            task.name,
+            suite.weak_baseline,
+            100 * result.margin,
+            100 * margin,
+        )
+        result = dataclasses.replace(result, normalised_by="bound")
+    spread = suite.max_baseline_spread
+    if spread is not None and result.baseline_spread > spread:
+        raise SuiteError(
+            f"{task.name}: one {suite.weak_baseline} episode's normalised score has a standard deviation of "
+            f"{result.baseline_spread:.2f} > {spread:g} (max_baseline_spread): the task cannot be in {suite.label}"
+        )
     if not result.reference_mean < result.baseline_mean:
         raise SuiteError(
             f"{task.name}: the reference ({result.reference_mean:.4f} USD) does not beat the weak baseline "

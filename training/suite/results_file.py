@@ -4,7 +4,8 @@
 "commands": [what played them, with dates],
 "tasks": {TASK: {"group", "scenario", "about", "seeds": [...], "reference": {the task's reference
 entry (:class:`training.suite.references.TaskReference`), "describe", "baseline_mean_usd",
-"reference_mean_usd", "bound_mean_usd", "bound_score"}, "agents": {NAME: {"objective_mean_usd",
+"reference_mean_usd", "bound_mean_usd", "one_mean_usd" (what scores 1),
+"bound_score"}, "agents": {NAME: {"objective_mean_usd",
 "objective_ci95_usd", "score_mean", "objectives_usd": [...], "scores": [...], "seconds"}}}},
 "aggregates": {GROUP: {NAME: {METRIC: {"point", "low", "high"}}}}, "profiles": {"taus": [...],
 GROUP: {NAME: {"share": [...], "low": [...], "high": [...]}}}}``. Groups are ``held-out``,
@@ -99,6 +100,7 @@ def _task_json(task_run: TaskRun) -> dict[str, Any]:
             "baseline_mean_usd": reference.baseline_mean,
             "reference_mean_usd": reference.reference_mean,
             "bound_mean_usd": reference.bound_mean,
+            "one_mean_usd": reference.one_mean,
             "bound_score": task_run.bound_score(),
         },
         "agents": agents,

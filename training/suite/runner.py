@@ -56,13 +56,13 @@ class TaskRun:
     def scores(self, agent: str) -> np.ndarray:
         """``(episodes,)`` normalised scores of ``agent`` (:func:`training.suite.scores.normalised`)."""
         return normalised(
-            np.array(self.agents[agent].objectives_usd), self.reference.baseline_mean, self.reference.reference_mean
+            np.array(self.agents[agent].objectives_usd), self.reference.baseline_mean, self.reference.one_mean
         )
 
     def bound_score(self) -> float:
         """The mean lower bound, normalised: no policy's mean score on the task can exceed it."""
         return float(
-            normalised(np.array(self.reference.bound_mean), self.reference.baseline_mean, self.reference.reference_mean)
+            normalised(np.array(self.reference.bound_mean), self.reference.baseline_mean, self.reference.one_mean)
         )
 
 

@@ -16,7 +16,11 @@ interquartile mean (IQM: the 25 % trimmed mean of every episode's score), the me
 the task means, and the optimality gap (the mean shortfall of every score below 1), computed by
 ``rliable.metrics``, each with a 95 % stratified-bootstrap percentile interval (episodes resampled
 with replacement within each task), and the performance profile (the share of an agent's episode
-scores above each threshold tau, with its interval). Episodes stand in for rliable's runs: for a
+scores above each threshold tau, with its interval). Tasks may have different numbers of test
+episodes (aco-suite v2: 100, or 20 where an episode is dear); then every episode weighs ``1 /
+(tasks x its task's episodes)``, so each task weighs the same, as in rliable's rectangle: the
+IQM is the weighted 25 % trimmed mean (:func:`weighted_iqm`), the optimality gap and the profile
+weighted means; on a rectangle each equals rliable's. Episodes stand in for rliable's runs: for a
 trained agent the intervals cover episode-to-episode variation of one model, not the variation
 between training runs.
 
@@ -104,23 +108,24 @@ class Aggregate:
     profile_high: np.ndarray
 
 
-def score_matrix(per_task: Mapping[str, np.ndarray], tasks: Sequence[str]) -> np.ndarray:
-    """Stack one agent's per-task episode scores into rliable's ``(episodes, tasks)`` matrix.
+def score_matrix(per_task: Mapping[str, np.ndarray], tasks: Sequence[str]) -> np.ndarray | list[np.ndarray]:
+    """One agent's per-task episode scores, in ``tasks`` order.
 
-    Raises:
-        ValueError: The tasks have different numbers of episodes (rliable needs a rectangle).
+    rliable's ``(episodes, tasks)`` matrix when every task has as many episodes, else the list of
+    each task's ``(episodes_t,)`` scores.
     """
-    lengths = {task: len(per_task[task]) for task in tasks}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"every task needs as many test episodes for an aggregate; got {lengths}")
-    return np.stack([np.asarray(per_task[task], dtype=float) for task in tasks], axis=1)
+    columns = [np.asarray(per_task[task], dtype=float) for task in tasks]
+    if len({len(column) for column in columns}) == 1:
+        return np.stack(columns, axis=1)
+    return columns
 
 
-def aggregate(scores: Mapping[str, np.ndarray]) -> dict[str, Aggregate]:
+def aggregate(scores: Mapping[str, np.ndarray | list[np.ndarray]]) -> dict[str, Aggregate]:
     """Every agent's aggregates and performance profile.
 
     Args:
-        scores: Agent -> ``(episodes, tasks)`` normalised scores (the same tasks, in the same order).
+        scores: Agent -> ``(episodes, tasks)`` normalised scores, or the list of each task's
+            scores (:func:`score_matrix`; the same tasks, in the same order).
 
     Returns:
         Agent -> its :class:`Aggregate`, with intervals from a bootstrap seeded by
@@ -128,8 +133,9 @@ def aggregate(scores: Mapping[str, np.ndarray]) -> dict[str, Aggregate]:
     """
     result = {}
     for agent, matrix in scores.items():
-        points = _statistics(matrix)
-        low, high = stratified_bootstrap(matrix, _statistics)
+        statistics = _statistics if isinstance(matrix, np.ndarray) else _ragged_statistics
+        points = statistics(matrix)  # type: ignore[arg-type]
+        low, high = stratified_bootstrap(matrix, statistics)
         count = len(AGGREGATES)
         intervals = {
             name: Interval(float(points[k]), float(low[k]), float(high[k])) for k, name in enumerate(AGGREGATES)
@@ -145,21 +151,54 @@ def _statistics(matrix: np.ndarray) -> np.ndarray:
     return np.array([*aggregates, *profile], dtype=float)
 
 
+def _ragged_statistics(columns: list[np.ndarray]) -> np.ndarray:
+    """:func:`_statistics` of tasks with different numbers of episodes, each task weighing the same."""
+    scores = np.concatenate(columns)
+    weights = np.concatenate([np.full(len(c), 1.0 / (len(columns) * len(c))) for c in columns])
+    means = np.array([c.mean() for c in columns])
+    aggregates = [
+        weighted_iqm(scores, weights),
+        float(np.median(means)),
+        float(means.mean()),
+        float(np.sum(weights * np.maximum(1.0 - scores, 0.0))),
+    ]
+    profile = [float(np.sum(weights * (scores > tau))) for tau in PROFILE_TAUS]
+    return np.array([*aggregates, *profile], dtype=float)
+
+
+def weighted_iqm(scores: np.ndarray, weights: np.ndarray) -> float:
+    """The weighted 25 % trimmed mean: the mean of the middle half of the weight, sorted by score.
+
+    Each score holds an interval of the cumulative weight (total 1); the part of it inside [0.25,
+    0.75] counts. With equal weights and a count divisible by 4 it is scipy's ``trim_mean(x,
+    0.25)``, which rliable's IQM is.
+
+    >>> round(weighted_iqm(np.array([0.0, 1.0, 2.0, 3.0]), np.full(4, 0.25)), 6)
+    1.5
+    """
+    order = np.argsort(scores, kind="stable")
+    x, w = scores[order], weights[order] / weights.sum()
+    upper = np.cumsum(w)
+    lower = upper - w
+    inside = np.clip(np.minimum(upper, 0.75) - np.maximum(lower, 0.25), 0.0, None)
+    return float(np.sum(x * inside) / np.sum(inside))
+
+
 def stratified_bootstrap(
-    matrix: np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray],
+    matrix: np.ndarray | list[np.ndarray],
+    statistic: Callable[..., np.ndarray],
     reps: int = BOOTSTRAP_REPS,
     seed: int = BOOTSTRAP_SEED,
     size: float = 0.95,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of ``statistic`` under resampling the episodes of each task.
 
-    Each replication draws, for every task (column) independently, as many episodes (rows) as
-    the task has, with replacement, and evaluates ``statistic`` on the resampled matrix.
+    Each replication draws, for every task independently, as many episodes as the task has, with
+    replacement, and evaluates ``statistic`` on the resample (a matrix, or a list of columns).
 
     Args:
-        matrix: ``(episodes, tasks)`` scores.
-        statistic: ``(episodes, tasks) -> (k,)``.
+        matrix: ``(episodes, tasks)`` scores, or each task's ``(episodes_t,)`` scores.
+        statistic: resample -> ``(k,)``.
         reps: Replications.
         seed: The generator's seed.
         size: The interval's coverage.
@@ -172,10 +211,15 @@ def stratified_bootstrap(
     (1.0, 1.0)
     """
     generator = np.random.default_rng(seed)
-    episodes, tasks = matrix.shape
-    columns = np.arange(tasks)
-    replications = np.array(
-        [statistic(matrix[generator.integers(0, episodes, size=(episodes, tasks)), columns]) for _ in range(reps)]
-    )
+    if isinstance(matrix, np.ndarray):
+        episodes, tasks = matrix.shape
+        columns = np.arange(tasks)
+        replications = np.array(
+            [statistic(matrix[generator.integers(0, episodes, size=(episodes, tasks)), columns]) for _ in range(reps)]
+        )
+    else:
+        replications = np.array(
+            [statistic([c[generator.integers(0, len(c), size=len(c))] for c in matrix]) for _ in range(reps)]
+        )
     tail = (1.0 - size) / 2.0
     return np.quantile(replications, tail, axis=0), np.quantile(replications, 1.0 - tail, axis=0)

@@ -104,7 +104,7 @@ feasible solution of the program whose program objective is no larger):
    still cover every run), and a run counts as surely completing only by the worst-case end of
    ``d_j (1 + s_j)`` nominal seconds. ``tests/agents/oracle/test_oracle_rules.py`` checks the
    bound against the exhaustive optimum on random tiny instances with rules and interference.
-9. **Workflows** (:mod:`digital_twin.workflow_events`). A task is released at the later of its
+9. **Workflows** (:mod:`digital_twin.sim.tables.workflow_events`). A task is released at the later of its
    arrival and its last parent's completion, and its queue TTL and its wait and latency run
    from its release. Its start windows are ``[r, H)``, ``r`` the earliest release
    (:attr:`~agents.oracle.model.instance.OracleInstance.earliest_start_s`: a parent completes no

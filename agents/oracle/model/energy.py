@@ -5,7 +5,7 @@ The twin charges our jobs the power they add to each node (:mod:`digital_twin.en
 (``bg`` the tick's background millicores, ``A`` our jobs' allocated millicores, ``C`` the
 node's), plus ``busy - idle`` watts per GPU our jobs hold; energy is that power over time,
 emissions that power times the region's carbon intensity over time
-(:mod:`digital_twin.energy_accounting`). The node-level figure is not a sum over jobs (the curve
+(:mod:`digital_twin.sim.features.energy_accounting`). The node-level figure is not a sum over jobs (the curve
 is not linear, and it saturates at ``u = 1``), so a
 run is charged here a share of it that no set of runs held together can exceed:
 

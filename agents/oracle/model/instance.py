@@ -22,10 +22,11 @@ from agents.oracle.model.fit import candidates as fit_candidates
 from agents.oracle.model.fit import mebibytes, millicores, node_shapes
 from agents.oracle.model.rule_caps import NodeCap, node_caps
 from digital_twin import EpisodeSettings, HindsightView, JobSpec, NodeSpec
-from digital_twin.contention import PROCESSOR_SHARING, slowest_rate
 from digital_twin.energy.model import EnergyModel
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from digital_twin.objective import ObjectiveWeights
-from digital_twin.placement.compiled import CompiledRules, compile_rules
+from digital_twin.sim.tables.contention import slowest_rate
+from digital_twin.sim.tables.rule_tables import CompiledRules, compile_rules
 from digital_twin.tick_grid import TickGrid
 
 
@@ -73,7 +74,7 @@ class OracleInstance:
             (:class:`~agents.oracle.model.energy.RunEnergy`), when the episode weighs the
             ``energy`` or ``carbon`` term; ``None`` otherwise (both counted 0, which is exact).
         interference_stretch: ``(J,)`` ``1 +`` the sum of the co-location slowdowns a job can
-            suffer (:mod:`digital_twin.interference`): its run can take that many times its
+            suffer (:mod:`digital_twin.sim.tables.interference`): its run can take that many times its
             contention-stretched length (all 1 without interference; ``None`` reads as 1).
         node_caps: The placement rules that cap, at every moment, how many jobs of a group a
             node runs (:mod:`agents.oracle.model.rule_caps`): kept by the programs.
@@ -265,7 +266,7 @@ def slowest_rate_table(view: HindsightView) -> np.ndarray:
     """``(K, N)`` the lowest progress rate of each node's jobs while each tick's background holds.
 
     Under processor sharing a node's rate is lowest when it is fully allocated
-    (:func:`digital_twin.contention.slowest_rate`); the background is a step function of the
+    (:func:`digital_twin.sim.tables.contention.slowest_rate`); the background is a step function of the
     ticks before the horizon, computed in millicores exactly as the twin does. All 1.0
     without interference (``K >= 1``).
     """

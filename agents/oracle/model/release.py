@@ -1,7 +1,7 @@
 """When a job entered the queue: its release (arrival, or a workflow task's last parent's completion) and its requeues.
 
 A job's wait counts per queue spell, from its release or from the eviction that requeued it,
-and a latency-critical job's latency runs from its release (:mod:`digital_twin.event_handlers`).
+and a latency-critical job's latency runs from its release (:mod:`digital_twin.sim.event_handlers`).
 The programs charge those from the latest time a spell can have begun before a start
 (:mod:`agents.oracle.model.terms`), so they never count more than the twin.
 """

@@ -1,6 +1,6 @@
 """Placement rules the oracle's programs can keep: caps on how many jobs of a group one node holds.
 
-A required rule judged when a job starts (:mod:`digital_twin.rule_checks`) is in general not a
+A required rule judged when a job starts (:mod:`digital_twin.sim.tables.rule_checks`) is in general not a
 constraint on the schedule at every moment (a spread's skew can grow when jobs end). Two kinds
 are: on a topology key whose every domain is one node (``topology_key: node``),
 
@@ -16,7 +16,7 @@ twin's runs. The other required rules are left out (the programs' schedules are 
 
 Example:
     >>> from digital_twin import JobSpec, default_fleet
-    >>> from digital_twin.placement.compiled import compile_rules
+    >>> from digital_twin.sim.tables.rule_tables import compile_rules
     >>> from digital_twin.placement.rules import PlacementRules
     >>> batch = {"match_labels": {"workload": "batch"}}
     >>> rules = PlacementRules.parse({"rules": [{"topology_spread_constraints": [
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from digital_twin.placement.compiled import CompiledRules
-from digital_twin.rule_checks import ANTI, CAP
+from digital_twin.sim.tables.rule_checks import ANTI, CAP
+from digital_twin.sim.tables.rule_tables import CompiledRules
 
 NodeCap = tuple[np.ndarray, int]
 """``(members, cap)``: ``(J,)`` bool, the jobs counted; at most ``cap`` of them on a node at once."""

@@ -1,6 +1,6 @@
 """The latest a run can end under cpu contention: what the plan reserves for each run.
 
-Under processor sharing (:mod:`digital_twin.contention`) a job progresses at ``cores / demand``
+Under processor sharing (:mod:`digital_twin.sim.tables.contention`) a job progresses at ``cores / demand``
 of nominal speed, and a node's demand is highest when our jobs fill it: at every instant the
 rate is at least the node's *slowest rate* under the background that holds
 (:attr:`OracleInstance.slowest_rate`, a step function of the ticks). A run of ``d`` nominal

@@ -1,7 +1,7 @@
 """What each penalty term counts in the oracle's programs: the one oracle module that knows each term's rule.
 
 The twin counts every term of :data:`~digital_twin.objective.PENALTIES` where its rule is met
-(:mod:`digital_twin.event_handlers`). The oracle's programs must charge a plan exactly what the
+(:mod:`digital_twin.sim.event_handlers`). The oracle's programs must charge a plan exactly what the
 twin will count, and charge the relaxation no more than any episode counts
 (:mod:`agents.oracle.bounds.exact` argues why). A term is charged in one or more of five ways:
 
@@ -362,7 +362,7 @@ def _utility_lost(
 ) -> np.ndarray:
     """``(n,)`` utility a latency-critical job loses by runs ending at ``end`` (1 where they fail; 0 if not LC).
 
-    :func:`digital_twin.objective.utility_loss` of ``end - since`` (``since``: the job's
+    :func:`digital_twin.sim.measures.utility_loss` of ``end - since`` (``since``: the job's
     release, :func:`~agents.oracle.model.release.release_floor_s`), vectorised with the same float operations.
     """
     if not inst.job_lc[job]:

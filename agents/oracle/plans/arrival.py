@@ -12,7 +12,7 @@ tick), over the runs that hold the node then (``a <= t < min(a + d, H)``):
 
 * **fit**: their cpu, memory and GPU requests are within the node's (a planned start fits);
 * **no slowdown** (under ``processor-sharing``): their cpu plus the tick's background cpu is
-  at most the node's cores (:func:`digital_twin.contention.progress_rate` stays 1), so every
+  at most the node's cores (:func:`digital_twin.sim.tables.contention.progress_rate` stays 1), so every
   run lasts exactly its nominal duration;
 * **no SLA violation**: at each tick a latency-critical run covers (``a < T < end``), the
   node's allocation is at most :attr:`~agents.oracle.model.instance.OracleInstance.sla_allowed_cpu_m`.

@@ -26,8 +26,9 @@ from agents.oracle.plans.arrival import (
 )
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING, progress_rate
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from digital_twin.planted import PlantedEpisode
+from digital_twin.sim.tables.contention import progress_rate
 from tests.agents.oracle.test_oracle_random import brute_force_optimum, small_specs
 from tests.digital_twin.planted.test_planted import planted_episodes
 

@@ -27,7 +27,7 @@ from agents.oracle.plans.options import plan_options
 from agents.oracle.plans.replay import FirstRuns, Plan, planned_node, replayed_runs
 from agents.oracle.plans.replay import replay_plan as replay_plan_objective
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from tests.agents.oracle.test_oracle_random import (
     TOL,
     brute_force_optimum,

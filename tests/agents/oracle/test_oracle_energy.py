@@ -26,9 +26,9 @@ from agents.oracle.model import terms
 from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.candidates import program_candidates
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING
 from digital_twin.energy import CarbonIntensity, PowerCurve, specpower_curve
 from digital_twin.energy.model import EnergyModel, NodePower, default_node_power
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from digital_twin.objective import PENALTY_INDEX
 from tests.agents.oracle.test_oracle_random import TOL, _check_instance, brute_force_optimum, replay_plan, small_specs
 from tests.agents.oracle.test_oracle_rerun import _spec as rerun_spec

@@ -26,7 +26,7 @@ from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, EpisodeSettings, HindsightView, JobSpec, NodeSpec, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from tests.agents.oracle.test_oracle_random import (
     WEIGHTS,
     assert_below_policies_and_the_optimum,

@@ -25,7 +25,7 @@ from agents.oracle.model.instance import OracleInstance
 from agents.oracle.plans.hindsight_greedy import hindsight_greedy_plan
 from agents.oracle.plans.replay import replay_plan
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from tests.agents.oracle.test_oracle_energy import WEIGHED, _two_regions
 from tests.agents.oracle.test_oracle_random import (
     assert_below_policies_and_the_optimum,

@@ -221,3 +221,18 @@ def test_bad_options__are_spec_errors(tmp_path: Path, kwargs: dict[str, Any], ma
     path = eia_file(tmp_path, [(GEN, 100.0)] * 3)
     with pytest.raises(SpecError, match=match):
         read_eia_carbon_csv(path, **kwargs)
+
+
+def test_read_eia_carbon_csv__hour_end_labels_shift_the_series_one_hour_later(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With hour_label end, the hour starting at `start` is the row labelled an hour later; bad labels are refused."""
+    rows = ["timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI"]
+    for h in range(4):
+        rows.append(f"2022-01-01 0{h}:00:00+00:00,1,0,0,0,1,0,0,0,{100 + 10 * h}")
+    path = tmp_path / "X_NG_&_avgCI.csv"
+    path.write_text("\n".join(rows) + "\n")
+    start = read_eia_carbon_csv(path, start="2022-01-01 01:00")
+    end = read_eia_carbon_csv(path, start="2022-01-01 01:00", hour_label="end")
+    assert start.g_per_kwh.tolist() == [110.0, 120.0, 130.0, 100.0]
+    assert end.g_per_kwh.tolist() == [120.0, 130.0, 100.0, 110.0]
+    with pytest.raises(SpecError, match="hour_label"):
+        read_eia_carbon_csv(path, hour_label="middle")

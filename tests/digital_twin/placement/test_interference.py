@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, ObjectiveWeights, Telemetry, TwinSpec
-from digital_twin.contention import PROCESSOR_SHARING, progress_rate
+from digital_twin.episode_settings import PROCESSOR_SHARING
 from digital_twin.placement.labels import job_labels
 from digital_twin.placement.rules import PlacementRules
+from digital_twin.sim.tables.contention import progress_rate
 from tests.helpers import apply_action, first_fit, run_twin, seeded_random_policy
 from tests.work_replay import Run, rebuilt_runs
 

@@ -18,9 +18,7 @@ from tests.helpers import assert_twin_invariants, first_fit, run_twin, seeded_ra
 from tests.paths import ROOT
 
 PLANTED5 = ROOT / "scenarios" / "planted5.yaml"
-WEIGHTS = ObjectiveWeights(
-    qos_violation_usd=0.5, eviction_usd=5.0, rejection_usd=5.0, wait_usd_per_job_hour=2.0
-)
+WEIGHTS = ObjectiveWeights(qos_violation_usd=0.5, eviction_usd=5.0, rejection_usd=5.0, wait_usd_per_job_hour=2.0)
 SETTINGS = EpisodeSettings(14400, interference="processor-sharing", spot_recovery_s=600, weights=WEIGHTS)
 
 

@@ -1,7 +1,7 @@
 """An independent referee of workflow episodes: what the event log must show, recomputed from the rules.
 
 Reads only the spec (jobs, parents, workflow specs) and the twin's event log; shares no code with
-the twin's workflow handling (digital_twin/workflow_events.py).
+the twin's workflow handling (digital_twin/sim/tables/workflow_events.py).
 """
 
 from __future__ import annotations

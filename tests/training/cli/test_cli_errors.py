@@ -209,6 +209,23 @@ def test_validate__an_invalid_file_beats_missing_data(tmp_path: Path) -> None:
     assert "MISSING DATA" in result.stdout and "INVALID" in result.stdout
 
 
+def test_validate__warns_of_jobs_that_fit_no_node(tmp_path: Path) -> None:
+    """A GPU job on a cpu-only fleet: OK (the file is valid), with a warning naming the job, exit 0."""
+    path = tmp_path / "cpu-fleet.yaml"
+    path.write_text(
+        "schema_version: 2\nname: cpu-fleet\nhorizon_s: 3600\nfleet:\n  nodes:\n"
+        "    - {node_id: a, arch: x86_64, instance: on-demand, cpu_cores: 8, mem_gb: 32, price_per_hour_usd: 0.2}\n"
+        "telemetry: {reader: constant, cpu_pct: 10, mem_pct: 10, tick_s: 300}\n"
+        "workload:\n  source: jobs\n  jobs:\n"
+        "    - {job_id: g1, arrival_s: 0, duration_s: 600, workload: batch, cpu_cores: 2, mem_gb: 4, gpu_count: 1}\n"
+        "    - {job_id: c1, arrival_s: 10, duration_s: 600, workload: batch, cpu_cores: 2, mem_gb: 4}\n"
+    )
+    result = cli("validate", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"OK {path}")
+    assert "warning: 1 of 2 jobs of the episode fit no node of the fleet" in result.stdout and "'g1'" in result.stdout
+
+
 @pytest.mark.parametrize(("args", "code", "fragment"), [
     (["bench", "--only", "nosuch"], 2, "unknown section(s) nosuch"),
     (["reproduce", "--tier", "T9.9"], 2, "unknown tier(s) T9.9"),

@@ -18,6 +18,7 @@ from training.errors import UsageError
 from training.evaluation.rollout import play_episode
 from training.learning.config import TrainConfig
 from training.learning.imitation import IMITATION_SEED_OFFSET, DaggerSettings, dagger
+from training.learning.random_start_hour import episode_start_hour
 from training.learning.train import train
 from training.learning.train_checks import check_train_config
 
@@ -77,3 +78,28 @@ def test_train_checks__refuse_dagger_for_an_algorithm_it_cannot_warm_start(tmp_p
 def test_train_checks__refuse_an_expert_that_cannot_label(tmp_path: Path, expert: str, words: str) -> None:
     with pytest.raises(UsageError, match=words):
         check_train_config(TrainConfig(logdir=tmp_path, dagger_iterations=1, dagger_expert=expert))
+
+
+@pytest.mark.training
+def test_dagger__a_batched_round_labels_what_each_episode_alone_gives() -> None:
+    """Iteration 0 (three episodes side by side, two scenarios): the labels of each episode played alone, in order."""
+    tasks = [scenarios.load("fleet5-synthetic"), scenarios.load("fleet5-utility")]
+    model = MaskablePPO(SetPolicy, ClusterSchedulingEnv(tasks[0]), seed=0, device="cpu")
+    settings = DaggerSettings(expert="first-fit", iterations=1, episodes=3, epochs=1, random_start_hour=True)
+    labels, _ = dagger(model, tasks, settings, seed=5, progress=False)
+    expected_actions, expected_nodes = [], []
+    for k in range(3):
+        env = ClusterSchedulingEnv(tasks[k % 2])
+        expert = make_agent("first-fit", env)
+        seed = IMITATION_SEED_OFFSET + 5 + k
+        observation, _ = env.reset(seed=seed, options={"start_hour": episode_start_hour(seed)})
+        expert.reset(seed)
+        while True:
+            action = int(expert.predict(observation)[0])
+            expected_actions.append(action)
+            expected_nodes.append(observation["nodes"])
+            observation, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+    assert labels.actions.tolist() == expected_actions
+    assert np.array_equal(labels.observations["nodes"], np.stack(expected_nodes))

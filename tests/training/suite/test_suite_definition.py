@@ -14,15 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from gymnasium.utils import seeding
 
 import scenarios
 from aco_env import ClusterSchedulingEnv
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from training.evaluation.protocol import TEST, TRAINING, VALIDATION
-from training.suite.definition import GROUPS, SUITE_FILE, SuiteError, load_suite
+from training.suite.definition import GROUPS, SUITE_FILE, SUITE_V1_FILE, SuiteError, load_suite
 from training.suite.references import BUNDLED_DIR, ReferenceStore
 
 SUITE = load_suite()
+V1 = load_suite(SUITE_V1_FILE)
 
 
 def test_suite__seed_ranges_never_overlap_and_lie_in_the_protocol_ranges_of_their_purpose() -> None:
@@ -41,7 +43,7 @@ def test_suite__is_made_for_the_registered_environment_and_names_its_tasks_once(
     assert len(names) == len(set(names))
     assert {task.group for task in SUITE.tasks} == set(GROUPS)
     assert SUITE.path == SUITE_FILE
-    assert len({len(task.test_seeds) for task in SUITE.tasks}) == 1  # rliable's (episodes, tasks) rectangle
+    assert (SUITE.version, SUITE.superseded_by, V1.version, V1.superseded_by) == (2, None, 1, 2)
 
 
 @pytest.mark.parametrize("task", SUITE.tasks, ids=lambda task: task.name)
@@ -57,14 +59,44 @@ def test_suite__every_task_validates(task) -> None:  # type: ignore[no-untyped-d
     assert (task.reference.kind == "planted") == scenario.planted
 
 
-@pytest.mark.parametrize("task", SUITE.tasks, ids=lambda task: task.name)
-def test_suite__the_repository_s_reference_of_every_task_was_made_from_this_suite(task) -> None:  # type: ignore[no-untyped-def]
-    store = ReferenceStore(SUITE, cache_dir=None)
+@pytest.mark.parametrize(
+    ("suite", "task"),
+    [(suite, task) for suite in (SUITE, V1) for task in suite.tasks],
+    ids=lambda x: x.label.replace(" ", "-") if hasattr(x, "label") else x.name,
+)
+def test_suite__the_repository_s_reference_of_every_task_was_made_from_its_suite(suite, task) -> None:  # type: ignore[no-untyped-def]
+    """v2 and the superseded v1: every shipped reference matches its suite, scenario files and seeds."""
+    store = ReferenceStore(suite, cache_dir=None)
     entry = store._entries.get(task.name)
     assert entry is not None, f"{task.name}: no reference in {BUNDLED_DIR / store.file_name}"
-    assert entry.matches(SUITE, task) is None, f"{task.name}: {entry.matches(SUITE, task)}: bump the suite's version"
+    assert entry.matches(suite, task) is None, f"{task.name}: {entry.matches(suite, task)}: bump the suite's version"
     assert entry.reference_mean < entry.baseline_mean
     assert all(bound <= reference + 1e-6 for bound, reference in zip(entry.bound_usd, entry.reference_usd, strict=True))
+
+
+@pytest.mark.parametrize("task", SUITE.tasks, ids=lambda task: task.name)
+def test_suite_v2__one_random_episode_s_score_has_a_standard_deviation_of_at_most_1(task) -> None:  # type: ignore[no-untyped-def]
+    """The margin rule keeps every task's scale wide enough: the weak baseline's normalised scores spread <= 1."""
+    entry = ReferenceStore(SUITE, cache_dir=None)._entries[task.name]
+    span = entry.baseline_mean - entry.one_mean
+    scores = (entry.baseline_mean - np.array(entry.baseline_usd)) / span
+    assert scores.std() <= 1.0
+    assert (entry.normalised_by == "bound") == (entry.margin < (SUITE.min_reference_margin or 0.0))
+
+
+@pytest.mark.parametrize("task", SUITE.tasks, ids=lambda task: task.name)
+def test_suite_v2__every_test_seed_plays_its_own_jobs(task) -> None:  # type: ignore[no-untyped-def]
+    """No two test seeds of a v2 task give the same job list (ids, arrivals, sizes)."""
+    scenario = scenarios.load(task.scenario)
+    if scenario.missing_data():
+        pytest.skip(f"{task.scenario}: trace data absent ({scenario.missing_data()[0]})")
+    seeds = task.test_seeds if len(scenario.fleet) <= 50 else task.test_seeds[:5]  # 500 nodes: bound the work
+    lists = set()
+    for seed in seeds:
+        generator, _ = seeding.np_random(seed)  # the env's reset(seed=...) generator
+        jobs = scenario.make_spec(generator).jobs
+        lists.add(tuple((job.job_id, job.arrival_s, job.cpu_cores, job.gpu_count) for job in jobs))
+    assert len(lists) == len(seeds)
 
 
 def _write(tmp_path: Path, change) -> Path:  # type: ignore[no-untyped-def]

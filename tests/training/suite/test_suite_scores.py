@@ -57,7 +57,23 @@ def test_stratified_bootstrap__resamples_within_tasks_and_covers_the_mean_like_i
     assert (high[0] - low[0]) / 2 == pytest.approx(half_width, rel=0.15)
 
 
-def test_score_matrix__needs_as_many_episodes_on_every_task() -> None:
+def test_score_matrix__a_rectangle_when_tasks_have_as_many_episodes_else_the_columns() -> None:
+    """Equal episode counts give rliable's (episodes, tasks) matrix; unequal ones each task's column."""
     assert score_matrix({"x": np.arange(3.0), "y": np.ones(3)}, ["y", "x"]).tolist() == [[1, 0], [1, 1], [1, 2]]
-    with pytest.raises(ValueError, match="as many test episodes"):
-        score_matrix({"x": np.arange(3.0), "y": np.ones(2)}, ["x", "y"])
+    columns = score_matrix({"x": np.arange(3.0), "y": np.ones(2)}, ["x", "y"])
+    assert isinstance(columns, list) and [c.tolist() for c in columns] == [[0.0, 1.0, 2.0], [1.0, 1.0]]
+
+
+def test_ragged_aggregates__equal_rliable_s_on_a_rectangle_and_weigh_every_task_alike() -> None:
+    """On a rectangle the weighted statistics are rliable's; repeating a task's episodes changes nothing."""
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(0.5, 0.4, size=(20, 4))
+    rectangle = aggregate({"a": matrix})["a"]
+    columns = aggregate({"a": [matrix[:, k] for k in range(4)]})["a"]
+    for name in AGGREGATES:
+        assert columns.intervals[name].point == pytest.approx(rectangle.intervals[name].point, abs=1e-12)
+    np.testing.assert_allclose(columns.profile, rectangle.profile, atol=1e-12)
+    repeated = [np.tile(matrix[:, 0], 5), *(matrix[:, k] for k in range(1, 4))]  # task 0 with 100 episodes
+    stretched = aggregate({"a": repeated})["a"]
+    for name in AGGREGATES:
+        assert stretched.intervals[name].point == pytest.approx(rectangle.intervals[name].point, abs=1e-12)

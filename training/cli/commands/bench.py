@@ -41,6 +41,8 @@ SECTIONS: dict[str, str] = {
     "rules": "training.benchmarks.rules:bench_rules",
     "full-scale": "training.benchmarks.full_scale:bench_full_scale",
     "serve": "serving.loadtest:bench_serve",
+    "fleet-size": "training.benchmarks.fleet_size:bench_fleet_size",
+    "vector": "training.benchmarks.vector:bench_vector",
 }
 """Section name -> ``module:function``; each function returns a JSON-ready dict."""
 
@@ -59,6 +61,8 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     },
     "full-scale": {"scenario_names": ("openb1523-alibaba2023",), "agents": ("twin", "first-fit")},
     "serve": {"placements": 2000},
+    "fleet-size": {"decisions": 500, "repeats": 1, "resets": 50, "episodes": False},
+    "vector": {"steps": 4096, "repeats": 1},
 }
 
 

@@ -1,6 +1,7 @@
 """Run agents on the benchmark suite: normalised scores per task, rliable aggregates, a leaderboard.
 
-The suite (``training/suite/suite.yaml``, cited as ``aco-suite v1``) fixes its tasks, their seed
+The suite (``training/suite/suite-v2.yaml``, cited as ``aco-suite v2``; ``--suite
+training/suite/suite.yaml`` plays the superseded v1) fixes its tasks, their seed
 splits, the weak baseline (score 0) and each task's reference (score 1): the planted optimum or the
 oracle's plan. ``aco-env suite --agents aco,first-fit,sb3:PATH`` plays every agent on every task's
 test seeds, on ``--backend`` (every backend gives the same numbers), and writes into ``--out``:
@@ -13,7 +14,7 @@ test seeds, on ``--backend`` (every backend gives the same numbers), and writes 
 
 A task's reference is computed once (the weak baseline and the task's oracle on every test seed)
 and cached by task and suite version: the repository ships the references the leaderboard was made
-with (``training/suite/aco-suite-v1-references.json``); others go to ``--cache`` (default
+with (``training/suite/aco-suite-v2-references.json``, and v1's); others go to ``--cache`` (default
 ``~/.cache/aco-env``). ``--tasks`` or ``--group`` play part of the suite; ``--add-to DIR`` keeps the
 agents of earlier runs' ``suite.json`` (same suite) and adds these, on any tasks, so a
 leaderboard can grow one agent at a time; ``--agents none --add-to A B`` only merges runs made

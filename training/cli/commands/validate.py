@@ -18,7 +18,8 @@ from contextlib import contextmanager
 import numpy as np
 
 import scenarios
-from digital_twin import SpecError
+from digital_twin import SpecError, TwinSpec
+from digital_twin.sim.constants import TwinConstants
 from training.errors import EXIT_DATA, EXIT_MISSING_DATA, EXIT_OK, message_line
 
 HELP = "validate scenario files (exit 1 when one is invalid, 3 when only data is missing)"
@@ -43,7 +44,7 @@ def _validate(path: str) -> int:
             scenario = scenarios.load(path)
             missing = scenario.missing_data()
             if not missing:
-                scenario.make_spec(np.random.default_rng(scenario.seed))
+                unplaceable = _jobs_fitting_no_node(scenario.make_spec(np.random.default_rng(scenario.seed)))
         except (SpecError, OSError) as exc:
             print(f"INVALID {message_line(str(exc))}")
             return EXIT_DATA
@@ -52,8 +53,30 @@ def _validate(path: str) -> int:
         hint = f"set {scenarios.TRACES_ENV} to the folder that holds the traces" if unset else "check the path"
         print(f"MISSING DATA {message_line(f'{path}: valid, but needs {missing[0]} ({hint})')}")
         return EXIT_MISSING_DATA
+    if unplaceable:
+        notes.append(unplaceable)
     print(f"OK {path}" + "".join(f"\n  {note}" for note in notes))
     return EXIT_OK
+
+
+def _jobs_fitting_no_node(spec: TwinSpec) -> str:
+    """A warning naming the episode's jobs that no node of the fleet can ever hold ("" when none).
+
+    Such a job (a GPU job on a cpu-only fleet, more cores or memory than any node has, an arch
+    no node offers) is rejected when it arrives, at the rejection weight, whatever the policy.
+    """
+    constants = TwinConstants.of(spec)
+    never = [j for j in range(constants.n_jobs) if not constants.candidates[j]]
+    if not never:
+        return ""
+    job = spec.jobs[never[0]]
+    asks = f"{job.cpu_cores:g} cores, {job.mem_gb:g} GB" + (f", {job.gpu_count} GPU(s)" if job.gpu_count else "")
+    if job.required_arch:
+        asks += f", arch {job.required_arch}"
+    return (
+        f"warning: {len(never):,} of {constants.n_jobs:,} jobs of the episode fit no node of "
+        f"the fleet and will be rejected on arrival (first: {job.job_id!r}, asking {asks})"
+    )
 
 
 @contextmanager
