@@ -13,7 +13,7 @@ TWIN_SOURCES := $(shell find digital_twin -name '*.py' -not -path 'digital_twin/
 ACO_ENV_TRACES ?= $(wildcard $(abspath ../shared/traces))
 export ACO_ENV_TRACES
 
-.PHONY: install run test test-fast test-slow bench reproduce lint clean
+.PHONY: install run test test-fast test-slow test-base smoke bench results reproduce lint clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -30,22 +30,42 @@ run: install  ## the main job on the default scenario
 
 # The test layers (tests/layers.py): `fast` is the library's core tests (no child process, no Ray,
 # no training), `rest` everything else that is not slow; together they are the default suite.
+# No test asserts a wall time (tests/hang_guard.py): a loaded machine makes them slower, never red.
 PYTEST := $(PY) -m pytest -q -n auto --dist loadgroup
 
-test-fast: install  ## the fast layer alone: invariants, env checkers, scenario and trace parsing (under a minute)
+smoke: install  ## seconds, for every save: lint, then the tests marked smoke (one of each kind of thing)
+	$(VENV)/bin/ruff check .
+	ACO_ENV_TEST_LAYER=fast $(PY) -m pytest -q -p no:randomly -o addopts=--strict-markers -m smoke tests
+
+test-fast: install  ## the fast layer alone: invariants, env checkers, scenario and trace parsing
 	ACO_ENV_TEST_LAYER=fast $(PYTEST)
 
+# Every step runs even when an earlier one fails; the last line names the steps that failed.
 test: install  ## layering contracts, types, then the fast layer and the rest of the default suite (slow tests deselected)
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy
-	ACO_ENV_TEST_LAYER=fast $(PYTEST)
-	ACO_ENV_TEST_LAYER=rest $(PYTEST)
+	@failed=""; \
+	$(VENV)/bin/lint-imports || failed="$$failed lint-imports"; \
+	$(VENV)/bin/mypy || failed="$$failed mypy"; \
+	ACO_ENV_TEST_LAYER=fast $(PYTEST) || failed="$$failed fast-layer"; \
+	ACO_ENV_TEST_LAYER=rest $(PYTEST) || failed="$$failed rest-layer"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed (each step's failures are listed above it)"; exit 1; fi; \
+	echo "make test: every step passed (lint-imports, mypy, fast layer, rest layer)"
 
 test-slow: install  ## only the slow tests
 	$(PY) -m pytest -q -m slow
 
-bench: install  ## benchmarks; results in docs/benchmarks.md
+# The base install (no train, ray or serve extra: no torch, SB3, FastAPI, Ray) with the test tools,
+# in a venv of its own: the fast layer must pass there too (tests/optional_extras.py).
+VENV_BASE ?= .venv-base
+test-base:  ## the fast layer in a base install without torch (creates $(VENV_BASE))
+	test -x $(VENV_BASE)/bin/python || python3 -m venv $(VENV_BASE)
+	$(VENV_BASE)/bin/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	ACO_ENV_TEST_LAYER=fast $(VENV_BASE)/bin/python -m pytest -q -n auto --dist loadgroup
+
+bench: install  ## benchmarks: docs/benchmarks.json, and the generated tables of docs/benchmarks.md
 	$(VENV)/bin/aco-env bench --out docs/benchmarks.json --markdown docs/benchmarks.md
+
+results: install  ## the generated tables of docs/results.md, from the results folders in docs/results/
+	$(VENV)/bin/aco-env results --from docs/results --page docs/results.md
 
 reproduce: install  ## the reference's benchmarks, its setting and the full twin; docs/reproduction.md
 	$(VENV)/bin/aco-env reproduce --out docs
@@ -54,4 +74,4 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info digital_twin/_compiled
+	rm -rf $(VENV) $(VENV_BASE) .pytest_cache .hypothesis build *.egg-info digital_twin/_compiled

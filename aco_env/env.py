@@ -164,41 +164,13 @@ class ClusterSchedulingEnv(TwinEnv):
     | **config_overrides | | any :class:`EnvConfig` field, e.g. ``reward_scale=10`` (as ``gym.make`` kwargs) |
 
     ## Version History
-    * v5: jobs may be tasks of workflows (DAGs, :mod:`digital_twin.workflows`): a task is
-      submitted once its parents have completed, a failure rejects its descendants, and the
-      objective's ``workflow`` and ``workflow_deadline`` terms (weight 0 unless a scenario
-      prices them) weigh each workflow's time and deadline. Five job columns (``task`` ...
-      ``workflow_weight``) show a task's place in its workflow, as declared at the workflow's
-      submission; 0 for independent jobs, so the dynamics and rewards of every scenario
-      without workflows are v4's.
-    * v4: three grid columns in ``obs["nodes"]`` (``carbon_now``, ``carbon_forecast_min``,
-      ``energy_cost_rel``; :mod:`aco_env.grid_columns`), from the node's region's carbon
-      intensity at and before the decision and the objective's energy and carbon prices. The
-      twin accounts every node's energy and emissions (:mod:`digital_twin.sim.features.energy_accounting`);
-      the objective's ``energy`` and ``carbon`` terms weigh 0 unless a scenario prices them, so
-      the dynamics and rewards of every scenario without them are v3's.
-    * v3: jobs have a declared duration beside the true one (a trace's, e.g. SWF
-      ``requested_time``, or the scenario's estimate model; :mod:`digital_twin.declared_durations`):
-      ``duration_h`` in the observation and ``duration_s`` of the jobs in :meth:`cluster_view`
-      and ``known_spec()`` are the declaration (a running job's expected duration in
-      ``known_spec()``); the twin runs the true durations. The node column ``qos_risk`` (new)
-      marks the nodes where the current job would count a QoS violation. The scenario and the
-      episode's future are no longer attributes or methods of the env: :mod:`aco_env.hindsight`.
-    * v2: the waiting price counts every queue spell (a preemptible job requeued after an
-      eviction waits again; the ``wait`` term and ``mean_wait_s``); a stale event (the TTL
-      expiry of a job that started, the completion of an evicted run) no longer poses a
-      decision, so a deferred job is asked again only after a real event. ``aco_env/Planted5``
-      (scenario ``planted5``, a planted and proven optimum per episode) is new.
-    * v1: the bundled scenarios of the ids (``fleet5-synthetic``, ``fleet5-alibaba2018``,
-      ``gpu32-alibaba2023``) slow jobs by cpu contention with the background load
-      (``interference: processor-sharing``) and price waiting (``wait_usd_per_job_hour``);
-      ``gpu32-alibaba2023`` scales its penalties to GPU prices. Jobs still queued at the horizon
-      pay the rejection penalty; a deadline is missed when a job first starts after it; the
-      observation boxes have finite bounds; there is no step limit (``max_invalid_streak``
-      truncates an episode stuck on invalid actions, and every end carries
-      ``episode_metrics``). ``EnvConfig.deferral`` offers the ``new-fit`` deferral rule (the
-      default, ``next-event``, is v0's). Online agents see the settings and the telemetry so
-      far in :meth:`cluster_view`; the oracle reads the episode's future.
+    One line per version; CHANGELOG.md ("Environment versions") says more of each.
+
+    * v5: workflows (DAG tasks), five workflow job columns and the ``workflow`` objective terms.
+    * v4: three grid columns (carbon now and forecast, energy cost); energy and carbon terms.
+    * v3: declared durations in the observation (the twin runs the true ones); ``qos_risk``.
+    * v2: every queue spell's wait is priced; stale events pose no decision; ``Planted5``.
+    * v1: cpu contention, a waiting price, finite boxes, no step limit, the ``new-fit`` deferral.
     * v0: initial version (no contention, no waiting price, episodes cut at 10,000 steps).
     """
 

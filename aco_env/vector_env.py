@@ -12,7 +12,7 @@ vector envs merge infos.
 
 Episodes are those of B single envs: ``reset(seed=s)`` resets env ``b`` with seed ``s + b`` (and
 ``options``), its later episodes continue its own generator, and each env's episode, observations
-and rewards are its single env's (tested). Autoreset is Gymnasium's: ``next-step`` (the default:
+and rewards are its single env's. Autoreset is Gymnasium's: ``next-step`` (the default:
 the step after an episode's end resets that env, ignoring its action, with reward 0),
 ``same-step`` (the final observation and info in ``info["final_obs"]`` / ``info["final_info"]``,
 the new episode's first observation in the batch: what Stable-Baselines3's ``VecEnv`` does) or

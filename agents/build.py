@@ -8,12 +8,15 @@ load through :mod:`agents.sb3_agent`, which imports torch only when a model is l
 
 from __future__ import annotations
 
+import inspect
+import typing
 from typing import Any
 
 import gymnasium as gym
 
-from agents.base import Agent, AgentEntry, AgentSpecError, listed_agent_names, registered_agent
+from agents.base import Agent, AgentEntry, AgentSpecError, agent_names, listed_agent_names, registered_agent
 from agents.spec import parse_agent_spec
+from digital_twin.errors import did_you_mean
 
 
 def check_agent_name(name: str) -> None:
@@ -60,12 +63,45 @@ def make_agent(name: str, env: gym.Env, **options: Any) -> Agent:
         return load_sb3_agent(name[4:], env, **options)
     _, written = parse_agent_spec(name)
     entry = _entry(name)
+    given = {**written, **options}
+    known = agent_option_names(entry)
+    unknown = sorted(set(given) - set(known)) if known is not None else []
+    if known is not None and unknown:
+        raise AgentSpecError(_no_such_option(name, unknown[0], known))
     try:
-        return entry.factory(env, **{**written, **options})
+        return entry.factory(env, **given)
     except TypeError as exc:
         if "unexpected keyword argument" not in str(exc):
             raise
         raise AgentSpecError(f"agent {name!r}: no such option ({exc})") from None
+
+
+def agent_option_names(entry: AgentEntry) -> list[str] | None:
+    """The options an agent takes: its factory's keyword parameters (the env excluded), sorted.
+
+    A factory that passes ``**options`` on to the class it returns (its return annotation) takes
+    that class's keyword parameters. ``None`` when they cannot be told (a factory without one).
+    """
+    factory: Any = entry.factory
+    target = factory
+    parameters = inspect.signature(factory).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        try:
+            target = typing.get_type_hints(factory).get("return")
+        except (NameError, TypeError):
+            return None
+        if not inspect.isclass(target):
+            return None
+        parameters = inspect.signature(target).parameters
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return None
+    keyword = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sorted(name for name in list(parameters)[1:] if parameters[name].kind in keyword)
+
+
+def _no_such_option(spec: str, option: str, known: list[str]) -> str:
+    listed = ", ".join(known) if known else "none"
+    return f"agent {spec!r}: no such option {option!r}{did_you_mean(option, known)}; its options: {listed}"
 
 
 def _entry(name: str) -> AgentEntry:
@@ -77,5 +113,6 @@ def _entry(name: str) -> AgentEntry:
     base, _ = parse_agent_spec(name)
     entry = registered_agent(base)
     if entry is None:
-        raise AgentSpecError(f"unknown agent {base!r}; registered: {listed_agent_names()}, or sb3:PATH")
+        close = did_you_mean(base, agent_names())
+        raise AgentSpecError(f"unknown agent {base!r}{close}; registered: {listed_agent_names()}, or sb3:PATH")
     return entry

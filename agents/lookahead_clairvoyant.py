@@ -19,7 +19,7 @@ The rollout rule is a heuristic, so neither part is a bound: the clairvoyant age
 worse than the online one on an episode.
 
 Its rollout objective is exact about the true future: the one of the action it takes is the
-episode's final objective if the episode then follows the rollout rule (tested).
+episode's final objective if the episode then follows the rollout rule.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ nothing else, and a policy trained on 5 nodes should run on 32 or 500. SB3's def
 ``MultiInputPolicy`` flattens the observation into one vector, so its weights fix N and tie
 each node's meaning to its position. :class:`SetPolicy` instead:
 
-* embeds each node from its own row: ``obs["nodes"][i]`` (21), ``obs["history"][i]`` (W),
+* embeds each node from its own row: ``obs["nodes"][i]`` (``len(NODE_FEATURES)`` columns), ``obs["history"][i]`` (W),
   whether the current job fits there (``obs["action_mask"][i]``) and, with
   ``job_node_features``, what placing the current job there would do to it
   (:func:`job_node_features`: its share of the node's cores, the node's utilisation and free
@@ -68,7 +68,7 @@ def job_node_features(nodes: torch.Tensor, job: torch.Tensor) -> torch.Tensor:
 
     Each is an exact function of the observation: products and ratios of a job column and a node
     column, which the node embedding (one node's row) and the score (sums of embeddings) can
-    otherwise only approximate. Args: ``nodes`` ``(B, N, 21)``, ``job`` ``(B, 18)``.
+    otherwise only approximate. Args: ``nodes`` ``(B, N, len(NODE_FEATURES))``, ``job`` ``(B, len(JOB_FEATURES))``.
     """
     job_cores = job[:, None, _JOB["cpu_rel"]]  # (B, 1)
     share = job_cores / nodes[..., _NODE["cpu_rel"]].clamp(min=1e-3)  # (B, N)
@@ -111,9 +111,9 @@ class SetHeads(nn.Module):
     """The shared networks: node logits ``(B, N + 1)`` (defer last) and a value latent ``(B, width)``.
 
     Args:
-        node_features: Columns of ``obs["nodes"]`` (21).
+        node_features: Columns of ``obs["nodes"]`` (``len(NODE_FEATURES)``).
         history_ticks: W, columns of ``obs["history"]``.
-        job_features: Columns of ``obs["job"]`` and of each ``obs["queue"]`` row (13).
+        job_features: Columns of ``obs["job"]`` and of each ``obs["queue"]`` row (``len(JOB_FEATURES)``).
         clock_features: Entries of ``obs["clock"]`` (4).
         width: Embedding and hidden width.
         activation: Activation class between layers.

@@ -10,8 +10,10 @@ itself expensive to build or to print.
 
 from __future__ import annotations
 
+import difflib
 import math
 import reprlib
+from collections.abc import Iterable
 
 MAX_SHOWN_CHARS = 200
 """Longest text :func:`short_repr` returns (values are cut, with ``...``, beyond it)."""
@@ -72,6 +74,40 @@ def one_line(text: str, limit: int = 300) -> str:
     """
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+SUGGESTED_WORD_CHARS = 100
+"""Longest word :func:`did_you_mean` compares (a longer one is no misspelling; bounded work)."""
+
+
+def did_you_mean(word: object, choices: Iterable[object]) -> str:
+    """``" (did you mean 'x'?)"`` naming the choices closest to ``word`` (:func:`closest`), or ``""``.
+
+    >>> did_you_mean("fleet5-synthetc", ["fleet5-synthetic", "toy3"])
+    " (did you mean 'fleet5-synthetic'?)"
+    >>> did_you_mean("xyz", ["fleet5-synthetic"])
+    ''
+    """
+    close = closest(word, choices)
+    return f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+
+
+def closest(word: object, choices: Iterable[object]) -> list[str]:
+    """The (at most two) choices that look like a misspelling of ``word``: similar, or it with a part dropped.
+
+    >>> closest("horizon", ["horizon_s", "seed"])
+    ['horizon_s']
+    >>> closest("weigths", ["weights", "seed"])
+    ['weights']
+    """
+    text = str(word)
+    if len(text) > SUGGESTED_WORD_CHARS:
+        return []
+    names = [str(choice) for choice in choices]
+    close = difflib.get_close_matches(text, names, n=2, cutoff=0.7)
+    if not close:  # a prefix or a suffix dropped: "horizon" for "horizon_s"
+        close = [name for name in names if len(text) >= 3 and (name.startswith(text) or text.startswith(name))][:2]
+    return close
 
 
 def short_repr(value: object, limit: int = MAX_SHOWN_CHARS) -> str:

@@ -10,8 +10,8 @@ at events that surely happen): the plan's excess over it is what the programs do
 (runs slowed more than that charge, and the later starts and waits a longer run causes; the
 worst-case, replayed-length and greedy plans are other ways to pay for it), and its excess over
 the bound is the relaxation's freedom (starts anywhere in a cell where a completion may fall,
-runs evicted before the last one). A proven optimum needs both to be 0. docs/design.md ("Why
-plan and bound still differ") reads the output of this script on seeds 0-19.
+runs evicted before the last one). A proven optimum needs both to be 0. Run it on seeds 0-19
+to see why plan and bound still differ on the default scenario (docs/model.md, "References").
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Needs ``pip install 'aco-env[train,ray]'``. ``aco-env rllib`` does the same and 
 metrics.jsonl, Ctrl-C saves, results.json); this script shows the pieces, for use in your own
 RLlib code: the registered env, the masking RLModule, an ordinary ``PPOConfig`` to change as
 you like, RLlib's own training loop and checkpoint, and the project's evaluation of that
-checkpoint. docs/rllib.md explains each piece.
+checkpoint. docs/scale.md says when to use it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from digital_twin.errors import did_you_mean
 from digital_twin.scenario import Limits, Scenario, ScenarioError, load_scenario
 
 DEFAULT = "fleet5-synthetic"
@@ -28,7 +29,7 @@ def path_of(name: str) -> Path:
     """The file of a bundled scenario."""
     path = CATALOGUE_DIR / f"{name}.yaml"
     if not path.exists():
-        raise ScenarioError(f"no bundled scenario named {name!r}; bundled: {', '.join(names())}")
+        raise ScenarioError(unknown_name(name))
     return path
 
 
@@ -45,4 +46,14 @@ def load(name_or_path: str | os.PathLike[str] | Scenario, limits: Limits | None 
         return load_scenario(path_of(text), limits)
     if text.endswith((".yaml", ".yml")) or os.sep in text:
         return load_scenario(text, limits)
-    raise ScenarioError(f"{text!r} is neither a bundled scenario ({', '.join(names())}) nor a .yaml path")
+    raise ScenarioError(f"{text!r} is not a .yaml path, and {unknown_name(text)}")
+
+
+def unknown_name(name: str) -> str:
+    """The message for a name no bundled scenario has: the closest names, then all of them.
+
+    >>> unknown_name("fleet5-synthetc").split(";")[0]
+    "no bundled scenario named 'fleet5-synthetc' (did you mean 'fleet5-synthetic' or 'fleet50-synthetic'?)"
+    """
+    bundled = names()
+    return f"no bundled scenario named {name!r}{did_you_mean(name, bundled)}; bundled: {', '.join(bundled)}"

@@ -16,8 +16,14 @@ from digital_twin import DigitalTwin, JobSpec, Telemetry
 from digital_twin.objective import USD_KEYS
 
 TERM_FIELDS = USD_KEYS
-AGENT_NEEDS = {"aco-lstm": pytest.mark.training, "oracle": pytest.mark.heavy}
-"""What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs."""
+AGENT_NEEDS = {
+    "aco-lstm": pytest.mark.training,
+    "oracle": pytest.mark.heavy,
+    "lookahead": pytest.mark.heavy,
+    "lookahead-clairvoyant": pytest.mark.heavy,
+}
+"""What playing an agent needs beyond the fast layer: the LSTM predictor trains, the oracle solves MILPs, the
+lookahead agents roll every action out (seconds of CPU a fleet5 episode)."""
 AGENT_ENV_IDS = {"planted": PLANTED5_ID}
 """Agents that play only some envs: the planted expert follows a planted episode's schedule."""
 

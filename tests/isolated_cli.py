@@ -1,15 +1,18 @@
-"""Run ``aco-env`` in a forked child with a memory cap and a deadline: one fuzz example per child.
+"""Run ``aco-env`` in a forked child with a memory cap and a CPU-time cap: one fuzz example per child.
 
 :func:`run_cli` forks; the child caps its address space (``RLIMIT_AS``: what it has at the fork
-plus ``memory_bytes``), redirects stdout and stderr to buffers, shows every Python warning once,
-calls :func:`training.cli.main.main` with ``argv`` and sends back the exit code and both outputs
-through a pipe. The parent waits at most ``timeout_s`` and kills the child after that.
+plus ``memory_bytes``) and its CPU time (``RLIMIT_CPU``: ``cpu_s`` seconds, the work it may do,
+whatever the machine's load), redirects stdout and stderr to buffers, shows every Python
+warning once, calls :func:`training.cli.main.main` with ``argv`` and sends back the exit code and
+both outputs through a pipe. A child that spins past its CPU time is ended by the kernel
+(``SIGXCPU``: ``over_cpu``); one that waits forever without working is killed after
+``timeout_s`` of wall time, a hang guard (:mod:`tests.hang_guard`), not a speed check.
 
 Why a fork per example and not the examples in-process or one child for all of them:
 
 * the parent (the pytest worker, where hypothesis runs) never holds a fuzzed input's memory and
-  cannot be hung by one: a blow-up fails one example with a ``MemoryError`` in the child, a hang
-  is killed at the deadline, and in both cases hypothesis shrinks and reports that example as
+  cannot be hung by one: a blow-up fails one example with a ``MemoryError`` in the child, a
+  runaway loop is ended at its CPU-time cap, and in both cases hypothesis shrinks and reports that example as
   it does any failing one (a single child for all examples would lose which example it was);
 * a fork starts with every module the parent imported (the CLI, pandas, the twin), so an
   example costs a few milliseconds more than an in-process call, not an interpreter start;
@@ -47,9 +50,10 @@ class Outcome:
         code: The exit code (``None`` when the child was killed or died without answering).
         stdout: What it printed on stdout.
         stderr: What it printed on stderr (including a traceback ``main`` let through).
-        seconds: Wall time of the run.
-        timed_out: Killed at the deadline.
+        seconds: Wall time of the run (reported, never checked).
+        timed_out: Killed at the hang guard (``timeout_s`` of wall time, no answer).
         died: The child ended without answering (a signal, e.g. a crash in C code).
+        over_cpu: The child used up its CPU time (``cpu_s``) and was ended by ``SIGXCPU``.
     """
 
     code: int | None
@@ -58,6 +62,7 @@ class Outcome:
     seconds: float
     timed_out: bool = False
     died: bool = False
+    over_cpu: bool = False
 
 
 def warm_up() -> None:
@@ -69,7 +74,9 @@ def warm_up() -> None:
     import pyarrow.parquet  # noqa: F401  (the generic reader's Parquet files)
 
 
-def run_cli(argv: Sequence[str], *, timeout_s: float, memory_bytes: int, env: dict[str, str]) -> Outcome:
+def run_cli(
+    argv: Sequence[str], *, timeout_s: float, memory_bytes: int, env: dict[str, str], cpu_s: int | None = None
+) -> Outcome:
     """``aco-env argv`` in a forked child (see the module docstring); ``env`` is set in the child only."""
     read_end, write_end = os.pipe()
     start = time.monotonic()
@@ -78,7 +85,7 @@ def run_cli(argv: Sequence[str], *, timeout_s: float, memory_bytes: int, env: di
         pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_end)
-        _child(list(argv), memory_bytes, env, write_end)
+        _child(list(argv), memory_bytes, cpu_s, env, write_end)
     os.close(write_end)
     try:
         payload, timed_out = _read_until(read_end, start + timeout_s)
@@ -86,20 +93,25 @@ def run_cli(argv: Sequence[str], *, timeout_s: float, memory_bytes: int, env: di
         os.close(read_end)
     if timed_out:
         os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+    _, status = os.waitpid(pid, 0)
     seconds = time.monotonic() - start
+    over_cpu = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU
     if timed_out or not payload:
-        return Outcome(None, "", "", seconds, timed_out=timed_out, died=not timed_out)
+        return Outcome(None, "", "", seconds, timed_out=timed_out, died=not timed_out, over_cpu=over_cpu)
     answer = json.loads(payload)
     return Outcome(answer["code"], answer["stdout"], answer["stderr"], seconds)
 
 
-def _child(argv: list[str], memory_bytes: int, env: dict[str, str], write_end: int) -> None:
+def _child(argv: list[str], memory_bytes: int, cpu_s: int | None, env: dict[str, str], write_end: int) -> None:
     try:
         os.environ.update(env)
         limit = _address_space() + memory_bytes
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+        if cpu_s is not None:  # a forked child's CPU time starts at zero
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            soft = cpu_s if hard == resource.RLIM_INFINITY else min(cpu_s, hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
             warnings.resetwarnings()

@@ -9,7 +9,13 @@ Markers (declared in pyproject.toml):
   LSTM predictor's fits);
 * ``heavy``: seconds of CPU in one test (an oracle solve of a whole default episode, a long
   property search);
-* ``slurm``: starts a real Slurm on loopback (its daemons are child processes).
+* ``slurm``: starts a real Slurm on loopback (its daemons are child processes);
+* ``smoke``: one quick test of each kind of thing (``make smoke``: seconds, for every save;
+  only the modules that mark a test ``smoke`` are imported).
+
+No test asserts a wall time (tests/hang_guard.py); hypothesis runs without deadlines (the root
+conftest.py). In a base install without torch, SB3, FastAPI or Ray (``make test-base``), the
+fast layer leaves out what needs them (tests/optional_extras.py).
 
 Layers, chosen by the environment variable ``ACO_ENV_TEST_LAYER``:
 

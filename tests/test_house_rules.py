@@ -1,19 +1,29 @@
 """The shape of the code base: no import circle, small modules and functions, nothing cited from outside.
 
-These rules keep the house one a newcomer can read (docs/design.md, "Layout"): every module of
-the library packages is checked, so a new one is covered without editing this file.
+These rules keep the house one a newcomer can read (docs/architecture.md, "Layout"): every module of
+the library packages is checked, so a new one is covered without editing this file. Everything
+committed that a person reads (the code, the docs, CHANGELOG.md, the scenarios, the recordings and
+other files under tests/data) holds no machine path, no commit hash (but in a generated table's
+header) and no issue number. The packages are read from pyproject.toml, the files from the tree:
+nothing here is counted by hand.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import os
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY_PACKAGES = ("digital_twin", "aco_env", "agents", "training", "scenarios", "serving")
+LIBRARY_PACKAGES = tuple(
+    tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["root_packages"]
+)
+"""Every top-level package of the library (the import contracts' root packages)."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 100
 
@@ -110,3 +120,63 @@ def test_no_reference_to_a_file_outside_the_repository() -> None:
             if OUTSIDE.search(line) or missing:
                 hits.append(f"{path.relative_to(ROOT)}:{k}: {line.strip()}")
     assert not hits, "references outside the repository:\n" + "\n".join(hits)
+
+
+COMMITTED_TEXT = ("*.md", "*.py", "*.yaml", "*.yml", "*.json", "*.toml", "*.txt", "*.csv", "*.cfg", "Makefile")
+"""The kinds of files scanned for machine paths, commit hashes and issue numbers."""
+SKIPPED_DIRS = re.compile(
+    r"^(\.venv.*|\.git|\.pytest_cache|\.hypothesis|\.ruff_cache|\.mypy_cache|__pycache__|_compiled|build|runs"
+    r"|results|.*\.egg-info)$"
+)
+"""Not the project's text: virtual environments, caches, builds, local outputs (the top-level ``results/``)."""
+MACHINE_PATH = re.compile(r"(?<![\w.~$}])/(?:work|tmp|home|root|Users)/")
+"""An absolute path of some machine (a user's home, a scratch or temporary folder)."""
+COMMIT_HASH = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+"""A short or full commit hash: 7 to 40 hex digits, letters and digits both (SHA-256 digests are longer)."""
+ALLOWED_HASH = re.compile(
+    r'^Command: `[^`]+` \(commit [0-9a-f]{7,10}[,;]|upstream commit `[0-9a-f]{7,40}`|^\s*"commit": "[0-9a-f]{7,40}",?$'
+)
+"""Where a hash belongs: a generated table's header, a provenance record, a reference's upstream revision."""
+
+
+def _committed_text() -> list[Path]:
+    """The repository's text files a person reads (not virtual environments, caches, builds or local outputs)."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        here = Path(folder)
+        subfolders[:] = [d for d in subfolders if not (SKIPPED_DIRS.match(d) and (d != "results" or here == ROOT))]
+        found += [here / f for f in files if any(fnmatch.fnmatch(f, pattern) for pattern in COMMITTED_TEXT)]
+    return sorted(found)
+
+
+def test_committed_text__covers_the_docs_the_changelog_and_the_test_data() -> None:
+    """The scan reaches every page under docs/, CHANGELOG.md and every file under tests/data."""
+    scanned = set(_committed_text())
+    assert (ROOT / "CHANGELOG.md") in scanned
+    assert set((ROOT / "docs").glob("*.md")) <= scanned
+    data = {p for p in (ROOT / "tests" / "data").rglob("*") if p.is_file()}
+    assert data and data <= scanned
+
+
+def test_no_machine_path_anywhere_committed() -> None:
+    """No absolute path of a machine (a scratch, temporary or home folder) in anything committed."""
+    hits = [
+        f"{path.relative_to(ROOT)}:{k}: {line.strip()[:160]}"
+        for path in _committed_text()
+        for k, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if MACHINE_PATH.search(line)
+    ]
+    assert not hits, "machine paths:\n" + "\n".join(hits)
+
+
+def test_no_commit_hash_nor_issue_number_anywhere_committed() -> None:
+    """History is CHANGELOG.md's, in words: no commit hash (but generated headers) and no issue number anywhere."""
+    hits = []
+    for path in _committed_text():
+        if path.name == "test_house_rules.py":
+            continue
+        for k, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            hashes = [] if ALLOWED_HASH.search(line) else COMMIT_HASH.findall(line)
+            if hashes or ISSUE_NUMBER.search(line):
+                hits.append(f"{path.relative_to(ROOT)}:{k}: {line.strip()[:160]}")
+    assert not hits, "commit hashes or issue numbers:\n" + "\n".join(hits)

@@ -1,4 +1,4 @@
-"""The layer rules of docs/design.md ("Layout"), checked at import time and by import-linter."""
+"""The layer rules of docs/architecture.md ("Layout"), checked at import time and by import-linter."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_S
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.subprocess  # every test here starts a child process
 
@@ -37,7 +39,7 @@ def cli_without(hidden: str, *args: str) -> subprocess.CompletedProcess:
     """The CLI with the modules of ``hidden`` (comma-separated) missing."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-c", WITHOUT_MODULES, hidden, *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+                          cwd=ROOT, env=env, timeout=HANG_GUARD_S)
 
 
 def cli_without_extra(*args: str) -> subprocess.CompletedProcess:
@@ -115,5 +117,5 @@ def test_base_install__serving_says_which_extra_to_install() -> None:
     assert "aco-env[serve]" in result.stderr and "Traceback" not in result.stderr
     imported = subprocess.run([sys.executable, "-c", "import aco_env, agents, sys; print(sorted(m for m in sys.modules "
                                "if m.split('.')[0] in ('fastapi', 'uvicorn', 'starlette', 'httpx', 'serving')))"],
-                              capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+                              capture_output=True, text=True, cwd=ROOT, timeout=HANG_GUARD_S)  # fmt: skip
     assert imported.stdout.strip() == "[]", imported.stderr

@@ -94,10 +94,7 @@ def scenario(name_or_path: str, option: str = "--scenario", need_data: bool = Tr
     text = str(name_or_path)
     is_path = text.endswith((".yaml", ".yml")) or os.sep in text
     if not is_path and text not in scenarios.names():
-        raise UsageError(
-            f"{option} {text}: no bundled scenario of that name and not a .yaml path; "
-            f"bundled: {', '.join(scenarios.names())}"
-        )
+        raise UsageError(f"{option}: not a .yaml path, and {scenarios.unknown_name(text)}")
     try:
         loaded = scenarios.load(text)
     except ScenarioError as exc:

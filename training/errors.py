@@ -68,6 +68,8 @@ class DataError(CommandError):
 def message_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """``text`` on one readable line: spaces collapsed, overlong words cut in the middle, ``limit`` characters at most.
 
+    A line over ``limit`` ends at the last whole word that fits, then `` ...`` (never mid-word).
+
     A word longer than :data:`LONGEST_WORD` (a 5,000-character path) keeps its start and its end
     (where a file's name is) around ``...``, so the rest of the message (what is wrong) still shows.
 
@@ -76,10 +78,14 @@ def message_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
     >>> line = message_line("/" + "x" * 5000 + "/trace.csv: file not found")
     >>> len(line) < 200, line.endswith("/trace.csv: file not found")
     (True, True)
+    >>> message_line("bundled: alpha, beta, gamma", limit=20)
+    'bundled: alpha, ...'
     """
     words = [word if len(word) <= LONGEST_WORD else _middle_cut(word) for word in text.split()]
     line = " ".join(words)
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    if len(line) <= limit:
+        return line
+    return line[: limit - 3].rpartition(" ")[0] + " ..."
 
 
 def _middle_cut(word: str) -> str:

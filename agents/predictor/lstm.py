@@ -10,7 +10,7 @@ than 10 samples). The error estimate is the in-sample MAE of the last fit, in pe
 All nodes share the sample count, so they are refit at the same ticks and trained together:
 one optimiser over every node's weights and one backward pass over the sum of the per-node
 mean losses. Each node's weights get only their own loss's gradient and Adam is element-wise,
-so this equals N independent trainings (tested). The forward pass stays one fused
+so this equals N independent trainings. The forward pass stays one fused
 ``nn.LSTM`` call per node over all its windows: a single weight-batched LSTM with a leading
 node axis was measured 3-8x slower on CPU (unfused gate arithmetic dominates), and one LSTM
 shared by all nodes would no longer be the reference's per-node model.
@@ -20,7 +20,7 @@ the cache or made from the ticks it needs (all <= k), and the current fit's bloc
 is computed as one batch of the same size as in :meth:`LstmPredictor.forecast`, the ticks after
 k standing in as copies of tick k. Row k reads only ticks <= k, and a batch row's result does
 not depend on the other rows' values, only on the batch's size (which changes the last bits):
-so the online rows equal the whole trace's bit for bit (tested).
+so the online rows equal the whole trace's bit for bit.
 
 Torch is imported here only, when a forecast is first computed. Each node's initial weights at
 each fit come from its own ``torch.Generator`` seeded from (seed, tick, node), so a node's

@@ -9,7 +9,7 @@
 * :func:`play_planted` replays the planted schedule in the twin;
 * :func:`completion_usd` prices a job's completion on each node it fits (what ``c*_j`` minimises).
 
-docs/design.md, "Planted optima", states the construction and its proof.
+docs/model.md, "Planted optima", outlines the construction and its proof.
 """
 
 from digital_twin.planted.certificate import Certificate, certify, completion_usd

@@ -1,6 +1,6 @@
 """The certificate of a planted episode: no policy's objective is below the sum of each job's cheapest fate.
 
-The argument (docs/design.md, "Planted optima"). Under the prorated cost model the objective is
+The argument (docs/model.md, "Planted optima", in outline). Under the prorated cost model the objective is
 a sum over jobs (each job's runs, waits, energy and penalties) plus terms that are >= 0 (SLA,
 deadline, unfairness). Job ``j`` (arrival ``a``, nominal duration ``d``, horizon ``H``, SLO
 ``L`` if latency-critical, ``U`` the utility weight) ends the episode in one of these fates,

@@ -11,7 +11,7 @@ avoid the episode's interruptions and the node's recovery after them.
 
 The planted schedule (each job on its planted node from its arrival) therefore pays each job's
 cheapest fate and nothing else, and :func:`~digital_twin.planted.certificate.certify` proves no
-policy pays less (docs/design.md, "Planted optima"). What makes it hard: many jobs arrive at
+policy pays less (docs/model.md, "Planted optima"). What makes it hard: many jobs arrive at
 once and fill the home nodes exactly, so a job put on the wrong home node leaves a hole that a
 later job must pay for, on a dearer node or by waiting.
 """

@@ -252,7 +252,7 @@ def _fixed_interruptions(spot: Section) -> tuple[tuple[float, ...], ...] | None:
 def _interference(top: Section, version: int) -> str:
     """The ``interference:`` model: version 2 defaults to processor sharing; version 1 has none."""
     if version == 1:
-        if "interference" in top.data:
+        if top.has("interference"):
             raise top.error("interference", "needs schema_version: 2 (version 1 files always run without interference)")
         return NO_INTERFERENCE
     interference: str = top.get("interference", str, PROCESSOR_SHARING)

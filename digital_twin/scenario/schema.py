@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from digital_twin.errors import SpecError, short_repr
+from digital_twin.errors import SpecError, closest, did_you_mean, short_repr
 from digital_twin.limits import Limits
 
 T = TypeVar("T")
@@ -37,6 +37,11 @@ class ScenarioError(SpecError):
 class Section:
     """A YAML mapping being read; unknown keys are errors once :meth:`finish` is called.
 
+    Every key the reader asks about (read, or only looked for with :meth:`has`) is a known key:
+    an unknown key's error lists them all, with the closest ones first. A required key that is
+    missing is reported with the keys of the mapping that are close to it (``horizon:`` for
+    ``horizon_s:``).
+
     Args:
         data: The mapping (anything else is an error naming ``where``).
         file: The scenario file (for messages).
@@ -50,6 +55,7 @@ class Section:
         self.file = file
         self.where = where
         self._read: set[str] = set()
+        self._known: set[str] = set()
 
     def path(self, key: str) -> str:
         """Dotted path of ``key`` in this section."""
@@ -60,8 +66,15 @@ class Section:
         return ScenarioError(f"{self.file}: {self.path(key)}: {problem}")
 
     def has(self, key: str) -> bool:
-        """Whether ``key`` is present."""
+        """Whether ``key`` is present (it is a known key from now on, present or not)."""
+        self._known.add(key)
         return key in self.data
+
+    def missing(self, key: str) -> ScenarioError:
+        """The error for a required ``key`` that is absent, naming the keys written instead that are close to it."""
+        close = closest(key, [k for k in self.data if k not in self._read and isinstance(k, str)])
+        found = f" (found {' and '.join(map(repr, close))}: misspelt?)" if close else ""
+        return self.error(key, f"is required{found}")
 
     def get(
         self,
@@ -80,7 +93,7 @@ class Section:
         self._read.add(key)
         if key not in self.data:
             if required or default is ...:
-                raise self.error(key, "is required")
+                raise self.missing(key)
             return default
         value = self.data[key]
         if value is None:
@@ -122,7 +135,7 @@ class Section:
         self._read.add(key)
         if key not in self.data:
             if required:
-                raise self.error(key, "is required")
+                raise self.missing(key)
             return None
         return Section(self.data[key], self.file, self.path(key))
 
@@ -136,9 +149,10 @@ class Section:
         """Raise for any key that was never read (unknown keys are errors, not ignored)."""
         unknown = sorted(set(self.data) - self._read, key=str)
         if unknown:
+            known = sorted(self._read | self._known)
             raise ScenarioError(
-                f"{self.file}: {self.where or 'top level'}: unknown key(s) {short_repr(unknown)}; "
-                f"known here: {sorted(self._read)}"
+                f"{self.file}: {self.where or 'top level'}: unknown key(s) {short_repr(unknown)}"
+                f"{did_you_mean(unknown[0], known)}; known here: {known}"
             )
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from digital_twin.errors import SpecError, short_repr
+from digital_twin.planted.config import PlantedConfig
+from digital_twin.planted.market_config import MarketConfig
 from digital_twin.telemetry import Telemetry
 from digital_twin.tick_grid import check_tick_s, count_ticks
 from digital_twin.traces import (
@@ -37,6 +39,7 @@ from digital_twin.workloads import (
     load_azure_vm_requests,
     load_swf_jobs,
 )
+from digital_twin.workloads.workflows import generate_workflows
 
 TRACE_READERS: Mapping[str, Callable[..., TraceSeries]] = {
     "alibaba2018-machines": read_alibaba_machine_usage,
@@ -100,15 +103,22 @@ def describe_sources() -> dict[str, list[tuple[str, str]]]:
 
     Returns:
         ``{"telemetry.reader": [(name, line), ...], "workload.source": [(name, line), ...]}``,
-        the file readers first (in registry order), then the built-in ``constant``, ``synthetic``
-        and ``jobs``.
+        the file readers first (in registry order), then the built-in ``constant``, ``synthetic``,
+        ``workflows``, ``planted``, ``planted-priced`` and ``jobs``.
 
     Example:
         >>> dict(describe_sources()["workload.source"])["swf"]
         'Read an SWF job log into batch jobs sorted by arrival.'
     """
     readers: dict[str, Callable[..., Any]] = {**TRACE_READERS, "constant": constant_telemetry}
-    sources: dict[str, Callable[..., Any]] = {**JOB_FILE_SOURCES, "synthetic": generate_jobs, "jobs": jobs_from_dicts}
+    sources: dict[str, Callable[..., Any]] = {
+        **JOB_FILE_SOURCES,
+        "synthetic": generate_jobs,
+        "workflows": generate_workflows,
+        "planted": PlantedConfig,
+        "planted-priced": MarketConfig,
+        "jobs": jobs_from_dicts,
+    }
     return {
         "telemetry.reader": [(name, _summary(function)) for name, function in readers.items()],
         "workload.source": [(name, _summary(function)) for name, function in sources.items()],

@@ -36,7 +36,7 @@ expiry of a queue spell that ended: no events, dropped when they reach the heap'
 which ones a twin still holds depends on the events that came before them): the continued
 twin drops them all, and its heap holds the rebuilt twin's live entries, ``seq`` included. A
 heap pops by its entries' order, every ``seq`` is unique, and stale entries never change what
-happens, so every later step gives the same results bit for bit (tested).
+happens, so every later step gives the same results bit for bit.
 
 **Durations known so far.** The new spec may give the jobs that have not completed other
 durations (an online planner knows only the declared ones, :meth:`DigitalTwin.known_spec`): a

@@ -7,7 +7,7 @@ Everything is kept in plain Python lists indexed by node or job (the event loop 
 every event), and resources are in whole units (millicores, MiB, GPUs) so that allocation and
 release are exact.
 
-A feature is switched on by its entry in :data:`FEATURES` (docs/design.md, "Adding a feature").
+A feature is switched on by its entry in :data:`FEATURES` (docs/architecture.md, "Layout").
 """
 
 from __future__ import annotations

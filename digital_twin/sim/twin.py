@@ -369,7 +369,7 @@ class DigitalTwin:
         grids' carbon intensity to now, then held (:func:`~digital_twin.energy.model.known_energy_model`). A twin reset
         on it and given :meth:`decisions` (same deferral rule) reaches the current decision in
         the same state but for planned ends (running jobs', outages'), as nothing before now depended
-        on a duration that had not run out (tested); :meth:`continued_in` stands there without
+        on a duration that had not run out; :meth:`continued_in` stands there without
         the replay. An online planner adds its own forecast of the future to it (e.g.
         :class:`agents.lookahead.LookaheadAgent`).
         """

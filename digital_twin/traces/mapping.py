@@ -1,6 +1,6 @@
 """Map a :class:`TraceSeries` onto a fleet: the :class:`~digital_twin.telemetry.Telemetry`.
 
-The mappings (``docs/design.md``, "Telemetry mappings"):
+The mappings:
 
 * :func:`telemetry_from_aggregate`: one aggregate series shared by all nodes, each node reading
   it at its own tick offset with its own scale and bias, like the reference system:

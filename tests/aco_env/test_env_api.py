@@ -10,7 +10,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import aco_env
 import scenarios
@@ -19,6 +18,7 @@ from aco_env.hindsight import hindsight_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID, ENV_IDS, FLEET5_ID, PLACEMENT_ID
 from aco_env.render import RGB_SHAPE
 from digital_twin.objective import USD_KEYS
+from tests.optional_extras import sb3_check_env
 from tests.toy3 import TOY3_ACTIONS
 
 ACO_ENV_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("aco_env/"))
@@ -50,7 +50,9 @@ def play(env: gym.Env, seed: int, policy_seed: int = 0) -> tuple[float, dict, in
             return total, info, steps
 
 
-@pytest.mark.parametrize("env_id", ACO_ENV_IDS)
+@pytest.mark.parametrize(
+    "env_id", [pytest.param(i, marks=pytest.mark.heavy) if "500" in i else i for i in ACO_ENV_IDS]  # 500 nodes: seconds
+)
 def test_registered_env__passes_gymnasium_and_sb3_checkers(env_id: str) -> None:
     """Gymnasium's and SB3's check_env accept every registered id (data-backed ones when present)."""
     _skip_without_data(env_id)
@@ -58,7 +60,7 @@ def test_registered_env__passes_gymnasium_and_sb3_checkers(env_id: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gym_check_env(env.unwrapped, skip_render_check=True)
-    sb3_check_env(env.unwrapped, warn=False)
+    sb3_check_env(env.unwrapped)
 
 
 def test_registry__covers_the_issue_ids() -> None:
@@ -78,6 +80,7 @@ def test_return__equals_minus_the_episode_objective(seed: int, scale: float) -> 
     assert set(metrics) == set(aco_env.EPISODE_METRICS)
 
 
+@pytest.mark.smoke
 def test_toy3_through_the_env__return_is_the_hand_computed_objective() -> None:
     """The toy's scripted decisions through the env give return -(0.435 + 1.5)."""
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3")
@@ -135,6 +138,7 @@ def test_invalid_action__penalty_mode_keeps_the_job_and_state() -> None:
     assert env.unwrapped.episode_metrics()["invalid_actions"] == 4
 
 
+@pytest.mark.smoke
 def test_invalid_action__strict_mode_raises_and_changes_nothing() -> None:
     """In raise mode an invalid action raises InvalidActionError; the env continues as before."""
     env = ClusterSchedulingEnv("fleet5-synthetic", config=EnvConfig(invalid_action="raise"))

@@ -9,12 +9,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin
 from tests.digital_twin.placement.reference import judge_log
+from tests.optional_extras import sb3_check_env
 
 SCENARIO = "fleet30-rules"
 
@@ -24,7 +24,7 @@ def test_rules_scenario__passes_gymnasium_and_sb3_checkers() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gym_check_env(env.unwrapped, skip_render_check=True)
-    sb3_check_env(env.unwrapped, warn=False)
+    sb3_check_env(env.unwrapped)
 
 
 @pytest.mark.parametrize("seed", range(4))

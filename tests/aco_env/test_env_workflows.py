@@ -8,13 +8,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env.observation import JOB_FEATURES
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from tests.digital_twin.workflows.referee import check_episode
 from tests.helpers import replayed_with_log
+from tests.optional_extras import sb3_check_env
 
 SCENARIOS = ("fleet5-workflows", "fleet20-workflows")
 
@@ -25,7 +25,7 @@ def test_workflow_scenario__passes_gymnasium_and_sb3_checkers(scenario: str) -> 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gym_check_env(env.unwrapped, skip_render_check=True)
-    sb3_check_env(env.unwrapped, warn=False)
+    sb3_check_env(env.unwrapped)
 
 
 @pytest.mark.parametrize("seed", range(3))

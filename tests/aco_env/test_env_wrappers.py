@@ -6,8 +6,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.wrappers import FlattenObservation, RecordEpisodeStatistics
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env.observation import JOB_FEATURES, NODE_FEATURES
@@ -35,7 +33,9 @@ def test_flatten_and_episode_statistics__work_together() -> None:
 
 def test_sb3_monitor_and_dummy_vec_env__step_through_an_episode() -> None:
     """Monitor + DummyVecEnv run to an episode end and auto-reset."""
-    vec = DummyVecEnv([lambda: Monitor(gym.make(FLEET5_ID))])
+    monitor = pytest.importorskip("stable_baselines3.common.monitor")
+    vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
+    vec = vec_env.DummyVecEnv([lambda: monitor.Monitor(gym.make(FLEET5_ID))])
     vec.seed(0)
     obs = vec.reset()
     for _ in range(400):
@@ -51,7 +51,8 @@ def test_sb3_monitor_and_dummy_vec_env__step_through_an_episode() -> None:
 @pytest.mark.subprocess
 def test_sb3_subproc_vec_env__runs_two_workers() -> None:
     """SubprocVecEnv with two spawned processes (the "module:id" form imports aco_env there)."""
-    vec = SubprocVecEnv([lambda: gym.make(f"aco_env:{FLEET5_ID}") for _ in range(2)], start_method="spawn")
+    vec_env = pytest.importorskip("stable_baselines3.common.vec_env")
+    vec = vec_env.SubprocVecEnv([lambda: gym.make(f"aco_env:{FLEET5_ID}") for _ in range(2)], start_method="spawn")
     try:
         obs = vec.reset()
         masks = np.stack(vec.env_method("action_masks"))

@@ -32,7 +32,9 @@ def assert_same_spec(one: Scenario, other: Scenario, seed: int) -> None:
     np.testing.assert_array_equal(a.telemetry.background_pct, b.telemetry.background_pct)
 
 
-@pytest.mark.parametrize("name", scenarios.names())
+@pytest.mark.parametrize(  # the largest fleets take seconds of CPU to load: the rest layer
+    "name", [pytest.param(n, marks=pytest.mark.heavy) if "500" in n or "4278" in n else n for n in scenarios.names()]
+)
 def test_scenario__pickles_before_and_after_loading_its_data(name: str) -> None:
     """A bundled scenario round-trips unloaded (still lazy) and loaded (with its cached data)."""
     scenario = scenarios.load(name)

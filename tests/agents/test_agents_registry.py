@@ -31,6 +31,7 @@ def test_agents_package__does_not_import_torch() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.smoke
 def test_registry__has_the_reference_agents() -> None:
     """The issue's heuristics and ACO variants are registered at import of agents."""
     expected = {

@@ -31,6 +31,7 @@ def test_algorithms__importing_the_table_and_sb3_specs_loads_no_torch() -> None:
 @pytest.mark.parametrize("name", list(ALGORITHMS))
 def test_algorithm__class_masking_and_options_agree_with_sb3(name: str) -> None:
     """The class loads; masked ones are MaskablePPO; every option the trainer passes is a constructor parameter."""
+    pytest.importorskip("sb3_contrib", reason="SB3 comes with the train extra")
     algorithm = ALGORITHMS[name]
     cls = algorithm.load_class()
     assert cls.__name__ == algorithm.class_name

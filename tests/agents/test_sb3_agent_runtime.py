@@ -17,7 +17,7 @@ from training.learning.config import TrainConfig
 
 def _saved_model(folder: Path, config: dict[str, object] | None) -> Path:
     """An untrained set-policy MaskablePPO saved as ``folder/model.zip``, ``config`` as its config.json (None: none)."""
-    from sb3_contrib import MaskablePPO
+    MaskablePPO = pytest.importorskip("sb3_contrib", reason="SB3 comes with the train extra").MaskablePPO  # noqa: N806
 
     from agents.set_policy import SetPolicy
 

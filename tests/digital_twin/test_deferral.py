@@ -37,7 +37,8 @@ def play_subset_policy(twin: DigitalTwin, accepted: frozenset[int], until: str, 
     return [event for event in twin.event_log if event[1] != "defer"], decisions
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=twin_specs(), seed=st.integers(0, 2**32 - 1), data=st.data())
 def test_twin_defer__new_fit_gives_the_same_episode_as_next_event_for_a_mask_only_policy(
     spec: TwinSpec, seed: int, data: st.DataObject

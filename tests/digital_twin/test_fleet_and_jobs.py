@@ -22,7 +22,7 @@ from tests.paths import TRACES
 
 
 def test_default_fleet__matches_the_design_table() -> None:
-    """The five nodes' sizes, prices, GPUs and interruption rates are docs/design.md's ("The default fleet")."""
+    """The five nodes' sizes, prices, GPUs and interruption rates are docs/model.md's ("The twin", Fleet)."""
     rows = [
         (
             n.node_id,

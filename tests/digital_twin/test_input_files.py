@@ -39,6 +39,7 @@ from digital_twin.workloads import (
     load_swf_jobs,
     read_swf_header,
 )
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 
 READERS: dict[str, Callable[[Path], Any]] = {
@@ -96,7 +97,7 @@ def _probe(tmp_path: Path, path: Path) -> dict[str, str]:
     scenario = _node_list_scenario(tmp_path, path)
     result = subprocess.run(
         [sys.executable, "-c", _PROBE, str(path), str(scenario)],
-        capture_output=True, text=True, timeout=60, cwd=ROOT,
+        capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

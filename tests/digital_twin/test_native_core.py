@@ -18,6 +18,7 @@ from aco_env.hindsight import scenario_of
 from aco_env.registration import CLUSTER_SCHEDULING_ID
 from digital_twin import DigitalTwin, native
 from digital_twin.sim.deferral import NEW_FIT
+from tests.hang_guard import HANG_GUARD_S
 from tests.layers import LAYER_VARIABLE
 from tests.paths import ROOT
 
@@ -82,7 +83,7 @@ def test_compiled_and_pure_python_twins_play_identical_episodes() -> None:
         env={**os.environ, native.PURE_PYTHON_ENV: "1"},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=HANG_GUARD_S,
         check=True,
     )
     assert pure.stdout.strip() == play_digest()
@@ -155,7 +156,7 @@ def test_doctests_of_the_compiled_modules_pass_on_their_sources() -> None:
         env={**{k: v for k, v in os.environ.items() if k != LAYER_VARIABLE}, native.PURE_PYTHON_ENV: "1"},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=HANG_GUARD_S,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout and "no tests ran" not in result.stdout, result.stdout

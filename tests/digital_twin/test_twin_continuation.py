@@ -206,6 +206,7 @@ def episodes(draw: st.DrawFn) -> TwinSpec:
     return spec
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=episodes(), seed=st.integers(0, 2**32 - 1), part=st.floats(0.0, 0.99), keep_spot=st.booleans())
 def test_continued_in__another_future_plays_as_a_rebuilt_twin(

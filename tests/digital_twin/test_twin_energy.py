@@ -122,6 +122,7 @@ def _assert_close(twin: DigitalTwin) -> None:
         assert metrics[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(energy_specs(), st.integers(0, 3))
 def test_energy__the_twins_sums_equal_a_recomputation_from_the_event_log(spec: TwinSpec, seed: int) -> None:

@@ -1,4 +1,4 @@
-"""A new feature added as docs/design.md ("Adding a feature") says: a Feature subclass, its factory in FEATURES.
+"""A new feature added as docs/architecture.md ("Layout") says: a Feature subclass, its factory in FEATURES.
 
 The example is a per-node start-up delay (a container image pulled, a VM booted): a job started
 on node ``i`` begins its work ``delay_s[i]`` later, so it completes that much later and holds its

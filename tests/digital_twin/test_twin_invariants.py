@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from tests.strategies import twin_specs
 PROPERTY_SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @PROPERTY_SETTINGS
 @given(spec=twin_specs(), seed=st.integers(0, 2**32 - 1), defer_prob=st.sampled_from((0.0, 0.3, 0.9)))
 def test_twin__random_episodes_keep_every_invariant(spec: TwinSpec, seed: int, defer_prob: float) -> None:

@@ -61,6 +61,7 @@ def test_toy3__every_term_matches_the_hand_computation(cost_model: str, cost_usd
     }
 
 
+@pytest.mark.smoke
 def test_toy3__event_log_follows_the_walk_through() -> None:
     """The log shows the interruption, the failure, the SLA hit and the TTL rejection at their times."""
     twin = play_toy3("prorated")

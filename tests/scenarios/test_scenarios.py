@@ -41,6 +41,7 @@ def test_catalogue__lists_the_bundled_scenarios() -> None:
                                       "fleet5-synthetic-varied", "fleet5-synthetic-quiet"}
 
 
+@pytest.mark.smoke
 def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     """scenarios/toy3.yaml builds exactly the spec of tests/toy3.py."""
     spec = scenarios.load("toy3").make_spec(np.random.default_rng(0))
@@ -50,6 +51,7 @@ def test_toy3_yaml__is_the_hand_worked_instance() -> None:
     assert (spec.settings, spec.fixed_interruptions_s) == (expected.settings, expected.fixed_interruptions_s)
 
 
+@pytest.mark.smoke
 def test_default_scenario__same_seed_same_jobs_and_contention() -> None:
     """Per-episode jobs are seeded; background load reaches 60-90 % on some node during bursts."""
     scenario = scenarios.load("fleet5-synthetic")
@@ -81,7 +83,13 @@ def test_bundled_synthetic_trace__matches_the_alibaba_statistics() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in FULL_SCALE else n for n in scenarios.names()]
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in FULL_SCALE
+        else pytest.param(n, marks=pytest.mark.heavy) if "500" in n  # 500 nodes: seconds of CPU (the rest layer)
+        else n
+        for n in scenarios.names()
+    ],
 )
 def test_every_bundled_scenario__runs_a_full_episode(name: str) -> None:
     """Each bundled scenario (real-data ones when ACO_ENV_TRACES has the data) runs to its end."""
@@ -221,7 +229,8 @@ def test_cli_scenarios__lists_names_data_presence_readers_and_sources() -> None:
     assert re.search(r"fleet5-synthetic +5 ", result.stdout)
     described = describe_sources()
     assert [n for n, _ in described["telemetry.reader"]] == [*TRACE_READERS, "constant"]
-    assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, "synthetic", "jobs"]
+    built_in = ["synthetic", "workflows", "planted", "jobs"]
+    assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, *built_in]
     for key, entries in described.items():
         for name, line in entries:
             assert line and "``" not in line, name
@@ -276,20 +285,44 @@ def test_with_background_cpu__replaces_the_cpu_column_only_and_load_costs_money(
     assert first_fit_cost(scenario.with_background_cpu(0)) < first_fit_cost(loaded)  # slower runs, longer bills
 
 
-@pytest.mark.parametrize("family", ["**PlanetLab", "**Azure VM requests", "**Alibaba cluster-trace-v2017"])
-def test_readme_trace_family_snippet__is_a_valid_scenario_section(family: str) -> None:
-    """Each trace family's YAML snippet in the README's "bring your own trace" parses as a scenario section."""
+SCENARIOS_PAGE = ROOT / "docs" / "scenarios.md"
+"""The page a user copies scenario YAML from ("bring your own trace or fleet")."""
+
+
+@pytest.mark.parametrize(
+    "family", ["**PlanetLab", "**Azure VM requests", "**Alibaba cluster-trace-v2017", "**Real spot behaviour"]
+)
+def test_scenarios_page_snippet__is_a_valid_scenario_section(family: str) -> None:
+    """Each trace family's YAML snippet on docs/scenarios.md parses as a scenario section."""
     from digital_twin.limits import Limits
     from digital_twin.scenario.schema import Section
+    from digital_twin.scenario.spot_section import spot_replay_loader
     from digital_twin.scenario.telemetry_section import telemetry_loader
     from digital_twin.scenario.workload_section import jobs_loader
 
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(re.escape(family) + r".*?```yaml\n(.*?)```", readme, re.S)
+    page = SCENARIOS_PAGE.read_text()
+    block = re.search(re.escape(family) + r".*?```yaml\n(.*?)```", page, re.S)
     assert block, family
     (key, section), = yaml.safe_load(block.group(1)).items()
-    parsed = Section(section, "README.md", key)
+    parsed = Section(section, "docs/scenarios.md", key)
     if key == "telemetry":
         telemetry_loader(parsed, 14_400.0, [], Limits())
+    elif key == "spot":
+        spot_replay_loader(parsed, [])
     else:
         jobs_loader(parsed, 14_400.0, None, [], Limits())
+
+
+def test_scenarios_page_example__loads_at_the_current_schema_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's whole example is today's schema (a copied version 1 would silently drop interference) and loads."""
+    from digital_twin.scenario.loader import SCHEMA_VERSION
+
+    block = re.search(r"```yaml\n(schema_version.*?)```", SCENARIOS_PAGE.read_text(), re.S)
+    assert block and yaml.safe_load(block.group(1))["schema_version"] == SCHEMA_VERSION
+    path = tmp_path / "my-cluster.yaml"
+    path.write_text(block.group(1))
+    monkeypatch.setenv("MY_DATA", str(tmp_path))
+    loaded = load_scenario(path)
+    assert {p.name for p in loaded.missing_data()} == {"usage.csv", "jobs.swf"}  # valid; only the data is absent

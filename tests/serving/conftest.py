@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_S
+
 pytest.importorskip("fastapi", reason="the serving tests need the serve extra: pip install 'aco-env[serve]'")
 httpx = pytest.importorskip("httpx", reason="the serving tests need httpx (the test extra)")
 
@@ -39,7 +41,7 @@ class Served:
         self.service = service
         self.url = url
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.client = httpx.Client(base_url=url, headers=headers, timeout=60)
+        self.client = httpx.Client(base_url=url, headers=headers, timeout=HANG_GUARD_S)
 
 
 @pytest.fixture

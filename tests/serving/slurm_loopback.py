@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from digital_twin import NodeSpec
+from tests.hang_guard import HANG_GUARD_S
 
 DAEMONS = ("slurmctld", "slurmd", "munged", "mungekey", "squeue", "sinfo", "scontrol", "sbatch")
 
@@ -128,7 +129,7 @@ class LoopbackSlurm:
 
     def _spawn(self, name: str, command: list[str], pid_file: Path) -> None:
         pid_file.unlink(missing_ok=True)
-        subprocess.run(command, check=True, capture_output=True, env=self.env, timeout=30)  # daemonises
+        subprocess.run(command, check=True, capture_output=True, env=self.env, timeout=HANG_GUARD_S)  # daemonises
         for _ in range(500):
             if pid_file.exists() and pid_file.read_text().strip():
                 self.pids[name] = int(pid_file.read_text().split()[0])
@@ -136,7 +137,7 @@ class LoopbackSlurm:
             time.sleep(0.02)
         raise RuntimeError(f"{name} did not write {pid_file} within 10 s")
 
-    def wait_idle(self, timeout_s: float = 60.0) -> None:
+    def wait_idle(self, timeout_s: float = HANG_GUARD_S) -> None:
         """Until ``sinfo`` lists every node idle (or mixed/allocated: up and answering)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

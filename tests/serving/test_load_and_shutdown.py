@@ -12,6 +12,7 @@ import pytest
 
 import scenarios
 from serving.loadtest import ServiceProcess, check_journal, run_load
+from tests.hang_guard import HANG_GUARD_S
 
 pytestmark = pytest.mark.subprocess  # each test starts aco-env serve as a child process
 
@@ -32,7 +33,7 @@ def test_shutdown__sigterm_mid_load_loses_no_accepted_job(tmp_path: Path) -> Non
     stop = threading.Event()
 
     def client(index: int, url: str) -> None:
-        with httpx.Client(base_url=url, timeout=60) as http:
+        with httpx.Client(base_url=url, timeout=HANG_GUARD_S) as http:
             for k in range(10_000):
                 if stop.is_set():
                     return

@@ -1,4 +1,8 @@
-"""Render the benchmark JSON as the Markdown of ``docs/benchmarks.md``."""
+"""Render the benchmark JSON as the generated blocks of ``docs/benchmarks.md`` (one per section).
+
+``make bench`` rewrites only those blocks (:func:`training.outputs.write_generated`): the page's
+hand-written text (what is measured, the targets, how to compare runs) stays as it is.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +26,17 @@ def _ms(value: Any) -> str:
     return "" if value is None else f"{value:,.3f}"
 
 
-def render_markdown(results: dict[str, Any]) -> str:
-    """The whole page: the header, then one section per measurement present in ``results``."""
-    lines = _header(results)
+UNRECORDED = "not recorded"
+"""What a table's header says of a commit the JSON does not hold (sections measured before it was kept)."""
+
+
+def render_blocks(results: dict[str, Any]) -> dict[str, str]:
+    """The generated blocks of ``docs/benchmarks.md``: ``{"bench-<section>": Markdown}``, one per section measured.
+
+    Each block starts with the line naming its section's command, commit, date and machine
+    (``results["provenance"][section]``; sections measured before the JSON kept provenance show
+    the whole file's command and date, the commit ``not recorded``), then the section's table.
+    """
     sections: list[tuple[str, Callable[[dict[str, Any]], list[str]]]] = [
         ("twin", _twin_section),
         ("env", _env_section),
@@ -37,44 +49,29 @@ def render_markdown(results: dict[str, Any]) -> str:
         ("fleet-size", _fleet_size_section),
         ("vector", _vector_section),
         ("train", _train_lines),
+        ("backends", lambda section: _backends_lines(section, results["machine"]["cpus"])),
+        ("traces", _traces_lines),
     ]
+    blocks = {}
     for key, section in sections:
-        if key in results:
-            lines += section(results[key])
-    lines += _backends_lines(results.get("backends"), results["machine"]["cpus"])
-    lines += _traces_lines(results.get("traces"))
-    return "\n".join(lines)
+        if results.get(key) is not None:
+            lines = section(results[key])
+            if lines:
+                blocks[f"bench-{key}"] = "\n".join([lines[0], "", _provenance_line(results, key), *lines[1:]])
+    return blocks
 
 
-def _header(results: dict[str, Any]) -> list[str]:
-    """The title, the command that wrote the JSON, the machine, and how to compare runs."""
-    machine = results["machine"]
-    lines = [
-        "# Benchmarks",
-        "",
-        "Generated from the JSON of",
-        "",
-        "```",
-        f"{results['command']} --out docs/benchmarks.json --markdown docs/benchmarks.md",
-        "```",
-        "",
-        f"(`make bench` runs exactly this). Measured on {results['date']}: Python {machine['python']}, "
-        f"{machine['processor']}, {machine['cpus']} CPUs. Best of several repeats; speed is never "
-        "asserted in tests.",
-        "",
-        f"The twin ran its {machine.get('twin_core', 'pure-python')} core (`digital_twin/native.py`: the "
-        "hot modules compiled by mypyc at `make install`, the same results bit for bit); where the JSON has "
-        "`pure_python` entries, the same measurement was repeated on the pure-Python sources in a child process.",
-        "",
-    ]
-    if "env" in results:
-        lines += [
-            f"Absolute speeds follow the machine's speed at the time: in this run `CartPole-v1` made "
-            f"{_fmt(results['env']['cartpole_steps_per_s'])} random steps/s. Compare runs by the ratios "
-            "(ours vs CartPole, ACO vs first-fit), not by absolute numbers.",
-            "",
-        ]
-    return lines
+def _provenance_line(results: dict[str, Any], section: str) -> str:
+    """``Command: `...` (commit ..., date; machine).`` for one section."""
+    record = results.get("provenance", {}).get(section, {})
+    machine = record.get("machine", results["machine"])
+    commit = (record.get("commit") or "")[:10] or UNRECORDED
+    command, date = record.get("command", results["command"]), record.get("date", results["date"])
+    return (
+        f"Command: `{command}` (commit {commit}, {date}; "
+        f"Python {machine['python']}, {machine['processor']}, {machine['cpus']} CPUs, "
+        f"{machine.get('twin_core', 'pure-python')} twin core)."
+    )
 
 
 def _aco_section(aco: dict[str, Any]) -> list[str]:

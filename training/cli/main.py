@@ -1,6 +1,7 @@
 """The ``aco-env`` command line: one entry point, one module per subcommand.
 
-Each module in :mod:`training.cli.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line),
+Each module in :mod:`training.cli.commands` listed in :data:`COMMANDS` defines ``HELP`` (one line,
+a string literal: ``aco-env --help`` reads it from the source without importing the module),
 ``add_arguments(parser)`` and ``run(args) -> int`` (the exit code), and may define ``PARSER``,
 the class (or factory) of its parser (``train``: simple-parsing's, generated from a dataclass), and
 ``STOP_POLICY``, how it answers repeated signals (:mod:`training.execution.interrupts`; training
@@ -10,13 +11,20 @@ those, the library's data errors, files that cannot be written and interruptions
 stderr and the exit codes of :mod:`training.errors`. Every command runs inside
 :class:`training.execution.interrupts.Interrupts`: Ctrl-C or SIGTERM ends it with exit 130 within
 seconds, a second one at once.
+
+Only the named command's module is imported (its options are added to its parser): ``aco-env
+--help`` and ``--version`` import none of the twin, numpy or torch. An unknown command is
+answered with the closest names (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
+import difflib
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -40,6 +48,7 @@ COMMANDS = (
     "train",
     "sweep",
     "evaluate",
+    "results",
     "suite",
     "export-planted",
     "scenarios",
@@ -64,8 +73,16 @@ SERVE_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "httpx"})
 """Top-level modules of the ``serve`` extra (``pip install 'aco-env[serve]'``): ``serve``, ``slurm-bridge``."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every subcommand (modules are imported here, torch only where needed)."""
+ALL = "*"
+"""``build_parser(ALL)``: every subcommand with its options (imports every command module)."""
+
+
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """The parser with every subcommand; the options of ``command`` (of all with :data:`ALL`) are added.
+
+    Only the modules of the commands whose options are added are imported (torch only where needed);
+    the others' parsers show their one-line help and take no options.
+    """
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Job placement on a heterogeneous compute fleet: scenarios, agents, evaluation, benchmarks.",
@@ -78,7 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command", metavar="COMMAND", title="commands", parser_class=_new_parser
     )
     for name in COMMANDS:
-        module = importlib.import_module(f"training.cli.commands.{name.replace('-', '_')}")
+        if command not in (ALL, name):
+            subparsers.add_parser(name, help=help_line(name), parser_class=argparse.ArgumentParser)
+            continue
+        module = importlib.import_module(_module_name(name))
         sub = subparsers.add_parser(
             name,
             help=module.HELP,
@@ -91,6 +111,37 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(sub)
         sub.set_defaults(_run=module.run, _stop_policy=getattr(module, "STOP_POLICY", None))
     return parser
+
+
+def _module_name(command: str) -> str:
+    return f"training.cli.commands.{command.replace('-', '_')}"
+
+
+def help_line(command: str) -> str:
+    """The ``HELP`` string literal of ``command``'s module, read from its source (the module is not imported).
+
+    Raises:
+        ValueError: The module has no ``HELP = "..."`` literal at its top level.
+    """
+    spec = importlib.util.find_spec(_module_name(command))
+    source = spec.loader.get_source(spec.name) if spec is not None and spec.loader is not None else None
+    for node in ast.parse(source or "").body:
+        named = isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "HELP" for t in node.targets)
+        if named and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node.value.value
+    raise ValueError(f"{_module_name(command)} has no HELP string literal")
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (``None`` when there is none)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def unknown_command(word: str) -> str:
+    """The usage error for a command that does not exist, with the closest names."""
+    close = difflib.get_close_matches(word, COMMANDS, n=2, cutoff=0.7)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"{PROG}: error: unknown command {word!r}{hint} (the commands: {', '.join(COMMANDS)})"
 
 
 def _add_debug_option(parser: argparse.ArgumentParser) -> None:
@@ -148,8 +199,14 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
         exiting: The process exits when this returns (:func:`console`): stop signals that come
             later end it at once with exit 130. Otherwise the signal handlers before the call come back.
     """
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = chosen_command(argv)
+    if command is not None and command not in COMMANDS:
+        print(unknown_command(command), file=sys.stderr)
+        return EXIT_USAGE
+    parser = build_parser(command)
     args = parser.parse_args(argv)  # argparse prints its own usage errors and exits 2
+    args._argv = argv  # the command line as given, for the provenance of what the command writes
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
@@ -162,6 +219,9 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     with Interrupts(where, args._stop_policy or DEFAULT, until_exit=exiting):
         try:
             code = int(args._run(args))
+        except BrokenPipeError:  # the reader of stdout went away (`aco-env scenarios | head`): stop, quietly
+            _stdout_to_devnull()
+            code = EXIT_DATA
         except KeyboardInterrupt as exc:  # the message, if any, says what was saved
             code, line = EXIT_INTERRUPTED, f"{where}: interrupted" + (f": {message_line(str(exc))}" if str(exc) else "")
         except Exception as exc:  # every failure ends as one line; --debug adds the traceback
@@ -172,6 +232,12 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     if line is not None:
         print(line, file=sys.stderr)
     return code
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def describe(exc: BaseException) -> tuple[int, str]:
@@ -227,7 +293,18 @@ def _version() -> str:
         return "unknown"
 
 
-__all__ = ["COMMANDS", "UsageError", "build_parser", "configure_logging", "console", "describe", "main"]
+__all__ = [
+    "ALL",
+    "COMMANDS",
+    "UsageError",
+    "build_parser",
+    "chosen_command",
+    "configure_logging",
+    "console",
+    "describe",
+    "help_line",
+    "main",
+]
 
 if __name__ == "__main__":
     console()

@@ -19,7 +19,7 @@ def write_plots(evaluation: Evaluation, out_dir: Path, batch: AtomicBatch | None
     """Write the three PNGs into ``out_dir`` (staged in ``batch`` when given); returns their paths.
 
     ``objective_by_agent.png`` (mean objective with its 95 % CI), ``objective_terms.png`` (the
-    mean of each objective term, stacked) and ``decision_latency_cdf.png`` (of every decision).
+    mean of each objective term, stacked: :func:`terms_figure`) and ``decision_latency_cdf.png`` (of every decision).
     """
     import matplotlib
 
@@ -41,17 +41,7 @@ def write_plots(evaluation: Evaluation, out_dir: Path, batch: AtomicBatch | None
     figure.tight_layout()
     paths.append(_save(figure, out_dir / "objective_by_agent.png", batch))
 
-    figure, axes = plt.subplots(figsize=(max(6, len(names) * 0.9), 4))
-    bottom = np.zeros(len(names))
-    for term in TERMS:
-        values = np.array([summaries[n].mean.get(term) or 0.0 for n in names])
-        axes.bar(x, values, bottom=bottom, label=term.removesuffix("_usd"))
-        bottom += values
-    axes.set_xticks(x, names, rotation=30, ha="right")
-    axes.set_ylabel("USD (mean per episode)")
-    axes.set_title("objective terms per agent")
-    axes.legend(fontsize=8)
-    figure.tight_layout()
+    figure = terms_figure(evaluation)
     paths.append(_save(figure, out_dir / "objective_terms.png", batch))
 
     figure, axes = plt.subplots(figsize=(6, 4))
@@ -67,6 +57,40 @@ def write_plots(evaluation: Evaluation, out_dir: Path, batch: AtomicBatch | None
     figure.tight_layout()
     paths.append(_save(figure, out_dir / "decision_latency_cdf.png", batch))
     return paths
+
+
+TERM_COLOURS = "tab20"
+"""The qualitative colour map of the terms: term ``k`` of :data:`TERMS` has its colour ``k``, the same in every plot."""
+
+
+def terms_figure(evaluation: Evaluation) -> Any:
+    """The stacked mean objective terms per agent: only the terms some agent pays, a colour each, the legend outside.
+
+    A term that is zero for every agent (no carbon price, no workflows) is left out of the bars
+    and the legend; the legend sits right of the axes, so it covers no bar.
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(evaluation.agents)
+    summaries = {name: evaluation.summary(name) for name in names}
+    colours = plt.get_cmap(TERM_COLOURS).colors
+    x = np.arange(len(names))
+    figure, axes = plt.subplots(figsize=(max(6, len(names) * 0.9) + 2.5, 4))
+    bottom = np.zeros(len(names))
+    for k, term in enumerate(TERMS):
+        values = np.array([summaries[n].mean.get(term) or 0.0 for n in names])
+        if not np.any(values):
+            continue
+        axes.bar(x, values, bottom=bottom, label=term.removesuffix("_usd"), color=colours[k % len(colours)])
+        bottom += values
+    axes.set_xticks(x, names, rotation=30, ha="right")
+    axes.set_ylabel("USD (mean per episode)")
+    axes.set_title("objective terms per agent (terms that are zero for all left out)")
+    handles, labels = axes.get_legend_handles_labels()
+    if handles:  # top to bottom, as the bars stack
+        axes.legend(handles[::-1], labels[::-1], fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.tight_layout()
+    return figure
 
 
 LEARNING_CURVE_PNG = "learning_curve.png"

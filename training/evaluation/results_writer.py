@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from aco_env.metrics import EVAL_PREFIX
 from digital_twin.atomic_files import AtomicBatch, atomic_open
@@ -27,8 +28,21 @@ LEADERBOARD_MD = "leaderboard.md"
 """The leaderboard as Markdown (:func:`training.evaluation.leaderboard.leaderboard_markdown`)."""
 
 
-def write_results(evaluation: Evaluation, out_dir: Path, tensorboard: Path | None = None, step: int = 0) -> list[Path]:
+PROVENANCE_JSON = "provenance.json"
+"""Beside results.json: the command that made it, the commit, the date and the library versions."""
+
+
+def write_results(
+    evaluation: Evaluation,
+    out_dir: Path,
+    tensorboard: Path | None = None,
+    step: int = 0,
+    provenance: dict[str, Any] | None = None,
+) -> list[Path]:
     """``OUT/results.json``, ``OUT/leaderboard.md``, the plots and (optionally) TensorBoard scalars at ``step``.
+
+    With ``provenance`` (:func:`training.learning.provenance.provenance`: command, commit, date,
+    versions), also ``OUT/provenance.json``, from which a results page names each table's source.
 
     Returns:
         The files written.
@@ -43,6 +57,8 @@ def write_results(evaluation: Evaluation, out_dir: Path, tensorboard: Path | Non
         markdown = batch.write_text(out_dir / LEADERBOARD_MD, leaderboard_markdown(evaluation))
         results = write_json(evaluation, out_dir / RESULTS_JSON, batch)
         written = [results, markdown, *write_plots(evaluation, out_dir, batch)]
+        if provenance is not None:
+            written.append(batch.write_text(out_dir / PROVENANCE_JSON, json.dumps(provenance, indent=1) + "\n"))
     if tensorboard is not None:
         write_tensorboard(evaluation, tensorboard, step)
     return written

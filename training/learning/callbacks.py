@@ -151,7 +151,7 @@ class StopOnRequest(BaseCallback):
 
 
 class TrainingProgress(BaseCallback):
-    """Training progress: a bar on a terminal, otherwise ``training: N steps in T s`` when it ends.
+    """Training progress: a bar on a terminal, otherwise a line per tenth of the steps and ``training: N steps in T s``.
 
     A run stopped early (Ctrl-C) logs no summary: the interruption message says where it stopped.
 

@@ -23,6 +23,7 @@ from agents.sb3_agent import ModelFileError, check_model_file
 from digital_twin.atomic_files import atomic_open
 from training.errors import DataError, UsageError
 from training.learning.config import TrainConfig
+from training.outputs import new_folder, timestamped
 
 CONFIG = "config.json"
 MODEL = "model.zip"
@@ -35,26 +36,13 @@ logger = logging.getLogger("training")
 
 
 def create_run_dir(logdir: Path, stem: str) -> Path:
-    """Create ``LOGDIR/STEM``, or ``STEM-2``, ``STEM-3``, ... : the first name nobody holds yet.
-
-    Each name is claimed by ``mkdir`` (which fails if the folder exists), so runs started at the
-    same second, in threads or processes, never share a directory.
-    """
-    logdir.mkdir(parents=True, exist_ok=True)
-    suffix = 1
-    while True:
-        path = logdir / (stem if suffix == 1 else f"{stem}-{suffix}")
-        try:
-            path.mkdir()
-        except FileExistsError:
-            suffix += 1
-        else:
-            return path
+    """Create ``LOGDIR/STEM``, or ``STEM-2``, ... (:func:`training.outputs.new_folder`): never a run's folder twice."""
+    return new_folder(logdir, stem)
 
 
 def run_stem(scenario_name: str, algo: str, seed: int) -> str:
     """``<scenario>__<algo>__<seed>__<YYYYmmdd-HHMMSS>`` (local time)."""
-    return f"{scenario_name}__{algo}__{seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    return timestamped(f"{scenario_name}__{algo}__{seed}")
 
 
 def checkpoint_path(run_dir: Path, num_timesteps: int) -> Path:

@@ -14,7 +14,7 @@ episodes, one unit per (agent, seed) (:mod:`training.reproduction.play`); ``None
 
 A tier whose data is missing returns ``{"tier", "title", "seeds", "skipped": reason}``.
 :func:`run_tiers` runs several; ``aco-env reproduce`` writes the result as
-``reproduction.json`` and renders it (:func:`training.reproduction.report.render_page`).
+``reproduction.json`` and renders it (:func:`training.reproduction.report.render_blocks`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Numbers are means with their 95 % half-widths (``mean ± half-width``), tables are Markdown, and
 each table's command is the ``aco-env reproduce`` line that wrote it. The page itself is
-:func:`training.reproduction.report.render_page`.
+:func:`training.reproduction.report.render_blocks`.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def data_lines(result: dict[str, Any]) -> list[str]:
     parts = []
     for item in items:
         if "sha256" in item:
-            parts.append(f"`{item['file']}` ({item['bytes']:,} bytes, sha256 {str(item['sha256'])[:12]}…)")
+            parts.append(f"`{item['file']}` ({item['bytes']:,} bytes; its SHA-256 in reproduction.json)")
         else:
             parts.append(f"`{item['file']}` ({item.get('note', '')})")
     return ["Data: " + "; ".join(parts) + ".", ""]

@@ -1,10 +1,11 @@
 """The episode's workflows as the oracle's programs read them: precedence and the workflow terms.
 
-A workflow task is released (submitted to the scheduler) at the later of its own arrival and
-its last parent's completion (docs/design.md, "Workflows"). The programs keep the tasks'
-options and add, per edge and per workflow, rows over them (:mod:`agents.oracle.milp.workflow_rows`);
-the per-option terms judged from a job's release (wait, lost utility) are charged from the
-latest release a start allows (:func:`agents.oracle.model.release.release_floor_s`).
+A workflow task is released (submitted to the scheduler) at the later of its own arrival and its
+last parent's completion (:mod:`digital_twin.sim.tables.workflow_events`). The programs keep the
+tasks' options and add, per edge and per workflow, rows over them
+(:mod:`agents.oracle.milp.workflow_rows`); the per-option terms judged from a job's release (wait,
+lost utility) are charged from the latest release a start allows
+(:func:`agents.oracle.model.release.release_floor_s`).
 
 Example:
     >>> from digital_twin.workload import Workload

@@ -25,7 +25,7 @@ bound, :mod:`agents.oracle.model.energy`); the replay is the plan's objective in
 
 The program is a packing of runs into nodes over time, which CP-SAT (OR-Tools) solves far more
 steadily than HiGHS: on ``planted50`` episodes the same model took HiGHS 11-271 s and CP-SAT
-9-21 s (docs/design.md, "The arrival plan"). CP-SAT runs on one worker with a limit on its
+9-21 s (one worker each). CP-SAT runs on one worker with a limit on its
 deterministic time (work, not wall time), so a solve gives the same plan on every machine.
 The coefficients are integers of :data:`USD_SCALE` per USD (the replay, not the program's
 value, is what the oracle reports).

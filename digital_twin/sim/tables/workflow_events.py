@@ -1,6 +1,6 @@
 """What workflows do at the twin's events: a task's release, a workflow's completion, failure and horizon.
 
-The rules (docs/design.md, "Workflows"):
+The rules:
 
 * **Release.** A task is submitted to the scheduler (it *arrives*: it enters the queue and is
   asked for) once its own ``arrival_s`` has come and every parent has completed; until then it

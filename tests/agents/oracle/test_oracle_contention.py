@@ -74,6 +74,7 @@ def test_oracle_contention__on_the_tick_grid_too(spec: TwinSpec) -> None:
     _check(spec)
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_specs(exact_grid=False, energy=True))
 def test_oracle_contention__energy_and_carbon_charged_for_the_nominal_run_stay_below(spec: TwinSpec) -> None:

@@ -320,6 +320,7 @@ def test_oracle__bound_below_every_policy_and_the_exhaustive_optimum(spec: TwinS
     _check_instance(spec, exact_grid=False)
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_specs(exact_grid=False, replayed=True))
 def test_oracle__bound_holds_with_replayed_outages_of_any_length(spec: TwinSpec) -> None:
@@ -327,6 +328,7 @@ def test_oracle__bound_holds_with_replayed_outages_of_any_length(spec: TwinSpec)
     _check_instance(spec, exact_grid=False)
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_specs(exact_grid=True))
 def test_oracle__plan_and_bound_equal_the_exhaustive_optimum_on_the_tick_grid(spec: TwinSpec) -> None:
@@ -334,6 +336,7 @@ def test_oracle__plan_and_bound_equal_the_exhaustive_optimum_on_the_tick_grid(sp
     _check_instance(spec, exact_grid=True)
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_specs(exact_grid=False, tiny_cpu=True))
 def test_oracle__bound_holds_with_sub_millicore_jobs(spec: TwinSpec) -> None:
@@ -348,7 +351,8 @@ def test_oracle__sub_millicore_jobs_on_the_tick_grid_meet_the_exhaustive_optimum
     _check_instance(spec, exact_grid=True)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(small_specs(exact_grid=False, energy=True), small_specs(exact_grid=False, tiny_cpu=True, energy=True)))
 def test_oracle__bound_holds_with_energy_and_carbon_weighed(spec: TwinSpec) -> None:
     """Energy and carbon weighed, a GPU node (GPU jobs of 0 millicores too), carbon off the grid: bound <= optimum."""

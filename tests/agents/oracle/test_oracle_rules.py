@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +62,8 @@ def ruled_specs(draw: st.DrawFn, exact_grid: bool) -> TwinSpec:
     return ruled
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(ruled_specs(exact_grid=False))
 def test_oracle__bound_below_the_exhaustive_optimum_under_rules_and_interference(spec: TwinSpec) -> None:
     """Random rules and interference, interruptions: bound <= optimum <= plan == replay, heuristics >= bound."""

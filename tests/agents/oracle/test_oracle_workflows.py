@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +57,8 @@ def workflow_specs(draw: st.DrawFn, exact_grid: bool) -> TwinSpec:
     return dataclasses.replace(spec, jobs=Workload.of(tasks, workflows), settings=settings_)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workflow_specs(exact_grid=False))
 def test_oracle__bound_below_the_exhaustive_optimum_on_random_dags(spec: TwinSpec) -> None:
     """Random DAGs, interruptions, TTLs, both cost models: bound <= optimum <= plan == replay, heuristics >= bound."""
@@ -77,7 +79,8 @@ def _check_bounds_at_scale(spec: TwinSpec) -> None:
     assert scale_bound(inst, first_fit_usd, 20) <= optimum + TOL
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workflow_specs(exact_grid=True))
 def test_oracle__bound_below_the_exhaustive_optimum_on_random_dags_on_the_tick_grid(spec: TwinSpec) -> None:
     """The same on the tick grid (no interruptions): releases at completions fall on the grid too."""

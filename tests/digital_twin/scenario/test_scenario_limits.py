@@ -118,6 +118,7 @@ def test_load_scenario__file_cannot_raise_the_limits_on_its_own_reading(tmp_path
         load_scenario(path)
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 def test_error_messages__a_huge_value_is_shown_cut(tmp_path: Path) -> None:
     """A 100,000-item value in the wrong place is quoted in at most a few hundred characters."""
     path = write(tmp_path, changed(TOY, (("name",), list(range(100_000)))))

@@ -63,6 +63,7 @@ def test_read_scenario_file__refusals_are_worded_the_same_with_and_without_libya
     assert str(fast.value).startswith(f"{path}: ")
 
 
+@pytest.mark.heavy  # seconds of CPU: the rest layer (make test), not make test-fast
 def test_load_scenario__40000_inline_jobs_are_read_without_the_python_scanner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import scenarios
+from tests.hang_guard import HANG_GUARD_S
 from tests.isolated_cli import run_cli
 from tests.paths import ROOT
 
@@ -22,7 +23,7 @@ def real_cli(*args: str) -> subprocess.CompletedProcess:
     """``python -m training.cli.main ARGS``: the command line as a user starts it."""
     return subprocess.run(
         [sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=HANG_GUARD_S,
     )
 
 
@@ -33,7 +34,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     interpreter start per call; the entry point itself is :func:`real_cli`'s (the tests of
     ``--version``, no command and ``--debug``).
     """
-    outcome = run_cli(list(args), timeout_s=300, memory_bytes=8 << 30, env=env or {})
+    outcome = run_cli(list(args), timeout_s=HANG_GUARD_S, memory_bytes=8 << 30, env=env or {})
     assert outcome.code is not None, outcome
     return subprocess.CompletedProcess(list(args), outcome.code, outcome.stdout, outcome.stderr)
 
@@ -134,7 +135,7 @@ def test_evaluate__missing_scenario_data_names_the_variable(tmp_path: Path) -> N
     result = subprocess.run(
         [sys.executable, "-m", "training.cli.main", "evaluate", "--scenario", "fleet5-alibaba2018", "--agents",
          "first-fit", "--episodes", "1"],
-        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
+        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=HANG_GUARD_S,
     )
     assert_one_line_error(result, 1, "ACO_ENV_TRACES", "needs data that is not present")
 
@@ -187,7 +188,7 @@ def test_validate__valid_but_data_missing_exits_3_and_names_the_file() -> None:
     env = {k: v for k, v in os.environ.items() if k != "ACO_ENV_TRACES"}
     result = subprocess.run(
         [sys.executable, "-m", "training.cli.main", "validate", "fleet5-alibaba2018"],
-        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
+        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=HANG_GUARD_S,
     )
     assert result.returncode == 3, result.stdout + result.stderr
     assert result.stdout.startswith("MISSING DATA fleet5-alibaba2018") and "ACO_ENV_TRACES" in result.stdout
@@ -202,7 +203,7 @@ def test_validate__an_invalid_file_beats_missing_data(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ACO_ENV_TRACES"}
     result = subprocess.run(
         [sys.executable, "-m", "training.cli.main", "validate", "fleet5-alibaba2018", str(bad)],
-        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=300,
+        capture_output=True, text=True, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, timeout=HANG_GUARD_S,
     )
     assert result.returncode == 1
     assert "MISSING DATA" in result.stdout and "INVALID" in result.stdout

@@ -17,10 +17,10 @@ Whatever the input, the command must answer as a user can act on:
 
 Bounds: each example runs in a forked child (tests/isolated_cli.py explains why a fork per
 example) with at most :data:`MEMORY_BYTES` more address space than the parent and
-:data:`TIMEOUT_S` of wall time; a hang or blow-up fails that one example. ``evaluate`` (first-fit,
+:data:`CPU_S` seconds of CPU time (work, whatever the machine's load); a runaway loop or a
+blow-up fails that one example. ``evaluate`` (first-fit,
 one episode, serial) runs on the small scenarios only, whose ``limits:`` (never mutated there)
-keep any episode under a second. The number of examples is fixed per test; the four tests take
-about 30 s of test time together (20 s of wall time on 2 cores).
+keep any episode small. The number of examples is fixed per test.
 
 Determinism: ``derandomize=True`` and no example database, so every run (CI's too) tries the
 same examples; a failure prints the example's drawn values and a ``@reproduce_failure`` blob.
@@ -48,6 +48,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz_mutations import mutate_bytes, mutate_document, mutate_frame, mutate_table
 from tests.fuzz_seeds import SMALL_SCENARIOS, DataSeed, World, build_world
+from tests.hang_guard import HANG_GUARD_S
 from tests.isolated_cli import Outcome, run_cli, warm_up
 
 pytestmark = [
@@ -55,8 +56,8 @@ pytestmark = [
     pytest.mark.subprocess,  # each example runs in a forked child
 ]
 
-TIMEOUT_S = 30.0
-"""Wall time one example may take (most take 10-300 ms, a few seconds on a loaded machine)."""
+CPU_S = 30
+"""CPU seconds one example may use (most use 10-300 ms): past it, a loop that does not end."""
 MEMORY_BYTES = 1536 * 1024 * 1024
 """Address space one example may add to the parent's (validating a million jobs, the default limit, takes 320 MB)."""
 REPORT_ENV = "ACO_ENV_FUZZ_REPORT"
@@ -96,13 +97,14 @@ def _run(world: World, command: str, scenario: Path) -> Outcome:
         argv = ["evaluate", "--scenario", str(scenario), "--agents", "first-fit", "--episodes", "1",
                 "--backend", "serial", "--no-progress", "--out", str(out)]
     env = {"ACO_ENV_TRACES": str(world.traces), "ACO_ENV_DEBUG": "0"}
-    return run_cli(argv, timeout_s=TIMEOUT_S, memory_bytes=MEMORY_BYTES, env=env)
+    return run_cli(argv, timeout_s=HANG_GUARD_S, cpu_s=CPU_S, memory_bytes=MEMORY_BYTES, env=env)
 
 
 def _answer(outcome: Outcome, command: str) -> tuple[int, str]:
     """The exit code and the one line that answers, after every rule of the module docstring."""
     shown = f"code {outcome.code}\nstdout:\n{outcome.stdout}\nstderr:\n{outcome.stderr}"
-    assert not outcome.timed_out, f"hung: killed after {TIMEOUT_S:g} s"
+    assert not outcome.over_cpu, f"ran past {CPU_S} CPU seconds: a loop that does not end"
+    assert not outcome.timed_out, f"hung: no answer after {HANG_GUARD_S:g} s"
     assert not outcome.died, "the child died without answering"
     assert outcome.code in ((0, 1, 3) if command == "validate" else (0, 1)), shown
     everything = outcome.stdout + outcome.stderr
@@ -266,6 +268,11 @@ def test_evaluate__mutated_small_scenarios_and_files_answer_in_one_line(world: W
     _check(world, "evaluate", path, [str(path)], edits)
 
 
+def _spin_forever(argv: list[str]) -> int:
+    while True:
+        pass
+
+
 def _sleep_forever(argv: list[str]) -> int:
     import time
 
@@ -278,19 +285,24 @@ def _allocate_too_much(argv: list[str]) -> int:
     return len(blocks)
 
 
-@pytest.mark.parametrize(("main", "expected"), [(_sleep_forever, "timed out"), (_allocate_too_much, "MemoryError")])
+@pytest.mark.parametrize(
+    ("main", "expected"),
+    [(_spin_forever, "over cpu"), (_sleep_forever, "hung"), (_allocate_too_much, "MemoryError")],
+)
 def test_isolated_cli__a_hang_or_a_blow_up_fails_one_example(
     monkeypatch: pytest.MonkeyPatch, main: Any, expected: str
 ) -> None:
-    """The bounds the fuzz tests rely on: a child that hangs is killed at the deadline, one that allocates fails."""
+    """The bounds the fuzz tests rely on: a loop ends at its CPU cap, a sleeper at the guard, an allocation fails."""
     import training.cli.main
 
     monkeypatch.setattr(training.cli.main, "main", main)
-    # The hang is killed at 2 s; the blow-up gets the fuzz tests' own deadline (a loaded machine
-    # may take seconds to fork and fault in the first blocks before the limit stops it).
-    timeout_s = 2.0 if expected == "timed out" else TIMEOUT_S
-    outcome = run_cli(["validate", "x.yaml"], timeout_s=timeout_s, memory_bytes=512 * 1024 * 1024, env={})
-    if expected == "timed out":
-        assert outcome.timed_out and outcome.code is None and outcome.seconds < 10
+    # The spinner gets 1 CPU second; the sleeper, which uses none, a 1 s guard (it never answers,
+    # so the guard's length changes nothing but how long the test waits).
+    timeout_s = 1.0 if expected == "hung" else HANG_GUARD_S
+    outcome = run_cli(["validate", "x.yaml"], timeout_s=timeout_s, cpu_s=1, memory_bytes=512 * 1024 * 1024, env={})
+    if expected == "over cpu":
+        assert outcome.over_cpu and outcome.died and outcome.code is None
+    elif expected == "hung":
+        assert outcome.timed_out and outcome.code is None and not outcome.over_cpu
     else:
         assert outcome.code == -1 and "MemoryError" in outcome.stderr

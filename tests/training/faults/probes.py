@@ -20,11 +20,12 @@ from pathlib import Path
 
 import psutil
 
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 
-HANG_S = 120.0
+HANG_S = HANG_GUARD_S
 """Waiting longer than this for an interrupted command to end is a hang (the command takes seconds)."""
-START_S = 600.0
+START_S = HANG_GUARD_S
 """A bound on waiting for the workers to start working (a loaded machine is slow; this only detects a hang)."""
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from agents.predictor import EmaPredictor
 from agents.predictor.cache import PredictionCache, cache_key
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from tests.training.cli.test_cli_errors import cli
 from training.suite.definition import load_suite
@@ -49,7 +50,7 @@ def test_reference_store__two_processes_writing_200_entries_each_keep_all_400(tm
     time.sleep(0.5)  # both are importing: let them reach the start line together (not needed for correctness)
     go.touch()
     for writer in writers:
-        _, stderr = writer.communicate(timeout=600)
+        _, stderr = writer.communicate(timeout=HANG_GUARD_S)
         assert writer.returncode == 0, stderr
     [cache_file] = (tmp_path / "cache").glob("*-references.json")
     tasks = json.loads(cache_file.read_text())["tasks"]
@@ -135,7 +136,7 @@ def test_prediction_cache__two_processes_writing_one_folder_keep_every_entry(tmp
     """Two writers, 40 entries each (some the same), one folder: 60 whole files after, no temporary file."""
     writers = [_start([sys.executable, "-c", PREDICTOR_WRITER, str(tmp_path), start]) for start in ("0", "20")]
     for writer in writers:
-        _, stderr = writer.communicate(timeout=600)
+        _, stderr = writer.communicate(timeout=HANG_GUARD_S)
         assert writer.returncode == 0, stderr
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npz"] * 60
     cache = PredictionCache(tmp_path)

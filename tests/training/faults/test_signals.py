@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from tests.training.faults.probes import interrupt, start, wait_until_busy
 
@@ -149,7 +150,7 @@ def test_interrupts__the_first_signal_raises_and_a_second_ends_a_stuck_clean_up_
     process.send_signal(signal.SIGTERM)
     assert process.stdout.readline().strip() == "first"
     process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=HANG_GUARD_S)
     assert process.returncode == 130
     assert stderr.strip() == (
         "probe: interrupted again: stopped at once; 1 child process(es) killed; files being written were dropped, "
@@ -165,7 +166,7 @@ def test_interrupts__a_stop_still_running_after_the_grace_period_is_ended() -> N
     assert process.stdout is not None
     child = int(process.stdout.readline())
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=HANG_GUARD_S)
     assert process.returncode == 130
     assert stderr.startswith("probe: still running 0.5 s after the interrupt: stopped at once")
     assert not _alive(child)

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from training.learning.interrupt import StopRequest
 
-STARTUP_TIMEOUT_S = 300
+STARTUP_TIMEOUT_S = HANG_GUARD_S
 """A bound on waiting for the first logged rollout (not a speed requirement: a loaded CI machine is slow)."""
 
 

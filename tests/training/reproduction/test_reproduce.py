@@ -20,7 +20,7 @@ from tests.paths import ROOT
 from training.reproduction import TIERS, data, t1_1_cost, t1_3_latency, t4_1_gpu, t5_2_predictor
 from training.reproduction.empty_cluster import fleet_env, place_each
 from training.reproduction.play import oracle_available
-from training.reproduction.report import render_page
+from training.reproduction.report import render_blocks
 from training.reproduction.stats import ci95_half_width, paired_savings, summarize
 
 TRACES = data.traces_dir()
@@ -184,16 +184,17 @@ def test_real_data_tiers__skip_with_a_message_when_the_traces_are_absent(
 
 
 # ------------------------------------------------------------------------------ report and CLI
-def test_render_page__shows_every_tier_with_its_command_or_its_skip() -> None:
-    """The page has T1.1's tables and known answer, and a 'Not run' line for a skipped tier."""
+def test_render_blocks__show_every_tier_with_its_command_or_its_skip() -> None:
+    """The generated block has T1.1's tables and known answer, and a 'Not run' line for a skipped tier."""
     document = {
         "command": "aco-env reproduce --seeds 2 --out x", "date": "2026-01-01",
         "machine": {"python": "3.11", "processor": "x86_64", "cpus": 2},
-        "settings": {"seeds": 2, "oracle_limits": None, "oracle_available": False, "traces_dir": None},
+        "settings": {"seeds": 2, "oracle_limits": None, "oracle_available": False, "traces_present": False},
         "tiers": {"T1.1": t1_1_cost.run([0, 1], TINY_T11, None),
                   "T4.1": {"tier": "T4.1", "title": "GPU", "seeds": [0, 1], "skipped": "skipped: no data"}},
     }
-    page = render_page(document)
+    page = render_blocks(document)["reproduction"]
+    assert page.startswith("Command: `aco-env reproduce --seeds 2 --out x` (commit not recorded, 2026-01-01;")
     assert "aco-env reproduce --tier T1.1 --seeds 2 --out results/reproduction --no-oracle" in page
     assert "| T1.1 | ACO saving vs First-Fit (balanced) | 28.6 % | 28.6 ± 0.0 % |" in page
     assert "(0.70 - 0.50)/0.70 = 28.6 %" in page and "| ACO saving vs First-Fit | 28.6 % | 28.6 ± 0.0 %" in page

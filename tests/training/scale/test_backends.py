@@ -19,6 +19,7 @@ import scenarios
 import tests.failing_agents as failing
 from agents import make_agent
 from agents.oracle.milp.limits import SolveLimits
+from tests.hang_guard import HANG_GUARD_S
 from tests.helpers import agent_params
 from tests.paths import ROOT
 from training.evaluation.evaluator import EPISODE_ENV, PLACEMENT_ENV, EpisodeUnit, EvalEnv, evaluate, play_unit
@@ -240,7 +241,7 @@ def finish_last_if_first(unit: OrderedUnit) -> int:
     import it by name.
     """
     if unit.index == 0:
-        deadline = time.monotonic() + 60.0
+        deadline = time.monotonic() + HANG_GUARD_S
         while len(list(Path(unit.folder).iterdir())) < unit.others and time.monotonic() < deadline:
             time.sleep(0.01)
     return unit.index
@@ -287,7 +288,7 @@ def test_evaluate_cli__an_episode_failing_every_attempt_writes_nothing_and_is_na
     script = f"import sys, {failing.REGISTER_MODULE}; from training.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = ["evaluate", "--agents", f"first-fit,{failing.BROKEN}", "--episodes", "2", "--backend", "serial"]
     result = subprocess.run([sys.executable, "-c", script, *args, "--out", str(out), "--no-progress"],
-                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+                            capture_output=True, text=True, cwd=ROOT, timeout=HANG_GUARD_S)
     assert result.returncode == 1, result.stderr
     assert [line for line in result.stderr.splitlines() if ": error: " in line] == [
         "aco-env evaluate: error: fleet5-synthetic: broken-first-fit seed 1 failed 3 times (RuntimeError: "
@@ -313,7 +314,7 @@ def test_evaluate_cli__ray_and_serial_write_equal_results_json(tmp_path: Path) -
     for kind in ("ray", "serial"):
         args = ["evaluate", "--agents", ",".join(FOUR_AGENTS), "--episodes", "10", "--backend", kind]
         result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
-                                capture_output=True, text=True, cwd=root, timeout=600)
+                                capture_output=True, text=True, cwd=root, timeout=HANG_GUARD_S)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "results.json").read_text()))
         logs.append(result.stderr)
@@ -354,7 +355,7 @@ def test_reproduce_cli__bad_backend_options_exit_2_before_any_work(tmp_path: Pat
     for extra in (["--backend", "processes", "--address", "127.0.0.1:6379"], ["--backend", "ray", "--address", "head"]):
         result = subprocess.run([sys.executable, "-m", "training.cli.main", "reproduce", "--tier", "T1.1",
                                  "--no-oracle", "--out", str(tmp_path), *extra],
-                                capture_output=True, text=True, cwd=root, timeout=120)
+                                capture_output=True, text=True, cwd=root, timeout=HANG_GUARD_S)
         assert result.returncode == 2 and "--address" in result.stderr, result.stderr
     assert not any(tmp_path.iterdir())
 
@@ -375,7 +376,7 @@ def test_reproduce_cli__ray_and_serial_write_the_same_tiers(tmp_path: Path) -> N
     for kind in ("ray", "serial"):
         args = ["reproduce", "--tier", "T1.1", "--seeds", "2", "--no-oracle", "--backend", kind]
         result = subprocess.run([sys.executable, "-m", "training.cli.main", *args, "--out", str(tmp_path / kind)],
-                                capture_output=True, text=True, cwd=root, timeout=600)
+                                capture_output=True, text=True, cwd=root, timeout=HANG_GUARD_S)
         assert result.returncode == 0, result.stderr
         documents.append(json.loads((tmp_path / kind / "reproduction.json").read_text()))
     assert [d["settings"].pop("backend") for d in documents] == ["ray", "serial"]

@@ -34,12 +34,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from training.evaluation.results import without_timing
 
 pytestmark = [pytest.mark.ray, pytest.mark.subprocess]  # a Ray cluster of its own, in child processes
 
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = HANG_GUARD_S
 """Longest wait for a node to start (a loaded 2-core machine takes ~10 s)."""
 STOP_TIMEOUT_S = 30.0
 """Longest wait for a node to stop after SIGTERM before it is killed."""
@@ -173,7 +174,7 @@ def ray_cluster() -> Iterator[Cluster]:
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "training.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=600)
+                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=HANG_GUARD_S)
 
 
 def test_ray_cluster__evaluate_with_address_writes_the_results_of_serial(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from training.errors import UsageError
 from training.scale.sweeps.keys import parse_value, parse_values
@@ -26,9 +27,9 @@ TINY = ["--timesteps", "128", "--set", "batch_size=64", "--set", "n_epochs=1", "
 """Options of trials that train in seconds: 128 steps, one validation episode, no final evaluation."""
 FOUR_BY_TWO = ["--grid", "learning_rate=1e-4,3e-4", "--grid", "n_steps=64,128", "--seeds", "0,1"]
 """4 hyperparameter points x 2 seeds = 8 trials, one run directory each."""
-FIRST_TRIAL_TIMEOUT_S = 240.0
+FIRST_TRIAL_TIMEOUT_S = HANG_GUARD_S
 """Longest wait for the first trial to finish (a local Ray starts in ~10 s; a trial's process imports torch)."""
-RUN_TIMEOUT_S = 600.0
+RUN_TIMEOUT_S = HANG_GUARD_S
 
 pytest.importorskip("ray", reason="the ray extra is not installed")
 
@@ -47,7 +48,7 @@ def kill_session(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the sweep's process group, then anything left of its session (Ray's workers have groups of their own)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    process.wait(timeout=HANG_GUARD_S)
     deadline = time.monotonic() + 30
     while (left := session_processes(process.pid)) and time.monotonic() < deadline:
         for pid in left:

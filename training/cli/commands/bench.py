@@ -1,7 +1,10 @@
 """Benchmarks: twin and env throughput (with CartPole beside it), trace load times, and more.
 
-Every number is measured on this machine in this process and written to ``--out`` (JSON); with
-``--markdown`` the JSON is also rendered as the tables of ``docs/benchmarks.md``.
+Every number is measured on this machine in this process and written to ``--out`` (JSON), each
+section with its provenance (the command, the commit, the date, the machine). With ``--only``
+and an ``--out`` that exists, the sections measured replace theirs in it and the others are
+kept. With ``--markdown`` the JSON's sections are rendered as the generated blocks of
+``docs/benchmarks.md``; the page's hand-written text is kept (:mod:`training.benchmarks.report`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 from digital_twin import native
 from digital_twin.atomic_files import write_text
 from training.checks import writable_file
-from training.errors import UsageError
+from training.errors import DataError, UsageError
+from training.learning.provenance import command_line, provenance
 
 HELP = (
     "measure speed and memory: twin, env vs CartPole, placement rules, traces, ACO, oracle, scale, training, "
@@ -80,20 +84,17 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             writable_file(path, option)
     command = "aco-env bench" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
-    results: dict[str, Any] = {
-        "command": command,
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "cpus": _cpus(),
-            "twin_core": native.status,
-        },
-        "date": time.strftime("%Y-%m-%d"),
-    }
+    machine = {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus(),
+               "twin_core": native.status}  # fmt: skip
+    date = time.strftime("%Y-%m-%d")
+    results: dict[str, Any] = _earlier(args) | {"command": command, "machine": machine, "date": date}
+    commit = provenance(None)["commit"]
+    record = {"command": command_line(args._argv), "commit": commit, "date": date, "machine": machine}
     for name in names:
         options = QUICK_OPTIONS.get(name, {}) if args.quick else {}
         started = time.perf_counter()
         results[name] = _load(SECTIONS[name])(**options)
+        results.setdefault("provenance", {})[name] = record
         print(f"{name}: {json.dumps(results[name], default=_round)}  ({time.perf_counter() - started:.1f} s)")
     flat = _flat_keys(results)
     results.update(flat)
@@ -101,11 +102,27 @@ def run(args: argparse.Namespace) -> int:
         write_text(args.out, json.dumps(results, indent=1, default=float) + "\n")
         print(f"wrote {args.out}")
     if args.markdown:
-        from training.benchmarks.report import render_markdown
+        from training.benchmarks.report import render_blocks
+        from training.outputs import write_generated
 
-        write_text(args.markdown, render_markdown(results))
-        print(f"wrote {args.markdown}")
+        write_generated(args.markdown, render_blocks(results), "make bench", "Benchmarks")
+        print(f"wrote the generated tables of {args.markdown}")
     return 0
+
+
+def _earlier(args: argparse.Namespace) -> dict[str, Any]:
+    """The sections of an existing ``--out`` that a run with ``--only`` keeps (nothing for a whole run)."""
+    if not args.only or args.out is None or not args.out.is_file():
+        return {}
+    try:
+        earlier: dict[str, Any] = json.loads(args.out.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"--out {args.out}: cannot read the earlier results to keep their sections ({exc})") from None
+    provenance = earlier.setdefault("provenance", {})
+    for name in SECTIONS:  # a section measured before provenance was kept: the file's own command and date
+        if name in earlier and name not in provenance:
+            provenance[name] = {key: earlier.get(key) for key in ("command", "date", "machine")} | {"commit": None}
+    return earlier
 
 
 def _flat_keys(results: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Evaluate agents on scenarios over paired seeds: leaderboard, results.json, plots, TensorBoard.
 
-``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several) holds
+``DIR/results.json`` (one scenario) or ``DIR/<scenario>/results.json`` (several), beside
+``provenance.json`` (the command, the commit, the date: what a results page names), holds
 ``{"scenario", "episodes", "seed", "seeds", "agents": {NAME: {"mean": {METRIC: v},
 "ci95": {METRIC: half-width}, "per_episode": [{METRIC: v}, ...]}}}``; metrics include
 ``objective_usd``, ``cost_usd``, ``sla_violations``, ``qos_compliance``, ``failed_jobs``,
@@ -31,6 +32,10 @@ Every backend gives the same numbers (only timings differ). An episode that fail
 twice; if it still fails, the command names it, writes nothing and exits 1. The files are
 written once every scenario is evaluated.
 
+Without ``--out`` the files go to a new folder, ``results/evaluate/<scenario>__<YYYYmmdd-HHMMSS>``
+(``-2``, ``-3``, ... when that name is taken): an evaluation never overwrites an earlier one's
+files unless ``--out`` names that folder.
+
 Every argument, scenario, agent and output folder is checked before the first episode. The files
 of a scenario are written together, each under a temporary name renamed into place once all are
 written: a full disk or a missing permission leaves the folder's earlier results as they were,
@@ -51,13 +56,15 @@ from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
 from training.evaluation.protocol import EVALUATION_SPLITS, SeedRangeError, first_seed
 from training.execution.backend import Backend, UnitsFailedError
-from training.outputs import folder_lock
+from training.outputs import folder_lock, new_folder, timestamped
 
 if TYPE_CHECKING:  # annotations only: the evaluator's imports wait until a command runs
     from digital_twin.scenario import Scenario
     from training.evaluation.results import Evaluation
 
 HELP = "evaluate agents on scenarios (leaderboard, results.json, plots)"
+DEFAULT_OUT_PARENT = Path("results/evaluate")
+"""Where a run without ``--out`` makes its own new folder."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="the agent every other is compared with seed by seed (default: the first of --agents)",
     )
-    parser.add_argument("--out", type=Path, default=Path("results/evaluate"), help="output folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"output folder (default: a new folder {DEFAULT_OUT_PARENT}/<scenario>__<date-time>, never an old one)",
+    )
     parser.add_argument("--tensorboard", type=Path, help="also write eval/<agent>/<metric> scalars here")
     parser.add_argument(
         "--placement",
@@ -114,8 +125,13 @@ def run(args: argparse.Namespace) -> int:
     from training.evaluation.results_writer import RESULTS_JSON, write_results
     from training.execution.backend import BackendError
     from training.execution.registry import make_backend
+    from training.learning.provenance import command_line, provenance
 
     agents, loaded = _checked(args)
+    record = provenance(command_line(args._argv))  # the commit the evaluation runs, read before any work
+    if args.out is None:
+        stem = loaded[0].name if len(loaded) == 1 else f"{len(loaded)}-scenarios"
+        args.out = new_folder(DEFAULT_OUT_PARENT, timestamped(stem))
     with folder_lock(args.out, "--out"):
         evaluations: list[Evaluation] = []
         try:
@@ -128,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             raise KeyboardInterrupt(_interrupted(args, loaded, evaluations)) from None
         for evaluation in evaluations:
             out_dir = _out_dir(args, loaded, evaluation.scenario)
-            write_results(evaluation, out_dir, args.tensorboard)
+            write_results(evaluation, out_dir, args.tensorboard, provenance=record)
             print_leaderboard(evaluation)
             for agent, why in evaluation.skipped.items():
                 print(f"note: {agent} was left out: {why}")
@@ -160,7 +176,8 @@ def _checked(args: argparse.Namespace) -> tuple[list[str], list[Scenario]]:
     names = [scenario.name for scenario in loaded]
     if len(set(names)) < len(names):
         raise UsageError(f"--scenario: the scenarios are named {', '.join(names)}; each name once")
-    checks.writable_dir(args.out, "--out")
+    if args.out is not None:
+        checks.writable_dir(args.out, "--out")
     if args.tensorboard is not None:
         checks.writable_dir(args.tensorboard, "--tensorboard")
     return agents, loaded

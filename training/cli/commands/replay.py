@@ -19,6 +19,7 @@ from aco_env import ClusterSchedulingEnv
 from aco_env.hindsight import scenario_of
 from aco_env.recording import RecordEpisode, load_recording, replay_recording
 from agents import Agent, agent_names, listed_agent_names, make_agent
+from digital_twin.errors import did_you_mean
 from training import checks
 from training.errors import EXIT_DATA, EXIT_OK, DataError, UsageError
 from training.evaluation.rollout import play_episode
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Dispatch on the target's kind."""
     if args.agent and not args.agent.startswith("sb3:") and args.agent not in agent_names():
-        raise UsageError(f"--agent {args.agent}: unknown agent; registered: {listed_agent_names()}, or sb3:PATH")
+        close = did_you_mean(args.agent, agent_names())
+        raise UsageError(f"--agent {args.agent}: unknown agent{close}; registered: {listed_agent_names()}, or sb3:PATH")
     if args.target.endswith(".json"):
         return _replay_file(args)
     if not args.agent:

@@ -30,7 +30,7 @@ from digital_twin.atomic_files import AtomicBatch
 from training.checks import count, writable_dir
 from training.cli.backend_options import add_backend_arguments, check_backend
 from training.errors import CommandError, UsageError
-from training.outputs import folder_lock
+from training.outputs import folder_lock, replace_generated
 
 HELP = "reproduce the reference's benchmarks in its setting and in the full twin"
 DEFAULT_SEEDS = 5
@@ -91,10 +91,11 @@ def run(args: argparse.Namespace) -> int:
     """Check the options, run the chosen tiers, write the JSON and the Markdown."""
     from training.execution.backend import BackendError, UnitsFailedError
     from training.execution.registry import make_backend
+    from training.learning.provenance import provenance
     from training.reproduction import TIERS, tier_module
     from training.reproduction.data import traces_dir
     from training.reproduction.play import oracle_available
-    from training.reproduction.report import render_page
+    from training.reproduction.report import PAGE_TITLE, render_blocks
 
     tiers = [t.strip() for item in (args.tier or [",".join(TIERS)]) for t in item.split(",") if t.strip()]
     unknown = [t for t in tiers if t not in TIERS]
@@ -112,12 +113,13 @@ def run(args: argparse.Namespace) -> int:
     document: dict[str, Any] = {
         "command": _command(args, tiers),
         "date": time.strftime("%Y-%m-%d"),
+        "commit": provenance(None)["commit"],
         "machine": {"python": platform.python_version(), "processor": platform.machine(), "cpus": _cpus()},
         "settings": {
             "seeds": args.seeds,
             "oracle_limits": None if oracle_limits is None else dataclasses.asdict(oracle_limits),
             "oracle_available": oracle_available(),
-            "traces_dir": str(root) if root else None,
+            "traces_present": root is not None,  # never the folder itself: a machine's path
             "backend": args.backend,
         },
         "tiers": {},
@@ -139,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
         json_path, markdown_path = args.out / "reproduction.json", args.out / "reproduction.md"
         with AtomicBatch() as batch:  # both renamed into place once both are written
             batch.write_text(json_path, json.dumps(document, indent=1, default=float) + "\n")
-            batch.write_text(markdown_path, render_page(document))
+            earlier = markdown_path.read_text(encoding="utf-8") if markdown_path.exists() else f"# {PAGE_TITLE}\n"
+            batch.write_text(markdown_path, replace_generated(earlier, render_blocks(document), "make reproduce"))
     print(f"wrote {json_path} and {markdown_path}")
     return 0
 

@@ -4,7 +4,7 @@ The distributed path (``pip install 'aco-env[train,ray]'``): ``--env-runners`` e
 processes sample whole episodes side by side, on a new local Ray or on the cluster at
 ``--address HOST:PORT`` (a head started with ``ray start --head``; every node needs aco-env
 installed). The policy is an MLP over the flattened observation whose invalid actions are
-masked out (docs/rllib.md). For the best results on one machine, use ``aco-env train``
+masked out (docs/scale.md). For the best results on one machine, use ``aco-env train``
 (SB3 MaskablePPO with the set policy and a DAgger warm start).
 
 The run directory (``--out``, or ``LOGDIR/<scenario>__rllib-ppo__<seed>__<time>/``) gets

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 
-from agents.algorithms import algorithm_names
 from training.execution.interrupts import SAVE_FIRST
 from training.learning.config import CONFIG_DEST, TrainConfig, add_config_arguments, config_parser
 
 PARSER = config_parser
 """This command's parser class (simple-parsing's: the options come from TrainConfig)."""
 
-HELP = f"train an SB3 agent ({algorithm_names()}) and evaluate it"
+HELP = "train an SB3 agent (MaskablePPO by default; --algo names the others) and evaluate it"
 STOP_POLICY = SAVE_FIRST
 """Interrupts (the first Ctrl-C or SIGTERM stops at the next step and saves; a third stops at once)."""
 

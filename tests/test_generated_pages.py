@@ -1,0 +1,149 @@
+"""The generated pages: rebuilt by one command from files kept in the repository, hand-written text untouched.
+
+``make bench`` renders docs/benchmarks.json into docs/benchmarks.md's generated blocks and ``make
+results`` renders docs/results/*/ into docs/results.md's; each table's header names its command,
+commit and date. The committed pages must be exactly what their command writes today.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.paths import ROOT
+from training.benchmarks.report import render_blocks
+from training.cli.main import main
+from training.evaluation.results_page import results_blocks, write_results_page
+from training.outputs import GENERATED_END, replace_generated
+
+DOCS = ROOT / "docs"
+HEADER = re.compile(r"^Command: `aco-env [^`]+` \(commit ([0-9a-f]{7,10}|not recorded), \d{4}-\d{2}-\d{2}[;)]", re.M)
+
+
+def _outside_blocks(text: str) -> str:
+    """The page's hand-written text: everything outside its generated blocks."""
+    return re.sub(r"<!-- generated: .*?<!-- end of generated: [\w.-]+ -->\n", "", text, flags=re.S)
+
+
+def test_benchmarks_page__is_what_make_bench_writes_from_the_committed_json() -> None:
+    """docs/benchmarks.md's blocks are docs/benchmarks.json rendered now; each names command, commit and date."""
+    page = (DOCS / "benchmarks.md").read_text()
+    blocks = render_blocks(json.loads((DOCS / "benchmarks.json").read_text()))
+    assert replace_generated(page, blocks, "make bench") == page
+    assert all(HEADER.search(body) for body in blocks.values())
+
+
+def test_results_page__is_what_make_results_writes_from_the_committed_results(tmp_path: Path) -> None:
+    """docs/results.md's blocks are docs/results/*/ rendered now; each table names command, commit and date."""
+    page = tmp_path / "results.md"
+    shutil.copy(DOCS / "results.md", page)
+    names = write_results_page(DOCS / "results", page)
+    assert names and page.read_text() == (DOCS / "results.md").read_text()
+    assert all(HEADER.search(body) for body in results_blocks(DOCS / "results").values())
+
+
+def test_make_results__keeps_hand_written_text_and_adds_a_block_for_a_new_folder(tmp_path: Path) -> None:
+    """Edited prose survives a rebuild; a results folder without a block gets one at the end of the page."""
+    source = tmp_path / "results"
+    first = next(p.parent for p in sorted((DOCS / "results").glob("*/results.json")))
+    shutil.copytree(first, source / first.name)
+    page = tmp_path / "page.md"
+    page.write_text("# Results\n\nHand-written before.\n")
+    assert main(["results", "--from", str(source), "--page", str(page)]) == 0
+    edited = page.read_text().replace("Hand-written before.", "Edited by hand.") + "\nA closing note.\n"
+    page.write_text(edited)
+    shutil.copytree(first, source / "second")
+    assert main(["results", "--from", str(source), "--page", str(page)]) == 0
+    text = page.read_text()
+    assert _outside_blocks(text).startswith("# Results\n\nEdited by hand.\n")
+    assert "A closing note." in text
+    assert text.index(GENERATED_END.format(name=first.name)) < text.index(GENERATED_END.format(name="second"))
+
+
+def test_make_results__a_results_file_without_provenance_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A results.json without its provenance.json: exit 1, one line naming the folder."""
+    folder = tmp_path / "results" / "run"
+    folder.mkdir(parents=True)
+    shutil.copy(next((DOCS / "results").glob("*/results.json")), folder / "results.json")
+    assert main(["results", "--from", str(tmp_path / "results"), "--page", str(tmp_path / "p.md")]) == 1
+    assert f"{folder}: no provenance.json beside results.json" in capsys.readouterr().err
+
+
+def test_bench__only_keeps_the_other_sections_and_the_page_s_prose(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench --only twin` into an existing JSON keeps its other sections; the page's prose stays as written."""
+    out, page = tmp_path / "bench.json", tmp_path / "bench.md"
+    shutil.copy(DOCS / "benchmarks.json", out)
+    page.write_text("# Benchmarks\n\nProse a person wrote.\n")
+    before = json.loads(out.read_text())
+    assert main(["bench", "--quick", "--only", "twin", "--out", str(out), "--markdown", str(page)]) == 0
+    capsys.readouterr()
+    after = json.loads(out.read_text())
+    assert {key for key in before if key in ("env", "aco", "oracle")} <= set(after)
+    assert after["env"] == before["env"] and after["twin"] != before["twin"]
+    assert after["provenance"]["twin"]["command"].startswith("aco-env bench --quick --only twin")
+    text = page.read_text()
+    assert text.startswith("# Benchmarks\n\nProse a person wrote.\n")
+    twin_block = text[text.index("<!-- generated: bench-twin"):]
+    assert "Command: `aco-env bench --quick --only twin" in twin_block.splitlines()[3]
+
+
+MAX_README_BYTES = 12 * 1024
+MAX_MARKDOWN_BYTES = 120 * 1024
+"""The front door's budget: the README at most 12 KB, all the Markdown of the repository at most 120 KB."""
+SKIPPED = {".venv", ".git", ".pytest_cache", "results", "runs", "build"}
+
+
+def _markdown() -> list[Path]:
+    """Every Markdown file of the repository (not a virtual environment's, nor local outputs')."""
+    return [p for p in ROOT.rglob("*.md") if not any(part in SKIPPED or part.startswith(".venv")
+                                                     for part in p.relative_to(ROOT).parts[:-1])]
+
+
+def test_markdown__the_readme_and_all_pages_keep_to_their_size() -> None:
+    """README.md <= 12 KB and all Markdown together <= 120 KB (a page that grows moves detail to a docstring)."""
+    sizes = {str(p.relative_to(ROOT)): p.stat().st_size for p in _markdown()}
+    assert sizes["README.md"] <= MAX_README_BYTES, sizes["README.md"]
+    assert sum(sizes.values()) <= MAX_MARKDOWN_BYTES, sorted(sizes.items(), key=lambda item: -item[1])
+
+
+def _rows(markdown: str) -> dict[str, list[str]]:
+    """A Markdown text's table rows by their first cell (the cells stripped)."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in markdown.splitlines()
+            if line.startswith("|") and not line.startswith("|---")]
+    return {row[0]: row[1:] for row in rows}
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    return text[text.index(f"## {title}"):].split("\n## ", 1)[0]
+
+
+def _block(page: str, name: str) -> str:
+    text = (DOCS / page).read_text()
+    return text[text.index(f"<!-- generated: {name} "):text.index(f"<!-- end of generated: {name} -->")]
+
+
+def test_readme_headline__every_number_is_the_generated_page_s() -> None:
+    """Each row of the README's results table equals the same agent's row of docs/results.md, cell for cell."""
+    readme = _rows(_readme_section("Results at a glance").split("Speed")[0])
+    page = _rows(_block("results.md", "fleet5-synthetic"))
+    readme.pop("agent")
+    assert readme and page["agent"][:3] == ["objective $", "vs aco $", "wins"]
+    for agent, cells in readme.items():
+        assert page[agent][: len(cells)] == cells, agent
+
+
+def test_readme_speed__the_numbers_are_the_benchmarks_page_s() -> None:
+    """The README's speed numbers are docs/benchmarks.md's generated ones (the twin's decisions/s, the env's ratio)."""
+    readme = list(_rows(_readme_section("Results at a glance").split("Speed")[1]).values())
+    twin = _rows(_block("benchmarks.md", "bench-twin"))["decisions per wall second"][0]
+    env = _rows(_block("benchmarks.md", "bench-env"))["ratio"][0]
+    assert [cells[0] for cells in readme[1:]] == [twin, env]

@@ -1,0 +1,92 @@
+"""The generated tables of a results page (``docs/results.md``): one per results folder kept in the repository.
+
+``aco-env results`` (``make results``) reads every ``FOLDER/NAME/results.json`` (an evaluation's,
+written by ``aco-env evaluate --out FOLDER/NAME``) with the ``provenance.json`` beside it, and
+rewrites the page's generated block ``NAME`` (:func:`training.outputs.write_generated`): a header
+line naming the command, the commit and the date, then the leaderboard the evaluation printed
+(:func:`training.evaluation.leaderboard.leaderboard_markdown`: the same numbers, wins counted for
+the agent of the row), without its counts, latencies and legend (:data:`LEFT_OUT`; the page says
+what the columns mean, and results.json has the rest). The page's hand-written text is never touched; a folder
+without a block yet gets one at the end of the page.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from training.evaluation.leaderboard import leaderboard_markdown
+from training.evaluation.results import read_evaluation
+from training.evaluation.results_writer import PROVENANCE_JSON, RESULTS_JSON
+from training.outputs import write_generated
+
+RESULTS_COMMAND = "make results"
+"""The command that rebuilds the generated blocks (named in each block's marker)."""
+SHORT_COMMIT = 10
+"""Hex digits of a commit shown in a table's header."""
+LEFT_OUT = frozenset({"SLA viol", "QoS ok", "failed", "rejected", "p50 ms", "p99 ms"})
+"""Leaderboard columns a results page leaves out: counts the USD columns price, and machine-bound latencies."""
+
+
+class ResultsPageError(ValueError):
+    """A results folder without its results.json or provenance.json, or a provenance without a command."""
+
+
+def table_header(record: dict[str, Any]) -> str:
+    """The line above a table: its command, commit and date, from a ``provenance.json`` record.
+
+    >>> record = {"command": "aco-env evaluate", "commit": "0123456789012", "started": "2026-12-05T03:00:00Z"}
+    >>> table_header(record)
+    'Command: `aco-env evaluate` (commit 0123456789, 2026-12-05).'
+    """
+    commit = (record.get("commit") or "not recorded")[:SHORT_COMMIT]
+    date = str(record.get("started") or "date not recorded")[:10]
+    return f"Command: `{record['command']}` (commit {commit}, {date})."
+
+
+def results_blocks(folder: Path) -> dict[str, str]:
+    """``{NAME: Markdown}`` for every ``folder/NAME/results.json``, in name order.
+
+    Raises:
+        ResultsPageError: A results.json has no provenance.json (or one without a command) beside it.
+    """
+    blocks = {}
+    for results in sorted(folder.glob(f"*/{RESULTS_JSON}")):
+        name = results.parent.name
+        record = _provenance(results.parent)
+        evaluation = read_evaluation(results)
+        blocks[name] = f"{table_header(record)}\n\n{page_table(leaderboard_markdown(evaluation))}"
+    return blocks
+
+
+def page_table(markdown: str) -> str:
+    r"""A leaderboard's Markdown as a results page shows it: the title and the table less :data:`LEFT_OUT`.
+
+    >>> page_table("**t**\n\n| agent | objective $ | p50 ms |\n|---|---:|---:|\n| aco | 1.0 | 0.1 |\n\n* legend\n")
+    '**t**\n\n| agent | objective $ |\n|---|---:|\n| aco | 1.0 |\n'
+    """
+    title, _, rest = markdown.partition("\n\n")
+    rows = [line for line in rest.splitlines() if line.startswith("|")]
+    cells = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in rows]
+    keep = [k for k, header in enumerate(cells[0]) if header not in LEFT_OUT]
+    kept = ["| " + " | ".join(row[k] for k in keep) + " |" for row in cells]
+    kept[1] = "|" + "|".join(cells[1][k] for k in keep) + "|"
+    return f"{title}\n\n" + "\n".join(kept) + "\n"
+
+
+def _provenance(run: Path) -> dict[str, Any]:
+    path = run / PROVENANCE_JSON
+    if not path.is_file():
+        raise ResultsPageError(f"{run}: no {PROVENANCE_JSON} beside {RESULTS_JSON} (evaluate again with --out {run})")
+    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if not record.get("command"):
+        raise ResultsPageError(f"{path}: no command recorded")
+    return record
+
+
+def write_results_page(folder: Path, page: Path) -> list[str]:
+    """Rewrite ``page``'s generated blocks from the results folders in ``folder``; returns the blocks' names."""
+    blocks = results_blocks(folder)
+    write_generated(page, blocks, RESULTS_COMMAND, "Results")
+    return list(blocks)
