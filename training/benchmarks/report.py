@@ -80,10 +80,9 @@ def _aco_section(aco: dict[str, Any]) -> list[str]:
     lines = [
         "## ACO decision latency",
         "",
-        "One full decision (router, cost engine, 20 ants x 5 iterations with the stagnation stop, carried "
-        "pheromone update) for the reference's latency job (batch, 0.1 core, preemptible: never the fast "
-        "path), on an empty cluster as the reference measured it; `loaded`: random utilisation, 80 % of "
-        "nodes feasible; `all iterations`: no carried pheromone and no stagnation stop (worst case).",
+        "One decision for the reference's latency job (batch, 0.1 core, preemptible: the full colony) on an "
+        "empty cluster; `loaded`: random utilisation, 80 % of nodes feasible; `all iterations`: no carried "
+        "pheromone, no stagnation stop.",
         "",
         "| nodes | p50 ms | p99 ms | p99 loaded | p99 all iterations | target p99 | reference p99 |",
         "|---|---|---|---|---|---|---|",
@@ -130,8 +129,8 @@ def _oracle_section(oracle: dict[str, Any]) -> list[str]:
     ]
     lines += [
         "",
-        "The estimate (`agents/oracle/sizing/size.py`) is checked against the budget (4 GB, "
-        "`ACO_ENV_ORACLE_MEMORY_GB`) before anything is built; it is an upper bound of the measured peak.",
+        "The estimate (`agents/oracle/sizing/size.py`), an upper bound of the measured peak, is checked "
+        "against the budget (4 GB, `ACO_ENV_ORACLE_MEMORY_GB`) before anything is built.",
         "",
     ]
     return lines
@@ -154,9 +153,8 @@ def _scale_section(scale: dict[str, Any]) -> list[str]:
     """Decisions per job and wall time of whole episodes, per scenario, agent and deferral rule."""
     lines = _table_head(
         "## Decisions per job and wall time at scale",
-        "Whole episodes (seed 0) through the env. Each agent plays under the deferral rule it declares "
-        "(ACO: `new-fit`, a deferred job is asked again once it fits somewhere new; others: `next-event`); "
-        "ACO under `next-event` beside it shows what the rule saves (same objective, fewer decisions).",
+        "Whole episodes (seed 0) through the env under each agent's deferral rule; ACO under `next-event` "
+        "shows what `new-fit` saves.",
         ["scenario", "nodes", "agent", "deferral", "jobs", "decisions", "per job", "wall s", "objective USD"],
     )
     lines += [
@@ -192,11 +190,9 @@ def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
         "## Execution backends",
         "",
         f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
-        f"{bench['episodes']} seeds ({len(bench['agents']) * bench['episodes']} units of one episode each) on this "
-        f"{cpus}-CPU machine. `total`: start the backend, evaluate, stop it (one command); `warm`: the evaluation "
-        f"again on the started backend (best of the repeats); `{heavy['agent']}`: {heavy['agent']} x "
-        f"{heavy['episodes']} seeds on the warm backend (about a second of work per episode). Speed-up: serial's "
-        "time over the backend's. `same results`: results.json equal to serial's except timing fields.",
+        f"{bench['episodes']} seeds on {cpus} CPUs. `total`: start, evaluate, stop; `warm`: again on the started "
+        f"backend; `{heavy['agent']}`: {heavy['episodes']} seeds of it, warm. Speed-up: serial's time over the "
+        "backend's; `same results`: equal to serial's but for timing fields.",
         "",
         "| backend | workers | start s | stop s | total s | speed-up | warm s | speed-up | "
         f"{heavy['agent']} s | speed-up | same results |",
@@ -308,9 +304,9 @@ def _env_section(env: dict[str, Any]) -> list[str]:
     lines = [
         "## Environment vs CartPole",
         "",
-        f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps with uniformly random "
-        "valid actions (resets included), next to `CartPole-v1` with uniformly random actions, same process, "
-        "measured in turns; the ratio is the median over the pairs (machine-speed drift cancels within a pair).",
+        f"`gymnasium.make` with its default wrappers, {env['steps']:,} steps of uniformly random valid actions "
+        "(resets included), in turns with `CartPole-v1`'s random steps in the same process; the ratio is the "
+        "median over the pairs.",
         "",
         "| metric | result | target |",
         "|---|---|---|",

@@ -89,17 +89,18 @@ def compare(ours: float | None, theirs: float, unit: str = " pp", scale: float =
 
 
 def data_lines(result: dict[str, Any]) -> list[str]:
-    """A tier's "Data" paragraph: each file read with its size and SHA-256 prefix."""
+    """A tier's "Data" paragraph: each file read with its size (its SHA-256 is in the JSON)."""
     items = result.get("data") or []
     if not items:
         return []
-    parts = []
-    for item in items:
-        if "sha256" in item:
-            parts.append(f"`{item['file']}` ({item['bytes']:,} bytes; its SHA-256 in reproduction.json)")
-        else:
-            parts.append(f"`{item['file']}` ({item.get('note', '')})")
-    return ["Data: " + "; ".join(parts) + ".", ""]
+    parts = [
+        f"`{item['file']}` ({item['bytes']:,} bytes)"
+        if "sha256" in item
+        else f"`{item['file']}` ({item.get('note', '')})"
+        for item in items
+    ]
+    hashed = " (SHA-256s in reproduction.json)" if any("sha256" in item for item in items) else ""
+    return [f"Data{hashed}: " + "; ".join(parts) + ".", ""]
 
 
 def section_head(result: dict[str, Any], command: str) -> list[str]:
