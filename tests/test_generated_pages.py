@@ -64,6 +64,27 @@ def test_make_results__keeps_hand_written_text_and_adds_a_block_for_a_new_folder
     assert text.index(GENERATED_END.format(name=first.name)) < text.index(GENERATED_END.format(name="second"))
 
 
+def test_make_results__a_folder_of_several_scenarios_is_one_summary_row_each(tmp_path: Path) -> None:
+    """evaluate --scenario A --scenario B --out F: one table, a row per scenario, the first agent's paired numbers."""
+    first = next(p.parent for p in sorted((DOCS / "results").glob("*/results.json")))
+    for scenario in ("a", "b"):
+        shutil.copytree(first, tmp_path / "results" / "several" / scenario)
+    block = results_blocks(tmp_path / "results")["several"]
+    assert HEADER.search(block)
+    rows = [line for line in block.splitlines() if line.startswith("| ")]
+    record = json.loads((first / "results.json").read_text())
+    agents = list(record["agents"])
+    assert len(rows) == 3 and rows[0].count("|") == 2 * len(agents) + 1
+    objective = {name: [e["objective_usd"] for e in record["agents"][name]["per_episode"]] for name in agents}
+    reference, other = agents[0], agents[1]
+    difference = sum(r - o for r, o in zip(objective[reference], objective[other], strict=True)) / len(objective[other])
+    wins = sum(r < o - 1e-9 for r, o in zip(objective[reference], objective[other], strict=True))
+    cells = [cell.strip() for cell in rows[1].strip("|").split("|")]
+    assert cells[1].startswith(f"{sum(objective[reference]) / len(objective[reference]):.3f}")
+    assert cells[1 + len(agents)].startswith(f"{difference:+.3f}")
+    assert cells[1 + len(agents)].endswith(f", {wins}/{len(objective[other])}")
+
+
 def test_make_results__a_results_file_without_provenance_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,6 +8,11 @@ line naming the command, the commit and the date, then the leaderboard the evalu
 the agent of the row), without its counts, latencies and legend (:data:`LEFT_OUT`; the page says
 what the columns mean, and results.json has the rest). The page's hand-written text is never touched; a folder
 without a block yet gets one at the end of the page.
+
+A folder of several scenarios (``aco-env evaluate --scenario A --scenario B --out FOLDER/NAME``
+writes ``FOLDER/NAME/A/results.json`` and ``.../B/results.json``) becomes one summary table
+(:func:`summary_table`): a row per scenario, each agent's mean objective, and the first agent
+listed against each other one, seed by seed.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from training.evaluation.leaderboard import leaderboard_markdown
-from training.evaluation.results import read_evaluation
+from training.evaluation.paired import PairedDifference
+from training.evaluation.results import Evaluation, read_evaluation
 from training.evaluation.results_writer import PROVENANCE_JSON, RESULTS_JSON
 from training.outputs import write_generated
 
@@ -57,7 +63,52 @@ def results_blocks(folder: Path) -> dict[str, str]:
         record = _provenance(results.parent)
         evaluation = read_evaluation(results)
         blocks[name] = f"{table_header(record)}\n\n{page_table(leaderboard_markdown(evaluation))}"
-    return blocks
+    for run in sorted({path.parent.parent for path in folder.glob(f"*/*/{RESULTS_JSON}")}):
+        scenarios = sorted(run.glob(f"*/{RESULTS_JSON}"))
+        record = _provenance(scenarios[0].parent)
+        evaluations = [read_evaluation(path) for path in scenarios]
+        blocks[run.name] = f"{table_header(record)}\n\n{summary_table(evaluations)}"
+    return dict(sorted(blocks.items()))
+
+
+def summary_table(evaluations: list[Evaluation]) -> str:
+    """One row per scenario: each agent's mean objective, and the reference against each other agent.
+
+    The reference is the first agent evaluated (every other is compared with it seed by seed);
+    ``REF - X`` is the mean over seeds of the reference's objective minus X's with the half-width
+    of its 95 % t-interval (< 0: the reference is better) and the seeds the reference wins
+    (strictly lower objective) of N.
+
+    Raises:
+        ResultsPageError: The scenarios were not played by the same agents.
+    """
+    agents = list(evaluations[0].agents)
+    reference = evaluations[0].reference_agent
+    others = [name for name in agents if name != reference]
+    if any(list(evaluation.agents) != agents for evaluation in evaluations):
+        raise ResultsPageError(f"the scenarios of one folder were played by different agents: {', '.join(agents)}, ...")
+    header = ["scenario (episodes, split)", *(f"{name} $" for name in agents),
+              *(f"{reference} - {name}" for name in others)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for evaluation in evaluations:
+        means = [_mean_cell(evaluation, name) for name in agents]
+        paired = evaluation.paired()
+        versus = [_reference_cell(paired[name]) for name in others]
+        split = evaluation.split or "no split"
+        lines.append(f"| {evaluation.scenario} ({evaluation.episodes}, {split}) | " + " | ".join(means + versus) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _mean_cell(evaluation: Evaluation, agent: str) -> str:
+    summary = evaluation.summary(agent)
+    half_width = summary.ci95.get("objective_usd")
+    return f"{summary.mean['objective_usd']:.3f}" + (f" +- {half_width:.3f}" if half_width is not None else "")
+
+
+def _reference_cell(difference: PairedDifference) -> str:
+    """``REF - X`` with its interval and the reference's wins, from X's paired difference with REF."""
+    half_width = f" +- {difference.ci95:.3f}" if difference.ci95 is not None else ""
+    return f"{-difference.mean_difference:+.3f}{half_width}, {difference.losses}/{difference.episodes}"
 
 
 def page_table(markdown: str) -> str:
