@@ -40,7 +40,10 @@ class ClusterSchedulingEnv(TwinEnv):
     (:mod:`digital_twin.sim.deferral`). Learned agents train and play under ``new-fit`` by default
     (``aco-env train --deferral``; a saved model's ``config.json`` names its rule): a policy that
     defers is then asked about a job at most once per change of where it fits, so an episode's
-    decisions are bounded by the events, not by how often the policy says "wait".
+    decisions are bounded by the events, not by how often the policy says "wait". Under
+    ``new-fit`` a job that fits on every node it could ever run on (:meth:`current_candidates`)
+    would never be asked again once deferred; saved models do not defer it
+    (:func:`agents.sb3_agent.without_stranding_deferral`).
 
     ## Observation Space
     A ``Dict`` of float32 boxes (N nodes, K = ``queue_window``, W = ``history_ticks``):

@@ -117,6 +117,19 @@ class TwinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return render_ansi(view, self._require_twin().objective())
         return render_rgb_array(view)
 
+    def current_candidates(self) -> np.ndarray:
+        """``(N,)`` bool: the nodes the current job could ever run on (its shape, the rules' node side).
+
+        Static for a job (not whether it fits now: that is the action mask). Known at decision
+        time, so online agents may read it: with the mask it tells whether a deferral under
+        ``new-fit`` can ever be asked again (:mod:`digital_twin.sim.deferral`). All False when no
+        job is posed.
+        """
+        twin = self._require_twin()
+        if twin.current_job is None:
+            return np.zeros(self.n_nodes, dtype=bool)
+        return twin.candidate_masks([twin.current_job_index])[0]
+
     def cluster_view(self) -> ClusterView:
         """The present state as online agents may see it: never the future (:mod:`aco_env.views`)."""
         return cluster_view_of(self._require_twin(), self.config.history_ticks, self._telemetry_record)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aco_env import ClusterSchedulingEnv
@@ -63,3 +64,32 @@ def test_sb3_agent__one_torch_thread_in_a_worker_process(tmp_path: Path) -> None
     model = _saved_model(tmp_path / "run", None)
     with ProcessBackend(workers=1) as backend:
         assert backend.map(_threads_after_loading, [str(model)]) == [1]
+
+
+def test_sb3_new_fit__never_defers_a_job_that_fits_every_node_it_could_run_on(tmp_path: Path) -> None:
+    """Under new-fit such a deferral is never asked again: the agent is not offered it; other deferrals stay."""
+    from aco_env import EnvConfig
+    from agents import make_agent
+
+    model = _saved_model(tmp_path / "run", json.loads(TrainConfig(deferral=NEW_FIT).to_json()))
+    env = ClusterSchedulingEnv("fleet5-synthetic", config=EnvConfig(deferral=NEW_FIT))
+    agent = make_agent(f"sb3:{model}", env)
+    offered: list[bool] = []
+
+    def defer_whenever_offered(observation: object, action_masks: np.ndarray, deterministic: bool) -> tuple[int, None]:
+        offered.append(bool(action_masks[-1]))
+        return int(np.flatnonzero(action_masks)[-1]), None
+
+    agent.model.predict = defer_whenever_offered  # type: ignore[attr-defined]  # a model that defers when it may
+    observation, _ = env.reset(seed=5000)
+    stranding: list[bool] = []
+    while True:
+        mask = observation["action_mask"]
+        stranding.append(bool(mask[:-1].any() and mask[:-1][env.current_candidates()].all()))
+        action, _ = agent.predict(observation)
+        assert not (stranding[-1] and int(action) == env.n_nodes)
+        observation, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            break
+    assert any(stranding) and not any(o for o, s in zip(offered, stranding, strict=True) if s)
+    assert any(o for o, s in zip(offered, stranding, strict=True) if not s)
