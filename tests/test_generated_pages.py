@@ -64,25 +64,52 @@ def test_make_results__keeps_hand_written_text_and_adds_a_block_for_a_new_folder
     assert text.index(GENERATED_END.format(name=first.name)) < text.index(GENERATED_END.format(name="second"))
 
 
-def test_make_results__a_folder_of_several_scenarios_is_one_summary_row_each(tmp_path: Path) -> None:
-    """evaluate --scenario A --scenario B --out F: one table, a row per scenario, the first agent's paired numbers."""
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def test_make_results__a_folder_of_several_evaluations_is_one_summary_table(tmp_path: Path) -> None:
+    """evaluate --scenario A --scenario B --out F: one table of means and paired differences, recomputed here."""
     first = next(p.parent for p in sorted((DOCS / "results").glob("*/results.json")))
-    for scenario in ("a", "b"):
-        shutil.copytree(first, tmp_path / "results" / "several" / scenario)
-    block = results_blocks(tmp_path / "results")["several"]
-    assert HEADER.search(block)
-    rows = [line for line in block.splitlines() if line.startswith("| ")]
     record = json.loads((first / "results.json").read_text())
     agents = list(record["agents"])
-    assert len(rows) == 3 and rows[0].count("|") == 2 * len(agents) + 1
     objective = {name: [e["objective_usd"] for e in record["agents"][name]["per_episode"]] for name in agents}
     reference, other = agents[0], agents[1]
-    difference = sum(r - o for r, o in zip(objective[reference], objective[other], strict=True)) / len(objective[other])
-    wins = sum(r < o - 1e-9 for r, o in zip(objective[reference], objective[other], strict=True))
-    cells = [cell.strip() for cell in rows[1].strip("|").split("|")]
-    assert cells[1].startswith(f"{sum(objective[reference]) / len(objective[reference]):.3f}")
-    assert cells[1 + len(agents)].startswith(f"{difference:+.3f}")
-    assert cells[1 + len(agents)].endswith(f", {wins}/{len(objective[other])}")
+    pairs = list(zip(objective[reference], objective[other], strict=True))
+    ref_mean = f"{sum(objective[reference]) / len(pairs):.3f}"
+    ref_minus_other = f"{sum(r - o for r, o in pairs) / len(pairs):+.3f}"
+    other_minus_ref = f"{sum(o - r for r, o in pairs) / len(pairs):+.3f}"
+    ref_wins, other_wins = sum(r < o - 1e-9 for r, o in pairs), sum(o < r - 1e-9 for r, o in pairs)
+    for parts in (2, len(agents)):  # fewer parts than agents: a row per agent; else a row per part
+        folder = tmp_path / str(parts)
+        for k in range(parts):
+            shutil.copytree(first, folder / "several" / f"scenario{k}")
+        block = results_blocks(folder)["several"]
+        assert HEADER.search(block) and block.count("Command:") == 1
+        rows = [_cells(line) for line in block.splitlines() if line.startswith("| ")]
+        if parts < len(agents):
+            by_agent = {row[0]: row[1:] for row in rows[1:]}
+            assert len(by_agent) == len(agents) and by_agent[reference][1] == "reference"
+            assert by_agent[reference][0].startswith(ref_mean)
+            assert by_agent[other][1] == by_agent[other][3]
+            assert by_agent[other][1].startswith(other_minus_ref)
+            assert by_agent[other][1].endswith(f", {other_wins}/{len(pairs)}")
+        else:
+            assert len(rows) == parts + 1 and all(row[1].startswith(ref_mean) for row in rows[1:])
+            assert rows[1][1 + len(agents)].startswith(ref_minus_other)
+            assert rows[1][1 + len(agents)].endswith(f", {ref_wins}/{len(pairs)}")
+
+
+def test_make_results__a_table_without_its_results_folder_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page's table whose folder is gone cannot be rebuilt: exit 1, one line naming the table and folder."""
+    page = tmp_path / "page.md"
+    block = "<!-- generated: gone (rebuilt by make results; edit) -->\n| a |\n<!-- end of generated: gone -->\n"
+    page.write_text(f"# R\n\n{block}")
+    (tmp_path / "results").mkdir()
+    assert main(["results", "--from", str(tmp_path / "results"), "--page", str(page)]) == 1
+    assert f"the table 'gone' has no results folder {tmp_path / 'results' / 'gone'}" in capsys.readouterr().err
 
 
 def test_make_results__a_results_file_without_provenance_is_named(

@@ -139,6 +139,15 @@ def replace_generated(text: str, blocks: dict[str, str], command: str) -> str:
     return text + "".join("\n" + _block(name, blocks[name], command) for name in missing)
 
 
+def generated_names(text: str) -> list[str]:
+    r"""The names of the generated blocks of a page, in page order.
+
+    >>> generated_names("x\n<!-- generated: a (by y) -->\n| 1 |\n<!-- end of generated: a -->\n")
+    ['a']
+    """
+    return [match.group("name") for match in _BLOCK.finditer(text)]
+
+
 def _block(name: str, body: str, command: str) -> str:
     body = body if body.endswith("\n") else body + "\n"
     begin = GENERATED_BEGIN.format(name=name, command=command)

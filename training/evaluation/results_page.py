@@ -25,7 +25,7 @@ from training.evaluation.leaderboard import leaderboard_markdown
 from training.evaluation.paired import PairedDifference
 from training.evaluation.results import Evaluation, read_evaluation
 from training.evaluation.results_writer import PROVENANCE_JSON, RESULTS_JSON
-from training.outputs import write_generated
+from training.outputs import generated_names, write_generated
 
 RESULTS_COMMAND = "make results"
 """The command that rebuilds the generated blocks (named in each block's marker)."""
@@ -64,39 +64,77 @@ def results_blocks(folder: Path) -> dict[str, str]:
         evaluation = read_evaluation(results)
         blocks[name] = f"{table_header(record)}\n\n{page_table(leaderboard_markdown(evaluation))}"
     for run in sorted({path.parent.parent for path in folder.glob(f"*/*/{RESULTS_JSON}")}):
-        scenarios = sorted(run.glob(f"*/{RESULTS_JSON}"))
-        record = _provenance(scenarios[0].parent)
-        evaluations = [read_evaluation(path) for path in scenarios]
-        blocks[run.name] = f"{table_header(record)}\n\n{summary_table(evaluations)}"
+        parts = sorted(run.glob(f"*/{RESULTS_JSON}"))
+        commands = dict.fromkeys(table_header(_provenance(path.parent)) for path in parts)
+        table = summary_table([(path.parent.name, read_evaluation(path)) for path in parts])
+        blocks[run.name] = "\n".join(commands) + f"\n\n{table}"
     return dict(sorted(blocks.items()))
 
 
-def summary_table(evaluations: list[Evaluation]) -> str:
-    """One row per scenario: each agent's mean objective, and the reference against each other agent.
+def summary_table(parts: list[tuple[str, Evaluation]]) -> str:
+    """Several evaluations by the same agents as one table of mean objectives and paired differences.
 
-    The reference is the first agent evaluated (every other is compared with it seed by seed);
-    ``REF - X`` is the mean over seeds of the reference's objective minus X's with the half-width
-    of its 95 % t-interval (< 0: the reference is better) and the seeds the reference wins
-    (strictly lower objective) of N.
+    ``parts`` are ``(name, evaluation)``: the scenarios of one ``evaluate --scenario A --scenario
+    B`` (named by their folders), or evaluations kept side by side. With at least as many parts as
+    agents a row is a part: each agent's mean, then ``REF - X`` for every other agent X, REF being
+    the first agent (the mean over seeds of REF's objective minus X's, the half-width of its 95 %
+    t-interval, and the seeds REF wins of N; < 0: REF is better). Otherwise a row is an agent: per
+    part its mean and ``vs REF`` (the agent's objective minus REF's, and the seeds the agent wins,
+    as the leaderboard's columns).
 
     Raises:
-        ResultsPageError: The scenarios were not played by the same agents.
+        ResultsPageError: The parts were not played by the same agents.
     """
-    agents = list(evaluations[0].agents)
-    reference = evaluations[0].reference_agent
-    others = [name for name in agents if name != reference]
-    if any(list(evaluation.agents) != agents for evaluation in evaluations):
-        raise ResultsPageError(f"the scenarios of one folder were played by different agents: {', '.join(agents)}, ...")
-    header = ["scenario (episodes, split)", *(f"{name} $" for name in agents),
-              *(f"{reference} - {name}" for name in others)]
+    agents = list(parts[0][1].agents)
+    if any(list(evaluation.agents) != agents for _, evaluation in parts):
+        raise ResultsPageError(f"the evaluations of one folder were played by different agents: {', '.join(agents)}")
+    header, rows = _rows_by_part(parts, agents) if len(parts) >= len(agents) else _rows_by_agent(parts, agents)
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    for evaluation in evaluations:
-        means = [_mean_cell(evaluation, name) for name in agents]
-        paired = evaluation.paired()
-        versus = [_reference_cell(paired[name]) for name in others]
-        split = evaluation.split or "no split"
-        lines.append(f"| {evaluation.scenario} ({evaluation.episodes}, {split}) | " + " | ".join(means + versus) + " |")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
+
+
+def _rows_by_part(parts: list[tuple[str, Evaluation]], agents: list[str]) -> tuple[list[str], list[list[str]]]:
+    """A row per part: every agent's mean, then ``REF - X`` for each other agent."""
+    reference = parts[0][1].reference_agent
+    others = [name for name in agents if name != reference]
+    header = ["scenario (episodes, split)", *(f"{name} $" for name in agents)]
+    header += [f"{reference} - {name}" for name in others]
+    rows = []
+    for name, evaluation in parts:
+        paired = evaluation.paired()
+        means = [_mean_cell(evaluation, agent) for agent in agents]
+        rows.append([_part_label(name, evaluation), *means, *(_reference_cell(paired[agent]) for agent in others)])
+    return header, rows
+
+
+def _rows_by_agent(parts: list[tuple[str, Evaluation]], agents: list[str]) -> tuple[list[str], list[list[str]]]:
+    """A row per agent (best first on the first part): per part its mean and ``vs REF``."""
+    reference = parts[0][1].reference_agent
+    header = ["agent"]
+    for name, evaluation in parts:
+        header += [f"{_part_label(name, evaluation)} $", f"vs {reference}"]
+    first = parts[0][1]
+    rows = []
+    for agent in sorted(agents, key=lambda agent: first.summary(agent).mean["objective_usd"]):
+        cells = [agent]
+        for _, evaluation in parts:
+            cells += [_mean_cell(evaluation, agent), _versus_cell(evaluation, agent)]
+        rows.append(cells)
+    return header, rows
+
+
+def _part_label(name: str, evaluation: Evaluation) -> str:
+    return f"{name} ({evaluation.episodes}, {evaluation.split or 'no split'})"
+
+
+def _versus_cell(evaluation: Evaluation, agent: str) -> str:
+    """``agent - REF`` with its interval and the agent's wins (``reference`` for REF itself)."""
+    difference = evaluation.paired().get(agent)
+    if difference is None:
+        return "reference"
+    half_width = f" +- {difference.ci95:.3f}" if difference.ci95 is not None else ""
+    return f"{difference.mean_difference:+.3f}{half_width}, {difference.wins}/{difference.episodes}"
 
 
 def _mean_cell(evaluation: Evaluation, agent: str) -> str:
@@ -137,7 +175,18 @@ def _provenance(run: Path) -> dict[str, Any]:
 
 
 def write_results_page(folder: Path, page: Path) -> list[str]:
-    """Rewrite ``page``'s generated blocks from the results folders in ``folder``; returns the blocks' names."""
+    """Rewrite ``page``'s generated blocks from the results folders in ``folder``; returns the blocks' names.
+
+    Raises:
+        ResultsPageError: A block of the page has no results folder (a table nothing can rebuild).
+    """
     blocks = results_blocks(folder)
+    if page.exists():
+        stale = [name for name in generated_names(page.read_text(encoding="utf-8")) if name not in blocks]
+        if stale:
+            raise ResultsPageError(
+                f"{page}: the table {stale[0]!r} has no results folder {folder / stale[0]} "
+                "(restore it or delete the table)"
+            )
     write_generated(page, blocks, RESULTS_COMMAND, "Results")
     return list(blocks)

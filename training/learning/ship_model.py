@@ -95,7 +95,7 @@ def portable_command(command: str) -> str:
 
 
 def portable_config(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` (a run's config.json) with ``logdir`` the default and read paths relative, as :func:`portable_command`."""
+    """A run's config.json with ``logdir`` the default and read paths relative (:func:`portable_command`)."""
     shipped = dict(config)
     if "logdir" in shipped:
         shipped["logdir"] = DEFAULT_LOGDIR

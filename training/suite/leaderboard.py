@@ -20,7 +20,14 @@ GROUP_TITLES = {
     "train": "Training tasks",
     "all": "All tasks",
 }
+PAGE_GROUPS = ("held-out", "train")
+"""The groups the Markdown page aggregates (results.json and the terminal have ``"all"`` too: the
+page judges agents on the held-out tasks and shows the training tasks beside, not a mix of both)."""
 NOT_PLAYED = "-"
+PER_TASK_USD_NOTE = (
+    "Each task's 0, 1 and bound in USD, every agent's objective per episode and the times: the run's "
+    "`suite.json` (`tasks.NAME.reference`, `tasks.NAME.agents`)."
+)
 """A table's cell where the agent did not play the task."""
 AGGREGATE_NOTE = (
     "normalised score per test episode: (weak baseline's mean objective - objective) / (weak baseline's mean - "
@@ -82,29 +89,24 @@ def task_objective_table(run: SuiteRun) -> Table:
     return table
 
 
-def time_table(run: SuiteRun) -> Table:
-    """Agents x wall time over the played tasks (minutes), and the references' time."""
-    table = new_table(["agent", "minutes (all tasks' test episodes)"])
-    for agent in run.agents:
-        seconds = sum(task_run.agents[agent].seconds for task_run in run.tasks if agent in task_run.agents)
-        table.add_row(agent, f"{seconds / 60:.1f}")
-    references = sum(task_run.reference.seconds for task_run in run.tasks)
-    table.add_row("(references, computed once)", f"{references / 60:.1f}")
-    return table
-
-
 def print_suite_leaderboard(run: SuiteRun) -> None:
-    """The aggregate tables of every group played, to the terminal."""
+    """The aggregate tables of every group played, then each task's mean objectives (USD), to the terminal."""
     for group in AGGREGATE_GROUPS:
         table = aggregate_table(run, group)
         if table is not None:
             print(f"{run.suite.label}: {GROUP_TITLES[group]}, {len(run.tasks_of(group))} tasks")
             print_table(table)
     print(AGGREGATE_NOTE)
+    print(f"{run.suite.label}: mean objective per task (USD, lower is better)")
+    print_table(task_objective_table(run))
 
 
 def leaderboard_markdown(run: SuiteRun) -> str:
-    """The whole leaderboard page: how it was made, aggregates per group, per-task scores and times."""
+    """The whole leaderboard page: how it was made, aggregates per group and per-task scores.
+
+    The objectives in USD (:func:`task_objective_table`, printed by ``aco-env suite``) and the
+    times (machine-bound) are in the run's suite.json, not on the page.
+    """
     episodes = {len(task_run.task.test_seeds) for task_run in run.tasks}
     lines = [
         f"# Leaderboard: {run.suite.label}",
@@ -112,7 +114,7 @@ def leaderboard_markdown(run: SuiteRun) -> str:
         f"Environment `{run.suite.env}`, {len(run.tasks)} tasks, {'/'.join(map(str, sorted(episodes)))} test "
         f"episodes per agent and task (the suite: `training/suite/{run.suite.path.name}`; what the tasks are: "
         "docs/suite.md). "
-        "Every number is fixed by the suite's version and the agents; only the times depend on the machine. "
+        "Every number is fixed by the suite's version and the agents. "
         "Made by:",
         "",
         *(_command_item(command) for command in run.commands),
@@ -123,7 +125,7 @@ def leaderboard_markdown(run: SuiteRun) -> str:
         "`bound` is the oracle's lower bound normalised the same way: no policy's mean can exceed it.",
         "",
     ]
-    for group in AGGREGATE_GROUPS:
+    for group in PAGE_GROUPS:
         table = aggregate_table(run, group)
         if table is not None:
             names = ", ".join(task_run.task.name for task_run in run.tasks_of(group))
@@ -132,9 +134,7 @@ def leaderboard_markdown(run: SuiteRun) -> str:
     lines += [f"* {AGGREGATE_NOTE}", "", "![aggregates](leaderboard/aggregates.png)", ""]
     lines += ["![performance profiles](leaderboard/profiles.png)", ""]
     lines += ["## Per task: mean normalised score", "", render_markdown(task_score_table(run)).rstrip("\n"), ""]
-    lines += ["## Per task: mean objective (USD, lower is better)", ""]
-    lines += [render_markdown(task_objective_table(run)).rstrip("\n"), ""]
-    lines += ["## Time on this machine", "", render_markdown(time_table(run)).rstrip("\n"), ""]
+    lines += [PER_TASK_USD_NOTE, ""]
     return "\n".join(lines)
 
 

@@ -158,10 +158,10 @@ def test_read_evaluation__reads_back_what_was_written(tmp_path: Path) -> None:
 @pytest.mark.subprocess
 def test_evaluate_command__reads_each_scenario_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two scenarios, three agents each: each scenario file is parsed once (not once per agent)."""
-    from training.cli.main import build_parser
+    from training.cli.main import main
 
     loads = count_scenario_loads(monkeypatch)
-    args = build_parser().parse_args(
+    status = main(
         [
             "evaluate",
             "--scenario",
@@ -177,7 +177,7 @@ def test_evaluate_command__reads_each_scenario_once(tmp_path: Path, monkeypatch:
             "--no-progress",
         ]
     )
-    assert args._run(args) == 0
+    assert status == 0
     assert sorted(Path(path).stem for path in loads) == ["fleet5-synthetic", "toy3"]
     assert (tmp_path / "toy3" / "results.json").is_file()
 
