@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -72,18 +73,32 @@ def cheapest_fate_usd(episode: PlantedEpisode, j: int) -> float:
     return float(best)
 
 
-EPISODES = [
-    *planted_episodes(5, range(0, 40)),
-    *planted_episodes(10, range(40, 60), fill=0.8),
-    *planted_episodes(20, range(60, 70), max_job_cores=4, latency_critical_share=0.6),
-    *planted_episodes(5, range(100, 230), preemptible_share=1.0, interruptions_per_spot_node=2),
-    *planted_episodes(50, range(230, 235), fill=0.9),
+RECIPES = [
+    *((5, seed, ()) for seed in range(0, 40)),
+    *((10, seed, (("fill", 0.8),)) for seed in range(40, 60)),
+    *((20, seed, (("latency_critical_share", 0.6), ("max_job_cores", 4))) for seed in range(60, 70)),
+    *((5, seed, (("interruptions_per_spot_node", 2), ("preemptible_share", 1.0))) for seed in range(100, 230)),
+    *((50, seed, (("fill", 0.9),)) for seed in range(230, 235)),
 ]
+"""``(n_nodes, seed, options)`` of the planted episodes the tests play, built when a test asks (not at collection)."""
 
 
-@pytest.mark.parametrize("episode", EPISODES, ids=lambda e: f"{len(e.spec.fleet)}n-{len(e.spec.jobs)}j")
-def test_planted_schedule__replays_at_its_value_and_attains_every_cheapest_fate(episode: PlantedEpisode) -> None:
+@functools.cache
+def episode_of(n_nodes: int, seed: int, options: tuple[tuple[str, float], ...]) -> PlantedEpisode:
+    """The planted episode of a recipe of :data:`RECIPES` (built once per process)."""
+    return planted_episodes(n_nodes, range(seed, seed + 1), **dict(options))[0]
+
+
+def _recipe_id(recipe: tuple[int, int, tuple[tuple[str, float], ...]]) -> str:
+    return f"{recipe[0]}n-seed{recipe[1]}"
+
+
+@pytest.mark.parametrize("recipe", RECIPES, ids=_recipe_id)
+def test_planted_schedule__replays_at_its_value_and_attains_every_cheapest_fate(
+    recipe: tuple[int, int, tuple[tuple[str, float], ...]],
+) -> None:
     """The twin's replay of the planted schedule costs exactly the certificate's bound, with no penalty."""
+    episode = episode_of(*recipe)
     twin = play_planted(episode)
     assert_twin_invariants(twin)
     objective = twin.objective()
@@ -94,9 +109,10 @@ def test_planted_schedule__replays_at_its_value_and_attains_every_cheapest_fate(
         assert episode.certificate.cheapest_usd[j] == pytest.approx(cheapest_fate_usd(episode, j), rel=1e-12)
 
 
-@pytest.mark.parametrize("episode", EPISODES[::3], ids=lambda e: f"{len(e.spec.fleet)}n-{len(e.spec.jobs)}j")
-def test_planted_value__no_policy_plays_below_it(episode: PlantedEpisode) -> None:
+@pytest.mark.parametrize("recipe", RECIPES[::3], ids=_recipe_id)
+def test_planted_value__no_policy_plays_below_it(recipe: tuple[int, int, tuple[tuple[str, float], ...]]) -> None:
     """First-fit and random play (with deferrals) never score below the planted optimum."""
+    episode = episode_of(*recipe)
     for policy in (first_fit, seeded_random_policy(1), seeded_random_policy(2, defer_prob=0.5)):
         twin = DigitalTwin(episode.spec)
         run_twin(twin, policy, seed=0, check_every=25)
@@ -138,7 +154,7 @@ def test_tiny_planted_episode__exhaustive_search_finds_the_planted_value(episode
 
 def test_certificate__names_the_weight_that_is_too_small() -> None:
     """A planted episode whose penalties make dropping a job cheaper than running it is refused."""
-    episode = EPISODES[0]
+    episode = episode_of(*RECIPES[0])
     low_rejection = episode.spec.with_settings(weights=ObjectiveWeights(rejection_usd=0.01, wait_usd_per_job_hour=2.0))
     with pytest.raises(SpecError, match="rejection_usd"):
         certify(low_rejection)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -64,19 +66,28 @@ def tiny_priced(count: int, with_wait: bool, max_jobs: int = 5) -> list[PlantedE
     return out
 
 
-TINY = tiny_priced(7, with_wait=False) + tiny_priced(3, with_wait=True)
+TINY_COUNT = 10
+"""Tiny episodes searched exhaustively: 7 without a planted wait, 3 with one."""
+
+
+@functools.cache
+def tiny() -> tuple[PlantedEpisode, ...]:
+    """The :data:`TINY_COUNT` tiny episodes (drawn once per process, when a test first asks, not at collection)."""
+    return (*tiny_priced(7, with_wait=False), *tiny_priced(3, with_wait=True))
 
 
 def test_tiny_priced_episodes__include_dear_runs_and_waits() -> None:
     """The tiny episodes searched below do use a dearer node and a wait in their optimum."""
     dear = {1, 3}
-    assert any(node in dear for e in TINY for node in e.planted_nodes)
-    assert sum(waits(e) > 0 for e in TINY) == 3
+    assert len(tiny()) == TINY_COUNT
+    assert any(node in dear for e in tiny() for node in e.planted_nodes)
+    assert sum(waits(e) > 0 for e in tiny()) == 3
 
 
-@pytest.mark.parametrize("episode", TINY, ids=lambda e: f"{len(e.spec.jobs)}j")
-def test_tiny_priced_episode__exhaustive_search_finds_the_planted_value(episode: PlantedEpisode) -> None:
+@pytest.mark.parametrize("index", range(TINY_COUNT))
+def test_tiny_priced_episode__exhaustive_search_finds_the_planted_value(index: int) -> None:
     """Over every action sequence the best objective is the certificate's bound, which the planted schedule pays."""
+    episode = tiny()[index]
     assert play_planted(episode).objective_usd() == pytest.approx(episode.optimum_usd, rel=1e-9)
     optimum = brute_force_optimum(episode.spec, episode.optimum_usd * 2.0 + 1.0, max_visits=400_000)
     assert optimum is not None, "the decision tree is larger than the search budget"
@@ -134,7 +145,7 @@ def random_prices(rng: np.random.Generator) -> dict[int, NodePrice]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", [*range(4), *(pytest.param(seed, marks=pytest.mark.heavy) for seed in range(4, 20))])
 def test_lagrangian_bound__holds_for_any_prices_on_any_episode(seed: int) -> None:
     """On random small episodes (preemptible jobs, spot interruptions, lost utility, cheap drops) and random
     prices, no action sequence costs less than L(prices)."""
@@ -176,7 +187,7 @@ def test_planted5_priced__optimum_varies_and_uses_dear_nodes_and_waits() -> None
     assert sum(waits(e) > 0 for e in episodes) >= 20
 
 
-@pytest.mark.parametrize("name", ["planted50-priced", "planted500-priced"])
+@pytest.mark.parametrize("name", ["planted50-priced", pytest.param("planted500-priced", marks=pytest.mark.heavy)])
 def test_larger_priced_scenarios__replay_at_their_bound(name: str) -> None:
     """The 50- and 500-node priced scenarios: one episode each replays at its certified bound."""
     episode = load_scenario(ROOT / "scenarios" / f"{name}.yaml").planted_episode(np.random.default_rng(1))
