@@ -229,7 +229,7 @@ def test_cli_scenarios__lists_names_data_presence_readers_and_sources() -> None:
     assert re.search(r"fleet5-synthetic +5 ", result.stdout)
     described = describe_sources()
     assert [n for n, _ in described["telemetry.reader"]] == [*TRACE_READERS, "constant"]
-    built_in = ["synthetic", "workflows", "planted", "jobs"]
+    built_in = ["synthetic", "workflows", "planted", "planted-priced", "jobs"]
     assert [n for n, _ in described["workload.source"]] == [*JOB_FILE_SOURCES, *built_in]
     for key, entries in described.items():
         for name, line in entries:

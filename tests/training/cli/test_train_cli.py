@@ -65,7 +65,7 @@ def test_train_cli__bad_option_values_are_usage_errors(
 
 USAGE_ERRORS = [
     (["train", "--hp", "nosuch=1"], "--hp nosuch", "MaskablePPO", "clip_range"),
-    (["train", "--scenario", "nosuch"], "--scenario nosuch", "fleet5-synthetic"),
+    (["train", "--scenario", "nosuch"], "--scenario:", "'nosuch'", "fleet5-synthetic"),
 ]
 
 
