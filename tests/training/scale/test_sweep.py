@@ -196,7 +196,8 @@ def test_sweep__killed_and_resumed_finishes_with_one_run_directory_per_trial(tmp
         deadline = time.monotonic() + FIRST_TRIAL_TIMEOUT_S
         while not finished_trials(out):
             assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, f"no trial finished in {FIRST_TRIAL_TIMEOUT_S} s:\n{log.read_text()}"
+            if time.monotonic() > deadline:  # the hang guard (tests/hang_guard.py), not a speed check
+                pytest.fail(f"hung: no trial finished in {FIRST_TRIAL_TIMEOUT_S} s:\n{log.read_text()}")
             time.sleep(0.2)
     finally:
         kill_session(process)
