@@ -11,6 +11,11 @@ Workers start with SIGINT and SIGTERM blocked, then ignore both and die with thi
 process group, is this process's to handle. Leaving the backend normally shuts the pool down
 (every unit has finished); leaving on an error or an interrupt kills the worker processes at once
 (a unit in progress is abandoned, nothing of it is returned) and waits only for them to be gone.
+
+The pool's queues hold semaphores that multiprocessing's resource tracker (a helper process)
+unlinks if this process ends without releasing them, as it does when a second signal ends it at
+once; the tracker then warns on stderr. It still cleans up, but without the warning
+(:func:`quiet_resource_tracker`): an interrupted command prints one line.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -61,6 +67,7 @@ class ProcessBackend(Backend):
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        quiet_resource_tracker()
         return ProcessPoolExecutor(
             self._workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -108,6 +115,21 @@ class ProcessBackend(Backend):
 
 WORKER_EXIT_TIMEOUT_S = 10.0
 """A bound on waiting for a killed worker to be gone (the kernel ends it at once; never reached in practice)."""
+
+
+RESOURCE_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+"""A ``-W`` filter: the resource tracker's warnings about semaphores it cleans up after this process."""
+
+
+def quiet_resource_tracker() -> None:
+    """Have multiprocessing's resource tracker start with its leak warnings off.
+
+    The tracker inherits ``sys.warnoptions`` when it starts (with this process's first
+    semaphore), so the filter goes there before the pool is made; a tracker already running keeps
+    its options. Other warnings, here and in the workers, are untouched.
+    """
+    if RESOURCE_TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(RESOURCE_TRACKER_QUIET)
 
 
 def kill_workers(pool: ProcessPoolExecutor) -> None:
