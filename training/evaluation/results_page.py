@@ -115,11 +115,12 @@ def _rows_by_agent(parts: list[tuple[str, Evaluation]], agents: list[str]) -> tu
     for name, evaluation in parts:
         header += [f"{_part_label(name, evaluation)} $", f"vs {reference}"]
     first = parts[0][1]
+    paired = [evaluation.paired() for _, evaluation in parts]
     rows = []
     for agent in sorted(agents, key=lambda agent: first.summary(agent).mean["objective_usd"]):
         cells = [agent]
-        for _, evaluation in parts:
-            cells += [_mean_cell(evaluation, agent), _versus_cell(evaluation, agent)]
+        for (_, evaluation), differences in zip(parts, paired, strict=True):
+            cells += [_mean_cell(evaluation, agent), _versus_cell(differences.get(agent))]
         rows.append(cells)
     return header, rows
 
@@ -128,25 +129,28 @@ def _part_label(name: str, evaluation: Evaluation) -> str:
     return f"{name} ({evaluation.episodes}, {evaluation.split or 'no split'})"
 
 
-def _versus_cell(evaluation: Evaluation, agent: str) -> str:
-    """``agent - REF`` with its interval and the agent's wins (``reference`` for REF itself)."""
-    difference = evaluation.paired().get(agent)
-    if difference is None:
-        return "reference"
-    half_width = f" +- {difference.ci95:.3f}" if difference.ci95 is not None else ""
-    return f"{difference.mean_difference:+.3f}{half_width}, {difference.wins}/{difference.episodes}"
-
-
 def _mean_cell(evaluation: Evaluation, agent: str) -> str:
     summary = evaluation.summary(agent)
     half_width = summary.ci95.get("objective_usd")
     return f"{summary.mean['objective_usd']:.3f}" + (f" +- {half_width:.3f}" if half_width is not None else "")
 
 
+def _difference_cell(mean_usd: float, ci95: float | None, wins: int, episodes: int) -> str:
+    """``+0.123 +- 0.045, 12/20``: a paired mean difference, its interval and the seeds won."""
+    half_width = f" +- {ci95:.3f}" if ci95 is not None else ""
+    return f"{mean_usd:+.3f}{half_width}, {wins}/{episodes}"
+
+
 def _reference_cell(difference: PairedDifference) -> str:
     """``REF - X`` with its interval and the reference's wins, from X's paired difference with REF."""
-    half_width = f" +- {difference.ci95:.3f}" if difference.ci95 is not None else ""
-    return f"{-difference.mean_difference:+.3f}{half_width}, {difference.losses}/{difference.episodes}"
+    return _difference_cell(-difference.mean_difference, difference.ci95, difference.losses, difference.episodes)
+
+
+def _versus_cell(difference: PairedDifference | None) -> str:
+    """``agent - REF`` with its interval and the agent's wins (``reference`` for REF itself)."""
+    if difference is None:
+        return "reference"
+    return _difference_cell(difference.mean_difference, difference.ci95, difference.wins, difference.episodes)
 
 
 def page_table(markdown: str) -> str:
