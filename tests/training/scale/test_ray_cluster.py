@@ -11,7 +11,8 @@ as it binds, so no port is picked here and released before Ray binds it) and say
 took: the head's GCS port is read from its log. The one port ``ray start --head`` needs given
 (its Ray Client server's, where 0 is refused) is held by this test from before the head starts
 until the cluster stops (:func:`held_port`). So the cluster cannot collide with another Ray on
-this machine, nor take a port another program picks: the test is safe under pytest-xdist.
+this machine, nor take a port another program picks: the test is safe under pytest-xdist. The
+module's two tests share one cluster (one worker runs both): a cluster takes seconds to start.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ from tests.hang_guard import HANG_GUARD_S
 from tests.paths import ROOT
 from training.evaluation.results import without_timing
 
-pytestmark = [pytest.mark.ray, pytest.mark.subprocess]  # a Ray cluster of its own, in child processes
+pytestmark = [
+    pytest.mark.ray, pytest.mark.subprocess,  # a Ray cluster of its own, in child processes
+    pytest.mark.xdist_group("ray-cluster"),  # one worker runs both tests on the one cluster (--dist loadgroup)
+]
 
 START_TIMEOUT_S = HANG_GUARD_S
 """Longest wait for a node to start (a loaded 2-core machine takes ~10 s)."""
@@ -139,9 +143,9 @@ def group_alive(group: int, grace_s: float = 10.0) -> bool:
         time.sleep(0.1)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Cluster]:
-    """A head and a worker node of one CPU each, stopped and its temp dir removed however the test ends."""
+    """A head and a worker node of one CPU each for the module's tests, stopped and its temp dir removed at the end."""
     temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     env = {
         **os.environ,
