@@ -348,9 +348,8 @@ def _fleet_size_section(sizes: dict[str, Any]) -> list[str]:
     """The env at every fleet size: its step against the twin's decision, memory, reset, a first-fit episode."""
     lines = _table_head(
         "## The env at every fleet size (CPU time)",
-        "`training/benchmarks/fleet_size.py`: the env's step against the twin's own decision on the same "
-        "episodes (median ratio of pairs measured in turns), what one env holds per node, a reset, and a "
-        "whole first-fit episode through the env and the agent.",
+        "`training/benchmarks/fleet_size.py`: the env's step against the twin's decision (median of pairs "
+        "in turns), one env's memory per node, a reset, a first-fit episode through env and agent.",
         ["scenario", "nodes", "twin us/decision", "env us/step", "env / twin", "KB/node (peak)", "reset us",
          "first-fit decisions/CPU s"],
     )  # fmt: skip
@@ -369,8 +368,8 @@ def _vector_section(vector: dict[str, Any]) -> list[str]:
     """Vector envs of the default env against the bare env, in CPU time."""
     lines = _table_head(
         "## Vector envs (CPU time)",
-        "`training/benchmarks/vector.py`: env steps per CPU second with random valid actions, resets "
-        "included, against the bare env through `gym.make` (median ratio of pairs measured in turns).",
+        "`training/benchmarks/vector.py`: random valid actions, resets included, against the bare env "
+        "(`gym.make`; median of pairs in turns).",
         ["env", "steps/CPU s", "vs the bare env"],
     )
     rows = [
