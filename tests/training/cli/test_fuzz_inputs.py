@@ -297,9 +297,12 @@ def test_isolated_cli__a_hang_or_a_blow_up_fails_one_example(
 
     monkeypatch.setattr(training.cli.main, "main", main)
     # The spinner gets 1 CPU second; the sleeper, which uses none, a 1 s guard (it never answers,
-    # so the guard's length changes nothing but how long the test waits).
+    # so the guard's length changes nothing but how long the test waits). The allocation gets the
+    # examples' CPU cap: zero-filling its first 512 MB takes over a CPU second on some machines
+    # (page faults), and its bound is the memory one.
     timeout_s = 1.0 if expected == "hung" else HANG_GUARD_S
-    outcome = run_cli(["validate", "x.yaml"], timeout_s=timeout_s, cpu_s=1, memory_bytes=512 * 1024 * 1024, env={})
+    cpu_s = CPU_S if expected == "MemoryError" else 1
+    outcome = run_cli(["validate", "x.yaml"], timeout_s=timeout_s, cpu_s=cpu_s, memory_bytes=512 * 1024 * 1024, env={})
     if expected == "over cpu":
         assert outcome.over_cpu and outcome.died and outcome.code is None
     elif expected == "hung":
