@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.gpu_sharing.base import Placement, SharingPolicy
+from agents.gpu_sharing.base import TIE_RULES, Placement, SharingPolicy
 from agents.gpu_sharing.fgd import FgdBestFitTiesPolicy, FgdKubernetesScorePolicy, FgdPolicy
 from agents.gpu_sharing.heuristics import (
     BestFitPolicy,
@@ -39,15 +39,15 @@ POLICIES: dict[str, type[SharingPolicy]] = {
 ``fgd-k8s`` (FGD scored and chosen as the artifact's Kubernetes plugin does)."""
 
 
-def make_policy(name: str, seed: int | np.random.Generator = 0) -> SharingPolicy:
-    """A fresh policy ``name`` (one of :data:`POLICIES`) seeded with ``seed``.
+def make_policy(name: str, seed: int | np.random.Generator = 0, ties: str = "random") -> SharingPolicy:
+    """A fresh policy ``name`` (one of :data:`POLICIES`) seeded with ``seed``, breaking ties by ``ties``.
 
     Raises:
-        SpecError: Unknown name (the message lists the known ones).
+        SpecError: Unknown name or tie rule (the message lists the known ones; :data:`TIE_RULES`).
     """
     if name not in POLICIES:
         raise SpecError(f"unknown GPU-sharing policy {name!r}; known: {', '.join(POLICIES)}")
-    return POLICIES[name](seed)
+    return POLICIES[name](seed, ties)
 
 
-__all__ = ["PAPER_POLICIES", "POLICIES", "Placement", "SharingPolicy", "make_policy"]
+__all__ = ["PAPER_POLICIES", "POLICIES", "TIE_RULES", "Placement", "SharingPolicy", "make_policy"]

@@ -4,7 +4,7 @@ A policy sees a :class:`~digital_twin.gpu_sharing.ClusterState` and one pod's
 :class:`~digital_twin.gpu_sharing.cluster.Request` and returns a :class:`Placement` (a node and
 the GPU slots it takes) or ``None`` when no node can host the pod. It never changes the state:
 the caller allocates and then calls :meth:`SharingPolicy.placed`. Ties between equally scored
-nodes are broken uniformly at random with the policy's seeded generator.
+candidates follow the policy's tie rule (:data:`TIE_RULES`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from digital_twin.errors import SpecError
 from digital_twin.gpu_sharing import MILLI, ClusterState
 from digital_twin.gpu_sharing.cluster import Request
 
 TIE_TOLERANCE = 1e-9
 """Scores this close to the best count as ties."""
+
+TIE_RULES: tuple[str, ...] = ("random", "node-order")
+"""How ties between equally scored candidates are broken: ``random``, uniformly with the policy's
+seeded generator (the stock Kubernetes scheduler draws among its best nodes), or ``node-order``,
+the candidate on the lowest node index (a fixed node order; FGD's artifact behaves so,
+docs/fragmentation.md). ``random``, the policy, draws its node either way."""
 
 
 class Placement(NamedTuple):
@@ -33,8 +40,11 @@ class SharingPolicy(ABC):
 
     name: str = ""
 
-    def __init__(self, seed: int | np.random.Generator = 0) -> None:
+    def __init__(self, seed: int | np.random.Generator = 0, ties: str = "random") -> None:
+        if ties not in TIE_RULES:
+            raise SpecError(f"unknown tie rule {ties!r}; known: {', '.join(TIE_RULES)}")
         self.rng = np.random.default_rng(seed)
+        self.ties = ties
 
     def place(self, state: ClusterState, request: Request) -> Placement | None:
         """Where ``request`` goes, or ``None`` when no node has room for it."""
@@ -51,10 +61,18 @@ class SharingPolicy(ABC):
         """Called after the caller allocated ``request`` at ``placement`` (a no-op by default)."""
 
     def best(self, scores: np.ndarray, nodes: np.ndarray, maximize: bool = False) -> int:
-        """One of ``nodes`` whose score is best (ties uniformly at random)."""
+        """One of ``nodes`` whose score is best (ties by :meth:`tie_break`)."""
         signed = -scores if maximize else scores
-        tied = nodes[signed <= signed.min() + TIE_TOLERANCE]
-        return int(tied[0] if tied.size == 1 else self.rng.choice(tied))
+        return self.tie_break(nodes[signed <= signed.min() + TIE_TOLERANCE])
+
+    def tie_break(self, tied: np.ndarray) -> int:
+        """One of ``tied`` ((k,) int in ascending node order, k >= 1) by the policy's tie rule.
+
+        ``node-order`` takes the first; ``random`` draws uniformly (no draw when k == 1).
+        """
+        if tied.size == 1 or self.ties == "node-order":
+            return int(tied[0])
+        return int(self.rng.choice(tied))
 
 
 def tightest_gpus(state: ClusterState, node: int, request: Request) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ fragmentation ``Delta = F_n(M)(after) - F_n(M)(before)`` for the target workload
 the cluster state. Candidates per feasible node: a shared-GPU pod may take any GPU that fits it
 (GPUs with equal free amounts give the same after-state, so one of each is tried); whole GPUs
 are the lowest fully free slots (all fully free GPUs are alike); a CPU-only pod changes only
-the node's CPU. Ties are broken uniformly at random among the tied candidates.
+the node's CPU. Ties follow the policy's tie rule (candidates are in node, then GPU order).
 
 Speed: ``F_n`` depends on a node's free CPU only through which task types' CPU requests fit,
 and not on the order of its GPUs, so candidates are reduced to distinct after-states
@@ -54,7 +54,7 @@ class FgdPolicy(SharingPolicy):
 
     name = "fgd"
     best_fit_ties = False
-    """Break ties in ``Delta`` by best-fit's score (least CPU and GPU left) before chance."""
+    """Break ties in ``Delta`` by best-fit's score (least CPU and GPU left) before the tie rule."""
     kubernetes_score = False
     """Choose as the artifact's Kubernetes plugin does (:class:`FgdKubernetesScorePolicy`)."""
 
@@ -79,7 +79,7 @@ class FgdPolicy(SharingPolicy):
                 MILLI * cluster.max_gpus
             )
             tied = tied[left <= left.min() + TIE_TOLERANCE]
-        pick = int(tied[0] if tied.size == 1 else self.rng.choice(tied))
+        pick = self.tie_break(tied)
         node = int(node_of[pick])
         gpus = (int(gpu_of[pick]),) if gpu_of[pick] >= 0 else tightest_gpus(state, node, request)
         return Placement(node, gpus)
@@ -87,7 +87,7 @@ class FgdPolicy(SharingPolicy):
     def _kubernetes_choice(
         self, state: ClusterState, request: Request, node_of: np.ndarray, gpu_of: np.ndarray, delta: np.ndarray
     ) -> Placement:
-        """The artifact's rule: an integer score per candidate, the node drawn among the best, its lowest GPU.
+        """The artifact's rule: an integer score per candidate, a node among the best by the tie rule, its lowest GPU.
 
         Score ``int(100 sigmoid(-Delta / 1000))``; a node scores its best candidate; the GPU is
         the node's lowest slot of that score.
@@ -95,7 +95,7 @@ class FgdPolicy(SharingPolicy):
         score = np.floor(100.0 / (1.0 + np.exp(delta / 1000.0))).astype(np.int64)
         best = score.max()
         nodes = np.unique(node_of[score == best])
-        node = int(nodes[0] if nodes.size == 1 else self.rng.choice(nodes))
+        node = self.tie_break(nodes)
         mine = np.flatnonzero((node_of == node) & (score == best))
         slot = int(gpu_of[mine].min())
         gpus = (slot,) if slot >= 0 else tightest_gpus(state, node, request)
@@ -106,9 +106,10 @@ class FgdKubernetesScorePolicy(FgdPolicy):
     """FGD scored as the artifact's Kubernetes plugin scores it (``fgd-k8s``; docs/fragmentation.md).
 
     The decrease of ``F_n(M)`` becomes an integer node score ``int(100 x sigmoid(-Delta / 1000))``
-    (about 40 milli-GPUs per point near 0); a node scores its best GPU candidate; the scheduler
-    draws the node uniformly among the best-scoring ones (Kubernetes' reservoir sampling) and
-    takes, on it, the lowest-numbered GPU of that score.
+    (about 40 milli-GPUs per point near 0); a node scores its best GPU candidate; the node is
+    one of the best-scoring ones by the tie rule (``random`` is Kubernetes' reservoir sampling,
+    ``node-order`` reproduces the artifact's published numbers) and, on it, the lowest-numbered
+    GPU of that score.
     """
 
     name = "fgd-k8s"

@@ -4,17 +4,17 @@ Scores use the node's free CPU (milli-cores) and its total free milli-GPUs, norm
 largest node's CPU and by ``1000 * max_gpus``. Except Random, each policy packs a shared-GPU pod
 on the fullest GPU that fits it (:func:`~agents.gpu_sharing.base.tightest_gpus`).
 
-* Random: a uniformly random feasible node, random fitting GPUs.
+* Random: a uniformly random feasible node, random fitting GPUs (whatever the tie rule).
 * DotProduct (Tetris-style alignment): the node minimising the dot product of its free
   (CPU, GPU) vector and the pod's request vector.
 * GPU-Clustering: pods of the same GPU request class are kept together (every shared-GPU pod
   is one class, ``k`` whole GPUs another, as in the artifact):
   nodes hosting only that request class, then nodes hosting it among others, then nodes
   without GPU pods, then nodes hosting only other classes; within a tier the node with the
-  least free GPU. CPU-only pods go to a random feasible node.
+  least free GPU. Every feasible node ties for a CPU-only pod.
 * GPU-Packing: a shared-GPU pod prefers a partly used GPU (the fullest), then idle GPUs on a
   node already in use, then an idle node (the one with fewest GPUs); multi-GPU pods prefer in
-  use nodes over idle ones the same way. CPU-only pods go to a random feasible node.
+  use nodes over idle ones the same way. Every feasible node ties for a CPU-only pod.
 * Best-Fit: the node minimising ``0.5 (cpu_free - cpu) / cpu_max + 0.5 (gpu_free - gpu) / gpu_max``.
 """
 
@@ -86,8 +86,7 @@ class GpuPackingPolicy(SharingPolicy):
 
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         if request.num_gpu == 0:
-            node = int(self.rng.choice(nodes))
-            return Placement(node, ())
+            return Placement(self.tie_break(nodes), ())
         free = state.gpu_free[nodes]
         gpus = state.cluster.gpu_count[nodes]
         idle_node = (free == MILLI).sum(axis=1) == gpus
@@ -109,14 +108,14 @@ class GpuClusteringPolicy(SharingPolicy):
 
     name = "gpu-clustering"
 
-    def __init__(self, seed: int | np.random.Generator = 0) -> None:
-        super().__init__(seed)
+    def __init__(self, seed: int | np.random.Generator = 0, ties: str = "random") -> None:
+        super().__init__(seed, ties)
         self.hosts: dict[int, np.ndarray] = {}  # request class -> (N,) bool
         self.classes: np.ndarray | None = None  # (N,) int: request classes on each node
 
     def choose(self, state: ClusterState, request: Request, nodes: np.ndarray) -> Placement:  # noqa: D102
         if request.num_gpu == 0:
-            return Placement(int(self.rng.choice(nodes)), ())
+            return Placement(self.tie_break(nodes), ())
         if self.classes is None:
             self.classes = np.zeros(state.cluster.num_nodes, dtype=np.int64)
         key = _request_class(request)

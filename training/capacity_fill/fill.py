@@ -79,20 +79,23 @@ def run_fill(
     policy_name: str,
     seed: int,
     max_load: float = DEFAULT_MAX_LOAD,
+    ties: str = "random",
 ) -> FillCurve:
     """One capacity fill of ``cluster`` with ``pods`` under ``policy_name``; see the module doc.
+
+    ``ties`` is the policy's tie rule (:data:`agents.gpu_sharing.TIE_RULES`).
 
     The pod draws use ``seed``'s first child generator and the policy its second, so every
     policy sees the same pod sequence for a seed.
 
     Raises:
-        SpecError: As :func:`check_fillable`, an unknown policy, or ``max_load`` not in (0, 10].
+        SpecError: As :func:`check_fillable`, an unknown policy or tie rule, or ``max_load`` not in (0, 10].
     """
     check_fillable(cluster, pods)
     if not 0.0 < max_load <= 10.0:
         raise SpecError(f"capacity fill: max_load must be in (0, 10], got {max_load!r}")
     draw_rng, policy_rng = np.random.default_rng(seed).spawn(2)
-    policy = make_policy(policy_name, policy_rng)
+    policy = make_policy(policy_name, policy_rng, ties)
     state = ClusterState(cluster, workload)
     requests = pods.requests(cluster.models)
     demand = pods.gpu_demand_milli()

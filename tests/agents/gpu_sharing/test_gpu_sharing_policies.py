@@ -129,3 +129,43 @@ def test_best_fit_ties_pick_the_fullest_of_equal_fgd_candidates() -> None:
     request = pods([(1000, 1, 0, 0)]).requests(two.models)[0]
     assert {make_policy("fgd-bestfit-ties", s).place(state, request).node for s in range(10)} == {0}
     assert {make_policy("fgd", s).place(state, request).node for s in range(10)} == {0, 1}
+
+
+TIED_POLICIES = [name for name in POLICIES if name != "random"]
+
+
+@pytest.mark.parametrize("name", TIED_POLICIES)
+def test_node_order_ties__the_same_fill_whatever_the_seed(name: str) -> None:
+    # Node-order ties leave a policy nothing to draw, so the seed cannot change a fill.
+    def fill(seed: int) -> ClusterState:
+        state = ClusterState(SMALL, target_workload(MIX, SMALL.models))
+        policy, rng = make_policy(name, seed, ties="node-order"), np.random.default_rng(100)
+        requests = MIX.requests(SMALL.models)
+        for _ in range(120):
+            request = requests[int(rng.integers(len(requests)))]
+            if (placement := policy.place(state, request)) is not None:
+                state.allocate(placement.node, placement.gpus, request)
+                policy.placed(placement, request)
+        return state
+
+    first = fill(0)
+    for seed in (1, 2, 3):
+        other = fill(seed)
+        assert np.array_equal(first.gpu_free, other.gpu_free) and np.array_equal(first.cpu_free, other.cpu_free)
+
+
+@pytest.mark.parametrize("name", TIED_POLICIES)
+def test_node_order_ties__identical_idle_nodes_give_the_first_one(name: str) -> None:
+    # Four identical idle nodes tie for any pod under every policy but random: node-order takes
+    # node 0 for every seed, the random rule spreads over several nodes.
+    four = cluster([2, 2, 2, 2])
+    mix = pods([(1000, 1, 1, 500), (2000, 1, 0, 0), (1000, 1, 2, 1000)])
+    state = ClusterState(four, target_workload(mix, four.models))
+    for request in mix.requests(four.models):
+        assert {make_policy(name, s, ties="node-order").place(state, request).node for s in range(12)} == {0}
+        assert len({make_policy(name, s).place(state, request).node for s in range(12)}) > 1
+
+
+def test_unknown_tie_rule_is_named() -> None:
+    with pytest.raises(SpecError, match=r"unknown tie rule 'first'; known: random, node-order"):
+        make_policy("best-fit", 0, ties="first")

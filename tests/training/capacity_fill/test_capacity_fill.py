@@ -94,6 +94,9 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys) -> None:
     assert "| fgd |" in (tmp_path / "out" / "capacity_fill.md").read_text()
     assert main([*argv[:-2], "--max-load", "0.5", "--policies", "fgd", "--out", str(tmp_path / "half")]) == 0
     assert "| 50 % |" in (tmp_path / "half" / "capacity_fill.md").read_text()
+    assert main([*argv[:-2], "--ties", "node-order", "--policies", "best-fit", "--out", str(tmp_path / "t")]) == 0
+    ordered = json.loads((tmp_path / "t" / "capacity_fill.json").read_text())["settings"]
+    assert ordered["ties"] == "node-order" and "--ties node-order" in ordered["command"]
     assert main([*argv[:-2], "--loads", "140", "--out", str(tmp_path / "z")]) == 2
     assert "--loads must lie in 0..130" in capsys.readouterr().err
     assert main([*argv[:-2], "--policies", "fgd,tetris", "--out", str(tmp_path / "x")]) == 2

@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from agents.gpu_sharing import PAPER_POLICIES, POLICIES
+from agents.gpu_sharing import PAPER_POLICIES, POLICIES, TIE_RULES
 from digital_twin.gpu_sharing import GpuCluster, read_pod_list, target_workload
 from digital_twin.gpu_sharing.pods import DEFAULT_POPULARITY
 from training.capacity_fill import DEFAULT_MAX_LOAD, DEFAULT_TABLE_LOADS, check_fillable, run_fill, write_results
@@ -27,7 +27,7 @@ TRACE_FOLDER = "alibaba-gpu-2023"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--nodes, --pods, --policies, --seeds, --max-load, --popularity, --loads, --out."""
+    """--nodes, --pods, --policies, --seeds, --max-load, --popularity, --ties, --loads, --out."""
     parser.add_argument("--nodes", type=Path, help="node list CSV (default: the full openb fleet under ACO_ENV_TRACES)")
     parser.add_argument(
         "--pods", type=Path, help="pod list CSV (default: openb_pod_list_default.csv under ACO_ENV_TRACES)"
@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_POPULARITY,
         help="share of pods the target workload's task types cover (default 1: all; FGD's artifact: 0.95)",
+    )
+    parser.add_argument(
+        "--ties",
+        choices=TIE_RULES,
+        default="random",
+        help="how policies break ties: random (default; stock Kubernetes) or node-order (FGD's artifact)",
     )
     parser.add_argument(
         "--loads",
@@ -96,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     curves = []
     for policy in policies:
         start = time.perf_counter()
-        curves += [run_fill(cluster, pods, workload, policy, seed, args.max_load) for seed in range(args.seeds)]
+        curves += [
+            run_fill(cluster, pods, workload, policy, seed, args.max_load, args.ties) for seed in range(args.seeds)
+        ]
         print(f"{policy}: {args.seeds} fill(s) in {time.perf_counter() - start:.1f} s", flush=True)
     settings = {
         "nodes": nodes_path.name,
@@ -106,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         "pod_count": len(pods),
         "task_types": len(workload.prob),
         "popularity": args.popularity,
+        "ties": args.ties,
         "max_load": args.max_load,
         "seeds": list(range(args.seeds)),
         "command": "aco-env capacity-fill " + " ".join(_argv(args)),
@@ -123,5 +132,6 @@ def _argv(args: argparse.Namespace) -> list[str]:
         if getattr(args, key) is not None:
             parts.append(f"--{key} {getattr(args, key).name}")
     parts += [f"--policies {args.policies}", f"--seeds {args.seeds}", f"--max-load {args.max_load}"]
-    parts += [f"--popularity {args.popularity}"] + ([f"--loads {args.loads}"] if args.loads else []) + ["--out OUT"]
+    parts += [f"--popularity {args.popularity}", f"--ties {args.ties}"]
+    parts += ([f"--loads {args.loads}"] if args.loads else []) + ["--out OUT"]
     return parts
