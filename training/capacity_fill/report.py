@@ -16,6 +16,10 @@ import numpy as np
 
 from digital_twin.atomic_files import AtomicBatch
 from training.capacity_fill.fill import FillCurve
+from training.evaluation.results_page import table_header
+
+PROVENANCE_KEYS = ("command", "commit", "started")
+"""Settings shown as the table's header line (:func:`table_header`), not in the settings list."""
 
 DEFAULT_TABLE_LOADS = (80, 90, 100, 110, 120, 130)
 """Arrived loads (% of GPU capacity) shown in the table."""
@@ -83,7 +87,11 @@ def markdown_table(summary: Mapping[str, Mapping[str, Any]], loads: Sequence[int
 def write_results(
     out_dir: Path, settings: Mapping[str, Any], curves: Sequence[FillCurve], loads: Sequence[int]
 ) -> tuple[Path, Path]:
-    """Write ``capacity_fill.json`` (settings, curves, summary) and ``capacity_fill.md``."""
+    """Write ``capacity_fill.json`` (settings, curves, summary) and ``capacity_fill.md``.
+
+    ``capacity_fill.md`` opens with the command, commit and date line when ``settings`` hold a
+    ``command`` (and ``commit`` and ``started``, as :func:`training.learning.provenance.provenance`).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = summarize(curves, loads)
     payload = {
@@ -103,7 +111,9 @@ def write_results(
         ],
     }
     json_path, md_path = out_dir / "capacity_fill.json", out_dir / "capacity_fill.md"
-    header = "\n".join(f"- {k}: {v}" for k, v in settings.items())
+    header = "\n".join(f"- {k}: {v}" for k, v in settings.items() if k not in PROVENANCE_KEYS)
+    if "command" in settings:
+        header = f"{table_header(dict(settings))}\n\n{header}"
     with AtomicBatch() as batch:  # both renamed into place once both are written
         batch.write_text(json_path, json.dumps(payload, indent=1, allow_nan=True) + "\n")
         batch.write_text(md_path, f"# Capacity fill\n\n{header}\n\n{markdown_table(summary, loads)}")

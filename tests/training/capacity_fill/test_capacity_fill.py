@@ -97,6 +97,8 @@ def test_cli_writes_json_and_markdown(tmp_path, capsys) -> None:
     assert main([*argv[:-2], "--ties", "node-order", "--policies", "best-fit", "--out", str(tmp_path / "t")]) == 0
     ordered = json.loads((tmp_path / "t" / "capacity_fill.json").read_text())["settings"]
     assert ordered["ties"] == "node-order" and "--ties node-order" in ordered["command"]
+    first_line = (tmp_path / "t" / "capacity_fill.md").read_text().splitlines()[2]
+    assert first_line.startswith("Command: `aco-env capacity-fill --nodes nodes.csv") and "(commit " in first_line
     assert main([*argv[:-2], "--loads", "140", "--out", str(tmp_path / "z")]) == 2
     assert "--loads must lie in 0..130" in capsys.readouterr().err
     assert main([*argv[:-2], "--policies", "fgd,tetris", "--out", str(tmp_path / "x")]) == 2

@@ -48,9 +48,18 @@ def test_train_resume__trains_up_to_the_total_in_one_directory(resumed_run: Path
     assert record["options"]["timesteps"] == 1024
 
 
+def written_order(events_file: Path) -> tuple[int, int]:
+    """``events.out.tfevents.<seconds>.<host>.<pid>.<writer uid>``: by the second, then the writer's number.
+
+    As numbers, not text: two writers of one process in one second are ``...9`` and ``...10``.
+    """
+    fields = events_file.name.split(".")
+    return int(fields[3]), int(fields[-1])
+
+
 def test_train_resume__tensorboard_steps_continue_without_overlap(resumed_run: Path) -> None:
     """The resumed events go to the same tb_1 folder, every step after the 512 already trained."""
-    first, second = sorted((resumed_run / "tb_1").glob("events.out.tfevents.*"))
+    first, second = sorted((resumed_run / "tb_1").glob("events.out.tfevents.*"), key=written_order)
     before, after = event_steps(first), event_steps(second)
     assert max(max(steps) for steps in before.values()) <= 512
     assert min(min(steps) for steps in after.values()) > 512

@@ -90,7 +90,10 @@ def _parse(args: argparse.Namespace) -> tuple[list[str], list[int]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run every policy x seed, print the table and write the results."""
+    from training.learning.provenance import provenance
+
     policies, loads = _parse(args)
+    record = provenance("aco-env capacity-fill " + " ".join(_argv(args)))  # the commit that runs, read first
     nodes_path, pods_path = (
         _trace(args.nodes, "openb_node_list_all_node.csv"),
         _trace(args.pods, "openb_pod_list_default.csv"),
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         "ties": args.ties,
         "max_load": args.max_load,
         "seeds": list(range(args.seeds)),
-        "command": "aco-env capacity-fill " + " ".join(_argv(args)),
+        **{key: record[key] for key in ("command", "commit", "started")},
     }
     json_path, md_path = write_results(args.out, settings, curves, loads)
     print(md_path.read_text(encoding="utf-8"))
