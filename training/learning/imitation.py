@@ -44,13 +44,11 @@ from digital_twin import NEXT_EVENT
 from digital_twin.scenario import Scenario
 from training.evaluation.protocol import IMITATION, first_seed
 from training.learning.bc import fit_policy
+from training.learning.experts import AUTO_EXPERT, expert_for
 from training.learning.labels import Labels, stack_labels
 from training.learning.random_start_hour import episode_start_hour
 from training.progress import Progress
 
-AUTO_EXPERT = "auto"
-"""The expert name that picks per task: ``planted`` on planted scenarios (proven optimal labels along the
-planted schedule), ``lookahead`` elsewhere (:func:`expert_for`)."""
 IMITATION_SEED_OFFSET = IMITATION.start
 """DAgger's episodes are seeded from ``IMITATION.start + seed`` on (:data:`training.evaluation.protocol.IMITATION`)."""
 
@@ -105,20 +103,6 @@ class DaggerSettings:
     learning_rate: float = 1e-3
     random_start_hour: bool = False
     deferral: str = NEXT_EVENT
-
-
-def expert_for(expert: str, scenario: Scenario) -> str:
-    """The agent that labels ``scenario``'s states: ``expert``, or for :data:`AUTO_EXPERT` the best kind for it.
-
-    >>> import scenarios
-    >>> expert_for("auto", scenarios.load("planted5")), expert_for("auto", scenarios.load("toy3"))
-    ('planted', 'lookahead')
-    >>> expert_for("aco", scenarios.load("planted5"))
-    'aco'
-    """
-    if expert != AUTO_EXPERT:
-        return expert
-    return "planted" if scenario.planted else "lookahead"
 
 
 def dagger(

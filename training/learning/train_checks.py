@@ -26,7 +26,7 @@ from training import checks
 from training.errors import DataError, UsageError
 from training.evaluation.protocol import IMITATION, TEST, TRAINING, VALIDATION, SeedRange, SeedRangeError, seeds
 from training.learning.config import RESUME_OPTIONS, TrainConfig
-from training.learning.imitation import expert_for
+from training.learning.experts import expert_for
 from training.learning.run_dir import find_resume_point, resumed_config, stored_config
 
 
