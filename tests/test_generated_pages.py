@@ -123,6 +123,24 @@ def test_make_results__a_results_file_without_provenance_is_named(
     assert f"{folder}: no provenance.json beside results.json" in capsys.readouterr().err
 
 
+def test_bench_from__rebuilds_the_page_from_the_kept_json_and_measures_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bench --from docs/benchmarks.json --markdown PAGE` writes every block of the JSON; the prose stays."""
+    page = tmp_path / "bench.md"
+    page.write_text("# Benchmarks\n\nProse a person wrote.\n")
+    assert main(["bench", "--from", str(DOCS / "benchmarks.json"), "--markdown", str(page)]) == 0
+    text = page.read_text()
+    assert text.startswith("# Benchmarks\n\nProse a person wrote.\n")
+    for name, block in render_blocks(json.loads((DOCS / "benchmarks.json").read_text())).items():
+        assert f"<!-- generated: {name}" in text and block in text
+    assert main(["bench", "--from", str(DOCS / "benchmarks.json"), "--only", "twin", "--markdown", str(page)]) == 2
+    assert "--from renders a results file kept before" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    assert main(["bench", "--from", str(tmp_path / "bad.json"), "--markdown", str(page)]) == 1
+    assert f"--from {tmp_path / 'bad.json'}: not an aco-env bench results file" in capsys.readouterr().err
+
+
 def test_bench__only_keeps_the_other_sections_and_the_page_s_prose(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ section with its provenance (the command, the commit, the date, the machine). Wi
 and an ``--out`` that exists, the sections measured replace theirs in it and the others are
 kept. With ``--markdown`` the JSON's sections are rendered as the generated blocks of
 ``docs/benchmarks.md``; the page's hand-written text is kept (:mod:`training.benchmarks.report`).
+``--from JSON --markdown PAGE`` renders a JSON kept before and measures nothing.
 """
 
 from __future__ import annotations
@@ -67,15 +68,23 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--quick, --only, --out, --markdown."""
+    """--quick, --only, --out, --markdown, --from."""
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run, noisier numbers)")
     parser.add_argument("--only", help=f"comma-separated sections (default: all of {', '.join(SECTIONS)})")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--markdown", type=Path, help="also render the results as Markdown here")
+    parser.add_argument(
+        "--from",
+        dest="from_json",
+        type=Path,
+        help="render this results JSON into --markdown and measure nothing (e.g. docs/benchmarks.json)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the options, run the chosen sections, print and write the results."""
+    if args.from_json is not None:
+        return _render(args)
     names = args.only.split(",") if args.only else list(SECTIONS)
     unknown = sorted(set(names) - set(SECTIONS))
     if unknown:
@@ -102,12 +111,34 @@ def run(args: argparse.Namespace) -> int:
         write_text(args.out, json.dumps(results, indent=1, default=float) + "\n")
         print(f"wrote {args.out}")
     if args.markdown:
-        from training.benchmarks.report import render_blocks
-        from training.outputs import write_generated
-
-        write_generated(args.markdown, render_blocks(results), "make bench", "Benchmarks")
-        print(f"wrote the generated tables of {args.markdown}")
+        _write_page(args.markdown, results)
     return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    """``--from``: the JSON's sections into ``--markdown``, nothing measured."""
+    if args.only or args.quick or args.out:
+        raise UsageError("--from renders a results file kept before: --markdown alone (no --only, --quick, --out)")
+    if args.markdown is None:
+        raise UsageError("--from needs --markdown, the page to write (e.g. docs/benchmarks.md)")
+    writable_file(args.markdown, "--markdown")
+    try:
+        results: dict[str, Any] = json.loads(args.from_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"--from {args.from_json}: cannot read the results ({exc})") from None
+    if not isinstance(results, dict) or "machine" not in results:
+        raise DataError(f"--from {args.from_json}: not an aco-env bench results file (no 'machine' key)")
+    _write_page(args.markdown, results)
+    return 0
+
+
+def _write_page(page: Path, results: dict[str, Any]) -> None:
+    """Render ``results``' sections as ``page``'s generated blocks (its hand-written text is kept)."""
+    from training.benchmarks.report import render_blocks
+    from training.outputs import write_generated
+
+    write_generated(page, render_blocks(results), "make bench", "Benchmarks")
+    print(f"wrote the generated tables of {page}")
 
 
 def _earlier(args: argparse.Namespace) -> dict[str, Any]:
