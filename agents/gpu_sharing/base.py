@@ -24,8 +24,8 @@ TIE_TOLERANCE = 1e-9
 TIE_RULES: tuple[str, ...] = ("random", "node-order")
 """How ties between equally scored candidates are broken: ``random``, uniformly with the policy's
 seeded generator (the stock Kubernetes scheduler draws among its best nodes), or ``node-order``,
-the candidate on the lowest node index (a fixed node order; FGD's artifact behaves so,
-docs/fragmentation.md). ``random``, the policy, draws its node either way."""
+the candidate on the lowest node index (a fixed node order: it reproduces the numbers FGD's
+artifact publishes, docs/fragmentation.md). ``random``, the policy, draws its node either way."""
 
 
 class Placement(NamedTuple):
