@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ties",
         choices=TIE_RULES,
         default="random",
-        help="how policies break ties: random (default; stock Kubernetes) or node-order (FGD's artifact)",
+        help="how policies break ties: random (default; stock Kubernetes) or node-order (reproduces FGD's artifact)",
     )
     parser.add_argument(
         "--loads",
