@@ -92,7 +92,8 @@ class LoopbackSlurm:
             "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
             "JobCompType=jobcomp/filetxt", f"JobCompLoc={root}/jobcomp.txt", "SelectType=select/cons_tres",
             "SelectTypeParameters=CR_Core_Memory", "SlurmdParameters=config_overrides", "GresTypes=gpu",
-            "ReturnToService=2", "MpiDefault=none", "MessageTimeout=3", "MinJobAge=3600", "SchedulerParameters=sched_interval=1",
+            "ReturnToService=2", "MpiDefault=none", "MinJobAge=3600", "SchedulerParameters=sched_interval=1",
+            "MessageTimeout=3",  # a client gives up on a stopped slurmctld after 3 s, not the default 10
             *nodes, "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP", "",
         ]))  # fmt: skip
 
