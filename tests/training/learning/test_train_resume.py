@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,9 +22,16 @@ from training.learning.train import train
 
 @pytest.fixture(scope="module")
 def resumed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run trained to 512 steps, then resumed with --timesteps 1024 (the total)."""
+    """A run trained to 512 steps, then resumed with --timesteps 1024 (the total).
+
+    A resume is a later command: it starts once the first run's events file's second is past, as
+    one would. TensorBoard reads a folder's events files in name order, and two writers of one
+    process in one second are named ``...9`` and ``...10``.
+    """
     logdir = tmp_path_factory.mktemp("runs")
     run_dir = train(TrainConfig(logdir=logdir, **TINY))
+    [events] = (run_dir / "tb_1").glob("events.out.tfevents.*")
+    time.sleep(max(0.0, written_order(events)[0] + 1 - time.time()))
     assert train(TrainConfig(logdir=logdir, resume=run_dir, **dict(TINY, timesteps=1024))) == run_dir
     return run_dir
 
