@@ -35,6 +35,19 @@ def agent_params() -> list[Any]:
     return [pytest.param(name, marks=AGENT_NEEDS.get(name, ())) for name in agent_names()]
 
 
+QUICK_OPTIONS = {"oracle": {"node_limit": 10, "compute_bound": False, "replayed_rounds": 0}}
+"""Options for tests that check what an agent answers, not how good it is: the oracle's plan from at
+most 10 branch-and-bound nodes per solve, no bound, no replayed rounds (a limit in work, so the
+same seed still gives the same plan; a third of the default's CPU). Its quality: tests/agents/oracle/."""
+
+
+def make_quick_agent(name: str, env: gym.Env) -> Any:
+    """``agents.make_agent(name, env)`` with the agent's :data:`QUICK_OPTIONS`."""
+    from agents import make_agent
+
+    return make_agent(name, env, **QUICK_OPTIONS.get(name, {}))
+
+
 def agent_env_id(name: str) -> str:
     """The env id the agent-generic tests play ``name`` in: its own (:data:`AGENT_ENV_IDS`), else Fleet5."""
     return AGENT_ENV_IDS.get(name, FLEET5_ID)

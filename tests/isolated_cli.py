@@ -25,6 +25,7 @@ Linux only (``os.fork``, ``RLIMIT_AS``); the fuzz tests skip elsewhere.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -104,6 +105,7 @@ def run_cli(
 
 def _child(argv: list[str], memory_bytes: int, cpu_s: int | None, env: dict[str, str], write_end: int) -> None:
     try:
+        gc.freeze()  # the parent's objects: never scanned by the child's collections (no copy-on-write of its heap)
         os.environ.update(env)
         limit = _address_space() + memory_bytes
         _, hard = resource.getrlimit(resource.RLIMIT_AS)

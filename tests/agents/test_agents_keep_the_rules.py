@@ -15,9 +15,8 @@ import yaml
 
 import scenarios
 from aco_env.registration import CLUSTER_SCHEDULING_ID
-from agents import make_agent
 from tests.digital_twin.placement.reference import judge_log
-from tests.helpers import agent_params, replayed_with_log, run_episode
+from tests.helpers import agent_params, make_quick_agent, replayed_with_log, run_episode
 
 PLACEMENT = yaml.safe_load("""
 topology: {zones: [a, b]}
@@ -56,7 +55,7 @@ def ruled_scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", [p for p in agent_params() if p.values[0] != "planted"])
 def test_agent__keeps_every_required_rule(name: str, ruled_scenario: Path) -> None:
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario=str(ruled_scenario))
-    metrics = run_episode(env, make_agent(name, env), seed=0)
+    metrics = run_episode(env, make_quick_agent(name, env), seed=0)
     twin = replayed_with_log(env)
     broken, weight, starts = judge_log(twin.spec, twin.event_log)
     assert starts > 10 and broken == []
