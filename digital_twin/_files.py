@@ -119,18 +119,37 @@ def read_bounded(path: Path, what: str, decompress: bool = True, limits: Limits 
             names the file (and the limit).
     """
     limits = limits or limits_in_force()
-    check_size(path, what, limits)
+    size = check_size(path, what, limits)
     opener = _OPENERS.get(path.suffix.lower()) if decompress else None
     try:
         with path.open("rb") as raw:
             if opener is None:
-                data = raw.read(limits.max_trace_bytes + 1)  # never more, even if the file grew since stat
+                data = read_at_most(raw, limits.max_trace_bytes, expected=size)
                 _check_total(path, what, len(data), limits)
                 return data
             with opener(raw, "rb") as stream:
                 return _decompressed(path, what, raw, stream, limits)
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise TraceError(f"{path}: cannot read the {what} ({type(exc).__name__}: {exc})") from None
+
+
+def read_at_most(handle: BinaryIO, cap: int, expected: int) -> bytes:
+    """The bytes of ``handle`` from where it stands, ``cap + 1`` at most (so a caller sees that there were more).
+
+    Reads ``expected`` bytes (the size ``stat`` gave) and one more in one call, then, only if the
+    file grew since, the rest in chunks of :data:`CHUNK_BYTES` up to the cap. A single
+    ``read(cap + 1)`` would allocate ``cap + 1`` bytes up front (1 GiB for a trace) whatever the
+    file's size: address space a memory limit counts, and what ``tracemalloc`` reports.
+    """
+    data = handle.read(min(expected, cap) + 1)
+    if len(data) <= expected or len(data) > cap:
+        return data
+    chunks = [data]
+    total = len(data)
+    while total <= cap and (chunk := handle.read(min(CHUNK_BYTES, cap + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def _decompressed(path: Path, what: str, raw: BinaryIO, stream: BinaryIO, limits: Limits) -> bytes:

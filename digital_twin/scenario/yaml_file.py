@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import os
 from pathlib import Path
 
 import yaml
 
-from digital_twin._files import not_a_file_reason
+from digital_twin._files import not_a_file_reason, read_at_most
 from digital_twin.errors import one_line, short_repr
 from digital_twin.limits import Limits, count
 from digital_twin.scenario.schema import ScenarioError
@@ -70,7 +71,7 @@ def read_scenario_file(path: Path, limits: Limits) -> tuple[object, str]:
     cap = limits.max_scenario_bytes
     try:
         with path.open("rb") as handle:
-            raw = handle.read(cap + 1)  # never more, even if the file grew since stat
+            raw = read_at_most(handle, cap, expected=os.fstat(handle.fileno()).st_size)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario file ({exc.strerror or exc})") from None
     if len(raw) > cap:

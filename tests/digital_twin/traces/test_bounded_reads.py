@@ -5,6 +5,7 @@ scenario's own ``limits:`` reach its readers."""
 from __future__ import annotations
 
 import gzip
+import io
 import tracemalloc
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from digital_twin import TraceError
+from digital_twin._files import read_at_most, read_bounded
 from digital_twin.fleet_spot_gpu2026 import fleet_from_spot_gpu_2026_csv
 from digital_twin.limits import Limits, applied_limits
 from digital_twin.scenario import ScenarioError, load_scenario
@@ -109,3 +111,26 @@ def test_scenario__its_limits_reach_the_trace_readers(tmp_path: Path) -> None:
         loaded.telemetry  # noqa: B018 (read on first use)
     assert str(raised.value).startswith(f"{scenario}: {trace}: the trace has ")
     assert "above limits.max_trace_bytes = 100; raise it with `limits: {max_trace_bytes: N}`" in str(raised.value)
+
+
+def test_read_bounded__a_small_file_allocates_about_its_size_not_the_cap(tmp_path: Path) -> None:
+    """A 2 KB trace read under the 1 GiB cap: the read allocates kilobytes (``read(cap + 1)`` would take 1 GiB)."""
+    path = tmp_path / "trace.csv"
+    path.write_text(HEADER + ROW * 20)
+    data, peak = None, 0
+    tracemalloc.start()
+    try:
+        data = read_bounded(path, "trace")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert data == path.read_bytes() and peak < 1024 * 1024, peak
+
+
+def test_read_at_most__a_file_that_grew_since_stat_is_read_whole_or_refused_past_the_cap() -> None:
+    """``expected`` is stat's size; bytes beyond it are still read, and never more than ``cap + 1``."""
+    assert read_at_most(io.BytesIO(b"x" * 100), cap=1000, expected=100) == b"x" * 100
+    assert read_at_most(io.BytesIO(b"x" * 5000), cap=10_000, expected=100) == b"x" * 5000  # it grew
+    assert len(read_at_most(io.BytesIO(b"x" * 5000), cap=1000, expected=100)) == 1001  # grew past the cap
+    assert len(read_at_most(io.BytesIO(b"x" * 5000), cap=1000, expected=9000)) == 1001  # shrank, still over
+    assert read_at_most(io.BytesIO(b""), cap=1000, expected=0) == b""
