@@ -37,6 +37,18 @@ def test_benchmarks_page__is_what_make_bench_writes_from_the_committed_json() ->
     assert all(HEADER.search(body) for body in blocks.values())
 
 
+def test_benchmarks_page__every_section_measured_has_a_block_headed_by_the_measuring_command() -> None:
+    """Each section of the JSON (the placement service's too) renders a block; output options are left out."""
+    results = json.loads((DOCS / "benchmarks.json").read_text())
+    from training.cli.commands.bench import SECTIONS
+
+    measured = {name for name in SECTIONS if results.get(name) is not None}
+    blocks = render_blocks(results)
+    assert "serve" in measured and set(blocks) == {f"bench-{name}" for name in measured}
+    results["provenance"]["serve"]["command"] = "aco-env bench --only serve --out=x.json --markdown 'a b.md'"
+    assert "Command: `aco-env bench --only serve` (commit" in render_blocks(results)["bench-serve"]
+
+
 def test_results_page__is_what_make_results_writes_from_the_committed_results(tmp_path: Path) -> None:
     """docs/results.md's blocks are docs/results/*/ rendered now; each table names command, commit and date."""
     page = tmp_path / "results.md"

@@ -6,25 +6,19 @@ hand-written text (what is measured, the targets, how to compare runs) stays as 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
 from aco_env.registration import FLEET5_ID
-
-
-def _fmt(value: Any, digits: int = 0) -> str:
-    if value is None:
-        return "n/a (data not present)"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
-def _ms(value: Any) -> str:
-    if isinstance(value, dict):
-        value = value.get("p50", value.get("mean"))
-    return "" if value is None else f"{value:,.3f}"
-
+from training.benchmarks.cells import fmt, ms
+from training.benchmarks.report_at_scale import (
+    fleet_size_section,
+    full_scale_section,
+    scale_section,
+    serve_section,
+    vector_section,
+)
 
 UNRECORDED = "not recorded"
 """What a table's header says of a commit the JSON does not hold (sections measured before it was kept)."""
@@ -44,10 +38,11 @@ def render_blocks(results: dict[str, Any]) -> dict[str, str]:
         ("aco", _aco_section),
         ("oracle", _oracle_section),
         ("memory", _memory_section),
-        ("scale", _scale_section),
-        ("full-scale", _full_scale_section),
-        ("fleet-size", _fleet_size_section),
-        ("vector", _vector_section),
+        ("scale", scale_section),
+        ("full-scale", full_scale_section),
+        ("serve", serve_section),
+        ("fleet-size", fleet_size_section),
+        ("vector", vector_section),
         ("train", _train_lines),
         ("backends", lambda section: _backends_lines(section, results["machine"]["cpus"])),
         ("traces", _traces_lines),
@@ -68,10 +63,29 @@ def _provenance_line(results: dict[str, Any], section: str) -> str:
     commit = (record.get("commit") or "")[:10] or UNRECORDED
     command, date = record.get("command", results["command"]), record.get("date", results["date"])
     return (
-        f"Command: `{command}` (commit {commit}, {date}; "
+        f"Command: `{_measuring_command(command)}` (commit {commit}, {date}; "
         f"Python {machine['python']}, {machine['processor']}, {machine['cpus']} CPUs, "
         f"{machine.get('twin_core', 'pure-python')} twin core)."
     )
+
+
+OUTPUT_OPTIONS = ("--out", "--markdown")
+"""Options that say where results go, not what is measured: left out of the commands a page shows."""
+
+
+def _measuring_command(command: str) -> str:
+    """``command`` without its :data:`OUTPUT_OPTIONS` and their values (``--out=X`` forms too)."""
+    words = shlex.split(command)
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in OUTPUT_OPTIONS:
+            skip = True
+        elif not word.startswith(tuple(f"{option}=" for option in OUTPUT_OPTIONS)):
+            kept.append(word)
+    return shlex.join(kept)
 
 
 def _aco_section(aco: dict[str, Any]) -> list[str]:
@@ -105,7 +119,7 @@ def _aco_section(aco: dict[str, Any]) -> list[str]:
     for name, row in aco["predictor_ms"].items():
         if not isinstance(row, dict):
             continue
-        lines.append(f"| {name} | {_ms(row.get('trace'))} | {_ms(row.get('refit'))} | {_ms(row.get('predict'))} |")
+        lines.append(f"| {name} | {ms(row.get('trace'))} | {ms(row.get('refit'))} | {ms(row.get('predict'))} |")
     lines.append("")
     return lines
 
@@ -149,34 +163,11 @@ def _memory_section(memory: dict[str, Any]) -> list[str]:
     ]
 
 
-def _scale_section(scale: dict[str, Any]) -> list[str]:
-    """Decisions per job and wall time of whole episodes, per scenario, agent and deferral rule."""
-    lines = _table_head(
-        "## Decisions per job and wall time at scale",
-        "Whole episodes (seed 0) through the env under each agent's deferral rule; ACO under `next-event` "
-        "shows what `new-fit` saves.",
-        ["scenario", "nodes", "agent", "deferral", "jobs", "decisions", "per job", "wall s", "objective USD"],
-    )
-    lines += [
-        f"| {r['scenario']} | {r['nodes']} | {r['agent']} | {r['deferral']} | {r['jobs']:,} | {r['decisions']:,} | "
-        f"{r['decisions_per_job']:.2f} | {r['wall_s']:.2f} | {r['objective_usd']:.4f} |"
-        for r in scale["runs"]
-    ]
-    lines += [
-        "",
-        "ACO wall time over first-fit's (target at 500 nodes: within 10 x): "
-        + "; ".join(f"{name} {ratio:.2f} x" for name, ratio in scale["aco_vs_first_fit_wall"].items())
-        + ".",
-        "",
-    ]
-    return lines
-
-
 def _traces_lines(traces: dict[str, Any] | None) -> list[str]:
     """The trace load-time table; none without the section."""
     if traces is None:
         return []
-    rows = [f"| {key.removesuffix('_ms')} | {_fmt(value, 1)} |" for key, value in traces.items()]
+    rows = [f"| {key.removesuffix('_ms')} | {fmt(value, 1)} |" for key, value in traces.items()]
     return ["## Trace load times", "", "| file | ms |", "|---|---|", *rows, ""]
 
 
@@ -217,30 +208,29 @@ def _train_lines(train: dict[str, Any]) -> list[str]:
     same_shape = train.get("cartpole_same_shape_steps_per_s")
     rows = [
         "| SB3 PPO, CartPole-v1 (SB3 defaults: 1 env, minibatch 64, 10 epochs) | "
-        f"{_fmt(train['cartpole_ppo_steps_per_s'])} | 1.00 | |",
+        f"{fmt(train['cartpole_ppo_steps_per_s'])} | 1.00 | |",
     ]
     if same_shape:
         rows.append(
-            f"| SB3 PPO, CartPole-v1, `aco-env run`'s rollout shape | {_fmt(same_shape)} | "
+            f"| SB3 PPO, CartPole-v1, `aco-env run`'s rollout shape | {fmt(same_shape)} | "
             f"{same_shape / train['cartpole_ppo_steps_per_s']:.2f} | 1.00 |"
         )
     rows.append(
-        f"| MaskablePPO, flat, 1 env | {_fmt(train['flat_one_env_steps_per_s'])} | "
+        f"| MaskablePPO, flat, 1 env | {fmt(train['flat_one_env_steps_per_s'])} | "
         f"{train['flat_one_env_vs_cartpole_ppo']:.2f} | |"
     )
     run_vs_shape = f"{train['run_vs_cartpole_same_shape']:.2f}" if same_shape else ""
     rows.append(
-        f"| aco-env run (set policy, {train['run_n_envs']} envs) | {_fmt(train['run_steps_per_s'])} | "
+        f"| aco-env run (set policy, {train['run_n_envs']} envs) | {fmt(train['run_steps_per_s'])} | "
         f"{train['run_vs_cartpole_ppo']:.2f} | {run_vs_shape} |"
     )
     return [
         "## Training throughput",
         "",
-        f"Env steps (samples) per CPU second of `model.learn` (policy updates included) over {train['steps']:,} "
-        "steps after a warm-up rollout, one torch thread, best of the repeats; the learners measured in turns in "
-        "this process. `flat, 1 env`: MaskablePPO with the flat MultiInputPolicy on one env behind SB3's "
-        f"`Monitor` (full `info`); `aco-env run`: the set policy, {train['run_n_envs']} envs batched in this "
-        "process, 512 steps each per rollout, minibatch 1,024, 4 epochs (the same shape as the second row).",
+        f"Samples per CPU second of `model.learn` (updates included), {train['steps']:,} steps after a warm-up "
+        "rollout, one torch thread, best of the repeats, the learners in turns. `flat, 1 env`: MaskablePPO's "
+        f"MultiInputPolicy on one env behind SB3's `Monitor`; `aco-env run`: the set policy, {train['run_n_envs']} "
+        "envs batched in this process, rollouts of 512 steps each, minibatch 1,024, 4 epochs (the second row's shape).",
         "",
         "| learner | steps per CPU s | vs SB3 defaults on CartPole | vs the same rollout shape on CartPole |",
         "|---|---|---|---|",
@@ -259,17 +249,17 @@ def _twin_section(twin: dict[str, Any]) -> list[str]:
         "",
         "| metric | result | target |",
         "|---|---|---|",
-        f"| decisions per wall second | {_fmt(twin['decisions_per_s'])} | >= 60,000 |",
-        f"| simulated seconds per wall second | {_fmt(twin['sim_seconds_per_wall_second'])} | |",
+        f"| decisions per wall second | {fmt(twin['decisions_per_s'])} | >= 60,000 |",
+        f"| simulated seconds per wall second | {fmt(twin['sim_seconds_per_wall_second'])} | |",
     ]
     if "energy_off" in twin:
         lines += [
-            f"| decisions per wall second, energy accounting off | {_fmt(twin['energy_off']['decisions_per_s'])} | |",
+            f"| decisions per wall second, energy accounting off | {fmt(twin['energy_off']['decisions_per_s'])} | |",
             f"| accounting on / off (median of paired runs) | {twin['energy_on_vs_off']:.2f} | >= 0.8 |",
         ]
     if "pure_python" in twin:
         lines += [
-            f"| decisions per wall second, pure-Python twin | {_fmt(twin['pure_python']['decisions_per_s'])} | |",
+            f"| decisions per wall second, pure-Python twin | {fmt(twin['pure_python']['decisions_per_s'])} | |",
             f"| compiled / pure-Python | {twin['compiled_vs_pure_python']:.2f} | |",
         ]
     lines.append("")
@@ -281,19 +271,17 @@ def _rules_section(rules: dict[str, Any]) -> list[str]:
     return [
         "## Placement rules",
         "",
-        f"`{rules['scenario']}` ({rules['episodes']} episodes, {rules['jobs']:,} jobs): first-fit in the twin "
-        f"(building each twin, which compiles its rules, timed apart), and {rules['env_steps']:,} uniformly random "
-        "valid steps "
-        "through `gymnasium.make` (resets included), each with the scenario's `placement` section and without it "
-        "(the same episodes), in turns; ratios are medians of the pairs.",
+        f"`{rules['scenario']}` ({rules['episodes']} episodes, {rules['jobs']:,} jobs) with its `placement` section "
+        "and without, in turns (ratios: medians of the pairs): first-fit in the twin (building a twin, which "
+        f"compiles the rules, timed apart) and {rules['env_steps']:,} random valid steps through `gymnasium.make`.",
         "",
         "| metric | with rules | without | with / without |",
         "|---|---|---|---|",
-        f"| twin decisions/s | {_fmt(rules['twin_decisions_per_s'])} | "
-        f"{_fmt(rules['twin_decisions_per_s_without_rules'])} | {rules['twin_with_vs_without']:.2f} |",
+        f"| twin decisions/s | {fmt(rules['twin_decisions_per_s'])} | "
+        f"{fmt(rules['twin_decisions_per_s_without_rules'])} | {rules['twin_with_vs_without']:.2f} |",
         f"| ms to build a twin (per episode) | {rules['twin_build_ms']:.2f} | "
         f"{rules['twin_build_ms_without_rules']:.2f} | |",
-        f"| env steps/s | {_fmt(rules['env_steps_per_s'])} | {_fmt(rules['env_steps_per_s_without_rules'])} | "
+        f"| env steps/s | {fmt(rules['env_steps_per_s'])} | {fmt(rules['env_steps_per_s_without_rules'])} | "
         f"{rules['env_with_vs_without']:.2f} |",
         "",
     ]
@@ -310,81 +298,18 @@ def _env_section(env: dict[str, Any]) -> list[str]:
         "",
         "| metric | result | target |",
         "|---|---|---|",
-        f"| `{FLEET5_ID}` steps/s | {_fmt(env['env_steps_per_s'])} | |",
-        f"| `CartPole-v1` steps/s | {_fmt(env['cartpole_steps_per_s'])} | |",
+        f"| `{FLEET5_ID}` steps/s | {fmt(env['env_steps_per_s'])} | |",
+        f"| `CartPole-v1` steps/s | {fmt(env['cartpole_steps_per_s'])} | |",
         f"| ratio | {env['env_vs_cartpole']:.3f} | >= 0.45 |",
-        f"| simulated s per wall s (through the env) | {_fmt(env['env_sim_seconds_per_wall_second'])} | |",
+        f"| simulated s per wall s (through the env) | {fmt(env['env_sim_seconds_per_wall_second'])} | |",
     ]
     if "pure_python" in env:
         pure = env["pure_python"]
         lines += [
-            f"| ratio, pure-Python twin (child process: `CartPole-v1` {_fmt(pure['cartpole_steps_per_s'])} "
+            f"| ratio, pure-Python twin (child process: `CartPole-v1` {fmt(pure['cartpole_steps_per_s'])} "
             f"steps/s there) | {pure['env_vs_cartpole']:.3f} | |",
         ]
     lines.append("")
     return lines
 
 
-def _full_scale_section(full: dict[str, Any]) -> list[str]:
-    """Whole episodes on the whole GPU clusters: wall time, decisions per second and peak memory per run."""
-    lines = _table_head(
-        "## The GPU fleets at full scale",
-        "One whole episode (seed 0) per row, each in a fresh process (`training/benchmarks/full_scale.py`); "
-        "`twin` drives the twin alone by first-fit, without the env. RSS before: the process once the "
-        "scenario's data is read; peak: its high-water mark after the episode.",
-        ["scenario", "nodes", "agent", "jobs", "decisions", "wall s", "decisions/s", "RSS before MB", "peak RSS MB"],
-    )
-    lines += [
-        f"| {r['scenario']} | {r['nodes']:,} | {r['agent']} | {r['jobs']:,} | {r['decisions']:,} | {r['wall_s']:.1f} | "
-        f"{r['decisions_per_s']:,.0f} | {r['rss_before_mb']:.0f} | {r['peak_rss_mb']:.0f} |"
-        for r in full["runs"]
-    ]
-    if full["skipped"]:
-        lines += ["", "Data not present (ACO_ENV_TRACES): " + ", ".join(full["skipped"]) + "."]
-    return [*lines, ""]
-
-
-def _fleet_size_section(sizes: dict[str, Any]) -> list[str]:
-    """The env at every fleet size: its step against the twin's decision, memory, reset, a first-fit episode."""
-    lines = _table_head(
-        "## The env at every fleet size (CPU time)",
-        "`training/benchmarks/fleet_size.py`: the env's step against the twin's decision (median of pairs "
-        "in turns), one env's memory per node, a reset, a first-fit episode through env and agent.",
-        ["scenario", "nodes", "twin us/decision", "env us/step", "env / twin", "KB/node (peak)", "reset us",
-         "first-fit decisions/CPU s"],
-    )  # fmt: skip
-    lines += [
-        f"| {r['scenario']} | {r['nodes']:,} | {r['twin_us_per_decision']:.1f} | {r['env_us_per_step']:.1f} | "
-        f"{r['env_vs_twin']:.2f} | {r['env_kb_per_node']:.1f} ({r['env_peak_kb_per_node']:.1f}) | "
-        f"{r['reset_us']:,.0f} | {_fmt(r.get('first_fit_decisions_per_cpu_s'))} |"
-        for r in sizes["runs"]
-    ]
-    if sizes["skipped"]:
-        lines += ["", "Data not present (ACO_ENV_TRACES): " + ", ".join(sizes["skipped"]) + "."]
-    return [*lines, ""]
-
-
-def _vector_section(vector: dict[str, Any]) -> list[str]:
-    """Vector envs of the default env against the bare env, in CPU time."""
-    lines = _table_head(
-        "## Vector envs (CPU time)",
-        "`training/benchmarks/vector.py`: random valid actions, resets included, against the bare env "
-        "(`gym.make`; median of pairs in turns).",
-        ["env", "steps/CPU s", "vs the bare env"],
-    )
-    rows = [
-        ("bare env (`gym.make`)", "bare", None),
-        (f"SyncVectorEnv of {vector['n_envs']}, default info", "sync", "sync_vs_bare"),
-        (f"SyncVectorEnv of {vector['n_envs']}, `info=\"final\"`", "sync_final", "sync_final_vs_bare"),
-        (f"BatchedClusterEnv of {vector['batch']}", "batched", "batched_vs_bare"),
-    ]
-    lines += [
-        f"| {label} | {vector[f'{key}_steps_per_cpu_s']:,.0f} | {'' if ratio is None else f'{vector[ratio]:.2f}'} |"
-        for label, key, ratio in rows
-    ]
-    return [*lines, ""]
-
-
-def _table_head(title: str, intro: str, columns: list[str]) -> list[str]:
-    """A section's title, its paragraph, and the head of its Markdown table."""
-    return [title, "", intro, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]

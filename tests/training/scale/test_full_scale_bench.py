@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from training.benchmarks.full_scale import bench_full_scale
-from training.benchmarks.report import _full_scale_section
+from training.benchmarks.report_at_scale import full_scale_section
 
 
 @pytest.mark.subprocess
@@ -22,7 +22,7 @@ def test_full_scale__plays_whole_episodes_in_fresh_processes_and_reports_memory(
         assert row["decisions"] >= 1 and row["decisions_per_s"] == pytest.approx(row["decisions"] / row["wall_s"])
         assert 0 < row["rss_before_mb"] <= row["peak_rss_mb"]
     assert twin["objective_usd"] is None and isinstance(agent["objective_usd"], float)
-    lines = _full_scale_section(result)
+    lines = full_scale_section(result)
     assert lines[0] == "## The GPU fleets at full scale" and sum(line.startswith("| toy3 |") for line in lines) == 2
 
 
@@ -31,4 +31,4 @@ def test_full_scale__skips_the_scenarios_whose_data_is_absent(monkeypatch: pytes
     monkeypatch.setenv("ACO_ENV_TRACES", str(tmp_path / "none"))
     result = bench_full_scale()
     assert result == {"runs": [], "skipped": ["openb1523-alibaba2023", "spotgpu4278-alibaba2026"]}
-    assert _full_scale_section(result)[-2].startswith("Data not present (ACO_ENV_TRACES): openb1523")
+    assert full_scale_section(result)[-2].startswith("Data not present (ACO_ENV_TRACES): openb1523")
