@@ -24,8 +24,8 @@ weighted means; on a rectangle each equals rliable's. Episodes stand in for rlia
 trained agent the intervals cover episode-to-episode variation of one model, not the variation
 between training runs.
 
-The bootstrap is :func:`stratified_bootstrap`, not ``rliable.library``'s: rliable 1.2.0's
-``library`` module needs ``arch < 8``, whose releases do not import under pandas 3, and it draws its
+The bootstrap is :func:`stratified_resamples` and :func:`percentile_interval`, not ``rliable.library``'s:
+rliable 1.2.0's ``library`` module needs ``arch < 8``, whose releases do not import under pandas 3, and it draws its
 resamples from numpy's global generator even when given a ``random_state`` (so its intervals change
 from run to run). The one here is the same stratified percentile bootstrap with its own seeded
 generator: the intervals are a function of the scores alone.
@@ -133,9 +133,11 @@ def aggregate(scores: Mapping[str, np.ndarray | list[np.ndarray]]) -> dict[str, 
     """
     result = {}
     for agent, matrix in scores.items():
-        statistics = _statistics if isinstance(matrix, np.ndarray) else _ragged_statistics
-        points = statistics(matrix)  # type: ignore[arg-type]
-        low, high = stratified_bootstrap(matrix, statistics)
+        rectangle = isinstance(matrix, np.ndarray)
+        points = _statistics(matrix) if rectangle else _ragged_statistics(matrix)  # type: ignore[arg-type]
+        resamples = stratified_resamples(matrix)
+        replications = _batched_statistics(resamples) if rectangle else _batched_ragged_statistics(resamples)  # type: ignore[arg-type]
+        low, high = percentile_interval(replications)
         count = len(AGGREGATES)
         intervals = {
             name: Interval(float(points[k]), float(low[k]), float(high[k])) for k, name in enumerate(AGGREGATES)
@@ -194,7 +196,9 @@ def stratified_bootstrap(
     """Percentile interval of ``statistic`` under resampling the episodes of each task.
 
     Each replication draws, for every task independently, as many episodes as the task has, with
-    replacement, and evaluates ``statistic`` on the resample (a matrix, or a list of columns).
+    replacement (:func:`stratified_resamples`), and evaluates ``statistic`` on the resample (a
+    matrix, or a list of columns). :func:`aggregate` computes its statistics on every resample at
+    once instead, on the same resamples, to the same bits.
 
     Args:
         matrix: ``(episodes, tasks)`` scores, or each task's ``(episodes_t,)`` scores.
@@ -210,16 +214,78 @@ def stratified_bootstrap(
     >>> float(low[0]), float(high[0])
     (1.0, 1.0)
     """
+    resamples = stratified_resamples(matrix, reps, seed)
+    if isinstance(resamples, np.ndarray):
+        replications = np.array([statistic(resample) for resample in resamples])
+    else:
+        replications = np.array([statistic([column[k] for column in resamples]) for k in range(reps)])
+    return percentile_interval(replications, size)
+
+
+def stratified_resamples(
+    matrix: np.ndarray | list[np.ndarray], reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_SEED
+) -> np.ndarray | list[np.ndarray]:
+    """``reps`` resamples of each task's episodes, with replacement, from a generator seeded by ``seed``.
+
+    Returns:
+        ``(reps, episodes, tasks)`` for a matrix; for a list of columns, each task's ``(reps,
+        episodes_t)`` resamples. The draws are made replication by replication (then task by
+        task), so the resamples do not depend on how they are evaluated.
+    """
     generator = np.random.default_rng(seed)
     if isinstance(matrix, np.ndarray):
         episodes, tasks = matrix.shape
         columns = np.arange(tasks)
-        replications = np.array(
-            [statistic(matrix[generator.integers(0, episodes, size=(episodes, tasks)), columns]) for _ in range(reps)]
-        )
-    else:
-        replications = np.array(
-            [statistic([c[generator.integers(0, len(c), size=len(c))] for c in matrix]) for _ in range(reps)]
-        )
+        return np.stack([matrix[generator.integers(0, episodes, size=(episodes, tasks)), columns] for _ in range(reps)])
+    draws = [[c[generator.integers(0, len(c), size=len(c))] for c in matrix] for _ in range(reps)]
+    return [np.stack([draw[t] for draw in draws]) for t in range(len(matrix))]
+
+
+def percentile_interval(replications: np.ndarray, size: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(1 - size) / 2`` and ``(1 + size) / 2`` quantiles of ``(reps, k)`` replications, each ``(k,)``."""
     tail = (1.0 - size) / 2.0
     return np.quantile(replications, tail, axis=0), np.quantile(replications, 1.0 - tail, axis=0)
+
+
+def _batched_statistics(resamples: np.ndarray) -> np.ndarray:
+    """:func:`_statistics` of every ``(episodes, tasks)`` resample of ``(reps, episodes, tasks)``: ``(reps, k)``.
+
+    Each row is computed as rliable computes it on one matrix (scipy's trim_mean partitions the
+    flattened scores; the task means reduce over episodes), so every value equals
+    :func:`_statistics`' to the bit (a test checks it).
+    """
+    reps, episodes, tasks = resamples.shape
+    flat = resamples.reshape(reps, episodes * tasks)
+    cut = int(0.25 * flat.shape[1])
+    middle = np.partition(flat, (cut, flat.shape[1] - cut - 1), axis=1)[:, cut : flat.shape[1] - cut]
+    task_means = resamples.mean(axis=1)
+    aggregates = [
+        middle.mean(axis=1),
+        np.median(task_means, axis=1),
+        task_means.mean(axis=1),
+        1 - np.minimum(flat, 1).mean(axis=1),
+    ]
+    profile = [(flat > tau).mean(axis=1) for tau in PROFILE_TAUS]
+    return np.stack([*aggregates, *profile], axis=1).astype(float)
+
+
+def _batched_ragged_statistics(columns: list[np.ndarray]) -> np.ndarray:
+    """:func:`_ragged_statistics` of every replication of each task's ``(reps, episodes_t)`` resamples.
+
+    Returns ``(reps, k)``; every value equals :func:`_ragged_statistics`' to the bit (a test checks it).
+    """
+    scores = np.concatenate(columns, axis=1)
+    weights = np.concatenate([np.full(c.shape[1], 1.0 / (len(columns) * c.shape[1])) for c in columns])
+    means = np.stack([c.mean(axis=1) for c in columns], axis=1)
+    order = np.argsort(scores, axis=1, kind="stable")
+    x, w = np.take_along_axis(scores, order, axis=1), weights[order] / weights.sum()
+    upper = np.cumsum(w, axis=1)
+    inside = np.clip(np.minimum(upper, 0.75) - np.maximum(upper - w, 0.25), 0.0, None)
+    aggregates = [
+        np.sum(x * inside, axis=1) / np.sum(inside, axis=1),
+        np.median(means, axis=1),
+        means.mean(axis=1),
+        np.sum(weights * np.maximum(1.0 - scores, 0.0), axis=1),
+    ]
+    profile = [np.sum(weights * (scores > tau), axis=1) for tau in PROFILE_TAUS]
+    return np.stack([*aggregates, *profile], axis=1).astype(float)

@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from training.suite.scores import AGGREGATES, PROFILE_TAUS, aggregate, normalised, score_matrix, stratified_bootstrap
+from training.suite.scores import (
+    AGGREGATES,
+    PROFILE_TAUS,
+    _batched_ragged_statistics,
+    _batched_statistics,
+    _ragged_statistics,
+    _statistics,
+    aggregate,
+    normalised,
+    score_matrix,
+    stratified_bootstrap,
+    stratified_resamples,
+)
 
 
 def test_normalised__puts_the_baseline_at_0_and_the_reference_at_1_and_refuses_no_scale() -> None:
@@ -77,3 +89,24 @@ def test_ragged_aggregates__equal_rliable_s_on_a_rectangle_and_weigh_every_task_
     stretched = aggregate({"a": repeated})["a"]
     for name in AGGREGATES:
         assert stretched.intervals[name].point == pytest.approx(rectangle.intervals[name].point, abs=1e-12)
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_batched_statistics__equal_each_resample_evaluated_alone_to_the_bit(ragged: bool) -> None:
+    """aggregate() evaluates every resample at once; rliable's functions on each resample in turn (the
+    weighted IQM for tasks of unequal length) give the same bits, ties and scales included."""
+    rng = np.random.default_rng(11)
+    for trial in range(12):
+        tasks = int(rng.integers(1, 6))
+        scale = rng.choice([1e-3, 1.0, 1e3])
+        if ragged:
+            columns = [np.round(rng.normal(size=int(rng.integers(1, 25))) * scale, trial % 3) for _ in range(tasks)]
+            resampled = stratified_resamples(columns, reps=200, seed=trial)
+            alone = [_ragged_statistics([column[k] for column in resampled]) for k in range(200)]
+            batched = _batched_ragged_statistics(resampled)  # type: ignore[arg-type]
+        else:
+            matrix = np.round(rng.normal(0.5, 1.0, size=(int(rng.integers(1, 30)), tasks)) * scale, trial % 3)
+            resampled = stratified_resamples(matrix, reps=200, seed=trial)
+            alone = [_statistics(resample) for resample in resampled]
+            batched = _batched_statistics(resampled)  # type: ignore[arg-type]
+        assert np.array_equal(batched, np.array(alone)), trial
