@@ -114,7 +114,7 @@ def test_evaluate__two_runs_on_one_out_the_second_is_refused_while_the_first_wor
     out = tmp_path / "out"
     first = start("evaluate", "--agents", "oracle", "--episodes", "2", "--backend", "serial", "--no-progress",
                   "--out", str(out))  # fmt: skip
-    wait_until_busy(first, workers=0, cpu_s=6.0)
+    wait_until_busy(first, workers=0, cpu_s=3.0)  # past its start-up (1.5 s): the lock is held, an episode runs
     second = cli(*QUICK, "--episodes", "1", "--out", str(out))
     assert_one_line_error(second, 1, "another aco-env run is writing there")
     assert interrupt(first, signal.SIGTERM).code == 130
