@@ -15,7 +15,8 @@ Why a fork per example and not the examples in-process or one child for all of t
   runaway loop is ended at its CPU-time cap, and in both cases hypothesis shrinks and reports that example as
   it does any failing one (a single child for all examples would lose which example it was);
 * a fork starts with every module the parent imported (the CLI, pandas, the twin), so an
-  example costs a few milliseconds more than an in-process call, not an interpreter start;
+  example costs a few milliseconds more than an in-process call, not an interpreter start (the
+  child freezes the objects it inherits, so its collections never walk, and copy, the worker's heap);
 * ``main`` configures the root logger and installs a SIGTERM handler: in the child, that
   cannot leak into the pytest worker's later tests.
 
@@ -105,7 +106,7 @@ def run_cli(
 
 def _child(argv: list[str], memory_bytes: int, cpu_s: int | None, env: dict[str, str], write_end: int) -> None:
     try:
-        gc.freeze()  # the parent's objects: never scanned by the child's collections (no copy-on-write of its heap)
+        gc.freeze()
         os.environ.update(env)
         limit = _address_space() + memory_bytes
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
