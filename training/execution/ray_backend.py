@@ -19,7 +19,10 @@ aco-env installed and nothing else: the scenario travels inside the unit.
 Signals: ``ray.init`` installs Ray's own SIGTERM handler (it exits the driver from inside Ray,
 which can abort the process with SIGABRT); :func:`connect` puts back the handlers that were
 there before (``aco-env``'s, :mod:`training.execution.interrupts`), and waits for tasks in short
-slices (:data:`WAIT_SLICE_S`) so that a signal is handled at once. On an interrupt, the running
+slices (:data:`WAIT_SLICE_S`) so that a signal is handled at once. :func:`connect` also keeps
+Ray's C++ failure-signal handlers out of this process: ``ray.shutdown`` would otherwise reset
+SIGTERM to its default action beneath Python (a second SIGTERM during or after the shutdown would
+then kill the process by the signal, not end it with exit 130). On an interrupt, the running
 tasks are cancelled with force (their workers are killed) and a local Ray is shut down.
 
 Importing this module does not import Ray; entering the backend does (a missing Ray raises
@@ -144,16 +147,21 @@ def connect(address: str | None, num_cpus: int | None = None) -> None:
     """``ray.init``: a new local Ray (no address; ``num_cpus``, default the cores) or the cluster at ``address``.
 
     The SIGINT and SIGTERM handlers in place before are put back after ``ray.init`` (which installs
-    a SIGTERM handler of its own that exits from inside Ray and can abort the process).
+    a SIGTERM handler of its own that exits from inside Ray and can abort the process), and stay in
+    place through ``ray.shutdown`` (see the module docstring).
 
     Raises:
         BackendError: ``address`` is malformed or nothing answers there (checked before ``ray.init``,
             which would wait without end).
     """
     import ray
+    from ray._private import ray_constants
 
     if address is not None:
         check_reachable(address)
+    # Read by the driver's core worker as it starts (Ray's RAY_DISABLE_FAILURE_SIGNAL_HANDLER; its
+    # workers keep their own): not installed, the handlers are not reset to SIG_DFL by ray.shutdown.
+    ray_constants.RAY_DISABLE_FAILURE_SIGNAL_HANDLER = True
     handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     try:
         if address is None:

@@ -202,3 +202,26 @@ def test_process_backend__workers_ignore_ctrl_c_and_sigterm() -> None:
     with ProcessBackend(workers=1) as backend:
         [handlers] = backend.map(_handlers_in_worker, [0])
     assert handlers == (str(signal.SIG_IGN), str(signal.SIG_IGN))
+
+
+AFTER_RAY_SHUTDOWN = """
+import signal
+import ray
+from training.execution.ray_backend import connect
+handled = []
+signal.signal(signal.SIGTERM, lambda signum, frame: handled.append(signum))
+connect(None, num_cpus=1)
+ray.shutdown()
+signal.raise_signal(signal.SIGTERM)  # killed by it if the handler was reset beneath Python
+print("handled" if handled == [signal.SIGTERM] else f"not handled: {handled}", flush=True)
+"""
+
+
+@pytest.mark.ray
+@pytest.mark.subprocess
+def test_ray_backend__sigterm_still_reaches_the_python_handler_after_a_local_ray_shut_down() -> None:
+    """Ray's shutdown leaves the driver's SIGTERM handler in place (its C++ handlers would reset it to the default)."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    process = subprocess.run([sys.executable, "-c", AFTER_RAY_SHUTDOWN], cwd=ROOT, capture_output=True, text=True,
+                             timeout=HANG_GUARD_S, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert (process.returncode, process.stdout.strip()) == (0, "handled"), process.stderr[-2000:]
