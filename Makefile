@@ -44,15 +44,25 @@ smoke: install  ## seconds, for every save: lint, then the tests marked smoke (o
 test-fast: install  ## the fast layer alone: invariants, env checkers, scenario and trace parsing
 	ACO_ENV_TEST_LAYER=fast $(PYTEST)
 
-# Every step runs even when an earlier one fails; the last line names the steps that failed.
-test: install  ## layering contracts, types, then the fast layer and the rest of the default suite (slow tests deselected)
-	@failed=""; \
-	$(VENV)/bin/lint-imports || failed="$$failed lint-imports"; \
-	$(VENV)/bin/mypy || failed="$$failed mypy"; \
-	ACO_ENV_TEST_LAYER=fast $(PYTEST) || failed="$$failed fast-layer"; \
-	ACO_ENV_TEST_LAYER=rest $(PYTEST) || failed="$$failed rest-layer"; \
+# `make test`: the layering contracts and the types are checked beside the tests (their reports follow
+# the tests'), and both layers run as one pytest run, so that both cores stay busy from the first test
+# to the last. Every step runs whatever the others give; the last line names the steps that failed.
+test: install  ## layering contracts and types beside the whole default suite, both layers in one run (slow tests deselected)
+	@checks=$$(mktemp -d); \
+	( $(VENV)/bin/lint-imports > $$checks/lint-imports.log 2>&1 || touch $$checks/lint-imports.failed; \
+	  $(VENV)/bin/mypy > $$checks/mypy.log 2>&1 || touch $$checks/mypy.failed ) & \
+	tests=""; \
+	ACO_ENV_TEST_LAYER= $(PYTEST) || tests=" tests"; \
+	wait; \
+	failed=""; \
+	for step in lint-imports mypy; do \
+		echo "--- $$step"; cat $$checks/$$step.log; \
+		if [ -e $$checks/$$step.failed ]; then failed="$$failed $$step"; fi; \
+	done; \
+	failed="$$failed$$tests"; \
+	rm -rf $$checks; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed (each step's failures are listed above it)"; exit 1; fi; \
-	echo "make test: every step passed (lint-imports, mypy, fast layer, rest layer)"
+	echo "make test: every step passed (lint-imports, mypy, the tests)"
 
 test-slow: install  ## only the slow tests
 	$(PY) -m pytest -q -m slow

@@ -23,8 +23,7 @@ Layers, chosen by the environment variable ``ACO_ENV_TEST_LAYER``:
   and the library's doctests) that carry none of the markers above: the twin's invariants, the
   env checkers, scenario and trace parsing, the agents and the oracle on small instances.
 * ``rest``: every other test that is not slow: ``tests/training/`` and the marked tests.
-  ``make test`` runs ``fast``, then ``rest``: together exactly the default suite.
-* unset: the whole default suite in one run.
+* unset: the whole default suite (both layers) in one run, as ``make test`` runs it.
 
 Guards, in every layer, so that a marker cannot be forgotten: a test marked neither
 ``subprocess`` nor ``ray`` that starts a process, and a test not marked ``training`` that takes

@@ -50,13 +50,14 @@ def _make_test(tmp_path: Path, failing: str) -> tuple[subprocess.CompletedProces
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_test__runs_every_step_after_a_failure_and_names_each_failure(tmp_path: Path) -> None:
-    """lint-imports and the fast layer fail: mypy and the rest layer still run; the last line names both failures."""
-    result, calls = _make_test(tmp_path, "lint-imports*|python\\ fast*")
-    assert [call.split()[0] + (" " + call.split()[1] if call.startswith("python") else "") for call in calls] == [
-        "lint-imports", "mypy", "python fast", "python rest",
-    ]
+    """lint-imports and the tests fail: mypy still runs; the last line names both failures, and each report is shown."""
+    result, calls = _make_test(tmp_path, "lint-imports*|python\\ \\ -m\\ pytest*")
+    assert sorted(call.split()[0] for call in calls) == ["lint-imports", "mypy", "python"]
+    assert [call for call in calls if call.startswith("python")] == ["python  -m pytest -q -n auto --dist loadgroup"]
     assert result.returncode != 0
-    assert result.stdout.strip().splitlines()[-1].startswith("make test: FAILED: lint-imports fast-layer")
+    lines = result.stdout.strip().splitlines()
+    assert "--- lint-imports" in lines and "--- mypy" in lines
+    assert lines[-1].startswith("make test: FAILED: lint-imports tests")
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
@@ -64,7 +65,7 @@ def test_make_test__passes_when_every_step_passes(tmp_path: Path) -> None:
     """Every step passes: exit 0 and a last line that says so."""
     result, calls = _make_test(tmp_path, "no-such-call")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert len(calls) == 4 and result.stdout.strip().splitlines()[-1].startswith("make test: every step passed")
+    assert len(calls) == 3 and result.stdout.strip().splitlines()[-1].startswith("make test: every step passed")
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["evalute"]])
