@@ -19,13 +19,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
 from aco_env.actions import action_mask
 from digital_twin import DigitalTwin, EpisodeSettings, JobSpec, NodeSpec, Telemetry, TickGrid
 from digital_twin.energy.model import EnergyModel, known_energy_model
+from digital_twin.identity_cache import IdentityCache
 from digital_twin.sim.node_arrays import FREE_CPU_M, FREE_GPUS, FREE_MEM_MIB, RUNNING, UP
 from digital_twin.telemetry import CPU, MEM
 from digital_twin.workflows.task_features import TaskFeatures
@@ -232,6 +233,8 @@ def cluster_view_of(twin: DigitalTwin, history_ticks: int, record: TelemetryReco
 
 _FEW_JOBS = 16
 """Up to this many jobs are copied as ``JobSpec`` s one by one (cheaper than a workload of their own)."""
+_declared_specs: IdentityCache[Workload, dict[int, JobSpec]] = IdentityCache(lambda _: {}, size=4)
+"""Per workload, the copies of its jobs with their declared durations made so far, by job index."""
 
 
 def known_jobs(jobs: Workload, indices: Sequence[int]) -> KnownJobs:
@@ -256,13 +259,15 @@ def known_jobs(jobs: Workload, indices: Sequence[int]) -> KnownJobs:
 
 def _known_spec(jobs: Workload, j: int, listed: Sequence[int]) -> JobSpec:
     """Job ``j`` as known: a copy with its declared duration, its parents among the ``listed`` jobs only."""
-    job = jobs[j]
-    declared = job.declared_duration_s
-    changes: dict[str, Any] = {"duration_s": declared if declared is not None else job.duration_s}
-    if job.parents:
-        ids = {jobs.job_ids[k] for k in listed}
-        changes["parents"] = tuple(p for p in job.parents if p in ids)
-    return dataclasses.replace(job, **changes)
+    declared = _declared_specs(jobs)
+    job = declared.get(j)
+    if job is None:
+        duration_s = jobs[j].declared_duration_s or jobs[j].duration_s  # a declaration is None or > 0
+        job = declared[j] = dataclasses.replace(jobs[j], duration_s=duration_s)
+    if not job.parents:
+        return job
+    ids = {jobs.job_ids[k] for k in listed}
+    return dataclasses.replace(job, parents=tuple(p for p in job.parents if p in ids))
 
 
 

@@ -21,6 +21,11 @@ STREAM = "stream"
 WORKLOAD_TYPES = (LATENCY_CRITICAL, BATCH, STREAM)
 
 
+def _plain_model_names(models: object) -> bool:
+    """Whether ``models`` is a non-empty tuple of non-empty strings (a valid ``allowed_gpu_models``)."""
+    return type(models) is tuple and len(models) > 0 and all(type(m) is str and m for m in models)
+
+
 @dataclass(frozen=True, slots=True)
 class JobSpec:
     """One job as submitted. Immutable; the twin tracks its life (queued, running...) apart.
@@ -94,7 +99,8 @@ class JobSpec:
             and type(self.gpu_count) is int and 0 <= self.gpu_count <= MAX_AMOUNT
             and type(self.priority) is int and 1 <= self.priority <= 100
             and type(self.preemptible) is bool
-            and self.required_arch is None and self.allowed_gpu_models is None
+            and (self.required_arch is None or self.required_arch in ARCHES)
+            and (self.allowed_gpu_models is None or _plain_model_names(self.allowed_gpu_models))
             and self.workflow is None and self.parents == ()
             and (deadline is None or (type(deadline) in _PLAIN_NUMBERS and 0.0 <= deadline < _INF))
             and (declared is None or (type(declared) in _PLAIN_NUMBERS and 0.0 < declared < _INF))
