@@ -28,8 +28,10 @@ Layers, chosen by the environment variable ``ACO_ENV_TEST_LAYER``:
 Guards, in every layer, so that a marker cannot be forgotten: a test marked neither
 ``subprocess`` nor ``ray`` that starts a process, and a test not marked ``training`` that takes
 an optimiser step in the test process, fail with :class:`LayerError`, which names the marker.
-The fast layer also refuses to import Ray at all (collection included). torch itself may load
-anywhere: SB3's env checker needs it, and a saved model may act without training.
+The fast layer also refuses to import Ray at all (collection included); in a run of every layer
+(``make test``) each fast-layer test does, unless a ``ray`` test of the same worker has already
+loaded it. torch itself may load anywhere: SB3's env checker needs it, and a saved model may act
+without training.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class _Guard:
     """What the running test may do (set per test by :func:`_markers_are_true`)."""
 
     may_train = True
+    refuses_ray = False  # through the fast layer; in a run of every layer, during each fast-layer test
 
 
 def layer() -> str | None:
@@ -102,13 +105,13 @@ class _GuardedImports(importlib.abc.MetaPathFinder):
     """Hooks :func:`_refuse_a_step` into torch's optimisers when they load; refuses Ray in the fast layer."""
 
     def __init__(self, refused: Sequence[str]) -> None:
-        self._refused = tuple(refused)
+        self._refused = tuple(refused)  # refused while _Guard.refuses_ray
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         top = fullname.partition(".")[0]
-        if top in self._refused:
+        if top in self._refused and _Guard.refuses_ray:
             raise LayerError(f"the fast layer imports no {top}: mark the test `{top}`")
         if fullname != OPTIMIZER_MODULE:
             return None
@@ -137,10 +140,11 @@ def pytest_configure(config: pytest.Config) -> None:
     del config
     _build_the_font_cache()
     platform.processor()  # SB3 saves it with a model; the first call runs `uname -p` (a child process), then caches
-    refused = NOT_IN_THE_FAST_LAYER if layer() == FAST else ()
+    _Guard.refuses_ray = layer() == FAST
+    refused = NOT_IN_THE_FAST_LAYER if layer() != REST else ()
     loaded = [name for name in refused if name in sys.modules]
     if loaded:
-        raise pytest.UsageError(f"the fast layer started with {loaded} already imported")
+        raise pytest.UsageError(f"the run started with {loaded} already imported")
     optimizers = sys.modules.get(OPTIMIZER_MODULE)
     if optimizers is not None:
         optimizers.register_optimizer_step_pre_hook(_refuse_a_step)
@@ -195,7 +199,11 @@ def _markers_are_true(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
         monkeypatch.setattr(os, "fork", _refuse_a_process("os.fork"))
         monkeypatch.setattr(os, "posix_spawn", _refuse_a_process("os.posix_spawn"))
     _Guard.may_train = node.get_closest_marker("training") is not None
+    fast_layer = layer() == FAST
+    if layer() is None:  # a run of every layer: a fast-layer test may not import Ray (unless loaded already)
+        _Guard.refuses_ray = in_fast_layer(node)
     try:
         yield
     finally:
         _Guard.may_train = True
+        _Guard.refuses_ray = fast_layer

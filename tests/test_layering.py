@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -34,3 +36,32 @@ def test_import_linter__contracts_hold() -> None:
         pytest.skip("import-linter is not installed")
     result = subprocess.run([lint_imports], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+GUARDED_TESTS = '''
+import importlib.util
+import pytest
+
+
+def test_unmarked():
+    import ray  # noqa: F401
+
+
+@pytest.mark.ray
+def test_marked():
+    assert importlib.util.find_spec("ray") is not None
+'''
+
+
+def test_layers__a_run_of_every_layer_refuses_ray_in_a_fast_layer_test_only(tmp_path: Path) -> None:
+    """In a run of every layer (`make test`) an unmarked test may not import Ray (LayerError); a `ray` test may."""
+    if importlib.util.find_spec("ray") is None:  # found, not imported: this worker's fast-layer tests stay guarded
+        pytest.skip("the ray extra is not installed")
+    (tmp_path / "test_guarded.py").write_text(GUARDED_TESTS)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "tests.layers", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "-o", "addopts=", str(tmp_path / "test_guarded.py")],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "ACO_ENV_TEST_LAYER": ""},
+    )  # fmt: skip
+    assert "1 failed, 1 passed" in result.stdout, result.stdout[-3000:]
+    assert "LayerError: the fast layer imports no ray: mark the test `ray`" in result.stdout
