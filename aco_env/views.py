@@ -262,8 +262,8 @@ def _known_spec(jobs: Workload, j: int, listed: Sequence[int]) -> JobSpec:
     declared = _declared_specs(jobs)
     job = declared.get(j)
     if job is None:
-        duration_s = jobs[j].declared_duration_s or jobs[j].duration_s  # a declaration is None or > 0
-        job = declared[j] = dataclasses.replace(jobs[j], duration_s=duration_s)
+        true = jobs[j]  # a declaration is None or > 0:
+        job = declared[j] = dataclasses.replace(true, duration_s=true.declared_duration_s or true.duration_s)
     if not job.parents:
         return job
     ids = {jobs.job_ids[k] for k in listed}
