@@ -184,10 +184,10 @@ def _queued_usd(twin: DigitalTwin, left_s: float) -> float:
     spec = twin.spec
     jobs, nodes = spec.jobs, _FleetColumns.of(spec.fleet)
     job_gpus, job_cores = jobs.gpu_count[queued][:, None], jobs.cpu_cores[queued][:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):  # GPU shares of GPU-less nodes: never candidates
-        share = np.where(job_gpus > 0, job_gpus / nodes.gpus, job_cores / nodes.cores)
     run_s = np.minimum(jobs.duration_s[queued], left_s)[:, None]
-    charge = nodes.price_per_hour * share * run_s / SECONDS_PER_HOUR
+    with np.errstate(divide="ignore", invalid="ignore"):  # GPU shares of GPU-less nodes (never candidates): inf, NaN
+        share = np.where(job_gpus > 0, job_gpus / nodes.gpus, job_cores / nodes.cores)
+        charge = nodes.price_per_hour * share * run_s / SECONDS_PER_HOUR
     latency_critical = (jobs.workload_index[queued] == WORKLOAD_TYPES.index("latency-critical"))[:, None]
     charge += Charges(spec.settings.weights).qos(1.0) * (latency_critical & nodes.spot)
     charge[~twin.candidate_masks(queued)] = math.inf
