@@ -11,7 +11,12 @@ random) x 10 seeds, as ``aco-env evaluate --backend NAME`` runs it: 40 units of 
 * ``warm_s``: the same evaluation again on the started backend, best of ``repeats``: the cost of
   the work and of shipping it, without start-up;
 * ``heavy_s``: ``lookahead`` x ``heavy_episodes`` seeds on the warm backend (about a second of
-  work per episode), where the work outweighs the per-unit overheads.
+  work per episode), where the work outweighs the per-unit overheads;
+* ``learned_p50_ms``: the median decision latency (wall ms per ``predict``) of ``make run``'s
+  agent as the repository ships it (:data:`LEARNED_MODEL`), ``learned_episodes`` seeds on the warm
+  backend: in a worker it must stay near its latency in this process (torch on one thread in
+  every worker); ``learned_p50_vs_serial`` is the backend's over serial's. Left out without the
+  model or the train extra.
 
 Speed-ups are serial's time over the backend's. Every backend's results are compared with
 serial's (timings aside): ``identical``. Without the ray extra the ``ray`` row is left out.
@@ -22,7 +27,10 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 import scenarios
 from training.evaluation.evaluator import evaluate
@@ -32,20 +40,32 @@ from training.execution.registry import BACKENDS, make_backend
 
 AGENTS = ("first-fit", "cheapest", "aco", "random")
 HEAVY_AGENT = "lookahead"
+LEARNED_MODEL = Path(__file__).resolve().parents[2] / "models" / "make-run" / "model.zip"
+"""``make run``'s agent as the repository ships it (``sb3:models/make-run/model.zip``)."""
 
 
 def bench_backends(
-    episodes: int = 10, repeats: int = 3, heavy_episodes: int = 10, agents: Sequence[str] = AGENTS
+    episodes: int = 10,
+    repeats: int = 3,
+    heavy_episodes: int = 10,
+    agents: Sequence[str] = AGENTS,
+    learned_episodes: int = 4,
 ) -> dict[str, Any]:
-    """Times and speed-ups of each backend (module docstring); ``heavy_episodes=0`` skips the heavy workload."""
+    """Times and speed-ups of each backend (module docstring); ``*_episodes=0`` skips that workload."""
     scenario = scenarios.load(scenarios.DEFAULT)
     names = [name for name in BACKENDS if _installed(name)]
+    learned_agent = f"sb3:{LEARNED_MODEL}"
+    if not (learned_episodes and LEARNED_MODEL.exists() and importlib.util.find_spec("sb3_contrib")):
+        learned_episodes = 0
 
     def light(backend: Backend) -> Evaluation:
         return evaluate(scenario, agents, episodes, seed=0, progress=False, backend=backend)
 
     def heavy(backend: Backend) -> Evaluation:
         return evaluate(scenario, [HEAVY_AGENT], heavy_episodes, seed=0, progress=False, backend=backend)
+
+    def learned(backend: Backend) -> Evaluation:
+        return evaluate(scenario, [learned_agent], learned_episodes, seed=0, progress=False, backend=backend)
 
     rows: dict[str, dict[str, Any]] = {}
     documents: dict[str, list[dict[str, Any]]] = {}
@@ -60,6 +80,10 @@ def bench_backends(
             outputs = [first.to_json()]
             if heavy_episodes:
                 row["heavy_s"], played = _timed(heavy, backend)
+                outputs.append(played.to_json())
+            if learned_episodes:
+                played = learned(backend)
+                row["learned_p50_ms"] = float(np.median(played.agents[learned_agent].latencies_ms))
                 outputs.append(played.to_json())
             stopping = time.perf_counter()
         row["stop_s"] = time.perf_counter() - stopping
@@ -78,8 +102,14 @@ def bench_backends(
         "agents": list(agents),
         "episodes": episodes,
         "heavy": {"agent": HEAVY_AGENT, "episodes": heavy_episodes},
+        "learned": {"agent": "sb3:models/make-run/model.zip", "episodes": learned_episodes},
         "backends": rows,
         "speedup_vs_serial": speedup,
+        "learned_p50_vs_serial": {
+            name: row["learned_p50_ms"] / serial["learned_p50_ms"]
+            for name, row in rows.items()
+            if name != "serial" and learned_episodes
+        },
         "left_out": sorted(set(BACKENDS) - set(names)),
     }
 

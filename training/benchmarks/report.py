@@ -183,20 +183,24 @@ def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
         f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
         f"{bench['episodes']} seeds on {cpus} CPUs. `total`: start, evaluate, stop; `warm`: again on the started "
         f"backend; `{heavy['agent']}`: {heavy['episodes']} seeds of it, warm. Speed-up: serial's time over the "
-        "backend's; `same results`: equal to serial's but for timing fields.",
+        f"backend's; `sb3 p50 ms`: median decision latency of `{bench.get('learned', {}).get('agent', 'sb3')}`, "
+        f"{bench.get('learned', {}).get('episodes', 0)} seeds, warm; `same results`: equal to serial's but for timing.",
         "",
         "| backend | workers | start s | stop s | total s | speed-up | warm s | speed-up | "
-        f"{heavy['agent']} s | speed-up | same results |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"{heavy['agent']} s | speed-up | sb3 p50 ms | vs serial | same results |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    latency = bench.get("learned_p50_vs_serial", {})
     for name, row in bench["backends"].items():
         ratios = [f"{speedup[kind][name]:.2f}" if name in speedup.get(kind, {}) else "1.00"
                   for kind in ("total", "warm", "heavy")]
         heavy_s = f"{row['heavy_s']:.2f}" if "heavy_s" in row else ""
+        learned_ms = f"{row['learned_p50_ms']:.3f}" if "learned_p50_ms" in row else ""
+        learned_ratio = f"{latency.get(name, 1.0):.2f}" if learned_ms else ""
         lines.append(
             f"| {name} | {row['workers']} | {row['start_s']:.2f} | {row['stop_s']:.2f} | {row['total_s']:.2f} | "
             f"{ratios[0]} | {row['warm_s']:.3f} | {ratios[1]} | {heavy_s} | {ratios[2] if heavy_s else ''} | "
-            f"{'yes' if row['identical'] else 'NO'} |"
+            f"{learned_ms} | {learned_ratio} | {'yes' if row['identical'] else 'NO'} |"
         )
     if bench.get("left_out"):
         lines += ["", f"Left out (extra not installed): {', '.join(bench['left_out'])}."]

@@ -147,7 +147,8 @@ def test_bench_quick_backends__times_each_backend_and_checks_they_agree(tmp_path
     for name, row in rows.items():
         assert row["identical"] is True, name
         assert row["total_s"] == pytest.approx(row["start_s"] + row["cold_s"] + row["stop_s"])
-        assert row["warm_s"] > 0 and row["heavy_s"] > 0
+        assert row["warm_s"] > 0 and row["heavy_s"] > 0 and row["learned_p50_ms"] > 0
+    assert set(data["backends"]["learned_p50_vs_serial"]) == set(expected) - {"serial"}
     for kind in ("total", "warm", "heavy"):
         assert set(data["backend_speedup_vs_serial"][kind]) == set(expected) - {"serial"}
     table = markdown.read_text()

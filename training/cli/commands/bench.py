@@ -55,7 +55,7 @@ QUICK_OPTIONS: dict[str, dict[str, Any]] = {
     "aco": {"n_decisions": 300},
     "oracle": {"seeds": 1},
     "train": {"steps": 4096, "repeats": 1},
-    "backends": {"episodes": 3, "repeats": 1, "heavy_episodes": 2},
+    "backends": {"episodes": 3, "repeats": 1, "heavy_episodes": 2, "learned_episodes": 1},
     "scale": {
         "runs": (("fleet5-synthetic", "first-fit", None), ("fleet5-synthetic", "aco", None)),
         "real_trace": False,
