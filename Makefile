@@ -48,7 +48,7 @@ test-fast: install  ## the fast layer alone: invariants, env checkers, scenario 
 # the tests'), and both layers run as one pytest run, so that both cores stay busy from the first test
 # to the last. Every step runs whatever the others give; the last line names the steps that failed.
 test: install  ## layering contracts and types beside the whole default suite, both layers in one run (slow tests deselected)
-	@checks=$$(mktemp -d); \
+	@checks=$$(mktemp -d); trap 'rm -rf "$$checks"' EXIT; \
 	( $(VENV)/bin/lint-imports > $$checks/lint-imports.log 2>&1 || touch $$checks/lint-imports.failed; \
 	  $(VENV)/bin/mypy > $$checks/mypy.log 2>&1 || touch $$checks/mypy.failed ) & \
 	tests=""; \
@@ -60,7 +60,6 @@ test: install  ## layering contracts and types beside the whole default suite, b
 		if [ -e $$checks/$$step.failed ]; then failed="$$failed $$step"; fi; \
 	done; \
 	failed="$$failed$$tests"; \
-	rm -rf $$checks; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed (each step's failures are listed above it)"; exit 1; fi; \
 	echo "make test: every step passed (lint-imports, mypy, the tests)"
 
