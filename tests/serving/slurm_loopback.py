@@ -190,6 +190,9 @@ class LoopbackSlurm:
             time.sleep(0.05)
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 10  # it dies when next scheduled: wait for that (bounded)
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.05)
 
     def stop(self) -> None:
         """Stop every daemon by its pid (slurmds, slurmctld, munged)."""
