@@ -262,7 +262,7 @@ def _known_spec(jobs: Workload, j: int, listed: Sequence[int]) -> JobSpec:
     declared = _declared_specs(jobs)
     job = declared.get(j)
     if job is None:
-        true = jobs[j]  # a declaration is None or > 0:
+        true = jobs[j]  # its declaration is None or > 0, so `or` picks the declaration when there is one
         job = declared[j] = dataclasses.replace(true, duration_s=true.declared_duration_s or true.duration_s)
     if not job.parents:
         return job

@@ -40,8 +40,9 @@ from training.execution.registry import BACKENDS, make_backend
 
 AGENTS = ("first-fit", "cheapest", "aco", "random")
 HEAVY_AGENT = "lookahead"
-LEARNED_MODEL = Path(__file__).resolve().parents[2] / "models" / "make-run" / "model.zip"
-"""``make run``'s agent as the repository ships it (``sb3:models/make-run/model.zip``)."""
+LEARNED_MODEL = Path("models") / "make-run" / "model.zip"
+"""``make run``'s agent as the repository ships it (relative to the checkout)."""
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def bench_backends(
@@ -54,8 +55,8 @@ def bench_backends(
     """Times and speed-ups of each backend (module docstring); ``*_episodes=0`` skips that workload."""
     scenario = scenarios.load(scenarios.DEFAULT)
     names = [name for name in BACKENDS if _installed(name)]
-    learned_agent = f"sb3:{LEARNED_MODEL}"
-    if not (learned_episodes and LEARNED_MODEL.exists() and importlib.util.find_spec("sb3_contrib")):
+    learned_agent = f"sb3:{_CHECKOUT / LEARNED_MODEL}"
+    if not (learned_episodes and (_CHECKOUT / LEARNED_MODEL).exists() and importlib.util.find_spec("sb3_contrib")):
         learned_episodes = 0
 
     def light(backend: Backend) -> Evaluation:
@@ -102,7 +103,7 @@ def bench_backends(
         "agents": list(agents),
         "episodes": episodes,
         "heavy": {"agent": HEAVY_AGENT, "episodes": heavy_episodes},
-        "learned": {"agent": "sb3:models/make-run/model.zip", "episodes": learned_episodes},
+        "learned": {"agent": f"sb3:{LEARNED_MODEL.as_posix()}", "episodes": learned_episodes},
         "backends": rows,
         "speedup_vs_serial": speedup,
         "learned_p50_vs_serial": {

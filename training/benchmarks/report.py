@@ -175,7 +175,7 @@ def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
     """The execution-backend table; none without the section."""
     if bench is None:
         return []
-    heavy = bench["heavy"]
+    heavy, learned = bench["heavy"], bench.get("learned", {"agent": "sb3", "episodes": 0})
     speedup = bench["speedup_vs_serial"]
     lines = [
         "## Execution backends",
@@ -183,8 +183,8 @@ def _backends_lines(bench: dict[str, Any] | None, cpus: int) -> list[str]:
         f"`aco-env evaluate --backend NAME` on `{bench['scenario']}`: {', '.join(bench['agents'])} x "
         f"{bench['episodes']} seeds on {cpus} CPUs. `total`: start, evaluate, stop; `warm`: again on the started "
         f"backend; `{heavy['agent']}`: {heavy['episodes']} seeds of it, warm. Speed-up: serial's time over the "
-        f"backend's; `sb3 p50 ms`: median decision latency of `{bench.get('learned', {}).get('agent', 'sb3')}`, "
-        f"{bench.get('learned', {}).get('episodes', 0)} seeds, warm; `same results`: equal to serial's but for timing.",
+        f"backend's; `sb3 p50 ms`: median decision latency of `{learned['agent']}`, "
+        f"{learned['episodes']} seeds, warm; `same results`: equal to serial's but for timing.",
         "",
         "| backend | workers | start s | stop s | total s | speed-up | warm s | speed-up | "
         f"{heavy['agent']} s | speed-up | sb3 p50 ms | vs serial | same results |",
