@@ -6,7 +6,7 @@ lists them; it never imports torch or Stable-Baselines3)::
     import gymnasium as gym
     import aco_env  # noqa: F401  (registers the ids)
 
-    env = gym.make("aco_env/Fleet5-v5")  # aco_env.registration.FLEET5_ID
+    env = gym.make("aco_env/Fleet5-v6")  # aco_env.registration.FLEET5_ID
 """
 
 import aco_env.registration  # noqa: F401  (importing it registers the ids)

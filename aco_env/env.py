@@ -50,7 +50,7 @@ class ClusterSchedulingEnv(TwinEnv):
 
     | key | shape | range | meaning |
     |---|---|---|---|
-    | nodes | (N, 21) | [0, 1], counts [0, 1000], [0, 2] and [0, 10] as noted | per-node features, one row per node |
+    | nodes | (N, 22) | [0, 1], counts [0, 1000], [0, 2] and [0, 10] as noted | per-node features, one row per node |
     | history | (N, W) | [0, 1] | background cpu / 100, last W ticks, oldest first (tick 0 repeats before the start) |
     | job | (18,) | [0, 1] except as noted below | the current job (zeros when the episode is over) |
     | queue | (K, 18) | as job | the next K queued jobs, zero-padded |
@@ -83,6 +83,7 @@ class ClusterSchedulingEnv(TwinEnv):
     | 18 | arch_arm64 | arch one-hot |
     | 19 | arch_gpu_node | arch one-hot |
     | 20 | cpu_rel | node cpu cores / the largest node's cores |
+    | 21 | gpu_rel | node GPUs / the most GPUs on a node (0 in a fleet without GPUs) |
 
     Columns of ``job`` and of each ``queue`` row (names: :data:`aco_env.observation.JOB_FEATURES`):
 
@@ -169,6 +170,7 @@ class ClusterSchedulingEnv(TwinEnv):
     ## Version History
     One line per version; CHANGELOG.md ("Environment versions") says more of each.
 
+    * v6: the node column ``gpu_rel`` (a node's GPUs); dynamics and rewards are v5's.
     * v5: workflows (DAG tasks), five workflow job columns and the ``workflow`` objective terms.
     * v4: three grid columns (carbon now and forecast, energy cost); energy and carbon terms.
     * v3: declared durations in the observation (the twin runs the true ones); ``qos_risk``.

@@ -52,6 +52,7 @@ NODE_FEATURES: tuple[str, ...] = (
     "interruption_prob",
     *(f"arch_{_snake(a)}" for a in ARCHES),
     "cpu_rel",
+    "gpu_rel",
 )
 """Columns of ``obs["nodes"]`` (meanings: the table in :class:`aco_env.ClusterSchedulingEnv`)."""
 JOB_FEATURES: tuple[str, ...] = (
@@ -139,6 +140,7 @@ class ObservationEncoder:
             static[i, column("interruption_prob")] = node.interruption_prob_per_hour
             static[i, column(f"arch_{_snake(node.arch)}")] = 1.0
             static[i, column("cpu_rel")] = node.cpu_cores / self._max_cpu
+            static[i, column("gpu_rel")] = node.gpu_count / self._max_gpus if self._max_gpus else 0.0
         columns = NodeColumns(slice(0, _N_FROM_TWIN), _BACKGROUND, _UTILIZATION, _QOS_RISK, _GRID)
         self._nodes = NodeTable(fleet, static, columns, COUNT_CAP)
         # Divisor and cap of each of the _STATIC_JOB_FEATURES; the infinite divisor zeroes the GPU

@@ -10,7 +10,7 @@ replay from any folder, and recordings of bundled scenarios on any machine (see
 
 >>> import gymnasium as gym, aco_env, tempfile, os
 >>> path = os.path.join(tempfile.mkdtemp(), "episode.json")
->>> env = RecordEpisode(gym.make("aco_env/Fleet5-v5"), path)
+>>> env = RecordEpisode(gym.make("aco_env/Fleet5-v6"), path)
 >>> obs, _ = env.reset(seed=3)
 >>> while True:
 ...     obs, r, terminated, truncated, _ = env.step(len(obs["action_mask"]) - 1)  # always defer

@@ -7,7 +7,7 @@ An id's version changes whenever its dynamics, rewards or spaces change (Gymnasi
 convention); the env classes' docstrings say what each version is (``## Version History``).
 Only the latest version of an id is registered: ``gym.make`` of an older one raises
 ``gymnasium.error.DeprecatedEnv``, whose message names the id to use instead, e.g.
-"Environment version v4 for `aco_env/Fleet5` is deprecated. Please use `aco_env/Fleet5-v5`
+"Environment version v5 for `aco_env/Fleet5` is deprecated. Please use `aco_env/Fleet5-v6`
 instead."
 
 No id has ``max_episode_steps``: every episode ends at the scenario's horizon (each valid
@@ -19,24 +19,24 @@ from __future__ import annotations
 
 from gymnasium.envs.registration import register
 
-FLEET5_ID = "aco_env/Fleet5-v5"
+FLEET5_ID = "aco_env/Fleet5-v6"
 """The default: the reference's 5-node fleet on the bundled synthetic trace, ~50 jobs over 4 h,
 with cpu contention and a price on waiting (scenario ``fleet5-synthetic``). Works with no data present."""
-CLUSTER_SCHEDULING_ID = "aco_env/ClusterScheduling-v5"
+CLUSTER_SCHEDULING_ID = "aco_env/ClusterScheduling-v6"
 """Any scenario: ``gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3" or "path/to/file.yaml")``
 (default ``fleet5-synthetic``)."""
-FLEET5_ALIBABA_ID = "aco_env/Fleet5Alibaba-v5"
+FLEET5_ALIBABA_ID = "aco_env/Fleet5Alibaba-v6"
 """The 5-node fleet on the real Alibaba 2018 data-centre mean trace (``fleet5-alibaba2018``; needs
 ``ACO_ENV_TRACES``)."""
-GPU32_ALIBABA_ID = "aco_env/GPU32Alibaba-v5"
+GPU32_ALIBABA_ID = "aco_env/GPU32Alibaba-v6"
 """32 Alibaba GPU 2023 nodes with real GPU-cluster pods (``gpu32-alibaba2023``; needs ``ACO_ENV_TRACES``)."""
-PLACEMENT_ID = "aco_env/Placement-v5"
+PLACEMENT_ID = "aco_env/Placement-v6"
 """One decision per episode in a sampled state of the default scenario, with known-optimal labels."""
-PLANTED5_ID = "aco_env/Planted5-v5"
+PLANTED5_ID = "aco_env/Planted5-v6"
 """ClusterSchedulingEnv on scenarios/planted5.yaml: each episode's optimum is planted and proven."""
-PLANTED50_ID = "aco_env/Planted50-v5"
+PLANTED50_ID = "aco_env/Planted50-v6"
 """The same on scenarios/planted50.yaml: 50 generated nodes, about 600 jobs per episode."""
-PLANTED500_ID = "aco_env/Planted500-v5"
+PLANTED500_ID = "aco_env/Planted500-v6"
 """The same on scenarios/planted500.yaml: 500 generated nodes, about 6,500 jobs per episode."""
 
 ENV_IDS = (

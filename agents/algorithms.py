@@ -154,7 +154,7 @@ ALGORITHMS: dict[str, Algorithm] = {
             "bc",
             "sb3_contrib",
             "MaskablePPO",
-            "behaviour cloning into a MaskablePPO policy of aco_env/Placement-v5's labels: the actions optimal "
+            "behaviour cloning into a MaskablePPO policy of aco_env/Placement-v6's labels: the actions optimal "
             "given a cheapest-fit continuation with the true future; no RL",
             masked=True,
             value_based=False,

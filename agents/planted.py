@@ -21,7 +21,7 @@ Example:
     >>> import gymnasium as gym
     >>> import aco_env  # registers the env ids
     >>> from agents import make_agent
-    >>> env = gym.make("aco_env/Planted5-v5")
+    >>> env = gym.make("aco_env/Planted5-v6")
     >>> obs, _ = env.reset(seed=0)
     >>> expert = make_agent("planted", env)
     >>> expert.reset(seed=0)

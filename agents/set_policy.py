@@ -8,8 +8,9 @@ each node's meaning to its position. :class:`SetPolicy` instead:
 * embeds each node from its own row: ``obs["nodes"][i]`` (``len(NODE_FEATURES)`` columns), ``obs["history"][i]`` (W),
   whether the current job fits there (``obs["action_mask"][i]``) and, with
   ``job_node_features``, what placing the current job there would do to it
-  (:func:`job_node_features`: its share of the node's cores, the node's utilisation and free
-  cores after it, what that share costs), by one shared MLP -> ``h_i``;
+  (:func:`job_node_features`: its share of the node's cores and GPUs, the node's utilisation and
+  free cores after it, what the charged share costs, absolutely and against the cheapest valid
+  node), by one shared MLP -> ``h_i``;
 * embeds the decision's context: the job and the clock, and the queue behind it as the masked
   mean of a shared MLP over its rows -> ``c``;
 * pools the fleet: the mean and the max of ``h_i`` over the nodes -> ``g``;
@@ -49,33 +50,52 @@ __all__ = ["ObservationPassThrough", "SetHeads", "SetPolicy"]
 
 DEFAULT_WIDTH = 64
 """Width of every embedding and hidden layer unless ``net_arch`` says otherwise."""
-JOB_NODE_FEATURES = ("cpu_share", "utilization_after", "free_cpu_after", "cost_rate")
+JOB_NODE_FEATURES = ("cpu_share", "utilization_after", "free_cpu_after", "gpu_share", "cost_rate", "cost_vs_cheapest")
 """What placing the current job on a node would do there (:func:`job_node_features`), in this order."""
 _NODE = {name: index for index, name in enumerate(NODE_FEATURES)}
 _JOB = {name: index for index, name in enumerate(JOB_FEATURES)}
+_NO_SHARE = 1e-3
+"""The smallest node share a ratio divides by: a node without GPUs (or cores) gives a job's
+share there 1,000 x its request, which no node it fits on reaches."""
 
 
-def job_node_features(nodes: torch.Tensor, job: torch.Tensor) -> torch.Tensor:
-    """What placing the job on each node would do there: ``(B, N, 4)`` in :data:`JOB_NODE_FEATURES` order.
+def job_node_features(nodes: torch.Tensor, job: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """What placing the job on each node would do there: ``(B, N, 6)`` in :data:`JOB_NODE_FEATURES` order.
 
     * ``cpu_share``: the job's cores over the node's (its ``cpu_rel`` over the node's ``cpu_rel``; > 1
       where it cannot fit);
     * ``utilization_after``: the node's ``utilization`` plus that share (above the SLA threshold, its
       latency-critical jobs pay at the next tick);
     * ``free_cpu_after``: the node's free cpu share less that share (0: a tight fit; < 0: no fit);
-    * ``cost_rate``: the node's relative price times that share (what the job's hour there costs,
-      relative to the fleet's dearest node-hour).
+    * ``gpu_share``: the job's GPUs over the node's (0 for a job without GPUs);
+    * ``cost_rate``: the node's relative price times the share the twin charges (``gpu_share`` for a
+      GPU job, ``cpu_share`` otherwise: :func:`digital_twin.sim.event_handlers.job_rate_usd_per_s`),
+      so what the job's hour there costs, relative to the fleet's dearest node-hour;
+    * ``cost_vs_cheapest``: that rate over the lowest rate among the valid nodes, less 1 (0 on the
+      cheapest valid node; a relative excess that does not depend on the fleet's price range: on
+      a fleet whose dearest node costs 50 x the cheapest, ``cost_rate`` lies near 0 for most nodes).
 
     Each is an exact function of the observation: products and ratios of a job column and a node
     column, which the node embedding (one node's row) and the score (sums of embeddings) can
-    otherwise only approximate. Args: ``nodes`` ``(B, N, len(NODE_FEATURES))``, ``job`` ``(B, len(JOB_FEATURES))``.
+    otherwise only approximate, and a minimum over the fleet, which they cannot compute.
+
+    Args:
+        nodes: ``(B, N, len(NODE_FEATURES))``.
+        job: ``(B, len(JOB_FEATURES))``.
+        valid: ``(B, N)``, nonzero where the job fits (the action mask without its defer entry); with
+            no valid node ``cost_vs_cheapest`` is ``cost_rate / 1e-6 - 1`` (finite; no node is chosen).
     """
     job_cores = job[:, None, _JOB["cpu_rel"]]  # (B, 1)
-    share = job_cores / nodes[..., _NODE["cpu_rel"]].clamp(min=1e-3)  # (B, N)
-    utilization_after = nodes[..., _NODE["utilization"]] + share
-    free_after = nodes[..., _NODE["free_cpu_frac"]] - share
-    cost_rate = nodes[..., _NODE["price_rel"]] * share
-    return torch.stack([share, utilization_after, free_after, cost_rate], dim=-1)
+    cpu_share = job_cores / nodes[..., _NODE["cpu_rel"]].clamp(min=_NO_SHARE)  # (B, N)
+    utilization_after = nodes[..., _NODE["utilization"]] + cpu_share
+    free_after = nodes[..., _NODE["free_cpu_frac"]] - cpu_share
+    job_gpus = job[:, None, _JOB["gpu_rel"]]  # (B, 1)
+    gpu_share = job_gpus / nodes[..., _NODE["gpu_rel"]].clamp(min=_NO_SHARE)
+    cost_rate = nodes[..., _NODE["price_rel"]] * torch.where(job_gpus > 0, gpu_share, cpu_share)
+    cheapest = torch.where(valid > 0, cost_rate, torch.inf).amin(1, keepdim=True)  # (B, 1)
+    cheapest = torch.where(torch.isfinite(cheapest), cheapest, 0.0).clamp(min=1e-6)
+    cost_vs_cheapest = cost_rate / cheapest - 1.0
+    return torch.stack([cpu_share, utilization_after, free_after, gpu_share, cost_rate, cost_vs_cheapest], dim=-1)
 
 
 def symlog(x: torch.Tensor) -> torch.Tensor:
@@ -151,7 +171,7 @@ class SetHeads(nn.Module):
         n = nodes.shape[1]
         columns = [symlog(nodes), obs["history"], mask[:, :n, None]]
         if self.with_job_node_features:
-            columns.append(symlog(job_node_features(nodes, obs["job"])))
+            columns.append(symlog(job_node_features(nodes, obs["job"], mask[:, :n])))
         node_in = torch.cat(columns, dim=-1)
         h = self.activation(self.node_embed(node_in))  # (B, N, width)
         queue_mask = obs["queue_mask"]  # (B, K)
@@ -258,7 +278,9 @@ class SetPolicy(MaskableActorCriticPolicy):
                 score[-1].apply(partial(self.init_weights, gain=0.01))  # near-uniform first policy
             self.value_net.apply(partial(self.init_weights, gain=1.0))
         self.optimizer = self.optimizer_class(
-            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs  # type: ignore[call-arg]
+            self.parameters(),
+            lr=lr_schedule(1),
+            **self.optimizer_kwargs,  # type: ignore[call-arg]
         )
 
 

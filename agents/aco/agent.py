@@ -21,7 +21,7 @@ Example:
     >>> import gymnasium as gym
     >>> import aco_env  # registers the env ids
     >>> from agents import make_agent
-    >>> env = gym.make("aco_env/Fleet5-v5")
+    >>> env = gym.make("aco_env/Fleet5-v6")
     >>> obs, _ = env.reset(seed=0)
     >>> agent = make_agent("aco", env)
     >>> agent.reset(seed=0)

@@ -182,7 +182,7 @@ def test_render__ansi_text_and_rgb_array_shape() -> None:
 def test_import_aco_env__does_not_import_torch_or_sb3() -> None:
     """`import aco_env` (and gym.make of the default id) stays free of torch and SB3."""
     code = (
-        "import sys, gymnasium as gym, aco_env; env = gym.make('aco_env/Fleet5-v5'); env.reset(seed=0); "
+        "import sys, gymnasium as gym, aco_env; env = gym.make('aco_env/Fleet5-v6'); env.reset(seed=0); "
         "print([m for m in ('torch', 'stable_baselines3', 'sb3_contrib') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

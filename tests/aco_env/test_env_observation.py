@@ -89,6 +89,7 @@ def expected_nodes(env: ClusterSchedulingEnv, view: ClusterView) -> np.ndarray:
         "is_spot": np.array([n.is_spot for n in fleet], dtype=float),
         "interruption_prob": np.array([n.interruption_prob_per_hour for n in fleet]),
         "cpu_rel": cpu / cpu.max(),
+        "gpu_rel": gpus / gpus.max() if gpus.max() else np.zeros(len(fleet)),
     }
     columns.update(expected_grid_columns(view))
     for t, workload in enumerate(WORKLOAD_TYPES):

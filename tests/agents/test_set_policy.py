@@ -13,7 +13,8 @@ from sb3_contrib import MaskablePPO
 from aco_env import ClusterSchedulingEnv
 from aco_env.observation import NODE_FEATURES
 from agents.sb3_agent import ModelFileError, load_sb3_agent
-from agents.set_policy import SetPolicy
+from agents.set_policy import JOB_NODE_FEATURES, SetPolicy, job_node_features
+from digital_twin import JobSpec, NodeSpec
 from tests.train_helpers import TINY
 from training.evaluation.rollout import play_episode
 from training.learning.config import TrainConfig
@@ -115,3 +116,65 @@ def test_set_policy__is_the_default_for_maskable_ppo_and_refused_for_unmasked_al
     assert TrainConfig(algo="ppo").policy_kind == "mlp"
     with pytest.raises(ValueError, match="policy set needs a MaskablePPO algorithm"):
         TrainConfig(algo="dqn", policy="set")
+
+
+MIXED_GPU_FLEET = """\
+schema_version: 1
+name: mixed-gpus
+description: Nodes of 0, 1, 2 and 8 GPUs whose price per GPU and per core differ from their price per node.
+seed: 0
+horizon_s: 7200
+fleet:
+  nodes:
+    - {node_id: c, arch: x86_64, instance: on-demand, cpu_cores: 32, mem_gb: 128, price_per_hour_usd: 0.48}
+    - {node_id: g1, arch: gpu-node, instance: on-demand, cpu_cores: 8, mem_gb: 64, price_per_hour_usd: 0.6,
+       gpu_count: 1, gpu_model: P100, gpu_vram_gb: 16}
+    - {node_id: g2, arch: gpu-node, instance: on-demand, cpu_cores: 64, mem_gb: 256, price_per_hour_usd: 1.5,
+       gpu_count: 2, gpu_model: T4, gpu_vram_gb: 16}
+    - {node_id: g8, arch: gpu-node, instance: on-demand, cpu_cores: 96, mem_gb: 512, price_per_hour_usd: 3.6,
+       gpu_count: 8, gpu_model: G2, gpu_vram_gb: 16}
+telemetry: {reader: constant, cpu_pct: 0, mem_pct: 0, tick_s: 600}
+workload:
+  source: jobs
+  jobs:
+    - {job_id: a, arrival_s: 0, duration_s: 600, workload: batch, cpu_cores: 4, mem_gb: 8, gpu_count: 1}
+    - {job_id: b, arrival_s: 0, duration_s: 600, workload: batch, cpu_cores: 4, mem_gb: 8}
+    - {job_id: c, arrival_s: 60, duration_s: 600, workload: batch, cpu_cores: 2, mem_gb: 8, gpu_count: 2}
+    - {job_id: d, arrival_s: 60, duration_s: 600, workload: batch, cpu_cores: 30, mem_gb: 8}
+"""
+
+
+def _charged_share(job: JobSpec, node: NodeSpec) -> float:
+    """The share of ``node``'s price the twin charges ``job`` (inf: a GPU job on a node without GPUs)."""
+    if job.gpu_count:
+        return job.gpu_count / node.gpu_count if node.gpu_count else np.inf
+    return job.cpu_cores / node.cpu_cores
+
+
+def test_job_node_features__the_cost_is_the_share_the_twin_charges(tmp_path: Path) -> None:
+    """cost_rate = price x (GPU share of a GPU job, cpu share otherwise) / the dearest price; 0 excess on the cheapest.
+
+    Recomputed from the cluster view's specs at every decision of an episode on nodes of 1, 2 and 8
+    GPUs, where the cheapest node, the cheapest GPU and the cheapest core are three different nodes.
+    """
+    path = tmp_path / "mixed-gpus.yaml"
+    path.write_text(MIXED_GPU_FLEET)
+    env = ClusterSchedulingEnv(str(path))
+    obs, _ = env.reset(seed=0)
+    fleet = env.cluster_view().fleet
+    price = np.array([n.price_per_hour_usd for n in fleet])
+    gpu_jobs = 0
+    while env.cluster_view().job is not None:
+        job = env.cluster_view().job
+        valid = obs["action_mask"][:-1].astype(bool)
+        expected = price * np.array([_charged_share(job, node) for node in fleet]) / price.max()
+        tensors = {key: torch.as_tensor(value)[None] for key, value in obs.items()}
+        features = job_node_features(tensors["nodes"], tensors["job"], tensors["action_mask"][:, :-1])[0].numpy()
+        columns = dict(zip(JOB_NODE_FEATURES, features.T, strict=True))
+        np.testing.assert_allclose(columns["cost_rate"][valid], expected[valid], rtol=1e-6)
+        np.testing.assert_allclose(
+            columns["cost_vs_cheapest"][valid], expected[valid] / expected[valid].min() - 1, rtol=1e-5, atol=1e-6
+        )
+        gpu_jobs += job.gpu_count > 0
+        obs, *_ = env.step(int(np.flatnonzero(valid)[np.argmin(expected[valid])]))
+    assert gpu_jobs == 2

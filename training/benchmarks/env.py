@@ -36,7 +36,7 @@ def random_steps_per_s(env: gym.Env, steps: int, masked: bool, seed: int = 0) ->
 
 
 def bench_env(steps: int = 20_000, repeats: int = 5, compare_pure_python: bool = True) -> dict[str, Any]:
-    """Best-of-``repeats`` steps/s of ``aco_env/Fleet5-v5`` and ``CartPole-v1``, and their ratio.
+    """Best-of-``repeats`` steps/s of ``aco_env/Fleet5-v6`` and ``CartPole-v1``, and their ratio.
 
     The two are measured in turns (ours, CartPole, ours, ...) and the ratio is the median of
     the ratios of each pair, so that a machine whose speed drifts during the benchmark slows

@@ -33,6 +33,6 @@ print(json.dumps({"episode_peak_traced_mb": peak / 2**20, "steps": steps, "peak_
 
 
 def bench_memory() -> dict[str, Any]:
-    """Run one first-fit episode of ``aco_env/Fleet5-v5`` in a child process and report its memory."""
+    """Run one first-fit episode of ``aco_env/Fleet5-v6`` in a child process and report its memory."""
     out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

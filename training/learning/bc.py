@@ -4,7 +4,7 @@
 DAgger's (:mod:`training.learning.imitation`) or a planted dataset's
 (:func:`training.learning.planted_dataset.load_planted_dataset`, ``aco-env train --bc-dataset``).
 
-:func:`collect_labels` draws labels from ``aco_env/Placement-v5`` (:class:`aco_env.PlacementEnv`): each sample is a
+:func:`collect_labels` draws labels from ``aco_env/Placement-v6`` (:class:`aco_env.PlacementEnv`): each sample is a
 decision state of the scenario and the actions that are optimal *given a cheapest-fit
 continuation with the true future*: every action is scored by replaying the rest of the episode
 in the twin under cheapest-fit, with the true future arrivals, telemetry and spot interruptions,

@@ -126,7 +126,7 @@ class TrainConfig:
     policy; a set policy's weights fit any fleet size, so a model trained on 5 nodes starts a run on 50); imitation
     and RL then continue from them. Load only models you trust (a model zip is partly a pickle)."""
     bc_samples: int = counted(0, minimum=0)
-    """Labelled states of aco_env/Placement-v5 to pretrain the policy with before RL (0 = off); a label is
+    """Labelled states of aco_env/Placement-v6 to pretrain the policy with before RL (0 = off); a label is
     the action that is optimal given a cheapest-fit continuation with the true future. The bc algorithm
     uses 4000 when this is 0."""
     bc_dataset: Path | None = optional_path("FILE.npz")  # noqa: RUF009  (returns a dataclasses.field)

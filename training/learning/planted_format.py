@@ -6,9 +6,9 @@ the library; :mod:`training.learning.planted_dataset` writes and reads the file.
 
 from __future__ import annotations
 
-FORMAT_VERSION = 3
-"""The ``format_version`` in ``meta``; a reader refuses other versions. 3: the observations of env
-``v4`` (21 node columns, the grid's among them); 2 held ``v3``'s (18), 1 ``v2``'s."""
+FORMAT_VERSION = 4
+"""The ``format_version`` in ``meta``; a reader refuses other versions. 4: the observations of env
+``v6`` (22 node columns, 18 job columns); 3 held ``v4``'s (21, 13), 2 ``v3``'s, 1 ``v2``'s."""
 OBS_PREFIX = "obs_"
 """Each observation key ``K`` is the array ``obs_K``."""
 ROW_ARRAYS = ("action", "taken", "on_planted", "episode")
@@ -24,10 +24,10 @@ The file (NumPy .npz; load with numpy.load(FILE), no pickle): n rows, one per de
 played agent, in play order; N nodes, K = queue window, W = history ticks, E episodes.
 
   array                  shape          dtype    meaning
-  obs_nodes              (n, N, 21)     float32  the observation of the state, key by key, as
+  obs_nodes              (n, N, 22)     float32  the observation of the state, key by key, as
   obs_history            (n, N, W)      float32    ClusterSchedulingEnv returns it (its class
-  obs_job                (n, 13)        float32    docstring documents every column)
-  obs_queue              (n, K, 13)     float32
+  obs_job                (n, 18)        float32    docstring documents every column)
+  obs_queue              (n, K, 18)     float32
   obs_queue_mask         (n, K)         float32
   obs_clock              (n, 4)         float32
   obs_action_mask        (n, N + 1)     float32  1 for a valid action (the last one defers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from gymnasium.utils import seeding
 
 import scenarios
 from aco_env import ClusterSchedulingEnv
-from aco_env.observation import NODE_FEATURES
+from aco_env.observation import JOB_FEATURES, NODE_FEATURES
 from tests.paths import ROOT
 from training.learning.planted_dataset import PlantedDatasetError, load_planted_dataset
 
@@ -141,3 +142,12 @@ def test_file_format__help_names_every_array() -> None:
 
     for name in (*ROW_ARRAYS, *EPISODE_ARRAYS, META, "obs_action_mask"):
         assert f"  {name} " in export_planted.__doc__, name
+
+
+def test_file_format__the_documented_widths_are_the_observations() -> None:
+    """The table's node and job widths are the env's (a new observation column changes the format)."""
+    from training.learning.planted_format import FILE_FORMAT
+
+    shapes = dict(re.findall(r"^  (obs_\w+) +(\([^)]*\))", FILE_FORMAT, flags=re.MULTILINE))
+    assert shapes["obs_nodes"] == f"(n, N, {len(NODE_FEATURES)})"
+    assert shapes["obs_job"] == f"(n, {len(JOB_FEATURES)})"
