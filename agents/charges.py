@@ -15,7 +15,8 @@ job-hours; the bounds that are linear in a start time charge it per second
 
 The compute cost is no penalty term, but its rates live here too: :func:`share_usd_per_s` (a
 job's share of a node's price, as the twin's ``prorated`` cost model charges it) and
-:func:`nominal_run_usd` (the same for one run at full speed, from the specs).
+:func:`nominal_run_usd` (the same for one run at full speed, from the specs, whose share is
+:func:`charged_share`).
 
 Example:
     >>> from digital_twin.objective import ObjectiveWeights
@@ -100,11 +101,17 @@ def share_usd_per_s(price_per_s: Count, request: Count, capacity: Count) -> Coun
     return price_per_s * request / capacity
 
 
-def nominal_run_usd(node: NodeSpec, job: JobSpec) -> float:
-    """USD of ``job``'s run at full speed on ``node`` under ``prorated``: the price of its share for its duration.
+def charged_share(node: NodeSpec, job: JobSpec) -> float:
+    """The share of ``node``'s price that the ``prorated`` cost model charges ``job``.
 
-    The share is the job's GPUs over the node's for a GPU job, its cpu cores over the node's
-    otherwise.
+    Its GPUs over the node's for a GPU job (``inf`` on a node without GPUs), its cpu cores over the
+    node's otherwise.
     """
-    share = job.gpu_count / node.gpu_count if job.gpu_count else job.cpu_cores / node.cpu_cores
-    return node.price_per_hour_usd * share * job.duration_s / SECONDS_PER_HOUR
+    if job.gpu_count:
+        return job.gpu_count / node.gpu_count if node.gpu_count else float("inf")
+    return job.cpu_cores / node.cpu_cores
+
+
+def nominal_run_usd(node: NodeSpec, job: JobSpec) -> float:
+    """USD of ``job``'s run at full speed on ``node`` under ``prorated``: the price of its share for its duration."""
+    return node.price_per_hour_usd * charged_share(node, job) * job.duration_s / SECONDS_PER_HOUR

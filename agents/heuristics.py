@@ -10,7 +10,8 @@ heuristic except ``random`` is a deterministic function of the state.
 | ``first-fit`` | the lowest valid index |
 | ``best-fit`` | tightest fit: least free cpu cores left after placing, then least free mem GB |
 | ``worst-fit`` | most free cpu cores left after placing, then most free mem GB |
-| ``cheapest`` | the lowest node price in $/h |
+| ``cheapest`` | the lowest node price in $/h (the reference's cost-aware greedy) |
+| ``cheapest-share`` | the lowest price of the job's charged share in $/h (its GPUs' share for a GPU job) |
 | ``round-robin`` | the next valid node after the last one this agent used (cyclic) |
 | ``tetris`` | the highest alignment of the job's demand with the node's free resources |
 
@@ -37,6 +38,7 @@ import numpy as np
 from aco_env import ClusterView
 from aco_env.fit_rules import cheapest_fit, first_fit
 from agents.base import register_agent
+from agents.charges import charged_share
 from agents.view_agent import ViewAgent
 
 
@@ -114,6 +116,25 @@ class CheapestAgent(ViewAgent):
         return cheapest_fit(valid.tolist(), self._price)
 
 
+class CheapestShareAgent(ViewAgent):
+    """The valid node where the job's share costs least per hour: what the ``prorated`` cost model charges.
+
+    The share is the job's GPUs over the node's for a GPU job, its cores over the node's otherwise
+    (:func:`agents.charges.charged_share`). ``cheapest`` ranks whole nodes instead: on a fleet whose
+    price per GPU falls with the node's size, it sends a one-GPU job to the smallest GPU node, which
+    charges more for that GPU. Under ``active-nodes`` (a busy node costs its whole price) this is
+    still the share's price, not what the placement adds. Ties go to the lowest index.
+    """
+
+    name = "cheapest-share"
+
+    def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
+        job = view.job
+        assert job is not None  # a decision always has a job
+        rates = [self.fleet[i].price_per_hour_usd * charged_share(self.fleet[i], job) for i in valid.tolist()]
+        return int(valid[rates.index(min(rates))])
+
+
 class RoundRobinAgent(ViewAgent):
     """The first valid node after the last one used, wrapping around (starts at node 0)."""
 
@@ -169,6 +190,7 @@ HEURISTICS: tuple[type[ViewAgent], ...] = (
     BestFitAgent,
     WorstFitAgent,
     CheapestAgent,
+    CheapestShareAgent,
     RoundRobinAgent,
     TetrisAgent,
 )

@@ -81,6 +81,16 @@ def test_cheapest__picks_the_lowest_price_per_hour(env: gym.Env) -> None:
     assert agent.act(make_view(env, valid=(3, 4))) == 4
 
 
+def test_cheapest_share__picks_the_lowest_price_of_the_charged_share(env: gym.Env) -> None:
+    """cheapest-share ranks by $/h x the job's share: cores for a cpu job, GPUs for a GPU job."""
+    agent = make_agent("cheapest-share", env)
+    # 4 cores: cpu-01 0.48 x 4/32 = 0.06, arm-02 0.03, api-03 0.09, gpu-04 0.8, gpu-05 0.275 $/h.
+    assert agent.act(make_view(env)) == 1
+    assert agent.act(make_view(env, valid=(0, 2, 3, 4))) == 0  # cheapest takes api-03 ($0.18/h) here
+    gpu_job = dataclasses.replace(CPU_JOB, gpu_count=1)  # one of 4 GPUs: gpu-04 0.8, gpu-05 0.275 $/h
+    assert agent.act(make_view(env, job=gpu_job, valid=(3, 4))) == 4
+
+
 def test_round_robin__cycles_through_valid_nodes_and_restarts_on_reset(env: gym.Env) -> None:
     """round-robin takes the next valid node after the last used, wraps, and reset restarts it."""
     agent = make_agent("round-robin", env)
