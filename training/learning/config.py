@@ -62,9 +62,9 @@ class TrainConfig:
     of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. They need
     --scenario's fleet size (the envs collect side by side into one batch of observations)."""
     suite_group: str = simple_parsing.field(default="", choices=["", "train"])
-    """Train on a group of the benchmark suite's tasks (training/suite/suite.yaml): train = its training group,
-    the first task's scenario as --scenario and the others' as --train-scenarios (the held-out group is never
-    trained on). Replaces --scenario and --train-scenarios, which are then not given."""
+    """Train on a group of the default benchmark suite's tasks (training/suite/suite-v2.yaml): train = its
+    training group, the first task's scenario as --scenario and the others' as --train-scenarios (the held-out
+    group is never trained on). Replaces --scenario and --train-scenarios, which are then not given."""
     random_start_hour: bool = simple_parsing.helpers.flag(default=False, negative_prefix="--no-")
     """Start every training and DAgger episode at a random hour of day (the clock features only; the twin never
     reads the hour), so that the policy does not learn its training scenarios' hours
