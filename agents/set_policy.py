@@ -55,12 +55,12 @@ JOB_NODE_FEATURES = ("cpu_share", "utilization_after", "free_cpu_after", "gpu_sh
 _NODE = {name: index for index, name in enumerate(NODE_FEATURES)}
 _JOB = {name: index for index, name in enumerate(JOB_FEATURES)}
 _NO_SHARE = 1e-3
-"""The smallest node share a ratio divides by: a node without GPUs (or cores) gives a job's
-share there 1,000 x its request, which no node it fits on reaches."""
+"""The smallest node size (``cpu_rel``, ``gpu_rel``) a share divides by: on a node without GPUs a
+GPU job's ``gpu_share`` is 1,000 x its ``gpu_rel``, above the 1 that no node it fits on exceeds."""
 
 
 def job_node_features(nodes: torch.Tensor, job: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """What placing the job on each node would do there: ``(B, N, 6)`` in :data:`JOB_NODE_FEATURES` order.
+    """What placing the job on each node would do there: ``(B, N, len(JOB_NODE_FEATURES))``, in its order.
 
     * ``cpu_share``: the job's cores over the node's (its ``cpu_rel`` over the node's ``cpu_rel``; > 1
       where it cannot fit);
