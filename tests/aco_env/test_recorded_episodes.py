@@ -6,8 +6,9 @@ no interference), a fleet with cpu contention, an overloaded fleet whose queues 
 workflow scenario. Each step's action, observation digest, exact reward and end flags, and the
 episode's metrics, must match. A recording's scenario path is relative to the repository
 (``tests/data/...`` or ``scenarios/...``). When a change alters what is observed on purpose (a new
-observation column), the recordings are re-made from their own actions, and CHANGELOG.md says
-what changed and what stayed bit for bit.
+observation column), the recordings are re-made from their own actions (``python -m
+tests.remake_recordings``, which refuses when a reward, an end flag or a metric moved), and
+CHANGELOG.md says what changed.
 """
 
 from __future__ import annotations
