@@ -13,12 +13,14 @@ CHANGELOG.md says what changed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from aco_env.recording import load_recording, replay_recording
 from tests.paths import DATA
+from tests.remake_recordings import remade
 
 RECORDINGS = sorted((DATA / "recordings").glob("*.json"))
 
@@ -38,3 +40,15 @@ def test_recorded_episode__replays_bit_for_bit(path: Path) -> None:
     assert report.matched, report.first_mismatch
     assert report.complete and not report.scenario_changed
     assert report.steps == len(record["steps"])
+
+
+def test_remake_recordings__keeps_a_recording_and_refuses_one_whose_reward_moved(tmp_path: Path) -> None:
+    """Re-making changes nothing of an intact recording, and stops at a step whose recorded reward differs."""
+    source = DATA / "recordings" / "toy3-cheapest-0-next-event.json"
+    assert remade(source) == json.loads(source.read_text())
+    moved = json.loads(source.read_text())
+    moved["steps"][2]["reward"] = float.hex(float.fromhex(moved["steps"][2]["reward"]) + 1e-9)
+    path = tmp_path / source.name
+    path.write_text(json.dumps(moved))
+    with pytest.raises(AssertionError, match=r"step 2: reward"):
+        remade(path)
