@@ -24,15 +24,21 @@ from tests.paths import DATA
 RECORDINGS = DATA / "recordings"
 
 
+def loaded(path: Path) -> dict[str, Any]:
+    """The recording at ``path``, its test scenario (not a bundled one) read from ``tests/data``, where it lives."""
+    record = load_recording(path)
+    if record["scenario"]["bundled"] is None:  # recorded elsewhere
+        record["scenario"]["path"] = str(DATA / Path(record["scenario"]["path"]).name)
+    return record
+
+
 def remade(path: Path) -> dict[str, Any]:
     """The recording at ``path`` with new observation digests.
 
     Raises:
         AssertionError: A reward, an end flag or a metric differs from the recorded one.
     """
-    record = load_recording(path)
-    if record["scenario"]["bundled"] is None:  # a test scenario: read from tests/data, as the test does
-        record["scenario"]["path"] = str(DATA / Path(record["scenario"]["path"]).name)
+    record = loaded(path)
     scenario, changed = find_scenario(record["scenario"])
     assert not changed, f"{path}: the scenario's content changed"
     raw = json.loads(path.read_text())

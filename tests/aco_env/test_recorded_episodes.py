@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from aco_env.recording import load_recording, replay_recording
+from aco_env.recording import replay_recording
 from tests.paths import DATA
-from tests.remake_recordings import remade
+from tests.remake_recordings import loaded, remade
 
 RECORDINGS = sorted((DATA / "recordings").glob("*.json"))
 
@@ -33,9 +33,7 @@ def test_recordings__are_present() -> None:
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.stem)
 def test_recorded_episode__replays_bit_for_bit(path: Path) -> None:
     """Every step's action, observation digest, exact reward and end flags match; the file is complete."""
-    record = load_recording(path)
-    if record["scenario"]["bundled"] is None:  # a test scenario: recorded elsewhere, read from here
-        record["scenario"]["path"] = str(DATA / Path(record["scenario"]["path"]).name)
+    record = loaded(path)
     report = replay_recording(record)
     assert report.matched, report.first_mismatch
     assert report.complete and not report.scenario_changed
