@@ -8,13 +8,17 @@ training states (DAgger, ``aco-env export-planted``) and never as an online poli
 
 Its rule at each decision:
 
-1. the planted node of the current job, when it is valid (always, on the planted trajectory:
-   the episode then ends at the optimum, exactly);
-2. otherwise (a state off the planted trajectory, where another job took its room) the
+1. the planted node of the current job, when it is valid and the job there puts no
+   latency-critical job over the SLA threshold (always, on the planted trajectory: the episode
+   then ends at the optimum, exactly);
+2. otherwise (a state off the planted trajectory, where other jobs took its room) the
    fallback: the valid node where the job's completion costs least
    (:func:`digital_twin.planted.completion_usd`: its prorated price for its nominal duration,
-   plus the QoS penalty of a latency-critical job on a spot node; ties to the lowest index).
-   A heuristic, not a proven optimum: it ignores the room the job takes from later jobs;
+   plus the QoS penalty of a latency-critical job on a spot node), plus the SLA penalty of the
+   latency-critical jobs the placement puts over the threshold (:func:`agents.sla.sla_marks`);
+   ties to the lowest index. A heuristic, not a proven optimum: it ignores the room the job
+   takes from later jobs. Without the SLA term it sent jobs onto nodes their room had left
+   over the threshold, and policies imitating it learned to;
 3. defer when no node is valid.
 
 Example:
@@ -39,13 +43,15 @@ import numpy as np
 from aco_env import ClusterSchedulingEnv, ClusterView
 from aco_env.hindsight import planted_action_of, planted_of, scenario_of
 from agents.base import register_agent
+from agents.charges import Charges
+from agents.sla import sla_marks
 from agents.view_agent import ViewAgent
 from digital_twin.planted import PlantedEpisode, completion_usd, energy_floor
 from digital_twin.sim.constants import TwinConstants
 
 
 class PlantedAgent(ViewAgent):
-    """The planted node when valid, else the valid node of least completion cost, else defer.
+    """The planted node when valid and free of SLA marks, else the valid node of least cost, else defer.
 
     Args:
         env: The (possibly wrapped) env of a planted scenario; ``env.unwrapped`` must offer
@@ -79,11 +85,13 @@ class PlantedAgent(ViewAgent):
         planted = planted_action_of(self._planted_source)
         if planted is not None and planted == len(view.action_mask) - 1:  # the schedule has the job wait
             return None
-        if planted is not None and view.action_mask[planted]:
+        marks = sla_marks(view)
+        if planted is not None and view.action_mask[planted] and not marks[planted]:
             return planted
         assert view.job is not None  # act() checked
-        costs = self._costs().of(view.job.job_id)
-        return int(min(valid.tolist(), key=lambda node: (costs[node], node)))
+        completion = self._costs().of(view.job.job_id)
+        sla = Charges(view.settings.weights).sla(marks)
+        return int(min(valid.tolist(), key=lambda node: (completion[node] + sla[node], node)))
 
     def _costs(self) -> _CompletionCosts:
         """The completion costs of the env's current episode (built at the episode's first fallback)."""

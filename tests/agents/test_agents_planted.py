@@ -89,11 +89,22 @@ def completion_usd(env: gym.Env, job_id: str, node: int) -> float:
     return fleet_node.price_per_hour_usd * share * job.duration_s / 3600.0 + qos
 
 
-def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node() -> None:
-    """After first-fit play, where the planted node is full the expert picks the valid node of least completion cost."""
+def sla_marks_now(env: gym.Env, node: int) -> float:
+    """The latency-critical jobs that the current job on ``node`` puts over the SLA threshold (from the view)."""
+    view = env.unwrapped.cluster_view()
+    after = view.utilization_pct[node] + 100.0 * view.job.cpu_cores / view.fleet[node].cpu_cores
+    if after <= view.settings.sla_threshold_pct:
+        return 0.0
+    return float(view.running_by_type[node, 0] + (view.job.workload == "latency-critical"))
+
+
+def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node_sla_included() -> None:
+    """After first-fit play the expert takes the planted node only where it adds no SLA mark, else the valid
+    node of least completion cost plus SLA penalty; the SLA term decides some of those choices."""
     env = gym.make(PLANTED5_ID)
     expert = make_agent("planted", env)
-    fallbacks = 0
+    sla_usd = scenario_of(env).settings.weights.sla_violation_usd
+    fallbacks = decided_by_sla = 0
     for seed in range(3):
         obs, _ = env.reset(seed=seed)
         expert.reset(seed)
@@ -102,18 +113,22 @@ def test_planted_expert__off_its_trajectory_takes_the_cheapest_valid_node() -> N
             mask = env.unwrapped.action_masks()
             action = int(expert.predict(obs)[0])
             planted = planted_action_of(env)
-            if mask[planted]:
+            waits = planted == len(mask) - 1  # the schedule has the job wait (a deferral)
+            if mask[planted] and (waits or sla_marks_now(env, planted) == 0):
                 assert action == planted
             elif mask[:-1].any():
                 fallbacks += 1
                 job_id = env.unwrapped.cluster_view().job.job_id
-                valid = np.flatnonzero(mask[:-1])
-                costs = [completion_usd(env, job_id, int(node)) for node in valid]
-                assert completion_usd(env, job_id, action) == pytest.approx(min(costs), rel=1e-9)
+                valid = [int(node) for node in np.flatnonzero(mask[:-1])]
+                completion = {node: completion_usd(env, job_id, node) for node in valid}
+                cost = {node: completion[node] + sla_usd * sla_marks_now(env, node) for node in valid}
+                assert cost[action] == pytest.approx(min(cost.values()), rel=1e-9)
+                decided_by_sla += completion[action] > min(completion.values()) * (1.0 + 1e-9)
             else:
                 assert action == len(mask) - 1  # defer
             obs, _, terminated, truncated, _ = env.step(int(np.flatnonzero(mask)[0]))  # first-fit moves on
     assert fallbacks > 0  # first-fit leaves the planted trajectory
+    assert decided_by_sla > 0  # and puts nodes near the threshold, where the SLA term moves the choice
 
 
 @pytest.mark.parametrize(("scenario", "seeds"), [("planted5-priced", range(10)), ("planted50-priced", range(2))])
