@@ -131,7 +131,8 @@ def readme(destination: Path, about: str, config: dict[str, Any], record: dict[s
         + (f", with `{', '.join(config['train_scenarios'])}`" if config.get("train_scenarios") else ""),
         f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/model.md,"
         ' "Learning")',
-        f"* Play it: `aco-env evaluate --split validation --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
+        f"* Play it: `aco-env evaluate --split validation --scenario {config.get('scenario')}"
+        f" --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
     ]
     if curve:
         lines += ["", f"![learning curve on the validation seeds, and the critic's explained variance]({CURVE})"]
