@@ -119,23 +119,22 @@ def _relative(value: str, option: str) -> str:
 
 def readme(destination: Path, about: str, config: dict[str, Any], record: dict[str, Any], curve: bool) -> str:
     """The shipped model's README: what it is, how it was trained, how to play it."""
-    versions = ", ".join(f"{name} {version}" for name, version in record.get("versions", {}).items() if version)
+    commit = (record.get("commit") or "unknown")[:10]
     lines = [
         f"# {destination.name}",
         "",
         about,
         "",
         f"* Trained by: `{record['command']}`",
-        f"* Commit: {record.get('commit') or 'unknown'}; started {record.get('started', 'unknown')}; {versions}",
+        f"* Commit {commit}, started {record.get('started', 'unknown')} (versions: {PROVENANCE})",
         f"* Scenario: `{config.get('scenario')}`"
         + (f", with `{', '.join(config['train_scenarios'])}`" if config.get("train_scenarios") else ""),
-        f"* Plays under the `{config.get('deferral', 'next-event')}` deferral rule (config.json; docs/model.md,"
-        ' "Learning")',
+        f"* Deferral rule: `{config.get('deferral', 'next-event')}` ({CONFIG}; docs/model.md, \"Learning\")",
         f"* Play it: `aco-env evaluate --split validation --scenario {config.get('scenario')}"
         f" --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
     ]
     if curve:
-        lines += ["", f"![learning curve on the validation seeds, and the critic's explained variance]({CURVE})"]
+        lines += ["", f"![validation curve and explained variance]({CURVE})"]
     return "\n".join(lines) + "\n"
 
 
