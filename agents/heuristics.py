@@ -11,7 +11,7 @@ heuristic except ``random`` is a deterministic function of the state.
 | ``best-fit`` | tightest fit: least free cpu cores left after placing, then least free mem GB |
 | ``worst-fit`` | most free cpu cores left after placing, then most free mem GB |
 | ``cheapest`` | the lowest node price in $/h (the reference's cost-aware greedy) |
-| ``cheapest-share`` | the lowest price of the job's charged share in $/h (its GPUs' share for a GPU job) |
+| ``cheapest-share`` | the lowest $/h of the job's charged share (GPUs for a GPU job); ``avoid_sla``: SLA-safe first |
 | ``round-robin`` | the next valid node after the last one this agent used (cyclic) |
 | ``tetris`` | the highest alignment of the job's demand with the node's free resources |
 
@@ -39,6 +39,7 @@ from aco_env import ClusterView
 from aco_env.fit_rules import cheapest_fit, first_fit
 from agents.base import register_agent
 from agents.charges import charged_share
+from agents.sla import sla_marks
 from agents.view_agent import ViewAgent
 
 
@@ -124,15 +125,29 @@ class CheapestShareAgent(ViewAgent):
     price per GPU falls with the node's size, it sends a one-GPU job to the smallest GPU node, which
     charges more for that GPU. Under ``active-nodes`` (a busy node costs its whole price) this is
     still the share's price, not what the placement adds. Ties go to the lowest index.
+
+    Args:
+        env: The env the agent acts in.
+        avoid_sla: Rank first the valid nodes where the placement puts no latency-critical job over
+            the SLA threshold now (:func:`agents.sla.sla_marks`), then by the share's price; with
+            none, every valid node by price (``cheapest-share[avoid_sla=true]``).
     """
 
     name = "cheapest-share"
 
+    def __init__(self, env: gym.Env[Any, Any], avoid_sla: bool = False) -> None:
+        super().__init__(env)
+        self.avoid_sla = avoid_sla
+
     def _choose(self, view: ClusterView, valid: np.ndarray) -> int | None:
         job = view.job
         assert job is not None  # a decision always has a job
-        rates = [self.fleet[i].price_per_hour_usd * charged_share(self.fleet[i], job) for i in valid.tolist()]
-        return int(valid[rates.index(min(rates))])
+        nodes = valid.tolist()
+        if self.avoid_sla:
+            marks = sla_marks(view)
+            nodes = [i for i in nodes if not marks[i]] or nodes
+        rates = [self.fleet[i].price_per_hour_usd * charged_share(self.fleet[i], job) for i in nodes]
+        return nodes[rates.index(min(rates))]
 
 
 class RoundRobinAgent(ViewAgent):

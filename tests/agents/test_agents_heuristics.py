@@ -91,6 +91,20 @@ def test_cheapest_share__picks_the_lowest_price_of_the_charged_share(env: gym.En
     assert agent.act(make_view(env, job=gpu_job, valid=(3, 4))) == 4
 
 
+def test_cheapest_share__avoid_sla_ranks_the_nodes_it_keeps_under_the_threshold_first(env: gym.Env) -> None:
+    """avoid_sla: arm-02 (the cheapest share) runs a latency-critical job at 80 % background, so 4 more cores
+    (25 %) lift it over 90 %; the next cheapest share, cpu-01, is taken. Where every valid node would be
+    lifted over, the price decides alone; with the option off, the price decides too."""
+    agent = make_agent("cheapest-share[avoid_sla=true]", env)
+    background = np.array([10.0, 80.0, 10.0, 10.0, 10.0])
+    running = np.zeros((5, 3))
+    running[:, 0] = 1  # a latency-critical job on every node
+    view = dataclasses.replace(make_view(env), background_cpu_pct=background, running_by_type=running)
+    assert agent.act(view) == 0
+    assert make_agent("cheapest-share", env).act(view) == 1
+    assert agent.act(dataclasses.replace(view, background_cpu_pct=np.full(5, 80.0))) == 1
+
+
 def test_round_robin__cycles_through_valid_nodes_and_restarts_on_reset(env: gym.Env) -> None:
     """round-robin takes the next valid node after the last used, wraps, and reset restarts it."""
     agent = make_agent("round-robin", env)
