@@ -135,7 +135,7 @@ COMMIT_HASH = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a
 """A short or full commit hash: 7 to 40 hex digits, letters and digits both (SHA-256 digests are longer)."""
 ALLOWED_HASH = re.compile(
     r'^Command: `[^`]+` \(commit [0-9a-f]{7,10}[,;]|upstream commit `[0-9a-f]{7,40}`|^\s*"commit": "[0-9a-f]{7,40}",?$'
-    r"|^\* Commit: [0-9a-f]{40}; started "
+    r"|^\* Commit [0-9a-f]{7,10}, started "
 )
 """Where a hash belongs: a generated table's header, a provenance record (and a shipped model's README
 line of it, :mod:`training.learning.ship_model`), a reference's upstream revision."""
