@@ -17,8 +17,8 @@ Its rule at each decision:
    plus the QoS penalty of a latency-critical job on a spot node), plus the SLA penalty of the
    latency-critical jobs the placement puts over the threshold (:func:`agents.sla.sla_marks`);
    ties to the lowest index. A heuristic, not a proven optimum: it ignores the room the job
-   takes from later jobs. Without the SLA term it sent jobs onto nodes their room had left
-   over the threshold, and policies imitating it learned to;
+   takes from later jobs. A learner imitates these labels wherever it leaves the trajectory, so
+   the fallback prices what the placement costs now, the SLA marks included;
 3. defer when no node is valid.
 
 Example:
