@@ -1,9 +1,10 @@
 """Saved Stable-Baselines3 models as agents (``sb3:PATH`` or ``sb3:ALGO:PATH``).
 
-Learned agents act through the action mask at evaluation: MaskablePPO gets the mask directly;
-for PPO, A2C (argmax of the action probabilities) and DQN (argmax of the Q-values) invalid
-actions are masked out before the argmax. (During training the unmasked algorithms learn from
-the env's invalid-action penalty instead.) Torch is imported here, never by ``import agents``.
+Learned agents act through the action mask at evaluation: invalid actions are masked out of the
+action probabilities (MaskablePPO, PPO, A2C) or the Q-values (DQN). A policy's deterministic action
+is :func:`agents.place_or_defer.place_or_defer` of its probabilities, DQN's the argmax. (During
+training the unmasked algorithms learn from the env's invalid-action penalty instead.) Torch is
+imported here, never by ``import agents``.
 
 A model that plays under ``new-fit`` never defers a job that already fits on every node it could
 ever run on (:func:`without_stranding_deferral`): the rule asks a deferred job again only once it
@@ -28,6 +29,7 @@ import numpy as np
 
 from agents.algorithms import ALGORITHMS, Algorithm, algorithm_names
 from agents.base import AgentSpecError, AgentState
+from agents.place_or_defer import place_or_defer
 from digital_twin import DEFERRALS, NEW_FIT, NEXT_EVENT
 
 _ALGO_TOKEN = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -251,30 +253,32 @@ class SB3Agent:
     ) -> tuple[np.ndarray, AgentState]:
         """The model's action among the valid ones.
 
-        Masked algorithms get the mask; the others' scores (action probabilities, or DQN's
-        Q-values) are masked before the argmax, or before sampling with ``deterministic=False``
-        (DQN always takes its argmax: it has no action distribution).
+        With ``deterministic``, a policy's action probabilities (masked) give
+        :func:`agents.place_or_defer.place_or_defer`: defer only when that is more likely than
+        placing anywhere, else the most likely node; DQN takes the argmax of its masked Q-values.
+        Without it, a policy samples among the valid actions (DQN still takes its argmax: it has no
+        action distribution).
         """
         del state, episode_start
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if self.deferral == NEW_FIT:
             mask = without_stranding_deferral(mask, self.env.unwrapped.current_candidates())  # type: ignore[attr-defined]
-        if self.algorithm.masked:
-            action, _ = self.model.predict(observation, action_masks=mask, deterministic=deterministic)
+        if self.algorithm.masked and not deterministic:
+            action, _ = self.model.predict(observation, action_masks=mask, deterministic=False)
             return np.asarray(action, dtype=np.int64).reshape(()), None
         import torch
 
         obs_tensor, _ = self.model.policy.obs_to_tensor(observation)
         with torch.no_grad():
             if self.algorithm.value_based:
-                scores = self.model.q_net(obs_tensor)[0].cpu().numpy()
-            else:
-                scores = self.model.policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy()
-        scores = np.where(mask, scores, -np.inf)
-        if not deterministic and not self.algorithm.value_based:
-            probabilities = torch.as_tensor(np.where(mask, scores, 0.0))
-            return np.asarray(int(torch.multinomial(probabilities, 1)), dtype=np.int64).reshape(()), None
-        return np.asarray(int(np.argmax(scores)), dtype=np.int64).reshape(()), None
+                q_values = self.model.q_net(obs_tensor)[0].cpu().numpy()
+                return np.asarray(int(np.argmax(np.where(mask, q_values, -np.inf))), dtype=np.int64).reshape(()), None
+            masks = {"action_masks": mask} if self.algorithm.masked else {}
+            probabilities = self.model.policy.get_distribution(obs_tensor, **masks).distribution.probs[0].cpu().numpy()
+        probabilities = np.where(mask, probabilities, 0.0)
+        if deterministic:
+            return np.asarray(place_or_defer(probabilities), dtype=np.int64).reshape(()), None
+        return np.asarray(int(torch.multinomial(torch.as_tensor(probabilities), 1)), dtype=np.int64).reshape(()), None
 
 
 def without_stranding_deferral(mask: np.ndarray, candidates: np.ndarray) -> np.ndarray:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,6 +68,14 @@ def test_sb3_agent__one_torch_thread_in_a_worker_process(tmp_path: Path) -> None
         assert backend.map(_threads_after_loading, [str(model)]) == [1]
 
 
+def _defer_logit_offset(agent: Any, offset: float) -> None:
+    """Set the defer score's last bias (0 as built) to ``offset``: the real model, deferring that much more."""
+    import torch
+
+    with torch.no_grad():
+        agent.model.policy.mlp_extractor.defer_score[-1].bias.fill_(offset)
+
+
 def test_sb3_new_fit__never_defers_a_job_that_fits_every_node_it_could_run_on(tmp_path: Path) -> None:
     """Under new-fit such a deferral is never asked again: the agent is not offered it; other deferrals stay."""
     from aco_env import EnvConfig
@@ -74,22 +84,48 @@ def test_sb3_new_fit__never_defers_a_job_that_fits_every_node_it_could_run_on(tm
     model = _saved_model(tmp_path / "run", json.loads(TrainConfig(deferral=NEW_FIT).to_json()))
     env = ClusterSchedulingEnv("fleet5-synthetic", config=EnvConfig(deferral=NEW_FIT))
     agent = make_agent(f"sb3:{model}", env)
-    offered: list[bool] = []
-
-    def defer_whenever_offered(observation: object, action_masks: np.ndarray, deterministic: bool) -> tuple[int, None]:
-        offered.append(bool(action_masks[-1]))
-        return int(np.flatnonzero(action_masks)[-1]), None
-
-    agent.model.predict = defer_whenever_offered  # type: ignore[attr-defined]  # a model that defers when it may
+    _defer_logit_offset(agent, 30.0)  # defers whenever it may
     observation, _ = env.reset(seed=5000)
     stranding: list[bool] = []
+    deferred: list[bool] = []
     while True:
         mask = observation["action_mask"]
         stranding.append(bool(mask[:-1].any() and mask[:-1][env.current_candidates()].all()))
         action, _ = agent.predict(observation)
-        assert not (stranding[-1] and int(action) == env.n_nodes)
+        deferred.append(int(action) == env.n_nodes)
+        assert deferred[-1] != stranding[-1] or not mask[-1]
         observation, _, terminated, truncated, _ = env.step(action)
         if terminated or truncated:
             break
-    assert any(stranding) and not any(o for o, s in zip(offered, stranding, strict=True) if s)
-    assert any(o for o, s in zip(offered, stranding, strict=True) if not s)
+    assert any(stranding) and any(deferred)
+
+
+@pytest.mark.parametrize("offset, defers", [(math.log(5.0), False), (math.log(100.0), True)])
+def test_sb3_deterministic__defers_only_when_more_likely_than_placing_anywhere(
+    tmp_path: Path, offset: float, defers: bool
+) -> None:
+    """20 nodes of near-equal logit and defer at 5 x one node's weight (0.2 of the mass): the agent places on
+    the most likely node, where the flat argmax defers; at 100 x (0.83) it defers."""
+    import torch
+
+    from agents import make_agent
+
+    model = _saved_model(tmp_path / "run", None)
+    env = ClusterSchedulingEnv("fleet20-synthetic")
+    agent = make_agent(f"sb3:maskable-ppo:{model}", env)
+    _defer_logit_offset(agent, offset)
+    observation, _ = env.reset(seed=5000)
+    for _ in range(5):
+        mask = observation["action_mask"].astype(bool)
+        assert mask[:-1].any()
+        with torch.no_grad():
+            distribution = agent.model.policy.get_distribution(agent.model.policy.obs_to_tensor(observation)[0], mask)
+        probabilities = distribution.distribution.probs[0].numpy()
+        assert probabilities[:-1].max() < probabilities[-1]  # the flat argmax: defer
+        action = int(agent.predict(observation)[0])
+        if defers:
+            assert action == env.n_nodes
+        else:
+            assert action == int(np.argmax(np.where(mask[:-1], probabilities[:-1], -1.0)))
+            observation, _, terminated, truncated, _ = env.step(action)
+            assert not (terminated or truncated)

@@ -186,7 +186,7 @@ class Evaluation:
         seed: The first episode seed.
         seeds: Every episode seed, in order.
         agents: Agent name -> its results, in the order the agents were given.
-        deterministic: True when learned agents took their most likely action, False when they
+        deterministic: True when learned agents took their deterministic action, False when they
             sampled, ``None`` when the agents were played both ways (a training run's evaluation).
         skipped: Agents left out, with why (an oracle too large for its memory budget).
         trained_steps: The trained model's steps (a training run's evaluation), else ``None``.

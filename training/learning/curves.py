@@ -1,6 +1,6 @@
 """Learning curves: the policy scored on fixed validation seeds while it trains, beside the baselines.
 
-:class:`LearningCurve` evaluates the policy being trained (its most likely action) every
+:class:`LearningCurve` evaluates the policy being trained (its deterministic action) every
 ``every`` steps on ``episodes`` validation seeds and logs ``eval/<algo>/objective_usd`` (and
 the rejected-jobs count) at the step count. The baselines (``aco``, ``first-fit``, ... by
 default) are played once on the same seeds when training starts and logged at every point,

@@ -90,7 +90,7 @@ def collect_planted(
         scenario: A planted scenario (loaded, or a bundled name or YAML path).
         episodes: Episodes to play (>= 1).
         seed: The first episode's seed (env and agents).
-        agent: Who plays (a registered name or ``sb3:PATH``; it takes its most likely action);
+        agent: Who plays (a registered name or ``sb3:PATH``; it takes its deterministic action);
             ``None``: the expert itself.
         progress: A bar on a terminal, else one summary line.
 

@@ -362,8 +362,8 @@ def _evaluate(model: Any, config: TrainConfig, scenario: Scenario, run_dir: Path
     (:mod:`training.evaluation.protocol`); the trained model (``<algo>``) is the reference of the
     paired comparisons.
 
-    The trained policy is scored twice: ``<algo>`` takes its most likely action (the usual
-    deterministic evaluation), ``<algo>-sampled`` samples from the policy (seeded per episode).
+    The trained policy is scored twice: ``<algo>`` takes its deterministic action
+    (:func:`agents.place_or_defer.place_or_defer`), ``<algo>-sampled`` samples from the policy (seeded per episode).
     Writes ``RUN/eval/`` (results.json, plots) and ``RUN/eval.json``, and records the
     ``test/<agent>/<metric>`` scalars at the trained step count (``eval/`` holds the learning curve,
     on the validation seeds: :mod:`training.learning.curves`).

@@ -2,8 +2,9 @@
 
 :func:`load_module` reads the trained :class:`~training.scale.rllib.module.MaskedActorCritic` out of an
 RLlib checkpoint directory (no Ray runtime is started: only the module's own files are read).
-:class:`RLlibAgent` implements the :class:`agents.Agent` protocol with it: the argmax of the
-masked logits, or a sample from them seeded by ``reset(seed)``. :func:`evaluate_checkpoint`
+:class:`RLlibAgent` implements the :class:`agents.Agent` protocol with it: the deterministic action of
+the masked logits (:func:`agents.place_or_defer.place_or_defer`), or a sample from them seeded by
+``reset(seed)``. :func:`evaluate_checkpoint`
 plays it beside registered baselines on the same seeds with :func:`training.evaluation.evaluator.evaluate`.
 
 Ray stays out of the library packages (``agents`` knows only registered names and ``sb3:``), so
@@ -22,6 +23,7 @@ import numpy as np
 
 from agents import AgentSpecError, agent_names, register_agent
 from agents.base import AgentState
+from agents.place_or_defer import place_or_defer
 
 if TYPE_CHECKING:
     from digital_twin.scenario import Scenario
@@ -87,16 +89,16 @@ class RLlibAgent:
         episode_start: np.ndarray | None = None,
         deterministic: bool = True,
     ) -> tuple[np.ndarray, AgentState]:
-        """The argmax of the masked logits (``deterministic``), or a sample of their softmax."""
+        """The masked logits' softmax: :func:`agents.place_or_defer.place_or_defer` of it, or a sample."""
         del state, episode_start
         import torch
 
         with torch.no_grad():
             batch = {key: torch.as_tensor(np.asarray(value))[None] for key, value in observation.items()}
             logits = self.module.masked_logits(batch)[0].double().numpy()
-        if deterministic:
-            return np.asarray(int(np.argmax(logits)), dtype=np.int64), None
         probabilities = np.exp(logits - logits.max())
+        if deterministic:
+            return np.asarray(place_or_defer(probabilities), dtype=np.int64), None
         action = self._rng.choice(len(logits), p=probabilities / probabilities.sum())
         return np.asarray(int(action), dtype=np.int64), None
 

@@ -11,7 +11,7 @@ env runner processes sampling whole episodes, and leaves a run directory:
 * ``tb/``: TensorBoard events, ``rollout/``, ``train/``, ``time/`` and ``scheduling/`` per
   iteration (x = env steps), ``test/<agent>/`` the final evaluation;
 * ``metrics.jsonl``: one line per iteration, the same scalars;
-* ``eval/``, ``eval.json``: the final evaluation, the policy's argmax (``rllib-ppo``) and its
+* ``eval/``, ``eval.json``: the final evaluation, the policy's deterministic action (``rllib-ppo``) and its
   samples (``rllib-ppo-sampled``) beside the baselines (results.json and plots, as ``aco-env
   train`` writes them);
 * ``summary.json``: iterations, env steps, wall time, each sub-env's first seed, the last
@@ -293,8 +293,8 @@ def _log_iteration(writer: Any, run_dir: Path, iteration: int, scalars: dict[str
 def _evaluate(config: RLlibConfig, scenario: Scenario, run_dir: Path, trained: RLlibResult) -> Evaluation:
     """The policy beside the baselines on the protocol's test seeds, as ``aco-env train``: RUN/eval/, eval.json, tb/.
 
-    As in ``aco-env train``, the policy is played twice: ``rllib-ppo`` takes the argmax of the
-    masked logits, ``rllib-ppo-sampled`` samples from them (seeded per episode).
+    As in ``aco-env train``, the policy is played twice: ``rllib-ppo`` takes its deterministic
+    action (:func:`agents.place_or_defer.place_or_defer`), ``rllib-ppo-sampled`` samples from them (seeded per episode).
     """
     from aco_env.metrics import TEST_PREFIX
     from training.evaluation.protocol import TEST, first_seed
