@@ -23,7 +23,7 @@ def place_or_defer(weights: np.ndarray) -> int:
 
     Args:
         weights: ``(N + 1,)`` nonnegative action probabilities, or any positive multiple of them
-            (unnormalised is fine), with 0 for the masked actions; defer last.
+            (unnormalised is fine), with 0 for the masked actions; defer last; ``N >= 1``.
 
     Returns:
         ``N`` (defer) when ``weights[N] > weights[:N].sum()`` or no node has weight; else the
@@ -36,9 +36,17 @@ def place_or_defer(weights: np.ndarray) -> int:
     >>> place_or_defer(np.array([0.0, 0.0, 1.0]))
     2
     """
+    return int(place_or_defer_rows(np.asarray(weights)[None])[0])
+
+
+def place_or_defer_rows(weights: np.ndarray) -> np.ndarray:
+    """:func:`place_or_defer` of each row of ``weights`` (``(B, N + 1)``): ``(B,)`` int64 action indices.
+
+    >>> place_or_defer_rows(np.array([[0.2, 0.35, 0.45], [0.1, 0.2, 0.7]])).tolist()
+    [1, 2]
+    """
     weights = np.asarray(weights, dtype=np.float64)
-    nodes = weights[:-1]
-    placing = float(nodes.sum())
-    if placing <= 0.0 or weights[-1] > placing:
-        return len(weights) - 1
-    return int(np.argmax(nodes))
+    nodes = weights[:, :-1]
+    placing = nodes.sum(axis=1)
+    defers = (placing <= 0.0) | (weights[:, -1] > placing)
+    return np.where(defers, weights.shape[1] - 1, nodes.argmax(axis=1)).astype(np.int64)

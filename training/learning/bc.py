@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from aco_env import PlacementEnv
+from agents.place_or_defer import place_or_defer_rows
 from digital_twin.scenario import Scenario
 from training.learning.labels import Labels, stack_labels
 from training.progress import Progress
@@ -86,7 +87,10 @@ def fit_policy(
 
 
 def label_accuracy(policy: torch.nn.Module, labels: Labels, masked: bool) -> dict[str, float]:
-    """``loss`` (mean cross-entropy of the labels, nats) and ``accuracy`` (share where the policy's mode is the label).
+    """``loss`` (mean cross-entropy of the labels, nats) and ``accuracy`` (share where the policy would play the label).
+
+    The policy's play is its deterministic action among the valid ones
+    (:func:`agents.place_or_defer.place_or_defer`), as :class:`agents.sb3_agent.SB3Agent` takes it.
 
     Args:
         policy: An SB3 ``ActorCriticPolicy`` (MaskablePPO's when ``masked``), not changed.
@@ -100,5 +104,6 @@ def label_accuracy(policy: torch.nn.Module, labels: Labels, masked: bool) -> dic
         )
         target = torch.as_tensor(labels.actions)
         loss_value = float(-distribution.log_prob(target).mean())
-        accuracy = float((distribution.mode() == target).float().mean())
+        probabilities = np.where(labels.masks, distribution.distribution.probs.cpu().numpy(), 0.0)
+        accuracy = float(np.mean(place_or_defer_rows(probabilities) == labels.actions))
     return {"loss": loss_value, "accuracy": accuracy}
