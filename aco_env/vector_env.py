@@ -19,9 +19,13 @@ the new episode's first observation in the batch: what Stable-Baselines3's ``Vec
 ``disabled`` (an env whose episode ended stays at its end until ``reset``: a step gives its final
 observation again, reward 0: a batch of one episode per env, e.g. an imitation round's).
 
-Envs may play different scenarios (a task distribution: env ``b`` the ``b``-th, cycling) on
-fleets of one size (the spaces must agree). ``reset_options`` gives each env's options at its
-resets (e.g. a start hour per episode seed: ``training.learning.random_start_hour``).
+Envs may play different scenarios (a task distribution: env ``b`` the ``b``-th, cycling), on
+fleets of any sizes. The batch's fleet size N is the largest; an env of fewer nodes is padded to
+it (:mod:`aco_env.padding`: zero rows, invalid in its mask, its defer at N):
+:meth:`BatchedClusterEnv.env_action` and :meth:`~BatchedClusterEnv.env_observation` give an env's
+own action and observation, what an agent made for its env reads. ``reset_options`` gives each
+env's options at its resets (e.g. a start hour per episode seed:
+``training.learning.random_start_hour``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from gymnasium.vector.utils import batch_space
 
 import scenarios
 from aco_env.env import ClusterSchedulingEnv
+from aco_env.padding import own_action, own_observation, padded_action
 from aco_env.types import FINAL_INFO, EnvConfig
 from digital_twin.scenario import Scenario
 
@@ -64,6 +69,7 @@ class BatchedClusterEnv(VectorEnv):
     Attributes:
         envs: The B envs (each its own twin, encoder and generator): agents that read an env
             (``cluster_view``) are given ``envs[b]``.
+        n_nodes: N, the batch's fleet size (its largest fleet's; the others are padded to it).
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012  (VectorEnv declares it an instance attribute)
@@ -99,27 +105,32 @@ class BatchedClusterEnv(VectorEnv):
             ClusterSchedulingEnv(tasks[b % len(tasks)], config=configs[b % len(tasks) % len(configs)])
             for b in range(num_envs)
         ]
-        sizes = {env.n_nodes for env in self.envs}
-        if len(sizes) > 1:
-            raise ValueError(f"the scenarios' fleets differ in size ({sorted(sizes)} nodes): the spaces must agree")
+        largest = max(self.envs, key=lambda env: env.n_nodes)
         self.num_envs = num_envs
         self.config = base
         self.copy = copy
         self.autoreset_mode = autoreset_mode
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode}
-        self.single_observation_space = self.envs[0].observation_space
-        self.single_action_space = self.envs[0].action_space
+        # Every row of a node box has the same bounds, so the largest fleet's space holds a padded one.
+        self.single_observation_space = largest.observation_space
+        self.single_action_space = largest.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self.n_nodes = self.envs[0].n_nodes
+        self.n_nodes = largest.n_nodes
         self._reset_options = reset_options
         assert isinstance(self.single_observation_space, gym.spaces.Dict)
         self._buffers = {
             key: np.zeros((num_envs, *(space.shape or ())), dtype=np.float32)
             for key, space in self.single_observation_space.spaces.items()
         }
+        # A padded env's encoder writes its own mask (its defer at n), copied into the batch's row (defer at N).
+        self._own_masks: list[np.ndarray | None] = [None] * num_envs
         for b, env in enumerate(self.envs):
-            env._encoder.bind({key: buffer[b] for key, buffer in self._buffers.items()})
+            rows = {key: buffer[b] for key, buffer in self._buffers.items()}
+            if env.n_nodes < self.n_nodes:
+                rows["nodes"], rows["history"] = rows["nodes"][: env.n_nodes], rows["history"][: env.n_nodes]
+                rows["action_mask"] = self._own_masks[b] = np.zeros(env.n_nodes + 1, dtype=np.float32)
+            env._encoder.bind(rows)
         self._rewards = np.zeros(num_envs, dtype=np.float64)
         self._terminations = np.zeros(num_envs, dtype=bool)
         self._truncations = np.zeros(num_envs, dtype=bool)
@@ -162,8 +173,8 @@ class BatchedClusterEnv(VectorEnv):
                 info = self._reset_env(b, None, None)
                 rewards[b], terminations[b], truncations[b] = 0.0, False, False
             else:
-                rewards[b], terminations[b], truncations[b], info = env._advance(actions.item(b))
-                env._encoder.encode_into(env._require_twin())
+                rewards[b], terminations[b], truncations[b], info = env._advance(self.env_action(b, actions.item(b)))
+                self._encode(b)
                 if same_step and (terminations[b] or truncations[b]):
                     final = {key: buffer[b].copy() for key, buffer in self._buffers.items()}
                     infos = self._add_info(infos, {"final_obs": final, "final_info": info}, b)
@@ -173,6 +184,18 @@ class BatchedClusterEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             np.logical_or(terminations, truncations, out=self._autoreset_envs)
         return self._observations(), rewards.copy(), terminations.copy(), truncations.copy(), infos
+
+    def env_action(self, b: int, action: int) -> int:
+        """Batch action ``action`` as env ``b``'s own (:func:`aco_env.padding.own_action`)."""
+        return own_action(action, self.envs[b].n_nodes, self.n_nodes)
+
+    def batch_action(self, b: int, action: int) -> int:
+        """Env ``b``'s own action as the batch's (:func:`aco_env.padding.padded_action`)."""
+        return padded_action(action, self.envs[b].n_nodes, self.n_nodes)
+
+    def env_observation(self, b: int, observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Env ``b``'s own observation from row ``b`` of a batch observation (views, but a padded env's mask)."""
+        return own_observation({key: values[b] for key, values in observation.items()}, self.envs[b].n_nodes)
 
     def action_masks(self) -> np.ndarray:
         """``(B, N + 1)`` bool: each env's valid actions now (sb3-contrib's MaskablePPO reads this)."""
@@ -185,10 +208,19 @@ class BatchedClusterEnv(VectorEnv):
         """Reset env ``b`` (its observation written into its rows), with its options; its info."""
         if options is None and self._reset_options is not None:
             options = self._reset_options(b, seed)
-        env = self.envs[b]
-        info = env._new_episode(seed, options)
-        env._encoder.encode_into(env._require_twin())
+        info = self.envs[b]._new_episode(seed, options)
+        self._encode(b)
         return info
+
+    def _encode(self, b: int) -> None:
+        """Write env ``b``'s observation into its rows (a padded env's mask into its row's first n and last entries)."""
+        env = self.envs[b]
+        env._encoder.encode_into(env._require_twin())
+        own = self._own_masks[b]
+        if own is not None:
+            row = self._buffers["action_mask"][b]
+            row[: env.n_nodes] = own[:-1]
+            row[self.n_nodes] = own[-1]
 
     def _observations(self) -> dict[str, np.ndarray]:
         if self.copy:

@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from aco_env.padding import own_action, padded_mask, padded_observation
 from agents.algorithms import ALGORITHMS, Algorithm, algorithm_names
 from agents.base import AgentSpecError, AgentState
 from agents.place_or_defer import place_or_defer
@@ -263,22 +264,37 @@ class SB3Agent:
         mask = np.asarray(observation["action_mask"], dtype=bool)
         if self.deferral == NEW_FIT:
             mask = without_stranding_deferral(mask, self.env.unwrapped.current_candidates())  # type: ignore[attr-defined]
+        n = len(mask) - 1
+        model_nodes = self._model_nodes()
+        if n < model_nodes:  # a model trained on padded fleets, still in training (a loaded one is rebuilt for n)
+            observation, mask = padded_observation(observation, model_nodes), padded_mask(mask, model_nodes)
+        action = self._model_action(observation, mask, deterministic)
+        return np.asarray(own_action(action, n, max(n, model_nodes)), dtype=np.int64).reshape(()), None
+
+    def _model_nodes(self) -> int:
+        """The fleet size of the model's observation space (0 for a space without node rows)."""
+        space = self.model.observation_space
+        shape = space["nodes"].shape if isinstance(space, gym.spaces.Dict) and "nodes" in space.spaces else None
+        return int(shape[0]) if shape else 0
+
+    def _model_action(self, observation: dict[str, np.ndarray], mask: np.ndarray, deterministic: bool) -> int:
+        """:meth:`predict`'s action on an observation of the model's own space, ``mask`` its valid actions."""
         if self.algorithm.masked and not deterministic:
             action, _ = self.model.predict(observation, action_masks=mask, deterministic=False)
-            return np.asarray(action, dtype=np.int64).reshape(()), None
+            return int(action)
         import torch
 
         obs_tensor, _ = self.model.policy.obs_to_tensor(observation)
         with torch.no_grad():
             if self.algorithm.value_based:
                 q_values = self.model.q_net(obs_tensor)[0].cpu().numpy()
-                return np.asarray(int(np.argmax(np.where(mask, q_values, -np.inf))), dtype=np.int64).reshape(()), None
+                return int(np.argmax(np.where(mask, q_values, -np.inf)))
             masks = {"action_masks": mask} if self.algorithm.masked else {}
             probabilities = self.model.policy.get_distribution(obs_tensor, **masks).distribution.probs[0].cpu().numpy()
         probabilities = np.where(mask, probabilities, 0.0)
         if deterministic:
-            return np.asarray(place_or_defer(probabilities), dtype=np.int64).reshape(()), None
-        return np.asarray(int(torch.multinomial(torch.as_tensor(probabilities), 1)), dtype=np.int64).reshape(()), None
+            return place_or_defer(probabilities)
+        return int(torch.multinomial(torch.as_tensor(probabilities), 1))
 
 
 def without_stranding_deferral(mask: np.ndarray, candidates: np.ndarray) -> np.ndarray:

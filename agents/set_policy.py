@@ -13,7 +13,9 @@ each node's meaning to its position. :class:`SetPolicy` instead:
   node), by one shared MLP -> ``h_i``;
 * embeds the decision's context: the job and the clock, and the queue behind it as the masked
   mean of a shared MLP over its rows -> ``c``;
-* pools the fleet: the mean and the max of ``h_i`` over the nodes -> ``g``;
+* pools the fleet: the mean and the max of ``h_i`` over the nodes -> ``g`` (over the real nodes of a
+  padded observation: a batch of fleets of several sizes, :class:`aco_env.vector_env.BatchedClusterEnv`,
+  pads the smaller with rows of zeros, and a real node's ``cpu_rel`` is > 0);
 * scores node ``i`` by a shared MLP of ``[h_i, c, g]`` and the defer action by an MLP of
   ``[c, g]``; the value by an MLP of ``[c, g]``.
 
@@ -103,6 +105,20 @@ def symlog(x: torch.Tensor) -> torch.Tensor:
     return torch.sign(x) * torch.log1p(torch.abs(x))
 
 
+def _fleet_pools(h: torch.Tensor, present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The mean and the max of ``h`` ``(B, N, width)`` over the nodes ``present`` ``(B, N)`` marks, each ``(B, width)``.
+
+    Without padding (every node present) these are ``h.mean(1)`` and ``h.max(1)`` themselves, so
+    that a model plays exactly as it did before padded batches existed; each observation has at
+    least one node.
+    """
+    if bool(present.all()):
+        return h.mean(1), h.max(1).values
+    weight = present.to(h.dtype)[..., None]  # (B, N, 1)
+    mean = (h * weight).sum(1) / weight.sum(1)
+    return mean, h.masked_fill(~present[..., None], -torch.inf).max(1).values
+
+
 def mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
     """Linear layers of ``sizes`` with ``activation`` between them (none after the last)."""
     layers: list[nn.Module] = []
@@ -185,7 +201,7 @@ class SetHeads(nn.Module):
             fill = h.new_zeros(h.shape[0], 1)
         context_in = torch.cat([symlog(obs["job"]), obs["clock"], queued, fill], dim=-1)
         context = self.activation(self.context_embed(context_in))  # (B, width)
-        pooled = torch.cat([context, h.mean(1), h.max(1).values], dim=-1)  # (B, 3 width)
+        pooled = torch.cat([context, *_fleet_pools(h, nodes[..., _NODE["cpu_rel"]] > 0)], dim=-1)  # (B, 3 width)
         return h, pooled
 
     def forward(self, obs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -68,10 +68,19 @@ def _random_valid(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "tasks", [["fleet5-synthetic"], ["fleet5-synthetic", "fleet5-utility", "fleet5-synthetic-varied"]]
+    "tasks",
+    [
+        ["fleet5-synthetic"],
+        ["fleet5-synthetic", "fleet5-utility", "fleet5-synthetic-varied"],
+        ["toy3", "fleet5-synthetic"],  # fleets of two sizes: the 3-node envs padded to 5
+    ],
 )
 def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str]) -> None:
-    """reset(seed=s): env b plays what a single env of its scenario reset with s + b plays, autoresets included."""
+    """reset(seed=s): env b plays what a single env of its scenario reset with s + b plays, autoresets included.
+
+    A padded env's own observation (``env_observation``) is its single env's, and its batch actions
+    (defer at N) are its own (``env_action``); its padded rows stay zero and invalid.
+    """
     b_envs = 5
     venv = BatchedClusterEnv(tasks, b_envs)
     singles = [ClusterSchedulingEnv(tasks[b % len(tasks)], info="final") for b in range(b_envs)]
@@ -81,8 +90,11 @@ def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str]) -> N
     autoreset = [False] * b_envs
     episodes = 0
     for _ in range(300):
-        for b in range(b_envs):
-            assert all(np.array_equal(obs[key][b], single_obs[b][key]) for key in obs)
+        for b, env in enumerate(singles):
+            own = venv.env_observation(b, obs)
+            assert all(np.array_equal(own[key], single_obs[b][key]) for key in obs)
+            assert not obs["nodes"][b, env.n_nodes :].any() and not obs["history"][b, env.n_nodes :].any()
+            assert not obs["action_mask"][b, env.n_nodes : venv.n_nodes].any() and obs["action_mask"][b, -1] == 1.0
         assert venv.observation_space.contains(obs)
         actions = _random_valid(obs["action_mask"], rng)
         obs, rewards, terminated, truncated, info = venv.step(actions)
@@ -91,7 +103,7 @@ def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str]) -> N
                 single_obs[b], _ = env.reset()
                 expected = (0.0, False, False, {})
             else:
-                single_obs[b], *step = env.step(int(actions[b]))
+                single_obs[b], *step = env.step(venv.env_action(b, int(actions[b])))
                 expected = tuple(step)
             assert (rewards[b], terminated[b], truncated[b]) == expected[:3]
             assert expected[3] == _info_of(info, b)
@@ -124,10 +136,28 @@ def test_batched_env__same_step_autoreset_gives_the_final_observation_in_info() 
     assert ended >= 2
 
 
-def test_batched_env__refuses_fleets_of_different_sizes_and_bad_actions() -> None:
-    """Scenarios must share a fleet size (one space); actions must be one per env."""
-    with pytest.raises(ValueError, match="fleets differ in size"):
-        BatchedClusterEnv(["fleet5-synthetic", "fleet20-synthetic"], 2)
+def test_batched_env__a_padded_node_is_an_invalid_action_never_a_defer() -> None:
+    """In a 3-node env padded to 5, actions 3 and 4 are invalid (the penalty, nothing changes); 5 defers."""
+    venv = BatchedClusterEnv(["toy3", "fleet5-synthetic"], 2)
+    single = ClusterSchedulingEnv("toy3", info="final")
+    obs, _ = venv.reset(seed=7)
+    single.reset(seed=7)
+    assert (venv.n_nodes, single.n_nodes) == (5, 3)
+    assert [venv.env_action(0, a) for a in range(6)] == [0, 1, 2, 4, 4, 3]
+    assert [venv.batch_action(0, a) for a in range(4)] == [0, 1, 2, 5]
+    for action in (3, 4, 5):  # two invalid steps, then a deferral: the single env's, step for step
+        before = {key: values[0].copy() for key, values in obs.items()}
+        obs, rewards, *_ = venv.step(np.array([action, 5]))
+        single_obs, reward, *_ = single.step(venv.env_action(0, action))
+        assert rewards[0] == reward
+        own = venv.env_observation(0, obs)
+        assert all(np.array_equal(own[key], single_obs[key]) for key in own)
+        if action < 5:
+            assert reward < 0 and all(np.array_equal(obs[key][0], before[key]) for key in obs)
+
+
+def test_batched_env__refuses_bad_actions() -> None:
+    """Actions must be one per env."""
     venv = BatchedClusterEnv("fleet5-synthetic", 2)
     venv.reset(seed=0)
     with pytest.raises(ValueError, match="shape"):

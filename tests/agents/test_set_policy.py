@@ -12,6 +12,7 @@ from sb3_contrib import MaskablePPO
 
 from aco_env import ClusterSchedulingEnv
 from aco_env.observation import NODE_FEATURES
+from aco_env.vector_env import BatchedClusterEnv
 from agents.sb3_agent import ModelFileError, load_sb3_agent
 from agents.set_policy import JOB_NODE_FEATURES, SetPolicy, job_node_features
 from digital_twin import JobSpec, NodeSpec
@@ -52,6 +53,25 @@ def test_set_policy__permuting_the_nodes_permutes_the_logits_and_keeps_defer_and
         obs, _, terminated, truncated, _ = env.step(int(rng.choice(valid)))
         if terminated or truncated:
             obs, _ = env.reset(seed=4)
+
+
+def test_set_policy__a_padded_fleet_scores_as_its_own() -> None:
+    """A 3-node env padded to 5 in a batch: its nodes' logits, defer logit and value are its own observation's."""
+    venv = BatchedClusterEnv(["toy3", "fleet5-synthetic"], 2)
+    env = ClusterSchedulingEnv("fleet5-synthetic")
+    model = MaskablePPO(SetPolicy, env, seed=0, device="cpu", policy_kwargs={"job_node_features": True})
+    heads = model.policy.mlp_extractor
+    obs, _ = venv.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        batch = {key: torch.as_tensor(value) for key, value in obs.items()}
+        own = {key: torch.as_tensor(value)[None] for key, value in venv.env_observation(0, obs).items()}
+        with torch.no_grad():
+            (padded_logits, padded_latent), (own_logits, own_latent) = heads(batch), heads(own)
+        torch.testing.assert_close(padded_logits[0, :3], own_logits[0, :3], rtol=0, atol=1e-5)
+        torch.testing.assert_close(padded_logits[0, -1], own_logits[0, -1], rtol=0, atol=1e-5)
+        torch.testing.assert_close(padded_latent[0], own_latent[0], rtol=0, atol=1e-5)
+        obs, *_ = venv.step(np.array([int(rng.choice(np.flatnonzero(mask))) for mask in obs["action_mask"]]))
 
 
 def test_set_policy__has_no_parameter_that_depends_on_the_fleet_size() -> None:

@@ -59,8 +59,9 @@ class TrainConfig:
     """Bundled scenario name or path to a scenario YAML file: trained on, curves and the final evaluation."""
     train_scenarios: tuple[str, ...] = comma_separated((), str, metavar="NAME,...")
     """More scenarios to train on beside --scenario (a task distribution): training env r plays the r-th
-    of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. They need
-    --scenario's fleet size (the envs collect side by side into one batch of observations)."""
+    of (scenario, *train_scenarios), cycling, and DAgger's episodes cycle through them the same way. Fleets of
+    several sizes need the set policy and the batched envs, which pad the smaller fleets to the largest
+    (aco_env.vector_env)."""
     suite_group: str = simple_parsing.field(default="", choices=["", "train"])
     """Train on a group of the default benchmark suite's tasks (training/suite/suite-v2.yaml): train = its
     training group, the first task's scenario as --scenario and the others' as --train-scenarios (the held-out

@@ -194,10 +194,12 @@ def _label_batch(
     episodes: list[list[tuple[dict[str, np.ndarray], int]]] = [[] for _ in seeds]
     while playing.any():
         chosen = np.full(batch.num_envs, batch.n_nodes, dtype=np.int64)  # an ended episode's action: any
-        for b in np.flatnonzero(playing):
-            own = {key: values[b] for key, values in observation.items()}  # views of this step's fresh copy
-            chosen[b] = label = int(experts[b].predict(own)[0])
-            episodes[b].append((own, label))
+        for b in np.flatnonzero(playing).tolist():
+            row = {key: values[b] for key, values in observation.items()}  # views of this step's fresh copy
+            # the expert reads its env's own observation; the student learns from the batch's (padded) row
+            own_label = int(experts[b].predict(batch.env_observation(b, observation))[0])
+            chosen[b] = label = batch.batch_action(b, own_label)
+            episodes[b].append((row, label))
         if student is not None:
             rows = np.flatnonzero(playing)
             batch_obs = {key: values[rows] for key, values in observation.items()}

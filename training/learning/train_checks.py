@@ -166,7 +166,10 @@ def with_suite_group(config: TrainConfig, given: Collection[str]) -> TrainConfig
 
 
 def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scenario, ...]:
-    """``--train-scenarios``, loaded: each loads, has its data and has ``scenario``'s fleet size.
+    """``--train-scenarios``, loaded: each loads and has its data, and fits into the training batch.
+
+    Fleets of other sizes than ``scenario``'s fit only where the envs pad them into one batch (the
+    set policy in the batched env).
 
     Raises:
         UsageError: The first that does not, named.
@@ -175,10 +178,16 @@ def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scen
     for name in config.train_scenarios:
         task = checks.scenario(name)
         if len(task.fleet) != len(scenario.fleet):
-            raise UsageError(
-                f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has {len(scenario.fleet)}; "
-                "the training envs collect into one batch, so they need one fleet size"
-            )
+            why = (
+                "a flat mlp policy's weights fix the fleet size" if config.policy_kind != "set"
+                else "subprocess envs cannot pad their fleets into one batch; use --vec-env batched"
+                if config.vec_env != "batched" else ""
+            )  # fmt: skip
+            if why:
+                raise UsageError(
+                    f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has "
+                    f"{len(scenario.fleet)}; {why}"
+                )
         loaded.append(task)
     return tuple(loaded)
 

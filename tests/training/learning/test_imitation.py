@@ -103,3 +103,24 @@ def test_dagger__a_batched_round_labels_what_each_episode_alone_gives() -> None:
                 break
     assert labels.actions.tolist() == expected_actions
     assert np.array_equal(labels.observations["nodes"], np.stack(expected_nodes))
+
+
+@pytest.mark.training
+def test_dagger__fleets_of_two_sizes_label_in_the_padded_batch_s_actions() -> None:
+    """Episodes on 3 and 5 nodes in one round: each expert labels its own episode, in the batch's actions.
+
+    Every label is valid in its padded mask (a 3-node expert's defer is the batch's 5, never the
+    padded node 3), and each episode gives its expert's decisions.
+    """
+    tasks = [scenarios.load("fleet5-synthetic"), scenarios.load("toy3")]
+    model = MaskablePPO(SetPolicy, ClusterSchedulingEnv(tasks[0]), seed=0, device="cpu")
+    settings = DaggerSettings(expert="first-fit", iterations=1, episodes=2, epochs=1)
+    labels, rounds = dagger(model, tasks, settings, seed=0, progress=False)
+    decisions = [
+        play_episode(env, make_agent("first-fit", env), IMITATION_SEED_OFFSET + k).metrics["decisions"]
+        for k, env in enumerate(ClusterSchedulingEnv(task) for task in tasks)
+    ]
+    assert rounds[0].new_labels == len(labels.actions) == sum(decisions)
+    assert labels.masks.shape[1] == 6 and labels.masks[np.arange(len(labels.actions)), labels.actions].all()
+    toy = slice(int(decisions[0]), None)  # the second episode's labels, on the 3-node fleet
+    assert not np.isin(labels.actions[toy], [3, 4]).any()

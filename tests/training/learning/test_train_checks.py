@@ -59,3 +59,14 @@ def test_check_train_config__suite_group_trains_on_the_suite_s_training_group_on
     both = TrainConfig(logdir=tmp_path, suite_group="train", scenario="planted5")
     with pytest.raises(UsageError, match="--suite-group train sets --scenario; give one or the other"):
         check_train_config(both, given_options(both))
+
+
+def test_check_train_config__fleets_of_several_sizes_need_the_set_policy_in_the_batched_env(tmp_path: Path) -> None:
+    """--train-scenarios on another fleet size: the set policy in the batched env pads them; else a usage error."""
+    mixed = {"logdir": tmp_path, "scenario": "fleet5-synthetic", "train_scenarios": ("toy3",), "eval_episodes": 0}
+    checked = check_train_config(TrainConfig(**mixed))
+    assert [len(task.fleet) for task in checked.train_scenarios] == [3]
+    with pytest.raises(UsageError, match=r"--train-scenarios toy3: 3 nodes, but fleet5-synthetic has 5; a flat mlp"):
+        check_train_config(TrainConfig(**mixed, algo="ppo"))
+    with pytest.raises(UsageError, match="subprocess envs cannot pad their fleets into one batch"):
+        check_train_config(TrainConfig(**mixed, vec_env="subprocess"))

@@ -39,6 +39,28 @@ def test_train__tiny_run_writes_the_run_directory_and_tensorboard(algo: str, tmp
 
 
 @pytest.mark.training
+def test_train__fleets_of_two_sizes_train_one_set_policy_that_plays_both(tmp_path: Path) -> None:
+    """DAgger and PPO over a 3-node and a 5-node scenario (padded into one batch); the model plays each fleet.
+
+    The run's own evaluation plays the model in training (its space the 5-node batch's) on the
+    3-node scenario, its observations padded; the saved model, loaded, plays either fleet.
+    """
+    from aco_env import ClusterSchedulingEnv
+    from agents.sb3_agent import load_sb3_agent
+    from training.evaluation.rollout import play_episode
+
+    config = TrainConfig(scenario="toy3", train_scenarios=("fleet5-synthetic",), n_envs=2, logdir=tmp_path,
+                         **dict(TINY, dagger_iterations=1, dagger_episodes=2, eval_episodes=1))  # fmt: skip
+    run_dir = train(config)
+    evaluated = json.loads((run_dir / "eval.json").read_text())["agents"]["maskable-ppo"]["mean"]
+    assert evaluated["decisions"] > 0 and evaluated["invalid_actions"] == 0
+    for name in ("fleet5-synthetic", "toy3"):
+        env = ClusterSchedulingEnv(name)
+        episode = play_episode(env, load_sb3_agent(f"maskable-ppo:{run_dir / 'model.zip'}", env), seed=1)
+        assert episode.metrics["invalid_actions"] == 0 and episode.metrics["decisions"] > 0
+
+
+@pytest.mark.training
 def test_train__evaluation_writes_eval_json_and_eval_scalars(tmp_path: Path) -> None:
     """eval.json holds the trained agent (argmax and sampled) and the baselines on the same seeds."""
     run_dir = train(TrainConfig(logdir=tmp_path, **dict(TINY, eval_episodes=2), eval_agents=("first-fit",)))
