@@ -235,7 +235,7 @@ def test_sweep__killed_and_resumed_finishes_with_one_run_directory_per_trial(tmp
 def test_sweep__ctrl_c_says_how_to_resume_and_the_resume_finishes(tmp_path: Path) -> None:
     """Ctrl-C: a short and a long trial, SIGINT after the short one: exit 130 naming --resume; resumed: 2 runs."""
     out = tmp_path / "sweep"
-    command = sweep_command("--grid", "timesteps=64,1536", *TINY[2:], "--set", "n_steps=64",
+    command = sweep_command("--grid", "timesteps=64,12288", *TINY[2:], "--set", "n_steps=64",
                             "--set", "checkpoint_every=256", "--out", str(out))
     process = subprocess.Popen(command, cwd=ROOT, env=run_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
@@ -257,7 +257,7 @@ def test_sweep__ctrl_c_says_how_to_resume_and_the_resume_finishes(tmp_path: Path
 
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     rows = read_summary(out)
-    assert sorted(row["timesteps"] for row in rows) == ["1536", "64"], rows
+    assert sorted(row["timesteps"] for row in rows) == ["12288", "64"], rows
     assert {row["status"] for row in rows} == {"finished"} and short.stem in {row["trial_id"] for row in rows}
     assert len(list((out / "runs").iterdir())) == 2
     assert json.loads((out / "best.json").read_text())["trial_id"] == rows[0]["trial_id"]
