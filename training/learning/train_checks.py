@@ -177,19 +177,23 @@ def check_train_scenarios(config: TrainConfig, scenario: Scenario) -> tuple[Scen
     loaded = []
     for name in config.train_scenarios:
         task = checks.scenario(name)
-        if len(task.fleet) != len(scenario.fleet):
-            why = (
-                "a flat mlp policy's weights fix the fleet size" if config.policy_kind != "set"
-                else "subprocess envs cannot pad their fleets into one batch; use --vec-env batched"
-                if config.vec_env != "batched" else ""
-            )  # fmt: skip
-            if why:
-                raise UsageError(
-                    f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has "
-                    f"{len(scenario.fleet)}; {why}"
-                )
+        why = _why_one_fleet_size(config)
+        if why and len(task.fleet) != len(scenario.fleet):
+            raise UsageError(
+                f"--train-scenarios {name}: {len(task.fleet)} nodes, but {config.scenario} has "
+                f"{len(scenario.fleet)}; {why}"
+            )
         loaded.append(task)
     return tuple(loaded)
+
+
+def _why_one_fleet_size(config: TrainConfig) -> str | None:
+    """Why the run's training envs need one fleet size (``None``: they pad smaller fleets to the largest)."""
+    if config.policy_kind != "set":
+        return "a flat mlp policy's weights fix the fleet size"
+    if config.vec_env != "batched":
+        return "subprocess envs cannot pad their fleets into one batch; use --vec-env batched"
+    return None
 
 
 def check_seed_ranges(config: TrainConfig) -> None:
