@@ -39,11 +39,20 @@ def padded_observation(observation: dict[str, np.ndarray], n_nodes: int) -> dict
 
 def padded_mask(mask: np.ndarray, n_nodes: int) -> np.ndarray:
     """An ``(n + 1,)`` action mask as the ``(n_nodes + 1,)`` one of the padded fleet (a fresh array)."""
-    n = len(mask) - 1
     padded = np.zeros(n_nodes + 1, dtype=mask.dtype)
-    padded[:n] = mask[:n]
-    padded[n_nodes] = mask[n]
+    write_padded_mask(mask, padded)
     return padded
+
+
+def write_padded_mask(mask: np.ndarray, out: np.ndarray) -> None:
+    """Write an ``(n + 1,)`` action mask into ``out``, the padded fleet's ``(N + 1,)`` one, in place.
+
+    Its nodes go to ``out[:n]`` and its defer to ``out[N]``; ``out[n:N]``, the padded nodes, are
+    left as they are (zeros: invalid).
+    """
+    n = len(mask) - 1
+    out[:n] = mask[:n]
+    out[-1] = mask[n]
 
 
 def own_observation(observation: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:

@@ -42,7 +42,7 @@ from gymnasium.vector.utils import batch_space
 
 import scenarios
 from aco_env.env import ClusterSchedulingEnv
-from aco_env.padding import own_action, own_observation, padded_action
+from aco_env.padding import own_action, own_observation, padded_action, write_padded_mask
 from aco_env.types import FINAL_INFO, EnvConfig
 from digital_twin.scenario import Scenario
 
@@ -213,14 +213,12 @@ class BatchedClusterEnv(VectorEnv):
         return info
 
     def _encode(self, b: int) -> None:
-        """Write env ``b``'s observation into its rows (a padded env's mask into its row's first n and last entries)."""
+        """Write env ``b``'s observation into its rows (a padded env's own mask copied into its padded row)."""
         env = self.envs[b]
         env._encoder.encode_into(env._require_twin())
         own = self._own_masks[b]
         if own is not None:
-            row = self._buffers["action_mask"][b]
-            row[: env.n_nodes] = own[:-1]
-            row[self.n_nodes] = own[-1]
+            write_padded_mask(own, self._buffers["action_mask"][b])
 
     def _observations(self) -> dict[str, np.ndarray]:
         if self.copy:
