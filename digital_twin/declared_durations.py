@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from digital_twin import portable_math
 from digital_twin.errors import SettingError, SpecError
 from digital_twin.jobs import WORKLOAD_TYPES
 from digital_twin.workload import Workload
@@ -129,7 +130,7 @@ class DeclaredDurations:
             return class_medians(true_s, jobs.workload_index)
         if rng is None:
             raise SpecError("declared durations: the noisy model needs a random generator")
-        accuracy = np.exp(rng.normal(math.log(self.median_accuracy), self.sigma, size=len(jobs)))
+        accuracy = portable_math.exp(rng.normal(math.log(self.median_accuracy), self.sigma, size=len(jobs)))
         with np.errstate(over="ignore", divide="ignore"):
             estimate: np.ndarray = true_s / accuracy
         bad = ~(np.isfinite(estimate) & (estimate > 0))

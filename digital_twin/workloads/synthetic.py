@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from digital_twin import portable_math
 from digital_twin.errors import SpecError, short_repr
 from digital_twin.identity_cache import IdentityCache
 from digital_twin.jobs import BATCH, LATENCY_CRITICAL, STREAM, WORKLOAD_TYPES
@@ -303,9 +304,7 @@ def generate_jobs(
     if classes.cpu_sizes is not None:
         size_index = _categorical(rng, classes.cpu_sizes.cdf, n, count)
         sizes, mem_per_core = classes.cpu_sizes.sizes[size_index], classes.cpu_sizes.mem_gb_per_core
-    # math.exp (the C library's), not np.exp: numpy picks an exp kernel by the CPU's SIMD width
-    # (AVX2, AVX-512), whose last bits differ, and a seed must give the same jobs on any machine.
-    spread = np.array(list(map(math.exp, (config.duration_sigma * z).tolist())), dtype=np.float64)
+    spread = portable_math.exp(config.duration_sigma * z)  # the same jobs from a seed on any machine
     # np.clip's values (nothing here is NaN), without its Python-level overhead
     duration = np.minimum(np.maximum(classes.median_duration_s[kind] * spread, config.min_duration_s),
                           config.max_duration_s)

@@ -145,6 +145,17 @@ def test_noisy__accuracy_is_lognormal_around_the_median() -> None:
     np.testing.assert_array_equal(declared.duration_s, jobs.duration_s)
 
 
+def test_noisy__declarations_are_the_c_library_exp_of_the_draws() -> None:
+    """Each declaration is ``true / exp(draw)`` by the C library's exp, bit for bit: not numpy's SIMD kernel,
+    whose last bits differ between machines (a seed gives the same episode everywhere)."""
+    jobs = _workload(2000)
+    config = DeclaredDurations(NOISY, median_accuracy=0.2, sigma=1.0)
+    draws = np.random.default_rng(3).normal(math.log(0.2), 1.0, size=len(jobs))
+    expected = [true / math.exp(draw) for true, draw in zip(jobs.duration_s.tolist(), draws.tolist(), strict=True)]
+    declared = config.apply(jobs, np.random.default_rng(3)).declared_duration_s
+    assert declared.tolist() == expected
+
+
 def test_class_median__is_the_median_of_the_jobs_class() -> None:
     """class-median declares, per workload class, the median true duration of that class in the workload."""
     jobs = _workload(301)
