@@ -11,7 +11,7 @@ from aco_env.actions import as_action_index
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv, start_hour_option
-from aco_env.types import FULL_INFO, PENALTY, EnvConfig, InvalidActionError
+from aco_env.types import COMMITTED_COST, FULL_INFO, PENALTY, EnvConfig, InvalidActionError
 from digital_twin import InvalidPlacementError
 from digital_twin.planted import PlantedEpisode
 from digital_twin.scenario import Scenario
@@ -131,7 +131,8 @@ class ClusterSchedulingEnv(TwinEnv):
     reward_scale``. The last step's reward includes everything after the last decision (running
     jobs' cost, penalties) up to the episode end. With an ``unfairness`` weight a step's reward
     can be positive: that term is an episode-level measure, recomputed as jobs arrive and end,
-    and may fall.
+    and may fall. ``reward_shaping="committed-cost"`` charges a placement's run at once and keeps
+    the return (:class:`EnvConfig`).
 
     ## Starting State
     ``reset(seed)`` builds the episode from the scenario with the env's seeded generator (the
@@ -190,6 +191,8 @@ class ClusterSchedulingEnv(TwinEnv):
         super().__init__(scenario, config, render_mode, **config_overrides)
         self.reward_fn = reward_fn or ObjectiveDeltaReward(self.config.reward_scale)
         self._objective_usd = 0.0  # the objective at the previous decision (rewards are its changes)
+        self._shaped = False  # rewards shaped by the committed cost (EnvConfig.reward_shaping)
+        self._committed_usd = 0.0  # the running jobs' committed USD at the previous decision, when shaped
         self._decisions = 0
         self._invalid_actions = 0
         self._invalid_streak = 0  # invalid actions since the last valid one
@@ -248,6 +251,8 @@ class ClusterSchedulingEnv(TwinEnv):
         self._stuck = False
         self._full_info = self.config.info == FULL_INFO
         self._objective_usd = twin.objective_usd()
+        self._shaped = self.config.reward_shaping == COMMITTED_COST
+        self._committed_usd = twin.committed_usd() if self._shaped else 0.0
         return self._info(invalid=False)
 
     def _advance(self, action: object) -> tuple[float, bool, bool, dict[str, Any]]:
@@ -269,7 +274,11 @@ class ClusterSchedulingEnv(TwinEnv):
         self._invalid_streak = 0
         info = self._info(invalid=False, final=twin.done)
         before, self._objective_usd = self._objective_usd, twin.objective_usd()
-        reward = self.reward_fn(before, self._objective_usd)
+        if self._shaped:  # the objective plus what the running jobs commit to (EnvConfig.reward_shaping)
+            committed, self._committed_usd = self._committed_usd, 0.0 if twin.done else twin.committed_usd()
+            reward = self.reward_fn(before + committed, self._objective_usd + self._committed_usd)
+        else:
+            reward = self.reward_fn(before, self._objective_usd)
         terminated = twin.terminated
         return reward, terminated, twin.done and not terminated, info
 

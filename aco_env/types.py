@@ -20,6 +20,13 @@ FINAL_INFO = "final"
 is ``{"episode_metrics": ...}`` (all a vector env's merge and a trainer read; rewards and observations unchanged)."""
 INFO_POLICIES = (FULL_INFO, FINAL_INFO)
 
+UNSHAPED = "none"
+"""Rewards are minus the objective accrued since the last decision, times the reward scale."""
+COMMITTED_COST = "committed-cost"
+"""Potential-based shaping by the committed cost: each reward also moves by the change in minus the running jobs'
+committed USD (:meth:`digital_twin.DigitalTwin.committed_usd`), 0 once the episode is over."""
+REWARD_SHAPINGS = (UNSHAPED, COMMITTED_COST)
+
 
 class InvalidActionError(ValueError):
     """Raised in strict mode for an action outside the mask; the env's state is unchanged."""
@@ -48,6 +55,15 @@ class EnvConfig:
             :class:`StepInfo` at every step) or ``"final"`` (``{}`` but on an episode's final step,
             ``{"episode_metrics": ...}``): what a vector env merges at every step and a trainer
             reads, without building and merging the objective's breakdown at each step.
+        reward_shaping: ``"none"`` (default) or ``"committed-cost"``: a placement's reward then
+            carries at once what its run will cost at full speed, its job's rate times its
+            duration, which the unshaped reward spreads over the steps the job runs through. Each
+            reward adds ``(committed before - committed after) * reward_scale``, the committed
+            cost being :meth:`~digital_twin.DigitalTwin.committed_usd` and 0 after the last step,
+            so an episode's return is still minus its objective times the scale (a potential's
+            differences sum to its first value, 0 with nothing running) and every policy's
+            expected return is unchanged. The potential reads the twin's state (the true work
+            left), as the reward itself does; the observation is the same.
     """
 
     queue_window: int = 4
@@ -58,6 +74,7 @@ class EnvConfig:
     max_invalid_streak: int = 1000
     deferral: str = NEXT_EVENT
     info: str = FULL_INFO
+    reward_shaping: str = UNSHAPED
 
     def __post_init__(self) -> None:
         if self.queue_window < 0 or self.history_ticks < 1:
@@ -74,6 +91,8 @@ class EnvConfig:
             raise ValueError(f"deferral must be one of {DEFERRALS}, got {self.deferral!r}")
         if self.info not in INFO_POLICIES:
             raise ValueError(f"info must be one of {INFO_POLICIES}, got {self.info!r}")
+        if self.reward_shaping not in REWARD_SHAPINGS:
+            raise ValueError(f"reward_shaping must be one of {REWARD_SHAPINGS}, got {self.reward_shaping!r}")
 
 
 class StepInfo(TypedDict, total=False):

@@ -55,7 +55,7 @@ from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.continuation import continued_state, past_difference, shapes_difference
 from digital_twin.sim.core import INTERRUPTION, LoggedEvent
 from digital_twin.sim.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
-from digital_twin.sim.event_handlers import start
+from digital_twin.sim.event_handlers import job_rate_usd_per_s, start
 from digital_twin.sim.event_log import log_event
 from digital_twin.sim.event_loop import fit_mask, run_to_decision
 from digital_twin.sim.features.outages import Outages
@@ -304,6 +304,18 @@ class DigitalTwin:
     def runs_left(self) -> list[tuple[int, int, float]]:
         """``(job, node, seconds)`` of every running job: the nominal work its run has left (see ``TwinViews``)."""
         return self._views.runs_left(self._s)
+
+    def committed_usd(self) -> float:
+        """USD that the running jobs' remaining nominal work costs at their prorated rates (0 when none runs).
+
+        The sum over :meth:`runs_left` of each job's rate on its node (its GPU share of the
+        node's price for a GPU job, its cpu share otherwise) times its work left: what the
+        placements made so far still commit the episode to at full speed. Contention, evictions
+        and ``active-nodes`` pricing make the true remainder differ; the env's reward shaping
+        (:class:`aco_env.types.EnvConfig`) needs only a function of the state.
+        """
+        c = self._c
+        return sum([job_rate_usd_per_s(c, j, i) * left for j, i, left in self._views.runs_left(self._s)])
 
     def candidate_masks(self, jobs: list[int]) -> np.ndarray:
         """``(len(jobs), n_nodes)`` bool: the nodes each of ``jobs`` (indices into ``spec.jobs``) could ever run on."""

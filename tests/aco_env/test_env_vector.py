@@ -10,6 +10,7 @@ from gymnasium.vector import AutoresetMode
 import aco_env  # noqa: F401  (registers the ids)
 from aco_env import ClusterSchedulingEnv
 from aco_env.registration import FLEET5_ID
+from aco_env.types import COMMITTED_COST, UNSHAPED
 from aco_env.vector_env import BatchedClusterEnv
 
 
@@ -75,15 +76,17 @@ def _random_valid(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         ["toy3", "fleet5-synthetic"],  # fleets of two sizes: the 3-node envs padded to 5
     ],
 )
-def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str]) -> None:
+@pytest.mark.parametrize("shaping", [UNSHAPED, COMMITTED_COST])
+def test_batched_env__plays_the_episodes_of_b_single_envs(tasks: list[str], shaping: str) -> None:
     """reset(seed=s): env b plays what a single env of its scenario reset with s + b plays, autoresets included.
 
     A padded env's own observation (``env_observation``) is its single env's, and its batch actions
-    (defer at N) are its own (``env_action``); its padded rows stay zero and invalid.
+    (defer at N) are its own (``env_action``); its padded rows stay zero and invalid. Rewards are
+    the single envs', shaped or not.
     """
     b_envs = 5
-    venv = BatchedClusterEnv(tasks, b_envs)
-    singles = [ClusterSchedulingEnv(tasks[b % len(tasks)], info="final") for b in range(b_envs)]
+    venv = BatchedClusterEnv(tasks, b_envs, reward_shaping=shaping)
+    singles = [ClusterSchedulingEnv(tasks[b % len(tasks)], info="final", reward_shaping=shaping) for b in range(b_envs)]
     obs, _ = venv.reset(seed=20)
     single_obs = [env.reset(seed=20 + b)[0] for b, env in enumerate(singles)]
     rng = np.random.default_rng(1)

@@ -18,6 +18,7 @@ from typing import Any
 
 import simple_parsing
 
+from aco_env.types import REWARD_SHAPINGS, UNSHAPED
 from agents.algorithms import ALGORITHMS, algorithm_names, algorithms_help
 from digital_twin import DEFERRALS, NEW_FIT, NEXT_EVENT
 from training.learning.config_options import comma_separated, counted, key_values, minimum_of, optional_path
@@ -96,6 +97,10 @@ class TrainConfig:
     """Each task's rewards are divided by this registered agent's mean episode objective on 8 of the task's training
     seeds, so that every task's returns lie near -1 whatever its cost level (training/learning/reward_scales.py);
     empty = no division (rewards in USD x reward_scale)."""
+    reward_shaping: str = simple_parsing.field(default=UNSHAPED, choices=list(REWARD_SHAPINGS))
+    """none = each reward is the objective accrued since the last decision; committed-cost = a placement's
+    reward also carries what its run will cost at full speed, given back as the job runs (potential-based:
+    returns, and every policy's expected return, unchanged; aco_env.types.EnvConfig)."""
     learning_rate: float = 3e-4
     """Optimizer learning rate."""
     n_steps: int = counted(2048, minimum=1)

@@ -63,6 +63,7 @@ def make_env_fn(
             scenario=scenario,
             reward_scale=scale,
             deferral=config.deferral,
+            reward_shaping=config.reward_shaping,
             info=FINAL_INFO,
         )
         if config.random_start_hour:
@@ -117,7 +118,7 @@ def make_vec_env(
     else:
         hours = [StartHours() for _ in range(config.n_envs)]
         batched = BatchedClusterEnv(
-            tasks, config.n_envs, reward_scales=scales, deferral=config.deferral,
+            tasks, config.n_envs, reward_scales=scales, deferral=config.deferral, reward_shaping=config.reward_shaping,
             autoreset_mode=AutoresetMode.SAME_STEP,
             reset_options=(lambda b, episode_seed: {"start_hour": hours[b](episode_seed)})
             if config.random_start_hour else None,
