@@ -23,8 +23,8 @@ INFO_POLICIES = (FULL_INFO, FINAL_INFO)
 UNSHAPED = "none"
 """Rewards are minus the objective accrued since the last decision, times the reward scale."""
 COMMITTED_COST = "committed-cost"
-"""Potential-based shaping by the committed cost: each reward also moves by the change in minus the running jobs'
-committed USD (:meth:`digital_twin.DigitalTwin.committed_usd`), 0 once the episode is over."""
+"""Potential-based shaping by the committed cost: each reward also moves by the change in minus what the running
+jobs are expected to cost (:meth:`digital_twin.DigitalTwin.committed_usd`), 0 once the episode is over."""
 REWARD_SHAPINGS = (UNSHAPED, COMMITTED_COST)
 
 
@@ -56,8 +56,9 @@ class EnvConfig:
             ``{"episode_metrics": ...}``): what a vector env merges at every step and a trainer
             reads, without building and merging the objective's breakdown at each step.
         reward_shaping: ``"none"`` (default) or ``"committed-cost"``: a placement's reward then
-            carries at once what its run will cost at full speed, its job's rate times its
-            duration, which the unshaped reward spreads over the steps the job runs through. Each
+            carries at once what its run is expected to cost, its job's rate times its duration
+            (and on a spot node the eviction penalty times the chance of a failure before it
+            ends), which the unshaped reward spreads over the steps the job runs through. Each
             reward adds ``(committed before - committed after) * reward_scale``, the committed
             cost being :meth:`~digital_twin.DigitalTwin.committed_usd` and 0 after the last step,
             so an episode's return is still minus its objective times the scale (a potential's

@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -306,16 +307,25 @@ class DigitalTwin:
         return self._views.runs_left(self._s)
 
     def committed_usd(self) -> float:
-        """USD that the running jobs' remaining nominal work costs at their prorated rates (0 when none runs).
+        """USD that the running jobs are expected to cost from now on (0 when none runs).
 
-        The sum over :meth:`runs_left` of each job's rate on its node (its GPU share of the
-        node's price for a GPU job, its cpu share otherwise) times its work left: what the
-        placements made so far still commit the episode to at full speed. Contention, evictions
-        and ``active-nodes`` pricing make the true remainder differ; the env's reward shaping
+        For each job of :meth:`runs_left`: its rate on its node (its GPU share of the node's
+        price for a GPU job, its cpu share otherwise) times its work left, and on a spot node
+        the eviction penalty times the chance that the node fails before that work is done, at
+        the node's Poisson rate (``1 - exp(-rate x work left)``). What the placements made so far
+        commit the episode to at full speed; contention, the episode's own outages and
+        ``active-nodes`` pricing make the true remainder differ. The env's reward shaping
         (:class:`aco_env.types.EnvConfig`) needs only a function of the state.
         """
         c = self._c
-        return sum([job_rate_usd_per_s(c, j, i) * left for j, i, left in self._views.runs_left(self._s)])
+        eviction_usd = self.spec.settings.weights.eviction_usd
+        failure_rates = [node.interruption_rate_per_s if node.is_spot else 0.0 for node in self.spec.fleet]
+        total = 0.0
+        for j, i, left in self._views.runs_left(self._s):
+            total += job_rate_usd_per_s(c, j, i) * left
+            if failure_rates[i] > 0.0:
+                total += eviction_usd * -math.expm1(-failure_rates[i] * left)
+        return total
 
     def candidate_masks(self, jobs: list[int]) -> np.ndarray:
         """``(len(jobs), n_nodes)`` bool: the nodes each of ``jobs`` (indices into ``spec.jobs``) could ever run on."""

@@ -29,13 +29,15 @@ def _rewards(env: gym.Env, seed: int, actions: list[int] | None = None) -> tuple
 
 def test_toy3__each_placement_is_charged_its_run_at_once() -> None:
     """At t = 0, A on n2 commits 0.0002 $/s x 1800 s (all of n2's 2 cores) = 0.36 USD, then B on n1
-    0.00002 $/s x 2/4 cores x 3000 s = 0.03 USD; no time passes between them, so nothing else is
-    rewarded. The return is still the hand-computed objective's minus (tests/toy3.py)."""
+    0.00002 $/s x 2/4 cores x 3000 s = 0.03 USD and, n1 being spot (interrupted with probability 0.1
+    an hour), the eviction penalty 0.3 USD times 1 - 0.9 ** (3000 / 3600); no time passes between
+    them, so nothing else is rewarded. The return is still the hand-computed objective's minus
+    (tests/toy3.py)."""
     env = gym.make(CLUSTER_SCHEDULING_ID, scenario="toy3", reward_shaping=COMMITTED_COST)
     nodes = len(env.unwrapped.fleet)
     actions = [nodes if action is None else action for action in TOY3_ACTIONS]
     rewards, _, metrics = _rewards(env, 0, actions)
-    assert rewards[:2] == pytest.approx([-0.36, -0.03], abs=1e-12)
+    assert rewards[:2] == pytest.approx([-0.36, -(0.03 + 0.3 * (1 - 0.9 ** (3000 / 3600)))], abs=1e-12)
     assert sum(rewards) == pytest.approx(-1.935, abs=1e-12)
     assert metrics["objective_usd"] == pytest.approx(1.935, abs=1e-12)
 

@@ -99,8 +99,9 @@ class TrainConfig:
     empty = no division (rewards in USD x reward_scale)."""
     reward_shaping: str = simple_parsing.field(default=UNSHAPED, choices=list(REWARD_SHAPINGS))
     """none = each reward is the objective accrued since the last decision; committed-cost = a placement's
-    reward also carries what its run will cost at full speed, given back as the job runs (potential-based:
-    returns, and every policy's expected return, unchanged; aco_env.types.EnvConfig)."""
+    reward also carries what its run is expected to cost (at full speed; evictions at the spot node's rate),
+    given back as the job runs (potential-based: returns, and every policy's expected return, unchanged;
+    aco_env.types.EnvConfig)."""
     learning_rate: float = 3e-4
     """Optimizer learning rate."""
     n_steps: int = counted(2048, minimum=1)
