@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from aco_env.actions import as_action_index
+from aco_env.committed_cost import CommittedCost
 from aco_env.metrics import EPISODE_METRICS
 from aco_env.reward import ObjectiveDeltaReward, RewardFn
 from aco_env.twin_env import TwinEnv, start_hour_option
@@ -191,8 +192,8 @@ class ClusterSchedulingEnv(TwinEnv):
         super().__init__(scenario, config, render_mode, **config_overrides)
         self.reward_fn = reward_fn or ObjectiveDeltaReward(self.config.reward_scale)
         self._objective_usd = 0.0  # the objective at the previous decision (rewards are its changes)
-        self._shaped = False  # rewards shaped by the committed cost (EnvConfig.reward_shaping)
-        self._committed_usd = 0.0  # the running jobs' committed USD at the previous decision, when shaped
+        self._committed: CommittedCost | None = None  # the potential shaping the rewards (EnvConfig.reward_shaping)
+        self._committed_usd = 0.0  # its value at the previous decision
         self._decisions = 0
         self._invalid_actions = 0
         self._invalid_streak = 0  # invalid actions since the last valid one
@@ -251,8 +252,8 @@ class ClusterSchedulingEnv(TwinEnv):
         self._stuck = False
         self._full_info = self.config.info == FULL_INFO
         self._objective_usd = twin.objective_usd()
-        self._shaped = self.config.reward_shaping == COMMITTED_COST
-        self._committed_usd = twin.committed_usd() if self._shaped else 0.0
+        self._committed = CommittedCost(spec) if self.config.reward_shaping == COMMITTED_COST else None
+        self._committed_usd = 0.0 if self._committed is None else self._committed(twin)
         return self._info(invalid=False)
 
     def _advance(self, action: object) -> tuple[float, bool, bool, dict[str, Any]]:
@@ -274,8 +275,8 @@ class ClusterSchedulingEnv(TwinEnv):
         self._invalid_streak = 0
         info = self._info(invalid=False, final=twin.done)
         before, self._objective_usd = self._objective_usd, twin.objective_usd()
-        if self._shaped:  # the objective plus what the running jobs commit to (EnvConfig.reward_shaping)
-            committed, self._committed_usd = self._committed_usd, 0.0 if twin.done else twin.committed_usd()
+        if self._committed is not None:  # the objective plus what the running jobs commit to (EnvConfig.reward_shaping)
+            committed, self._committed_usd = self._committed_usd, 0.0 if twin.done else self._committed(twin)
             reward = self.reward_fn(before + committed, self._objective_usd + self._committed_usd)
         else:
             reward = self.reward_fn(before, self._objective_usd)

@@ -24,7 +24,7 @@ UNSHAPED = "none"
 """Rewards are minus the objective accrued since the last decision, times the reward scale."""
 COMMITTED_COST = "committed-cost"
 """Potential-based shaping by the committed cost: each reward also moves by the change in minus what the running
-jobs are expected to cost (:meth:`digital_twin.DigitalTwin.committed_usd`), 0 once the episode is over."""
+jobs are expected to cost (:class:`aco_env.committed_cost.CommittedCost`), 0 once the episode is over."""
 REWARD_SHAPINGS = (UNSHAPED, COMMITTED_COST)
 
 
@@ -60,7 +60,7 @@ class EnvConfig:
             (and on a spot node the eviction penalty times the chance of a failure before it
             ends), which the unshaped reward spreads over the steps the job runs through. Each
             reward adds ``(committed before - committed after) * reward_scale``, the committed
-            cost being :meth:`~digital_twin.DigitalTwin.committed_usd` and 0 after the last step,
+            cost being :class:`~aco_env.committed_cost.CommittedCost`'s and 0 after the last step,
             so an episode's return is still minus its objective times the scale (a potential's
             differences sum to its first value, 0 with nothing running) and every policy's
             expected return is unchanged. The potential reads the twin's state (the true work

@@ -42,7 +42,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -56,7 +55,7 @@ from digital_twin.sim.constants import TwinConstants
 from digital_twin.sim.continuation import continued_state, past_difference, shapes_difference
 from digital_twin.sim.core import INTERRUPTION, LoggedEvent
 from digital_twin.sim.deferral import DEFERRALS, NEW_FIT, NEXT_EVENT
-from digital_twin.sim.event_handlers import job_rate_usd_per_s, start
+from digital_twin.sim.event_handlers import start
 from digital_twin.sim.event_log import log_event
 from digital_twin.sim.event_loop import fit_mask, run_to_decision
 from digital_twin.sim.features.outages import Outages
@@ -305,27 +304,6 @@ class DigitalTwin:
     def runs_left(self) -> list[tuple[int, int, float]]:
         """``(job, node, seconds)`` of every running job: the nominal work its run has left (see ``TwinViews``)."""
         return self._views.runs_left(self._s)
-
-    def committed_usd(self) -> float:
-        """USD that the running jobs are expected to cost from now on (0 when none runs).
-
-        For each job of :meth:`runs_left`: its rate on its node (its GPU share of the node's
-        price for a GPU job, its cpu share otherwise) times its work left, and on a spot node
-        the eviction penalty times the chance that the node fails before that work is done, at
-        the node's Poisson rate (``1 - exp(-rate x work left)``). What the placements made so far
-        commit the episode to at full speed; contention, the episode's own outages and
-        ``active-nodes`` pricing make the true remainder differ. The env's reward shaping
-        (:class:`aco_env.types.EnvConfig`) needs only a function of the state.
-        """
-        c = self._c
-        eviction_usd = self.spec.settings.weights.eviction_usd
-        failure_rates = [node.interruption_rate_per_s if node.is_spot else 0.0 for node in self.spec.fleet]
-        total = 0.0
-        for j, i, left in self._views.runs_left(self._s):
-            total += job_rate_usd_per_s(c, j, i) * left
-            if failure_rates[i] > 0.0:
-                total += eviction_usd * -math.expm1(-failure_rates[i] * left)
-        return total
 
     def candidate_masks(self, jobs: list[int]) -> np.ndarray:
         """``(len(jobs), n_nodes)`` bool: the nodes each of ``jobs`` (indices into ``spec.jobs``) could ever run on."""
