@@ -15,10 +15,13 @@ range): the curve may guide a user's choices without touching the test seeds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import torch
 from stable_baselines3.common.logger import TensorBoardOutputFormat
 
 from aco_env import ClusterSchedulingEnv, EnvConfig
@@ -85,7 +88,8 @@ class LearningCurve(StepGridCallback):
     def _on_training_start(self) -> None:
         super()._on_training_start()
         if self.baselines and not self.reference:
-            played = evaluate(self.scenario, list(self.baselines), len(self.seeds), self.seeds[0], progress=False)
+            with _global_generators_kept():
+                played = evaluate(self.scenario, list(self.baselines), len(self.seeds), self.seeds[0], progress=False)
             for baseline in played.agents:
                 mean = played.summary(baseline).mean
                 self.reference[baseline] = {m: float(mean[m]) for m in CURVE_METRICS if mean.get(m) is not None}
@@ -99,7 +103,8 @@ class LearningCurve(StepGridCallback):
     def _record_point(self) -> None:
         """Play the current policy on the validation seeds and log it with the baselines."""
         agent = SB3Agent(self.model, self.algorithm, self._env, self.name)
-        episodes = [play_episode(self._env, agent, seed).metrics for seed in self.seeds]
+        with _global_generators_kept():  # each episode seeds torch's generator (SB3Agent.reset), which PPO samples from
+            episodes = [play_episode(self._env, agent, seed).metrics for seed in self.seeds]
         point = {m: float(np.mean([e[m] for e in episodes])) for m in CURVE_METRICS}
         self.points.append((int(self.model.num_timesteps), point))
         for agent_name, values in [(self.name, point), *self.reference.items()]:
@@ -108,6 +113,22 @@ class LearningCurve(StepGridCallback):
         self.logger.dump(int(self.model.num_timesteps))
         if self.on_point is not None:
             self.on_point(*self.points[-1])
+
+
+@contextmanager
+def _global_generators_kept() -> Iterator[None]:
+    """Torch's, numpy's and Python's global generators afterwards as they were before.
+
+    Training draws from them (actions, minibatch order); a curve point played in between
+    leaves them untouched, so a run learns the same with or without its curve.
+    """
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            np.random.set_state(numpy_state)
+            random.setstate(python_state)
 
 
 def _write_layout(logger: Any, agents: Sequence[str]) -> None:

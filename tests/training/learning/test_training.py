@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -97,6 +98,20 @@ def test_train__same_seed_gives_the_same_first_update(tmp_path: Path) -> None:
     one, two, other = weights(3, "a"), weights(3, "b"), weights(4, "c")
     assert all(torch.equal(one[k], two[k]) for k in one)
     assert not all(torch.equal(one[k], other[k]) for k in one)
+
+
+@pytest.mark.training
+def test_train__a_learning_curve_changes_nothing_learned(tmp_path: Path) -> None:
+    """The curve's validation episodes seed torch's generator (SB3Agent.reset): a run with a curve point
+    before and between its updates still ends with the weights of the same run without one."""
+    from sb3_contrib import MaskablePPO
+
+    def weights(folder: str, **options: Any) -> dict[str, torch.Tensor]:
+        run_dir = train(TrainConfig(seed=3, logdir=tmp_path / folder, **{**TINY, "n_envs": 2, **options}))
+        return MaskablePPO.load(run_dir / "model.zip").policy.state_dict()
+
+    plain, with_curve = weights("plain"), weights("curve", curve_every=256, curve_episodes=1, curve_baselines=())
+    assert all(torch.equal(plain[k], with_curve[k]) for k in plain)
 
 
 @pytest.mark.training
