@@ -127,8 +127,7 @@ class SyntheticWorkloadConfig:
         """
         t = np.asarray(t_s, dtype=np.float64)
         angle = 2.0 * np.pi * t / SECONDS_PER_DAY + self.diurnal_phase_rad
-        # math.sin, not np.sin: numpy's kernel depends on the CPU's SIMD width (see generate_jobs).
-        sine = np.array(list(map(math.sin, angle.ravel().tolist())), dtype=np.float64).reshape(angle.shape)
+        sine = portable_math.sin(angle)  # the same rates on any machine
         return self.base_rate_per_s * (1.0 + self.diurnal_amplitude * sine)
 
     @property
