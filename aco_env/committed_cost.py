@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 
 from digital_twin import DigitalTwin, TwinSpec
+from digital_twin.objective import prorated_share
 
 
 class CommittedCost:
     """USD that an episode's running jobs are expected to cost from now on (0 when none runs).
 
     For each running job (:meth:`~digital_twin.DigitalTwin.runs_left`): the price per second of
-    the share the ``prorated`` cost model charges it (its GPUs over its node's for a GPU job, its
-    cores over its node's otherwise) times its work left, and on a spot node the eviction penalty
+    the share the ``prorated`` cost model charges it (:func:`~digital_twin.objective.prorated_share`)
+    times its work left, and on a spot node the eviction penalty
     times the chance that the node fails before that work is done at the node's Poisson rate
     (``1 - exp(-rate x work left)``). What the placements made so far commit the episode to at
     full speed: contention, the episode's own outages and ``active-nodes`` pricing make the true
@@ -37,8 +38,7 @@ class CommittedCost:
         """The committed USD of ``twin``, a twin of the spec given."""
         total = 0.0
         for j, i, left in twin.runs_left():
-            gpus = self._job_gpus[j]
-            share = gpus / self._node_gpus[i] if gpus else self._job_cores[j] / self._node_cores[i]
+            share = prorated_share(self._job_gpus[j], self._job_cores[j], self._node_gpus[i], self._node_cores[i])
             total += self._price_per_s[i] * share * left
             failure_rate = self._failure_rate[i]
             if failure_rate > 0.0:

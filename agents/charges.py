@@ -33,7 +33,7 @@ from typing import TypeVar
 import numpy as np
 
 from digital_twin import JobSpec, NodeSpec
-from digital_twin.objective import PENALTIES, PENALTY_INDEX, ObjectiveWeights
+from digital_twin.objective import PENALTIES, PENALTY_INDEX, ObjectiveWeights, prorated_share
 
 SECONDS_PER_HOUR = 3600.0
 Count = TypeVar("Count", float, np.ndarray)
@@ -102,14 +102,8 @@ def share_usd_per_s(price_per_s: Count, request: Count, capacity: Count) -> Coun
 
 
 def charged_share(node: NodeSpec, job: JobSpec) -> float:
-    """The share of ``node``'s price that the ``prorated`` cost model charges ``job``.
-
-    Its GPUs over the node's for a GPU job (``inf`` on a node without GPUs), its cpu cores over the
-    node's otherwise.
-    """
-    if job.gpu_count:
-        return job.gpu_count / node.gpu_count if node.gpu_count else float("inf")
-    return job.cpu_cores / node.cpu_cores
+    """The share of ``node``'s price that the ``prorated`` cost model charges ``job`` (:func:`prorated_share`)."""
+    return prorated_share(job.gpu_count, job.cpu_cores, node.gpu_count, node.cpu_cores)
 
 
 def nominal_run_usd(node: NodeSpec, job: JobSpec) -> float:

@@ -35,6 +35,20 @@ ACTIVE_NODES = "active-nodes"
 """A node costs its full price whenever at least one of our jobs runs on it (scale to zero)."""
 COST_MODELS = (PRORATED, ACTIVE_NODES)
 
+
+def prorated_share(job_gpus: float, job_cores: float, node_gpus: float, node_cores: float) -> float:
+    """The share of a node's price that :data:`PRORATED` charges a job.
+
+    Its GPUs over the node's for a GPU job (``inf`` on a node without GPUs), its cpu cores over the
+    node's otherwise.
+
+    >>> prorated_share(1, 8, 4, 32), prorated_share(0, 8, 4, 32)
+    (0.25, 0.25)
+    """
+    if job_gpus:
+        return job_gpus / node_gpus if node_gpus else math.inf
+    return job_cores / node_cores
+
 DEADLINE_AT_FIRST_START = "first-start"
 """A job is late when it first starts after its deadline (the default)."""
 DEADLINE_AT_COMPLETION = "completion"
