@@ -128,7 +128,7 @@ def readme(destination: Path, about: str, config: dict[str, Any], record: dict[s
         f"* Trained by: `{record['command']}`",
         f"* Commit {commit}, started {record.get('started', 'unknown')} (versions: {PROVENANCE})",
         f"* Scenario: `{config.get('scenario')}`"
-        + (f" and {len(config['train_scenarios'])} more (the command)" if config.get("train_scenarios") else ""),
+        + (f", with the `train_scenarios` of {CONFIG}" if config.get("train_scenarios") else ""),
         f"* Deferral rule: `{config.get('deferral', 'next-event')}` ({CONFIG}; docs/model.md, \"Learning\")",
         f"* Play it: `aco-env evaluate --split validation --scenario {config.get('scenario')}"
         f" --agents sb3:{destination.as_posix()}/{MODEL},first-fit,aco`",
