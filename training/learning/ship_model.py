@@ -10,7 +10,8 @@ repository with the command printed beside them. Each file is written under a te
 and renamed into place once all are written; an existing folder is replaced only with ``--replace``.
 
 A shipped folder names no machine's paths: the log folder (where TensorBoard files went, which
-changes nothing in training) becomes the default ``runs``, and a path the run read inside the
+changes nothing in training) becomes the default ``runs``, in the command, config.json and the
+model's own archive, and a path the run read inside the
 current folder (``--init-from models/...``) becomes relative to it. A run that read a file from
 elsewhere is refused: ship what it read first and train from there.
 """
@@ -18,10 +19,12 @@ elsewhere is refused: ship what it read first and train from there.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import shlex
 import sys
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePath
 from typing import Any
 
 from digital_twin.atomic_files import AtomicBatch
@@ -55,7 +58,7 @@ def ship(run_dir: Path, destination: Path, about: str, replace: bool = False) ->
     record = {**record, "command": portable_command(record["command"])}
     destination.mkdir(parents=True, exist_ok=True)
     with AtomicBatch() as batch:  # every file renamed into place only once all are written
-        batch.write_bytes(destination / MODEL, (run_dir / MODEL).read_bytes())
+        batch.write_bytes(destination / MODEL, portable_model((run_dir / MODEL).read_bytes()))
         batch.write_text(destination / CONFIG, json.dumps(config, indent=1) + "\n")
         batch.write_text(destination / PROVENANCE, json.dumps(record, indent=1) + "\n")
         if (run_dir / CURVE).is_file():
@@ -103,6 +106,32 @@ def portable_config(config: dict[str, Any]) -> dict[str, Any]:
         if shipped.get(key):
             shipped[key] = _relative(str(shipped[key]), key)
     return shipped
+
+
+SB3_DATA = "data"
+"""The JSON entry of a Stable-Baselines3 archive holding the model's attributes (``tensorboard_log`` among them)."""
+
+
+def portable_model(archive: bytes) -> bytes:
+    """A Stable-Baselines3 ``model.zip`` with its ``tensorboard_log`` under the default log folder.
+
+    ``runs/<the run's folder name>``, as a run made with ``--logdir runs`` records it; every
+    other entry (the weights among them) is copied byte for byte, with its compression. An
+    archive without the attribute, with it unset or already so, is returned as it is.
+    """
+    with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        data = json.loads(source.read(SB3_DATA))
+        log = data.get("tensorboard_log")
+        portable = f"{DEFAULT_LOGDIR}/{PurePath(log).name}" if log else log
+        if portable == log:
+            return archive
+        data["tensorboard_log"] = portable
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as target:
+            for info in source.infolist():
+                content = json.dumps(data, indent=4).encode() if info.filename == SB3_DATA else source.read(info)
+                target.writestr(info, content)
+    return out.getvalue()
 
 
 def _relative(value: str, option: str) -> str:

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from aco_env import ClusterSchedulingEnv
 from agents import agent_deferral, make_agent
+from tests.paths import ROOT
 from tests.train_helpers import TINY
 from training.evaluation.rollout import play_episode
 from training.learning.config import TrainConfig
 from training.learning.provenance import PACKAGES, command_line, read_provenance
-from training.learning.ship_model import ShipError, main, portable_command, portable_config, ship
+from training.learning.ship_model import (
+    SB3_DATA,
+    ShipError,
+    main,
+    portable_command,
+    portable_config,
+    portable_model,
+    ship,
+)
 from training.learning.train import train
 
 COMMAND = "aco-env train --timesteps 512"
@@ -80,6 +91,43 @@ def test_portable_command__ships_no_machine_path(tmp_path: Path, monkeypatch: py
     assert config == {"logdir": "runs", "init_from": "models/a.zip", "seed": 3}
     with pytest.raises(ShipError, match="--init-from"):
         portable_command(f"aco-env train --init-from {tmp_path.parent}/elsewhere.zip")
+
+
+def _archive(entries: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    return out.getvalue()
+
+
+def _entries(archive: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(archive)) as opened:
+        return {name: opened.read(name) for name in opened.namelist()}
+
+
+def test_portable_model__the_archive_names_the_default_log_folder_and_keeps_the_weights() -> None:
+    """tensorboard_log becomes runs/<run folder>, the other entries stay the same bytes; a portable archive is kept."""
+    weights = bytes(range(256)) * 4
+    data = {"tensorboard_log": "/home/someone/logs/fleet5-synthetic__maskable-ppo__0__1", "gamma": 1.0}
+    shipped = _entries(portable_model(_archive({SB3_DATA: json.dumps(data).encode(), "policy.pth": weights})))
+    assert json.loads(shipped[SB3_DATA]) == {
+        "tensorboard_log": "runs/fleet5-synthetic__maskable-ppo__0__1",
+        "gamma": 1.0,
+    }
+    assert shipped["policy.pth"] == weights
+    for portable in ({"tensorboard_log": "runs/x"}, {"tensorboard_log": None}, {}):
+        archive = _archive({SB3_DATA: json.dumps(portable).encode(), "policy.pth": weights})
+        assert portable_model(archive) == archive
+
+
+def test_shipped_models__name_no_machine_path() -> None:
+    """Every models/*/model.zip records its log folder under runs/ (or none), as ship() writes it."""
+    archives = sorted((ROOT / "models").glob("*/model.zip"))
+    assert archives
+    for path in archives:
+        log = json.loads(_entries(path.read_bytes())[SB3_DATA]).get("tensorboard_log")
+        assert log is None or log.startswith("runs/"), (path, log)
 
 
 @pytest.mark.training
