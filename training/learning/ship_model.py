@@ -10,10 +10,10 @@ repository with the command printed beside them. Each file is written under a te
 and renamed into place once all are written; an existing folder is replaced only with ``--replace``.
 
 A shipped folder names no machine's paths: the log folder (where TensorBoard files went, which
-changes nothing in training) becomes the default ``runs``, in the command, config.json and the
-model's own archive, and a path the run read inside the
-current folder (``--init-from models/...``) becomes relative to it. A run that read a file from
-elsewhere is refused: ship what it read first and train from there.
+changes nothing in training) becomes the default ``runs`` in the command, config.json and the
+model's archive, and a path the run read inside the current folder (``--init-from models/...``)
+becomes relative to it. A run that read a file from elsewhere is refused: ship what it read
+first and train from there.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def ship(run_dir: Path, destination: Path, about: str, replace: bool = False) ->
     Raises:
         ShipError: ``run_dir`` has no model.zip, config.json or provenance.json with a command,
             or ``destination`` exists and ``replace`` is False.
+        zipfile.BadZipFile: The run's model.zip is not a zip archive (nothing is written).
     """
     for name in (MODEL, CONFIG):
         if not (run_dir / name).is_file():
@@ -56,9 +57,10 @@ def ship(run_dir: Path, destination: Path, about: str, replace: bool = False) ->
         raise ShipError(f"{destination}: exists (--replace to overwrite it)")
     config = portable_config(json.loads((run_dir / CONFIG).read_text(encoding="utf-8")))
     record = {**record, "command": portable_command(record["command"])}
+    model = portable_model((run_dir / MODEL).read_bytes())
     destination.mkdir(parents=True, exist_ok=True)
     with AtomicBatch() as batch:  # every file renamed into place only once all are written
-        batch.write_bytes(destination / MODEL, portable_model((run_dir / MODEL).read_bytes()))
+        batch.write_bytes(destination / MODEL, model)
         batch.write_text(destination / CONFIG, json.dumps(config, indent=1) + "\n")
         batch.write_text(destination / PROVENANCE, json.dumps(record, indent=1) + "\n")
         if (run_dir / CURVE).is_file():
@@ -118,8 +120,13 @@ def portable_model(archive: bytes) -> bytes:
     ``runs/<the run's folder name>``, as a run made with ``--logdir runs`` records it; every
     other entry (the weights among them) is copied byte for byte, with its compression. An
     archive without the attribute, with it unset or already so, is returned as it is.
+
+    Raises:
+        zipfile.BadZipFile: ``archive`` is not a zip archive.
     """
     with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        if SB3_DATA not in source.namelist():
+            return archive
         data = json.loads(source.read(SB3_DATA))
         log = data.get("tensorboard_log")
         portable = f"{DEFAULT_LOGDIR}/{PurePath(log).name}" if log else log
@@ -177,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         print(ship(args.run_dir, args.destination, args.about, args.replace))
-    except (ShipError, OSError, json.JSONDecodeError) as exc:
+    except (ShipError, OSError, json.JSONDecodeError, zipfile.BadZipFile) as exc:
         print(f"ship_model: error: {exc}", file=sys.stderr)
         return 1
     return 0

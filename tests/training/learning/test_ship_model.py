@@ -79,6 +79,10 @@ def test_ship__refuses_an_existing_folder_and_a_run_without_provenance(run_dir: 
     for name in ("model.zip", "config.json"):
         (bare / name).write_bytes((run_dir / name).read_bytes())
     assert main([str(bare), str(tmp_path / "n"), "--about", "x"]) == 1
+    (bare / "provenance.json").write_bytes((run_dir / "provenance.json").read_bytes())
+    (bare / "model.zip").write_bytes(b"not a zip archive")
+    assert main([str(bare), str(tmp_path / "n"), "--about", "x"]) == 1
+    assert not (tmp_path / "n").exists()
 
 
 def test_portable_command__ships_no_machine_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,6 +123,7 @@ def test_portable_model__the_archive_names_the_default_log_folder_and_keeps_the_
     for portable in ({"tensorboard_log": "runs/x"}, {"tensorboard_log": None}, {}):
         archive = _archive({SB3_DATA: json.dumps(portable).encode(), "policy.pth": weights})
         assert portable_model(archive) == archive
+    assert portable_model(_archive({"policy.pth": weights})) == _archive({"policy.pth": weights})
 
 
 def test_shipped_models__name_no_machine_path() -> None:
