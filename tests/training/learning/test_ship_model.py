@@ -110,10 +110,10 @@ def _entries(archive: bytes) -> dict[str, bytes]:
         return {name: opened.read(name) for name in opened.namelist()}
 
 
-def test_portable_model__the_archive_names_the_default_log_folder_and_keeps_the_weights() -> None:
+def test_portable_model__the_archive_names_the_default_log_folder_and_keeps_the_weights(tmp_path: Path) -> None:
     """tensorboard_log becomes runs/<run folder>, the other entries stay the same bytes; a portable archive is kept."""
     weights = bytes(range(256)) * 4
-    data = {"tensorboard_log": "/home/someone/logs/fleet5-synthetic__maskable-ppo__0__1", "gamma": 1.0}
+    data = {"tensorboard_log": str(tmp_path / "logs" / "fleet5-synthetic__maskable-ppo__0__1"), "gamma": 1.0}
     shipped = _entries(portable_model(_archive({SB3_DATA: json.dumps(data).encode(), "policy.pth": weights})))
     assert json.loads(shipped[SB3_DATA]) == {
         "tensorboard_log": "runs/fleet5-synthetic__maskable-ppo__0__1",
