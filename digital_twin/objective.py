@@ -40,7 +40,9 @@ def prorated_share(job_gpus: float, job_cores: float, node_gpus: float, node_cor
     """The share of a node's price that :data:`PRORATED` charges a job.
 
     Its GPUs over the node's for a GPU job (``inf`` on a node without GPUs), its cpu cores over the
-    node's otherwise.
+    node's otherwise. The twin charges the same rule in its own units and order of operations
+    (:func:`digital_twin.sim.event_handlers.job_rate_usd_per_s`: whole millicores, price first),
+    which fix its objective's bits; a change to the rule changes both.
 
     >>> prorated_share(1, 8, 4, 32), prorated_share(0, 8, 4, 32)
     (0.25, 0.25)
