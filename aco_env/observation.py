@@ -350,7 +350,6 @@ class ObservationEncoder:
     def _static_job_table(self, jobs: Workload) -> np.ndarray:
         """``(n_jobs, len(JOB_FEATURES))`` float32: the features that do not change during the episode."""
         table = np.zeros((len(jobs), len(JOB_FEATURES)), dtype=np.float32)
-        tasks = jobs.task_features()
         raw = {  # each _STATIC_JOB_FEATURES entry's workload column, in the unit its divisor expects
             "cpu_rel": jobs.cpu_cores,
             "mem_rel": jobs.mem_gb,
@@ -360,14 +359,19 @@ class ObservationEncoder:
             "preemptible": jobs.preemptible,
             "has_deadline": ~np.isnan(jobs.deadline_s),
             "duration_h": jobs.declared_or_true_s(),  # what the submitter declared: the true run time is hindsight
-            "task": tasks.is_task,
-            "critical_path_h": np.where(tasks.is_task, tasks.critical_path_s, 0.0),
-            "children": tasks.children,
-            "descendants_work_core_h": tasks.descendants_work_core_s,
-            "workflow_weight": np.where(tasks.is_task, tasks.weight, 0.0),
         }
-        columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES], dtype=np.float64).T  # (n_jobs, 13)
-        table[:, _STATIC_JOB_COLUMNS] = np.minimum(columns / self._job_divisor, self._job_cap)
+        if jobs.has_workflows:  # else every job's workflow columns (the last of _STATIC_JOB_FEATURES) are 0
+            tasks = jobs.task_features()
+            raw.update(
+                task=tasks.is_task,
+                critical_path_h=np.where(tasks.is_task, tasks.critical_path_s, 0.0),
+                children=tasks.children,
+                descendants_work_core_h=tasks.descendants_work_core_s,
+                workflow_weight=np.where(tasks.is_task, tasks.weight, 0.0),
+            )
+        k = len(raw)
+        columns = np.array([raw[name] for name in _STATIC_JOB_FEATURES[:k]], dtype=np.float64).T  # (n_jobs, k)
+        table[:, _STATIC_JOB_COLUMNS[:k]] = np.minimum(columns / self._job_divisor[:k], self._job_cap[:k])
         table[np.arange(len(jobs)), _FIRST_TYPE + jobs.workload_index] = 1.0
         return table
 

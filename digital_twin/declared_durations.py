@@ -116,8 +116,9 @@ class DeclaredDurations:
         """
         estimate = self._estimate(jobs, rng)
         declared = jobs.declared_duration_s
-        filled = np.where(np.isnan(declared), estimate, declared) if self.from_trace else estimate
-        if np.array_equal(filled, declared, equal_nan=True):
+        gaps = np.isnan(declared)
+        filled = np.where(gaps, estimate, declared) if self.from_trace else estimate
+        if not gaps.any() and np.array_equal(filled, declared):  # a gap is always filled: a change
             return jobs
         return jobs.with_declared_durations(filled)
 

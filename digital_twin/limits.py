@@ -38,10 +38,8 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -123,8 +121,7 @@ def limits_in_force() -> Limits:
     return _IN_FORCE.get() or Limits()
 
 
-@contextlib.contextmanager
-def applied_limits(limits: Limits) -> Iterator[Limits]:
+def applied_limits(limits: Limits) -> AppliedLimits:
     """Make ``limits`` the ones the data readers apply while the block runs (this thread or task only).
 
     >>> with applied_limits(Limits(max_trace_bytes=10)):
@@ -133,11 +130,23 @@ def applied_limits(limits: Limits) -> Iterator[Limits]:
     >>> limits_in_force().max_trace_bytes == Limits().max_trace_bytes
     True
     """
-    token = _IN_FORCE.set(limits)
-    try:
-        yield limits
-    finally:
-        _IN_FORCE.reset(token)
+    return AppliedLimits(limits)
+
+
+class AppliedLimits:
+    """:func:`applied_limits`'s context manager (a class: entered at every env reset, where a generator costs more)."""
+
+    __slots__ = ("_limits", "_token")
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+
+    def __enter__(self) -> Limits:
+        self._token = _IN_FORCE.set(self._limits)
+        return self._limits
+
+    def __exit__(self, *exc_info: object) -> None:
+        _IN_FORCE.reset(self._token)
 
 
 def count(value: float) -> str:

@@ -32,7 +32,10 @@ def exp(values: np.ndarray | float) -> np.ndarray:
     >>> exp(np.array([0.0, 1.0, 1000.0])).tolist()
     [1.0, 2.718281828459045, inf]
     """
-    return _elementwise(_exp_or_inf, values)
+    try:  # math.exp itself, without a wrapper per value, unless a value overflows (a draw at every reset)
+        return _elementwise(math.exp, values)
+    except OverflowError:
+        return _elementwise(_exp_or_inf, values)
 
 
 def sin(values: np.ndarray | float) -> np.ndarray:

@@ -91,12 +91,16 @@ class Workload(Sequence[JobSpec]):
         self.workflow: list[str | None] = columns["workflow"]
         self.parents: list[tuple[str, ...]] = columns["parents"]
         self.workflows: dict[str, WorkflowSpec] = columns.get("workflows", {})
-        self._graph: WorkflowGraph | None = None  # graph(), once built
-        self._has_workflows: bool | None = None  # has_workflows, once computed
-        self._task_features: TaskFeatures | None = None  # task_features(), once computed
         self._jobs = jobs  # JobSpec per job, None until first asked for
+        self._forget_derived()
+
+    def _forget_derived(self) -> None:
+        """Empty the caches of what the columns give (each filled when first asked for)."""
+        self._graph: WorkflowGraph | None = None  # graph()
+        self._has_workflows: bool | None = None  # has_workflows
+        self._task_features: TaskFeatures | None = None  # task_features()
         self._values: list[list[Any]] | None = None  # the columns as Python lists, for _make()
-        self._deadlines: list[float | None] | None = None  # deadlines(), once computed (never handed out)
+        self._deadlines: list[float | None] | None = None  # deadlines() (never handed out)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -179,20 +183,11 @@ class Workload(Sequence[JobSpec]):
 
     @classmethod
     def from_valid_columns(
-        cls,
-        job_ids: list[str],
-        arrival_s: np.ndarray,
-        duration_s: np.ndarray,
-        workload_index: np.ndarray,
-        cpu_cores: np.ndarray,
-        mem_gb: np.ndarray,
-        gpu_count: np.ndarray,
-        gpu_vram_gb: np.ndarray,
-        priority: np.ndarray,
-        preemptible: np.ndarray,
-        deadline_s: np.ndarray,
+        cls, job_ids: list[str], arrival_s: np.ndarray, duration_s: np.ndarray, workload_index: np.ndarray,
+        cpu_cores: np.ndarray, mem_gb: np.ndarray, gpu_count: np.ndarray, gpu_vram_gb: np.ndarray,
+        priority: np.ndarray, preemptible: np.ndarray, deadline_s: np.ndarray,
         declared_duration_s: np.ndarray | None = None,
-    ) -> Workload:
+    ) -> Workload:  # fmt: skip
         """:meth:`from_columns` without its checks, for columns that are valid by construction.
 
         The synthetic generator's columns are valid by how they are drawn at every reset
@@ -233,9 +228,11 @@ class Workload(Sequence[JobSpec]):
             raise SpecError(
                 f"job {self.job_ids[j]!r}: declared_duration_s must be a finite number > 0, got {declared[j]!r}"
             )
-        columns: dict[str, Any] = {name: getattr(self, name) for name in (*_ARRAY_COLUMNS, *_LIST_COLUMNS)}
-        columns.update(declared_duration_s=declared, workflows=self.workflows)
-        return Workload(columns, [None] * len(self), copy=False)
+        declared.flags.writeable = False
+        replaced = object.__new__(Workload)  # every other column is read-only: shared, not checked again
+        replaced.__dict__.update(self.__dict__, declared_duration_s=declared, _jobs=[None] * len(self))
+        replaced._forget_derived()
+        return replaced
 
     def declared_or_true_s(self) -> np.ndarray:
         """``(n,)`` float64 seconds: each job's declared duration, its true ``duration_s`` where none is declared.
@@ -291,8 +288,7 @@ class Workload(Sequence[JobSpec]):
         if n >= len(self):
             return self
         if self.has_workflows:
-            keep = kept_with_parents(self.parents, self.job_ids, n)
-            return self.take(keep)
+            return self.take(kept_with_parents(self.parents, self.job_ids, n))
         columns: dict[str, Any] = {name: getattr(self, name)[:n] for name in _ARRAY_COLUMNS}  # read-only views
         columns.update({name: getattr(self, name)[:n] for name in _LIST_COLUMNS})
         return Workload(columns, self._jobs[:n], copy=False)

@@ -90,7 +90,7 @@ class DigitalTwin:
     """
 
     # Slots: the hot path reads these at every step, and slots are read faster than a dict.
-    __slots__ = ("_arrays", "_c", "_mask", "_s", "_views", "record_events", "spec")
+    __slots__ = ("_arrays", "_c", "_mask", "_s", "_unplayed", "_views", "record_events", "spec")
 
     def __init__(self, spec: TwinSpec, record_events: bool = False) -> None:
         self.spec = spec
@@ -98,18 +98,21 @@ class DigitalTwin:
         self._c = TwinConstants.of(spec)
         self._views = TwinViews(spec, self._c)
         self._s = TwinState.initial(self._c, Outages.none(len(spec.fleet)), record_events)
-        # can_place() of every node for the current decision: computed once per decision point,
-        # then replaced (never changed in place: a job deferred until NEW_FIT keeps it as its fit).
+        self._unplayed: TwinState | None = self._s  # until reset runs it
+        # can_place() of every node now: replaced at each decision, never changed (a NEW_FIT deferral keeps it)
         self._mask = [False] * self._c.n_nodes
         self._arrays: NodeArrays | None = None  # made when first read (node_arrays)
 
     # ------------------------------------------------------------------ protocol
     def reset(self, rng: np.random.Generator) -> None:
         """Start the episode: its spot outages (given, or drawn from ``rng``), then run to the first decision."""
-        c = self._c
-        interruptions_s, recoveries_s = episode_outages(self.spec, rng)
-        self._s = s = TwinState.initial(c, Outages(interruptions_s, recoveries_s), self.record_events)
-        for node, times in enumerate(interruptions_s):
+        c, s = self._c, self._s
+        outages = Outages(*episode_outages(self.spec, rng))
+        if s is self._unplayed:  # the time-0 state __init__ made, never run: only its outages are new
+            s.outages, self._unplayed = outages, None
+        else:
+            self._s = s = TwinState.initial(c, outages, self.record_events)
+        for node, times in enumerate(outages.interruptions_s):
             for t in times:
                 s.schedule(t, INTERRUPTION, node, 0)
         self._mask = run_to_decision(s, c)
@@ -117,8 +120,7 @@ class DigitalTwin:
     @property
     def current_job(self) -> JobSpec | None:
         """The job a decision is asked for, or ``None`` when the episode is over."""
-        s = self._s
-        return None if s.done else self.spec.jobs[s.current]
+        return None if self._s.done else self.spec.jobs[self._s.current]
 
     @property
     def current_job_index(self) -> int:
@@ -378,10 +380,8 @@ class DigitalTwin:
         background = np.array(spec.telemetry.background_pct)
         background[k + 1 :] = background[k]
         telemetry = Telemetry(background, spec.telemetry.tick_s, source=f"{spec.telemetry.source}, known to tick {k}")
-        outages = s.outages
-        past_interruptions, past_recoveries = known_outages(
-            spec, outages.interruptions_s, outages.recoveries_s, s.time_s
-        )
+        spot = s.outages
+        past_interruptions, past_recoveries = known_outages(spec, spot.interruptions_s, spot.recoveries_s, s.time_s)
         return dataclasses.replace(
             spec,
             jobs=known_jobs(s, self._c, spec.jobs),

@@ -229,3 +229,18 @@ def test_twin__a_gpu_job_below_one_millicore_pays_for_its_gpus_to_the_end(cpu_co
     twin.place(0)
     assert twin.terminated
     assert twin.objective().cost_usd == pytest.approx(3.20 / 4 + 0.48 * 4 / 32 * 600 / 3600, rel=1e-12)
+
+
+def test_reset__a_twin_reset_again_plays_the_episode_a_new_twin_plays() -> None:
+    """The first reset starts from the state the constructor made; later resets from a new one: all equal."""
+    jobs = tuple(JobSpec(f"j{k}", 60.0 * k, 900.0, "batch", 4, 8, preemptible=True) for k in range(40))
+    spec = spec_with(jobs, horizon_s=36_000.0, spot_recovery_s=600.0)
+
+    def played(twin: DigitalTwin, seed: int) -> tuple[object, ...]:
+        times = run_twin(twin, first_fit, seed)
+        return times, twin.decisions(), twin.objective(), twin.hindsight().interruptions_s
+
+    reused = DigitalTwin(spec)
+    episodes = [played(reused, seed) for seed in (3, 4, 3)]
+    assert episodes == [played(DigitalTwin(spec), seed) for seed in (3, 4, 3)]
+    assert episodes[0] != episodes[1] and any(episodes[1][3])  # the seeds' spot outages differ

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
 import pytest
 
 from digital_twin.errors import SpecError
@@ -118,3 +119,16 @@ def test_critical_path_and_descendants_agree_with_networkx() -> None:
         assert graph.critical_path_s(durations)[j] == longest
         assert graph.descendants()[j] == nx.descendants(dag, j)
     assert graph.critical_path_s(durations)[4] == 5.0 and graph.workflow_of == [0, 0, 0, 0, -1]
+
+
+def test_with_declared_durations__derives_from_its_own_declarations_and_leaves_the_original() -> None:
+    """What the declarations give (task features, jobs) is the new workload's; the original keeps its own."""
+    workload = Workload.of([task("a"), task("b", "a"), task("c", "b")])
+    before = workload.task_features().critical_path_s.tolist()
+    assert [job.declared_duration_s for job in workload] == [None, None, None]
+    declared = workload.with_declared_durations(np.array([600.0, 1200.0, 60.0]))
+    assert declared.task_features().critical_path_s.tolist() == [1860.0, 1260.0, 60.0]
+    assert [job.declared_duration_s for job in declared] == [600.0, 1200.0, 60.0]
+    assert not declared.declared_duration_s.flags.writeable
+    assert workload.task_features().critical_path_s.tolist() == before == [180.0, 120.0, 60.0]
+    assert [job.declared_duration_s for job in workload] == [None, None, None]
