@@ -75,8 +75,8 @@ def fleet_size_section(sizes: dict[str, Any]) -> list[str]:
     """The env at every fleet size: its step against the twin's decision, memory, reset, a first-fit episode."""
     lines = table_head(
         "## The env at every fleet size (CPU time)",
-        "`training/benchmarks/fleet_size.py`: the env's step against the twin's decision (median of pairs "
-        "in turns), one env's memory per node, a reset, a first-fit episode through env and agent.",
+        "`training/benchmarks/fleet_size.py`: the env's step over the twin's decision (median of pairs "
+        "in turns), an env's memory per node, a reset, a first-fit episode (env and agent).",
         ["scenario", "nodes", "twin us/decision", "env us/step", "env / twin", "KB/node (peak)", "reset us",
          "first-fit decisions/CPU s"],
     )  # fmt: skip
@@ -101,7 +101,7 @@ def vector_section(vector: dict[str, Any]) -> list[str]:
         ("bare env (`gym.make`)", "bare", None),
         (f"SyncVectorEnv of {vector['n_envs']}, default info", "sync", "sync_vs_bare"),
         (f"SyncVectorEnv of {vector['n_envs']}, `info=\"final\"`", "sync_final", "sync_final_vs_bare"),
-        (f"BatchedClusterEnv of {vector['batch']}", "batched", "batched_vs_bare"),
+        *((f"BatchedClusterEnv of {b}", f"batched_{b}", f"batched_{b}_vs_bare") for b in vector["batches"]),
     ]
     lines += [
         f"| {label} | {vector[f'{key}_steps_per_cpu_s']:,.0f} | {'' if ratio is None else f'{vector[ratio]:.2f}'} |"

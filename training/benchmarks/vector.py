@@ -7,7 +7,9 @@ wrappers and ``info``):
 
 * ``sync_vs_bare``: a ``SyncVectorEnv`` of ``n_envs`` ``aco_env/Fleet5`` envs with the default ``info``;
 * ``sync_final_vs_bare``: the same with the vector-friendly ``info="final"``;
-* ``batched_vs_bare``: :class:`aco_env.vector_env.BatchedClusterEnv` of ``batch`` envs.
+* ``batched_{B}_vs_bare``: :class:`aco_env.vector_env.BatchedClusterEnv` of ``B`` envs, for each
+  ``B`` of ``batches`` (the trainer's 16, and larger: a batch still steps each twin and encodes each
+  observation in Python, and once the envs' memory outgrows the CPU's caches a step costs more).
 """
 
 from __future__ import annotations
@@ -40,10 +42,13 @@ def vector_steps_per_cpu_s(venv: gym.vector.VectorEnv, calls: int, seed: int = 0
     return calls * venv.num_envs / (time.process_time() - started)
 
 
-def bench_vector(steps: int = 20_000, n_envs: int = 8, batch: int = 64, repeats: int = 3) -> dict[str, Any]:
+def bench_vector(
+    steps: int = 20_000, n_envs: int = 8, batches: tuple[int, ...] = (16, 64, 256), repeats: int = 3
+) -> dict[str, Any]:
     """The vector envs against the bare env (module docstring)."""
     scenario = scenarios.load(gym.spec(FLEET5_ID).kwargs["scenario"])
-    runs: dict[str, list[float]] = {"bare": [], "sync": [], "sync_final": [], "batched": []}
+    batched = [f"batched_{b}" for b in batches]
+    runs: dict[str, list[float]] = {key: [] for key in ("bare", "sync", "sync_final", *batched)}
     for _ in range(repeats):
         runs["bare"].append(random_steps_per_s(gym.make(FLEET5_ID, scenario=scenario), steps, masked=True)[0])
         for key, info in (("sync", "full"), ("sync_final", "final")):
@@ -51,10 +56,11 @@ def bench_vector(steps: int = 20_000, n_envs: int = 8, batch: int = 64, repeats:
             sync = gym.vector.SyncVectorEnv(make)
             runs[key].append(vector_steps_per_cpu_s(sync, steps // n_envs))
             sync.close()
-        runs["batched"].append(vector_steps_per_cpu_s(BatchedClusterEnv(scenario, batch), max(1, steps // batch)))
+        for key, b in zip(batched, batches, strict=True):
+            runs[key].append(vector_steps_per_cpu_s(BatchedClusterEnv(scenario, b), max(1, steps // b)))
     result: dict[str, Any] = {f"{key}_steps_per_cpu_s": max(values) for key, values in runs.items()}
-    for key in ("sync", "sync_final", "batched"):
+    for key in ("sync", "sync_final", *batched):
         pairs = zip(runs[key], runs["bare"], strict=True)
         result[f"{key}_vs_bare"] = float(np.median([vector / bare for vector, bare in pairs]))
-    result.update(n_envs=n_envs, batch=batch, clock="cpu")
+    result.update(n_envs=n_envs, batches=list(batches), clock="cpu")
     return result
