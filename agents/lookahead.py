@@ -32,6 +32,12 @@ and ``lookahead-clairvoyant - oracle``, what its planning leaves. Cost per decis
 steps; rollouts to the horizon make an episode's cost grow with the square of its decisions
 (the window makes it linear), and ``candidates`` caps ``actions`` on large fleets. Both are
 options of the agent spec: ``aco-env evaluate --agents "lookahead[rollout_window_s=600,candidates=8]"``.
+
+The rollout rule never waits: a latency-critical job that fits only on a spot node starts there
+(a QoS penalty). Through a burst of short latency-critical requests, a place taken now on an
+on-demand node therefore looks as dear as the later requests the rule sends to the spot node
+instead, and the agent starts requests on the spot node while the on-demand one has room
+(``fleet5-azure-llm``: docs/model.md).
 """
 
 from __future__ import annotations
