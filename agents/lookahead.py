@@ -36,8 +36,9 @@ options of the agent spec: ``aco-env evaluate --agents "lookahead[rollout_window
 The rollout rule never waits: a latency-critical job that fits only on a spot node starts there
 (a QoS penalty). Through a burst of short latency-critical requests, a place taken now on an
 on-demand node therefore looks as dear as the later requests the rule sends to the spot node
-instead, and the agent starts requests on the spot node while the on-demand one has room
-(``fleet5-azure-llm``: docs/model.md).
+instead, and the agent starts requests on the spot node while the on-demand one has room (on
+``fleet5-azure-llm`` first-fit, which starts a request on the spot node only when the on-demand
+one is full, does better).
 """
 
 from __future__ import annotations
